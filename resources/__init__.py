@@ -1,0 +1,1 @@
+"""Plain data files (style sheet, icons, catalog tables), read with importlib.resources."""
