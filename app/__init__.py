@@ -1,0 +1,3 @@
+"""DraftDeck: a desktop workbench for speculative decoding with MNN draft packs."""
+
+__version__ = "0.1.0"

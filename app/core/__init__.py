@@ -1,0 +1,1 @@
+"""Pure domain logic. Imports neither Qt nor MNN (enforced by import-linter)."""

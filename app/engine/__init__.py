@@ -1,0 +1,1 @@
+"""Everything that imports MNN. Runs in a worker process; never imports Qt."""

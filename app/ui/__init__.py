@@ -1,0 +1,1 @@
+"""Qt widgets and models. Imports core and the engine client, never MNN."""

@@ -1,0 +1,51 @@
+"""Start the GUI: logging, the crash guard, settings, the main window."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QApplication
+
+from app import __version__
+from app.core.library import Library
+from app.core.logsetup import setup_logging
+from app.core.resources import read_text, resource
+from app.core.settings import load_settings, save_settings
+from app.ui.crash_guard import CrashGuard, route_qt_messages
+from app.ui.main_window import MainWindow
+
+log = logging.getLogger("draftdeck.app")
+
+
+def app_icon() -> QIcon:
+    pixmap = QPixmap()
+    pixmap.loadFromData(resource("icons", "draftdeck.svg").read_bytes())
+    return QIcon(pixmap)
+
+
+def create_main_window() -> MainWindow:
+    """The window with its settings and library, as `run_gui` and the tests build it."""
+    settings = load_settings()
+    library = Library(settings, save_settings)
+    library.cleanup_staging()
+    return MainWindow(settings, library, app_icon())
+
+
+def run_gui() -> int:
+    log_path = setup_logging()
+    route_qt_messages()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("DraftDeck")
+    app.setApplicationVersion(__version__)
+    app.setStyleSheet(read_text("style.qss"))
+    guard = CrashGuard()
+    guard.install()
+    log.info("DraftDeck %s starting; log file %s", __version__, log_path)
+    window = create_main_window()
+    window.show()
+    code = app.exec()
+    guard.uninstall()
+    return int(code)

@@ -1,0 +1,127 @@
+"""The installed packs as a table model (one row per pack)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.core.library import PackEntry
+from app.core.units import format_bytes
+
+Index = QModelIndex | QPersistentModelIndex
+
+COLUMNS = (
+    "Name",
+    "Role",
+    "Family",
+    "Attention",
+    "Vocab",
+    "Quantization",
+    "Size",
+    "Status",
+    "Path",
+)
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+_ERROR_BRUSH = QBrush(QColor("#b42318"))
+
+
+def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
+    """(display text, sort key) per column."""
+    info = entry.info
+    status = "OK" if entry.ok else f"Error: {entry.status}"
+    if info is None:
+        blank = ("—", "")
+        return (
+            (entry.name, entry.name.lower()),
+            blank,
+            blank,
+            blank,
+            blank,
+            blank,
+            blank,
+            (status, status),
+            (str(entry.path), str(entry.path)),
+        )
+    attention = info.attention + (" (linear)" if info.linear_attention else "")
+    quant = f"{info.quant_bits}-bit / {info.quant_block}" if info.quant_bits else "—"
+    vocab = f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"
+    return (
+        (entry.name, entry.name.lower()),
+        (info.role, info.role),
+        (info.model_type, info.model_type),
+        (attention, attention),
+        (vocab, info.vocab_size or 0),
+        (quant, info.quant_bits or 0),
+        (format_bytes(info.size_bytes), info.size_bytes),
+        (status, status),
+        (str(entry.path) + ("  (linked)" if entry.by_reference else ""), str(entry.path)),
+    )
+
+
+class LibraryModel(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self._entries: list[PackEntry] = []
+
+    def set_entries(self, entries: list[PackEntry]) -> None:
+        self.beginResetModel()
+        self._entries = list(entries)
+        self.endResetModel()
+
+    def add_entry(self, entry: PackEntry) -> None:
+        row = len(self._entries)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._entries.append(entry)
+        self.endInsertRows()
+
+    def remove_entry(self, entry: PackEntry) -> None:
+        row = self._entries.index(entry)
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._entries[row]
+        self.endRemoveRows()
+
+    def entries(self) -> list[PackEntry]:
+        return list(self._entries)
+
+    def entry(self, row: int) -> PackEntry:
+        return self._entries[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._entries)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(COLUMNS)
+        ):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._entries):
+            return None
+        entry = self._entries[index.row()]
+        column = index.column()
+        if not 0 <= column < len(COLUMNS):
+            return None
+        if role == ENTRY_ROLE:
+            return entry
+        text, key = _cells(entry)[column]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            if role == Qt.ItemDataRole.ToolTipRole and entry.error is not None:
+                return str(entry.error)
+            return text
+        if role == SORT_ROLE:
+            return key
+        if role == Qt.ItemDataRole.ForegroundRole and not entry.ok and COLUMNS[column] == "Status":
+            return _ERROR_BRUSH
+        return None

@@ -1,0 +1,217 @@
+"""The Library page: installed packs, their details, add / import / remove."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import FileError
+from app.core.library import Library, PackEntry
+from app.core.units import format_bytes
+from app.ui.dialogs import ask, show_error
+from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
+from app.ui.pack_details import PackDetails
+
+log = logging.getLogger("draftdeck.ui.library")
+
+
+class LibraryPage(QWidget):
+    """Lists installed packs; emits `message` for the status bar."""
+
+    message = Signal(str)
+
+    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.model = LibraryModel()
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+
+        title = QLabel("Library")
+        title.setObjectName("pageTitle")
+        hint = QLabel(
+            "Packs installed on this computer, read straight from their MNN bundles. "
+            "Drop a pack folder or .zip anywhere on the window to add it."
+        )
+        hint.setObjectName("pageHint")
+        hint.setWordWrap(True)
+
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText("Filter packs (Ctrl+F)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
+
+        self.toolbar = QToolBar()
+        self.act_add = self._action("&Add Folder…", "Ctrl+O", self.choose_folder)
+        self.act_import = self._action("&Import Zip…", "Ctrl+I", self.choose_zip)
+        self.act_remove = self._action(
+            "&Remove…", QKeySequence.StandardKey.Delete, self.remove_selected
+        )
+        self.act_refresh = self._action("Re&fresh", QKeySequence.StandardKey.Refresh, self.refresh)
+        self.act_open = self._action("Open &Location", "Ctrl+L", self.open_selected_location)
+        focus_filter = QAction(self)
+        focus_filter.setShortcut(QKeySequence.StandardKey.Find)
+        focus_filter.triggered.connect(self.filter_edit.setFocus)
+        self.addAction(focus_filter)
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COLUMNS.index("Path"), QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+
+        self.details = PackDetails()
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+
+        top = QHBoxLayout()
+        top.addWidget(self.toolbar)
+        top.addStretch(1)
+        top.addWidget(self.filter_edit)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(hint)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+        self._update_actions()
+
+    def _action(self, text: str, shortcut: object, slot: object) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))  # type: ignore[call-overload]
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(slot)
+        self.toolbar.addAction(action)
+        return action
+
+    # -- reading --------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        selected = self.selected_entry()
+        entries = self.library.scan()
+        self.model.set_entries(entries)
+        broken = sum(not e.ok for e in entries)
+        total = sum(e.info.size_bytes for e in entries if e.info)
+        note = f", {broken} with problems" if broken else ""
+        self.message.emit(f"{len(entries)} packs ({format_bytes(total)}){note}")
+        if selected is not None:
+            self.select_path(selected.path)
+        self._update_actions()
+
+    def selected_entry(self) -> PackEntry | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        entry = rows[0].data(ENTRY_ROLE)
+        return entry if isinstance(entry, PackEntry) else None
+
+    def select_path(self, path: Path) -> None:
+        for row in range(self.proxy.rowCount()):
+            index = self.proxy.index(row, 0)
+            entry = index.data(ENTRY_ROLE)
+            if isinstance(entry, PackEntry) and entry.path == path:
+                self.table.selectRow(row)
+                self.table.scrollTo(index)
+                return
+
+    def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        self.details.show_entry(self.selected_entry())
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        has = self.selected_entry() is not None
+        self.act_remove.setEnabled(has)
+        self.act_open.setEnabled(has)
+
+    # -- changing -------------------------------------------------------------------------
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a pack folder")
+        if folder:
+            self.add_paths([Path(folder)])
+
+    def choose_zip(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import a zipped pack", "", "Zip files (*.zip)")
+        if name:
+            self.add_paths([Path(name)])
+
+    def add_paths(self, paths: list[Path]) -> None:
+        """Add dropped or chosen folders (by reference) and zip files (unpacked)."""
+        added: list[PackEntry] = []
+        for path in paths:
+            try:
+                if path.is_file() and path.suffix.lower() == ".zip":
+                    added.append(self.library.import_zip(path))
+                else:
+                    added.extend(self.library.add_folder(path))
+            except FileError as exc:
+                log.warning("could not add %s: %s", path, exc)
+                show_error(self, "Could not add pack", f"{exc.problem}\n\nFile: {exc.path}")
+        if added:
+            self.refresh()
+            self.select_path(added[-1].path)
+            names = ", ".join(e.name for e in added)
+            self.message.emit(f"Added {names}")
+
+    def remove_selected(self) -> None:
+        entry = self.selected_entry()
+        if entry is None:
+            return
+        if entry.by_reference:
+            question = (
+                f"Remove “{entry.name}” from the library?\n\n"
+                f"The folder stays on disk at {entry.path}."
+            )
+            yes = "Remove"
+        else:
+            size = format_bytes(entry.info.size_bytes) if entry.info else "its files"
+            question = (
+                f"Delete “{entry.name}” from the library?\n\n"
+                f"This deletes the folder {entry.path} ({size}) from disk."
+            )
+            yes = "Delete"
+        ask(self, "Remove pack", question, yes, lambda: self._remove(entry))
+
+    def _remove(self, entry: PackEntry) -> None:
+        try:
+            self.library.remove(entry)
+        except FileError as exc:
+            show_error(self, "Could not remove pack", f"{exc.problem}\n\nFile: {exc.path}")
+            return
+        self.model.remove_entry(entry)
+        self.details.show_entry(self.selected_entry())
+        self._update_actions()
+        self.message.emit(f"Removed {entry.name}")
+
+    def open_selected_location(self) -> None:
+        entry = self.selected_entry()
+        if entry is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(entry.path)))

@@ -1,0 +1,156 @@
+"""The main window: a sidebar of pages and the stack that shows them."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QWidget,
+)
+
+from app import __version__
+from app.core.library import Library
+from app.core.paths import app_dirs
+from app.core.settings import Settings, save_settings
+from app.ui.library_page import LibraryPage
+
+log = logging.getLogger("draftdeck.ui")
+
+
+def _dropped_paths(urls: list[QUrl]) -> list[Path]:
+    paths = [Path(u.toLocalFile()) for u in urls if u.isLocalFile()]
+    return [p for p in paths if p.is_dir() or p.suffix.lower() == ".zip"]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: Settings, library: Library, icon: QIcon | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.library = library
+        self.setWindowTitle("DraftDeck")
+        if icon is not None:
+            self.setWindowIcon(icon)
+        self.setAcceptDrops(True)
+
+        self.sidebar = QListWidget()
+        self.sidebar.setObjectName("sidebar")
+        self.sidebar.setFixedWidth(170)
+        self.stack = QStackedWidget()
+        self.pages: dict[str, QWidget] = {}
+
+        self.library_page = LibraryPage(library)
+        self.library_page.message.connect(self._show_message)
+        self.add_page("library", "Library", self.library_page)
+
+        self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
+        central = QWidget()
+        layout = QHBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.sidebar)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self._build_menus()
+        self.statusBar()
+        self._restore_state()
+        self.library_page.refresh()
+
+    def add_page(self, key: str, title: str, page: QWidget) -> None:
+        self.pages[key] = page
+        item = QListWidgetItem(title)
+        item.setData(Qt.ItemDataRole.UserRole, key)
+        self.sidebar.addItem(item)
+        self.stack.addWidget(page)
+
+    def show_page(self, key: str) -> None:
+        keys = list(self.pages)
+        if key in keys:
+            self.sidebar.setCurrentRow(keys.index(key))
+
+    def current_page_key(self) -> str:
+        return list(self.pages)[max(self.sidebar.currentRow(), 0)]
+
+    def _build_menus(self) -> None:
+        page = self.library_page
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(page.act_add)
+        file_menu.addAction(page.act_import)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut("Ctrl+Q")
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        pack_menu = self.menuBar().addMenu("&Pack")
+        for action in (page.act_refresh, page.act_open, page.act_remove):
+            pack_menu.addAction(action)
+        help_menu = self.menuBar().addMenu("&Help")
+        logs = QAction("Open &Log Folder", self)
+        logs.triggered.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(app_dirs().log)))
+        )
+        help_menu.addAction(logs)
+        about = QAction("&About DraftDeck", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("About DraftDeck")
+        box.setText(
+            f"<b>DraftDeck {__version__}</b><br>"
+            "A workbench for speculative decoding with MNN draft packs.<br><br>"
+            f"Library: {self.library.root}<br>Logs: {app_dirs().log}"
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text)
+
+    # -- drag and drop --------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _dropped_paths(event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = _dropped_paths(event.mimeData().urls())
+        if paths:
+            event.acceptProposedAction()
+            self.show_page("library")
+            self.library_page.add_paths(paths)
+
+    # -- persistence ----------------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        if self.settings.window_geometry:
+            self.restoreGeometry(QByteArray.fromBase64(self.settings.window_geometry.encode()))
+        else:
+            self.resize(1180, 760)
+        if self.settings.window_state:
+            self.restoreState(QByteArray.fromBase64(self.settings.window_state.encode()))
+        self.show_page(self.settings.last_page)
+        if self.sidebar.currentRow() < 0:
+            self.sidebar.setCurrentRow(0)
+
+    def save_state(self) -> None:
+        self.settings.window_geometry = bytes(self.saveGeometry().toBase64().data()).decode()
+        self.settings.window_state = bytes(self.saveState().toBase64().data()).decode()
+        self.settings.last_page = self.current_page_key()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        try:
+            save_settings(self.settings)
+        except OSError:
+            log.exception("could not save settings")
+        event.accept()

@@ -1,0 +1,80 @@
+"""The detail panel: everything read from the selected bundle, as selectable text."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from app.core.library import PackEntry
+from app.core.units import format_bytes
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return " ".join(map(str, ids)) or "none"
+
+
+def details_html(entry: PackEntry) -> str:
+    head = f"<h3>{escape(entry.name)}</h3>"
+    where = "linked folder (kept where it is)" if entry.by_reference else "library folder"
+    if entry.info is None:
+        error = entry.error
+        problem = escape(error.problem) if error else "unknown problem"
+        file = escape(str(error.path)) if error else ""
+        return (
+            f"{head}<p><b>Status: cannot be used.</b></p>"
+            f"<p><b>Problem:</b> {problem}<br><b>File:</b> {file}</p>"
+            f"<p><b>Location:</b> {escape(str(entry.path))} ({where})</p>"
+        )
+    info = entry.info
+    tok = info.tokenizer
+    attention = info.attention + (
+        ", graph has LinearAttention ops" if info.linear_attention else ""
+    )
+    rows = [
+        ("Status", "OK"),
+        ("Suited for", info.role),
+        ("Model type", info.model_type),
+        ("Attention", attention),
+        ("Hidden size", str(info.hidden_size)),
+        ("Layers", str(info.layers)),
+        ("Vocabulary rows", f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"),
+        (
+            "Quantization",
+            f"{info.quant_bits}-bit, block {info.quant_block}" if info.quant_bits else "unknown",
+        ),
+        ("Parameters (est.)", f"{info.params_estimate / 1e6:,.1f} M"),
+        ("Tokenizer", f"{tok.file} ({tok.type}, {format_bytes(tok.size_bytes)})"),
+        ("Tokenizer sha256", tok.sha256),
+        ("Special ids", _ids(tok.special_ids)),
+        ("Stop ids", _ids(tok.stop_ids)),
+        ("Prefix ids", _ids(tok.prefix_ids)),
+        ("Chat template sha256", info.chat_template_sha256 or "none"),
+        ("Visual parts", "yes" if info.visual else "no"),
+        ("Recipe files", ", ".join(info.recipe_files) or "none"),
+        ("Size on disk", format_bytes(info.size_bytes)),
+        ("Location", f"{info.path} ({where})"),
+    ]
+    table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
+    files = "".join(
+        f"<tr><td>{escape(f.name)}</td><td align='right'>{format_bytes(f.size)}</td></tr>"
+        for f in info.files
+    )
+    return (
+        f"{head}<table cellspacing='0' cellpadding='3'>{table}</table>"
+        f"<h4>Files</h4><table cellspacing='0' cellpadding='2'>{files}</table>"
+    )
+
+
+class PackDetails(QTextBrowser):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("details")
+        self.setOpenLinks(False)
+        self.show_entry(None)
+
+    def show_entry(self, entry: PackEntry | None) -> None:
+        if entry is None:
+            self.setHtml("<p>Select a pack to see what was read from its bundle.</p>")
+        else:
+            self.setHtml(details_html(entry))

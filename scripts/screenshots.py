@@ -1,0 +1,55 @@
+"""Make the README screenshots offscreen: `make screenshots`.
+
+Builds a throwaway DraftDeck home whose library holds the committed fixture bundles
+(plus one deliberately broken copy, to show how problems are reported), opens the
+main window at a fixed size and saves PNGs into docs/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "bundles"
+DOCS = ROOT / "docs"
+
+
+def main() -> int:
+    home = Path(tempfile.mkdtemp(prefix="draftdeck-shots-"))
+    os.environ["DRAFTDECK_HOME"] = str(home)
+    from PySide6.QtWidgets import QApplication
+
+    from app.core.resources import read_text
+    from app.ui.application import create_main_window
+
+    library = home / "data" / "packs"
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target", "fast-draft"):
+        shutil.copytree(FIXTURES / name, library / name)
+    broken = library / "half-copied-pack"
+    shutil.copytree(FIXTURES / "qwen3-draft-independent", broken)
+    (broken / "llm.mnn.weight").write_bytes(b"")
+
+    app = QApplication(sys.argv)
+    app.setStyleSheet(read_text("style.qss"))
+    window = create_main_window()
+    window.resize(1280, 780)
+    window.show()
+    page = window.library_page
+    page.select_path(library / "qwen3-draft-noisy")
+    app.processEvents()
+    DOCS.mkdir(exist_ok=True)
+    out = DOCS / "library.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
+    window.close()
+    shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

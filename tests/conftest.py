@@ -1,0 +1,67 @@
+"""Strict, isolated tests in the spirit of qutebrowser's.
+
+Every test gets its own DraftDeck home (settings, library, logs) in a temporary
+folder, no test may leave a thread running, and warnings fail tests (pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+FIXTURES = Path(__file__).parent / "fixtures" / "bundles"
+QWEN3_BUNDLES = (
+    "qwen3-target",
+    "qwen3-draft-identical",
+    "qwen3-draft-noisy",
+    "qwen3-draft-independent",
+)
+ALL_BUNDLES = (*QWEN3_BUNDLES, "qwen35-draft", "fast-target", "fast-draft")
+
+
+@pytest.fixture(autouse=True)
+def draftdeck_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "draftdeck-home"
+    monkeypatch.setenv("DRAFTDECK_HOME", str(home))
+    return home
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_threads() -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    leftover = [
+        t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
+    ]
+    assert not leftover, f"test left threads running: {leftover}"
+
+
+@pytest.fixture
+def fixture_bundle() -> Callable[[str], Path]:
+    """The committed fixture bundle of that name (read-only: copy before changing it)."""
+
+    def get(name: str) -> Path:
+        path = FIXTURES / name
+        assert path.is_dir(), f"fixture bundle {name} is missing; see tests/fixtures/README.md"
+        return path
+
+    return get
+
+
+@pytest.fixture
+def bundle_copy(tmp_path: Path, fixture_bundle: Callable[[str], Path]) -> Callable[..., Path]:
+    """A fresh, writable copy of a fixture bundle, to break in a test."""
+
+    def copy(name: str = "qwen3-target", dest: Path | None = None) -> Path:
+        target = dest or (tmp_path / "copies" / name)
+        shutil.copytree(fixture_bundle(name), target)
+        return target
+
+    return copy

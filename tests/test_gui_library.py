@@ -1,0 +1,222 @@
+"""The first window, offscreen with real widgets: library table, details, add, remove."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.settings import load_settings
+from app.ui.application import create_main_window
+from app.ui.library_model import COLUMNS, LibraryModel
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+
+
+@pytest.fixture
+def window(qtbot: QtBot) -> MainWindow:
+    win = create_main_window()
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def _open_box(name: str) -> QMessageBox:
+    boxes = [
+        w
+        for w in QApplication.topLevelWidgets()
+        if isinstance(w, QMessageBox) and w.objectName() == name and w.isVisible()
+    ]
+    assert len(boxes) == 1, f"expected one {name}, found {len(boxes)}"
+    return boxes[0]
+
+
+def _cell(win: MainWindow, row: int, column: str) -> str:
+    proxy = win.library_page.proxy
+    return str(proxy.index(row, COLUMNS.index(column)).data())
+
+
+def test_library_model_passes_qt_model_tester(
+    qtmodeltester: object, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    from app.core.library import read_entry
+
+    model = LibraryModel()
+    good = read_entry(bundle_copy("qwen3-target"), by_reference=False)
+    broken_path = bundle_copy("qwen35-draft")
+    (broken_path / "llm.mnn.weight").write_bytes(b"")
+    broken = read_entry(broken_path, by_reference=True)
+    model.set_entries([good])
+    model.add_entry(broken)
+    qtmodeltester.check(model)  # type: ignore[attr-defined]
+    model.remove_entry(good)
+    assert model.rowCount() == 1
+
+
+def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtbot: QtBot) -> None:
+    root = window.library.root
+    bundle_copy("qwen3-target", root / "qwen3-target")
+    bundle_copy("qwen35-draft", root / "qwen35-draft")
+    window.library_page.refresh()
+    assert window.library_page.proxy.rowCount() == 2
+    assert _cell(window, 0, "Name") == "qwen3-target"
+    assert _cell(window, 0, "Family") == "qwen3"
+    assert _cell(window, 1, "Family") == "qwen3_5"
+    assert _cell(window, 1, "Attention") == "mix (linear)"
+    assert _cell(window, 1, "Role") == "draft"
+    assert _cell(window, 0, "Status") == "OK"
+    assert "2 packs" in window.statusBar().currentMessage()
+    # The sidebar shows only pages that exist.
+    assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == ["Library"]
+
+
+def test_selecting_a_pack_shows_its_details(window: MainWindow, bundle_copy: Copy) -> None:
+    bundle_copy("qwen3-draft-noisy", window.library.root / "noisy")
+    window.library_page.refresh()
+    window.library_page.table.selectRow(0)
+    text = window.library_page.details.toPlainText()
+    assert "noisy" in text
+    assert "runtime_config.json" in text
+    assert "Tokenizer sha256" in text
+    assert window.library_page.act_remove.isEnabled()
+
+
+def test_broken_pack_shows_the_problem(window: MainWindow, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target", window.library.root / "bad")
+    (pack / "config.json").write_text("{oops")
+    window.library_page.refresh()
+    assert _cell(window, 0, "Status").startswith("Error: invalid JSON: line 1, column 2")
+    window.library_page.table.selectRow(0)
+    text = window.library_page.details.toPlainText()
+    assert "cannot be used" in text and str(pack / "config.json") in text
+
+
+def test_add_folder_and_zip_by_drop(
+    window: MainWindow, bundle_copy: Copy, tmp_path: Path, fixture_bundle: Callable[[str], Path]
+) -> None:
+    folder = bundle_copy("qwen3-draft-identical")
+    archive = tmp_path / "packed.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for file in fixture_bundle("qwen3-draft-independent").iterdir():
+            zf.write(file, f"independent/{file.name}")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder)), QUrl.fromLocalFile(str(archive))])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.dropEvent(event)
+    names = sorted(_cell(window, r, "Name") for r in range(window.library_page.proxy.rowCount()))
+    assert names == ["independent", "qwen3-draft-identical"]
+    assert (window.library.root / "independent" / "llm.mnn").is_file()
+    assert load_settings().references == [str(folder.resolve())]
+
+
+def test_hostile_zip_shows_an_error_and_adds_nothing(window: MainWindow, tmp_path: Path) -> None:
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../../evil.txt", "x")
+    window.library_page.add_paths([archive])
+    box = _open_box("errorDialog")
+    assert "outside the pack" in box.text()
+    box.close()
+    assert window.library_page.proxy.rowCount() == 0
+
+
+def test_remove_asks_first_and_cancel_keeps_the_pack(window: MainWindow, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target", window.library.root / "qwen3-target")
+    window.library_page.refresh()
+    window.library_page.table.selectRow(0)
+    window.library_page.act_remove.trigger()
+    box = _open_box("confirmDialog")
+    assert "deletes the folder" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert pack.is_dir()
+    assert window.library_page.proxy.rowCount() == 1
+
+    window.library_page.act_remove.trigger()
+    box = _open_box("confirmDialog")
+    delete = next(b for b in box.buttons() if b.text() == "Delete")
+    delete.click()
+    assert not pack.exists()
+    assert window.library_page.proxy.rowCount() == 0
+
+
+def test_filter_narrows_the_table(window: MainWindow, bundle_copy: Copy) -> None:
+    bundle_copy("qwen3-target", window.library.root / "qwen3-target")
+    bundle_copy("qwen35-draft", window.library.root / "qwen35-draft")
+    window.library_page.refresh()
+    window.library_page.filter_edit.setText("qwen3_5")
+    assert window.library_page.proxy.rowCount() == 1
+    assert _cell(window, 0, "Name") == "qwen35-draft"
+
+
+def test_window_geometry_persists(qtbot: QtBot) -> None:
+    first = create_main_window()
+    qtbot.addWidget(first)
+    first.resize(640, 470)
+    first.show()
+    first.close()
+    saved = load_settings()
+    assert saved.window_geometry
+    second = create_main_window()
+    qtbot.addWidget(second)
+    assert (second.width(), second.height()) == (640, 470)
+
+
+def test_unexpected_error_shows_a_dialog_and_the_app_lives(qtbot: QtBot) -> None:
+    from app.ui.crash_guard import CrashGuard
+
+    guard = CrashGuard()
+    try:
+        raise RuntimeError("boom in a slot")
+    except RuntimeError as exc:
+        guard._hook(type(exc), exc, exc.__traceback__)
+    qtbot.waitUntil(
+        lambda: any(
+            isinstance(w, QMessageBox) and w.objectName() == "errorDialog" and w.isVisible()
+            for w in QApplication.topLevelWidgets()
+        )
+    )
+    box = _open_box("errorDialog")
+    assert "boom in a slot" in box.text()
+    assert "RuntimeError" in box.detailedText()
+    box.close()
+
+
+def test_error_in_a_worker_thread_reaches_the_gui(qtbot: QtBot) -> None:
+    import threading
+
+    from app.ui.crash_guard import CrashGuard
+
+    guard = CrashGuard()
+    guard.install()
+    try:
+
+        def work() -> None:
+            raise ValueError("failed in the background")
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        qtbot.waitUntil(
+            lambda: any(
+                isinstance(w, QMessageBox) and w.objectName() == "errorDialog" and w.isVisible()
+                for w in QApplication.topLevelWidgets()
+            )
+        )
+    finally:
+        guard.uninstall()
+    box = _open_box("errorDialog")
+    assert "failed in the background" in box.text()
+    box.close()

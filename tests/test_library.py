@@ -1,0 +1,181 @@
+"""The library: scanning, adding by reference, importing zips safely, removing."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.core import errors
+from app.core.library import Library
+from app.core.settings import Settings, load_settings, save_settings
+
+Copy = Callable[..., Path]
+
+
+@pytest.fixture
+def library() -> Library:
+    return Library(load_settings(), save_settings)
+
+
+def _zip_folder(folder: Path, archive: Path, prefix: str) -> Path:
+    with zipfile.ZipFile(archive, "w") as zf:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                zf.write(file, prefix + file.relative_to(folder).as_posix())
+    return archive
+
+
+def test_empty_library_scans_to_nothing(library: Library) -> None:
+    assert library.scan() == []
+
+
+def test_scan_reads_packs_in_the_library_folder(library: Library, bundle_copy: Copy) -> None:
+    bundle_copy("qwen3-target", library.root / "qwen3-target")
+    broken = bundle_copy("qwen3-draft-noisy", library.root / "broken")
+    (broken / "llm.mnn").unlink()
+    (library.root / ".staging-leftover").mkdir()
+    entries = library.scan()
+    assert [e.name for e in entries] == ["broken", "qwen3-target"]
+    assert entries[1].ok and entries[1].status == "ok"
+    assert not entries[0].ok
+    assert entries[0].error is not None and entries[0].error.code == "missing_file"
+    assert "model graph is missing" in entries[0].status
+
+
+def test_add_folder_by_reference_is_persisted(library: Library, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    added = library.add_folder(pack)
+    assert [e.path for e in added] == [pack.resolve()]
+    assert added[0].by_reference
+    # A fresh load of the settings sees the reference.
+    again = Library(load_settings(), save_settings)
+    assert [e.path for e in again.scan()] == [pack.resolve()]
+    with pytest.raises(errors.AlreadyExistsError):
+        library.add_folder(pack)
+
+
+def test_add_folder_of_packs_adds_each(library: Library, bundle_copy: Copy, tmp_path: Path) -> None:
+    parent = tmp_path / "many"
+    bundle_copy("qwen3-target", parent / "a")
+    bundle_copy("qwen35-draft", parent / "b")
+    (parent / "notes").mkdir()
+    added = library.add_folder(parent)
+    assert sorted(e.name for e in added) == ["a", "b"]
+
+
+def test_add_folder_without_pack_is_refused(library: Library, tmp_path: Path) -> None:
+    with pytest.raises(errors.NotABundleError, match="no MNN bundle"):
+        library.add_folder(tmp_path)
+
+
+def test_remove_reference_keeps_the_folder(library: Library, bundle_copy: Copy) -> None:
+    pack = bundle_copy()
+    (entry,) = library.add_folder(pack)
+    library.remove(entry)
+    assert library.scan() == []
+    assert (pack / "llm.mnn").is_file()
+    assert load_settings().references == []
+
+
+def test_remove_installed_pack_deletes_it(library: Library, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target", library.root / "qwen3-target")
+    (entry,) = library.scan()
+    library.remove(entry)
+    assert not pack.exists()
+    assert os.listdir(library.root) == []
+
+
+def test_import_zip_with_top_folder(
+    library: Library, fixture_bundle: Callable[[str], Path], tmp_path: Path
+) -> None:
+    archive = _zip_folder(fixture_bundle("qwen3-draft-noisy"), tmp_path / "pack.zip", "noisy/")
+    entry = library.import_zip(archive)
+    assert entry.ok and entry.path == library.root / "noisy"
+    assert not entry.by_reference
+    assert [e.name for e in library.scan()] == ["noisy"]
+
+
+def test_import_flat_zip_uses_archive_name(
+    library: Library, fixture_bundle: Callable[[str], Path], tmp_path: Path
+) -> None:
+    archive = _zip_folder(fixture_bundle("qwen3-target"), tmp_path / "my-pack.zip", "")
+    assert library.import_zip(archive).path == library.root / "my-pack"
+    with pytest.raises(errors.AlreadyExistsError):
+        library.import_zip(archive)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["../evil.txt", "/abs/evil.txt", "pack/../../evil.txt", "C:/evil.txt", "a\\..\\..\\e"],
+)
+def test_import_zip_refuses_escaping_entries(
+    library: Library, tmp_path: Path, hostile: str
+) -> None:
+    archive = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("pack/config.json", "{}")
+        zf.writestr(hostile, "gotcha")
+    with pytest.raises(errors.UnsafeArchiveError, match="outside the pack"):
+        library.import_zip(archive)
+    assert not (tmp_path / "evil.txt").exists()
+    assert not library.root.exists() or os.listdir(library.root) == []
+
+
+def test_import_zip_refuses_symlinks(library: Library, tmp_path: Path) -> None:
+    archive = tmp_path / "link.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("pack/config.json", "{}")
+        link = zipfile.ZipInfo("pack/llm.mnn")
+        link.external_attr = 0o120777 << 16
+        zf.writestr(link, "/etc/passwd")
+    with pytest.raises(errors.UnsafeArchiveError, match="symbolic link"):
+        library.import_zip(archive)
+
+
+def test_import_zip_without_bundle_leaves_nothing(library: Library, tmp_path: Path) -> None:
+    archive = tmp_path / "photos.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("holiday/a.jpg", b"\xff\xd8")
+    with pytest.raises(errors.NotABundleError, match="no MNN bundle"):
+        library.import_zip(archive)
+    assert os.listdir(library.root) == []
+
+
+def test_import_damaged_zip(library: Library, tmp_path: Path) -> None:
+    archive = tmp_path / "bad.zip"
+    archive.write_bytes(b"PK\x03\x04 this is not really a zip")
+    with pytest.raises(errors.UnreadableFileError, match="not a readable zip"):
+        library.import_zip(archive)
+
+
+def test_cleanup_staging_removes_interrupted_work(library: Library) -> None:
+    (library.root / ".staging-abc").mkdir(parents=True)
+    (library.root / ".deleting-old").mkdir()
+    (library.root / "keep").mkdir()
+    library.cleanup_staging()
+    assert os.listdir(library.root) == ["keep"]
+
+
+def test_settings_survive_a_broken_file(draftdeck_home: Path) -> None:
+    settings = Settings(references=["/somewhere"])
+    save_settings(settings)
+    path = draftdeck_home / "config" / "settings.json"
+    assert load_settings().references == ["/somewhere"]
+    path.write_text("{ not json")
+    assert load_settings() == Settings()
+    # The unreadable file is set aside, not lost.
+    assert (path.parent / "settings.json.broken").read_text() == "{ not json"
+
+
+def test_settings_ignore_values_of_the_wrong_type(draftdeck_home: Path) -> None:
+    path = draftdeck_home / "config" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"version": 1, "references": "oops", "last_page": 3, "library_dir": "/x"}')
+    settings = load_settings()
+    assert settings.references == []
+    assert settings.last_page == "library"
+    assert settings.library_dir == "/x"
