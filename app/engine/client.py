@@ -1,0 +1,259 @@
+"""Start and talk to the engine worker process. No Qt: the GUI wraps it in signals.
+
+Events arrive on a reader thread and are queued; `run()` sends one request and waits
+for its final event, handing intermediate ones (rounds) to a callback. If the worker
+dies, the waiting call raises EngineCrashed with the exit signal and the last lines it
+wrote to stderr; the next request starts a fresh worker and replays the last load.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+from app.core.errors import EngineCrashed, EngineError
+
+log = logging.getLogger("draftdeck.engine.client")
+
+Event = dict[str, Any]
+FINAL_EVENTS = {"loaded", "done", "reset", "pong", "error"}
+STDERR_LINES = 40
+
+
+def worker_command() -> list[str]:
+    """How to start a worker: `python -m app.engine`, or the frozen app with a flag."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--engine-worker"]
+    return [sys.executable, "-m", "app.engine"]
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exited with code {code}"
+
+
+class EngineClient:
+    def __init__(self, command: list[str] | None = None) -> None:
+        self._command = command or worker_command()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._events: queue.Queue[Event] = queue.Queue()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._ids = itertools.count(1)
+        self._write_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._last_load: dict[str, Any] | None = None
+        self.crashed: EngineCrashed | None = None
+
+    # -- process ---------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._release()
+        self._events = queue.Queue()
+        self._stderr.clear()
+        self.crashed = None
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._proc = subprocess.Popen(
+            self._command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._threads = [
+            threading.Thread(
+                target=self._read_events,
+                args=(self._proc, self._proc.stdout),
+                name="engine-events",
+                daemon=True,
+            ),
+            threading.Thread(
+                target=self._read_stderr,
+                args=(self._proc.stderr,),
+                name="engine-stderr",
+                daemon=True,
+            ),
+        ]
+        for thread in self._threads:
+            thread.start()
+        ready = self._next_event(timeout=60)
+        if ready.get("event") != "ready":
+            raise self._crash_error(ready)
+
+    def _read_events(self, proc: subprocess.Popen[bytes], stream: IO[bytes]) -> None:
+        for raw in stream:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                log.warning("engine wrote a line that is not JSON: %r", raw[:200])
+                continue
+            self._events.put(event)
+        code = proc.wait()
+        self._events.put({"event": "exit", "code": code})
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self._stderr.append(line)
+                log.debug("engine: %s", line)
+
+    def _crash_error(self, event: Event) -> EngineCrashed:
+        code = event.get("code") if event.get("event") == "exit" else None
+        # Give the stderr reader a moment to collect the last words.
+        if len(self._threads) > 1:
+            self._threads[1].join(timeout=1.0)
+        tail = list(self._stderr)
+        message = f"The engine worker {describe_exit(code)}."
+        if tail:
+            message += f" Last output: {tail[-1]}"
+        self.crashed = EngineCrashed(message, code, tail)
+        return self.crashed
+
+    def _next_event(self, timeout: float | None = None) -> Event:
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            raise EngineError("the engine did not answer in time", "timeout") from None
+
+    def _join_threads(self) -> None:
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        self._threads = []
+
+    def close(self, timeout: float = 5.0) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                self._send({"op": "shutdown"})
+                proc.wait(timeout=timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        self._release()
+
+    def _release(self) -> None:
+        """Close the pipes of a worker that has exited, and join its reader threads."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        proc.wait()
+        self._join_threads()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Kill the worker (tests use SIGSEGV to stand for a native crash)."""
+        if self._proc is not None and self._proc.poll() is None:
+            os.kill(self._proc.pid, sig)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _send(self, request: dict[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise EngineError("the engine is not running", "not_running")
+        data = (json.dumps(request) + "\n").encode("utf-8")
+        with self._write_lock:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+    def send(self, op: str, **params: Any) -> int:
+        """Send a request without waiting; returns its id."""
+        if not self.running:
+            self.start()
+            if self._last_load is not None and op != "load":
+                self.run("load", **self._last_load)
+        request_id = next(self._ids)
+        if op == "load":
+            self._last_load = dict(params)
+        try:
+            self._send({"op": op, "id": request_id, **params})
+        except OSError:
+            raise self._crash_error(self._drain_to_exit()) from None
+        return request_id
+
+    def cancel(self) -> None:
+        """Ask a running generation to stop; it ends with stopped_by "cancelled"."""
+        if self.running:
+            with contextlib.suppress(OSError):
+                self._send({"op": "cancel"})
+
+    def wait(
+        self,
+        request_id: int,
+        on_event: Callable[[Event], None] | None = None,
+        timeout: float | None = None,
+    ) -> Event:
+        """Wait for the final event of a request; raises EngineError or EngineCrashed."""
+        while True:
+            event = self._next_event(timeout)
+            kind = event.get("event")
+            if kind == "exit":
+                raise self._crash_error(event)
+            if event.get("id") != request_id:
+                continue
+            if kind not in FINAL_EVENTS:
+                if on_event is not None:
+                    on_event(event)
+                continue
+            if kind == "error":
+                raise EngineError(
+                    str(event.get("message")), str(event.get("code")), event.get("reasons")
+                )
+            return event
+
+    def run(
+        self,
+        op: str,
+        on_event: Callable[[Event], None] | None = None,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> Event:
+        return self.wait(self.send(op, **params), on_event, timeout)
+
+    def _drain_to_exit(self) -> Event:
+        while True:
+            event = self._next_event(timeout=5)
+            if event.get("event") == "exit":
+                return event
+
+    def __enter__(self) -> EngineClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,140 @@
+"""The engine worker process: newline-delimited JSON requests in, events out.
+
+MNN prints to C-level stdout, so the protocol gets its own copy of the original
+stdout descriptor and descriptor 1 is pointed at stderr before MNN is imported:
+nothing MNN prints can corrupt the event stream.
+
+Requests: {"op": "load" | "generate" | "reset" | "cancel" | "ping" | "shutdown", "id": …}.
+Events: {"event": "ready" | "loaded" | "rounds" | "done" | "reset" | "pong" | "error", "id": …}.
+A reader thread takes requests so that "cancel" lands while a generation runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+import traceback
+from typing import IO, Any
+
+from app.core.errors import EngineError
+
+log = logging.getLogger("draftdeck.engine.worker")
+
+
+class Worker:
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        self._requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._cancel = threading.Event()
+
+    def emit(self, event: dict[str, Any]) -> None:
+        line = json.dumps(event, separators=(",", ":"))
+        with self._lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def read_requests(self, source: IO[str]) -> None:
+        for line in source:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                request = json.loads(line)
+                if not isinstance(request, dict):
+                    raise ValueError("a request must be a JSON object")
+            except ValueError as exc:
+                self.emit(
+                    {"event": "error", "id": None, "code": "bad_request", "message": str(exc)}
+                )
+                continue
+            if request.get("op") == "cancel":
+                self._cancel.set()
+            else:
+                self._requests.put(request)
+        self._requests.put(None)  # stdin closed: the client is gone
+
+    def serve(self) -> int:
+        from app.engine.session import Session  # imports MNN
+
+        session = Session()
+        self.emit({"event": "ready", "pid": os.getpid()})
+        while True:
+            request = self._requests.get()
+            if request is None or request.get("op") == "shutdown":
+                return 0
+            self._cancel.clear()
+            request_id = request.get("id")
+            try:
+                self._handle(session, request)
+            except EngineError as exc:
+                self.emit(
+                    {
+                        "event": "error",
+                        "id": request_id,
+                        "code": exc.code,
+                        "message": exc.message,
+                        "reasons": exc.reasons,
+                    }
+                )
+            except Exception as exc:  # a bug must reach the user, not kill the worker
+                log.exception("request failed")
+                self.emit(
+                    {
+                        "event": "error",
+                        "id": request_id,
+                        "code": "internal",
+                        "message": f"{type(exc).__name__}: {exc}",
+                        "details": traceback.format_exc(),
+                    }
+                )
+
+    def _handle(self, session: Any, request: dict[str, Any]) -> None:
+        op = request.get("op")
+        request_id = request.get("id")
+        if op == "ping":
+            self.emit({"event": "pong", "id": request_id})
+        elif op == "load":
+            info = session.load(
+                request["target"],
+                request.get("draft"),
+                request.get("target_config"),
+                request.get("draft_config"),
+                request.get("draft_length"),
+            )
+            self.emit({"event": "loaded", "id": request_id, **info})
+        elif op == "generate":
+            result = session.generate(request, self.emit, self._cancel.is_set)
+            self.emit(
+                {
+                    "event": "done",
+                    "id": request_id,
+                    "tokens": result.tokens,
+                    "text": result.text,
+                    "stopped_by": result.stopped_by,
+                    "stats": result.stats.to_json(),
+                }
+            )
+        elif op == "reset":
+            session.reset()
+            self.emit({"event": "reset", "id": request_id})
+        else:
+            raise EngineError(f"unknown request {op!r}", "bad_request")
+
+
+def main() -> int:
+    # Keep the real stdout for the protocol; send fd 1 (C printf, Python print) to stderr.
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    worker = Worker(protocol)
+    reader = threading.Thread(
+        target=worker.read_requests, args=(sys.stdin,), name="requests", daemon=True
+    )
+    reader.start()
+    return worker.serve()

@@ -1,0 +1,249 @@
+"""The draft/verify loop on real MNN with the fixture bundles, checked against ground truth.
+
+These run in the test process (the Session is the same object the worker holds) to keep
+them quick; tests/test_engine_worker.py covers the process boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.errors import EngineError
+from app.core.metrics import DecodeStats
+from app.engine.decoder import Decoder
+from app.engine.session import Session
+
+NORMAL = {"memory": "normal", "thread_num": 1}
+PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
+Fixture = Callable[[str], Path]
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    s = Session()
+    yield s
+    s.unload()
+
+
+def _load(session: Session, fixture_bundle: Fixture, draft: str, d: int = 3) -> None:
+    session.load(
+        str(fixture_bundle("qwen3-target" if not draft.startswith("fast") else "fast-target")),
+        str(fixture_bundle(draft)),
+        dict(NORMAL),
+        dict(NORMAL),
+        d,
+    )
+
+
+def _run(session: Session, mode: str, tokens: int = 120, **extra: Any) -> dict[str, Any]:
+    rounds: list[dict[str, Any]] = []
+    session.reset()
+    result = session.generate(
+        {"prompt": PROMPT, "max_tokens": tokens, "mode": mode, "ignore_stop": True, **extra},
+        rounds.append,
+        lambda: False,
+    )
+    return {"result": result, "events": rounds}
+
+
+def _check_counts(stats: DecodeStats, flags: list[int]) -> None:
+    assert stats.from_draft + stats.corrections == stats.tokens
+    assert sum(flags) == stats.from_draft
+    assert stats.drafted == stats.draft_length * stats.rounds
+    assert stats.accepted == sum(stats.position_accepted)
+    assert stats.position_reached[0] == stats.rounds
+    for i in range(1, stats.draft_length):
+        # Position i is reached exactly when position i-1 was accepted.
+        assert stats.position_reached[i] == stats.position_accepted[i - 1]
+    assert stats.tokens == len(flags)
+    assert stats.first_tokens == 1
+
+
+def _flags(events: list[dict[str, Any]]) -> list[int]:
+    return [f for e in events for f in e["draft"]]
+
+
+def test_identical_draft_accepts_everything_and_is_lossless(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-identical")
+    plain = _run(session, "plain")["result"]
+    spec_run = _run(session, "speculative")
+    spec = spec_run["result"]
+    assert spec.stats.acceptance == 1.0
+    assert spec.tokens == plain.tokens
+    assert spec.text == plain.text
+    assert spec.stats.per_position_acceptance == [1.0, 1.0, 1.0]
+    _check_counts(spec.stats, _flags(spec_run["events"]))
+    # All d drafts plus the target's bonus token in every full round.
+    assert spec.stats.mean_accepted_length is not None
+    assert spec.stats.mean_accepted_length > 3.5
+
+
+def test_noisy_draft_is_partly_accepted_and_still_lossless(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    plain = _run(session, "plain", 200)["result"]
+    spec_run = _run(session, "speculative", 200)
+    spec = spec_run["result"]
+    assert spec.stats.acceptance is not None
+    assert 0.2 < spec.stats.acceptance < 0.99
+    assert spec.tokens == plain.tokens
+    _check_counts(spec.stats, _flags(spec_run["events"]))
+
+
+def test_independent_draft_is_rejected(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-independent")
+    spec_run = _run(session, "speculative", 150)
+    spec = spec_run["result"]
+    assert spec.stats.acceptance is not None
+    assert spec.stats.acceptance < 0.1
+    _check_counts(spec.stats, _flags(spec_run["events"]))
+
+
+def test_fast_pair_accepts_long_runs(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "fast-draft", d=4)
+    spec = _run(session, "speculative", 150)["result"]
+    assert spec.stats.mean_accepted_length is not None
+    assert spec.stats.mean_accepted_length > 2
+
+
+def test_plain_mode_counts(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    plain = _run(session, "plain", 50)["result"]
+    stats = plain.stats
+    assert stats.tokens == 50 == len(plain.tokens)
+    assert stats.rounds == 49 and stats.first_tokens == 1
+    assert stats.mean_accepted_length == 1.0
+    assert stats.acceptance is None and stats.draft_forwards == 0
+
+
+def test_stop_token_and_max_tokens(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-identical")
+    free = _run(session, "speculative", 300)["result"]
+    assert free.stopped_by == "max_tokens" and len(free.tokens) == 300
+    stop = free.tokens[37]
+    # Pretend the 38th token is a stop token: generation must end right there.
+    assert session.target_info is not None
+    decoder = Decoder(session.target, session.draft, 3, [stop])  # type: ignore[arg-type]
+    session.reset()
+    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    cut = decoder.generate(ids, 300)
+    assert cut.stopped_by == "stop_token"
+    assert cut.tokens == free.tokens[: free.tokens.index(stop) + 1]
+    assert cut.stats.tokens == len(cut.tokens)
+
+
+def test_streamed_text_is_the_decoded_bytes(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    run = _run(session, "speculative", 200)
+    result = run["result"]
+    assert session.target is not None
+    whole = b"".join(session.target.token_bytes(t) for t in result.tokens)
+    assert result.text == whole.decode("utf-8", "replace")
+    assert "".join(e["text"] for e in run["events"]) == result.text
+
+
+def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    first_messages = [{"role": "user", "content": "Name three rivers."}]
+    first_ids, _ = session.prompt_ids({"messages": first_messages})
+    first = session.generate(
+        {"messages": first_messages, "max_tokens": 40, "mode": "speculative"},
+        lambda e: None,
+        lambda: False,
+    )
+    messages = [
+        *first_messages,
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": "And three mountains?"},
+    ]
+    spoken = first_ids + first.tokens
+    ids, _ = session.prompt_ids({"messages": messages})
+    # The earlier turns keep the very ids they were generated with.
+    assert ids[: len(spoken)] == spoken
+    second = session.generate(
+        {"messages": messages, "max_tokens": 40, "mode": "speculative"},
+        lambda e: None,
+        lambda: False,
+    )
+    # Only the new turn is run; at most the reply's last token, never fed, joins it.
+    assert 0 < second.stats.prefill_fed <= len(ids) - len(spoken) + 1
+    assert second.stats.prompt_tokens == len(ids)
+
+    fresh = Session()
+    try:
+        _load(fresh, fixture_bundle, "qwen3-draft-noisy")
+        again = fresh.generate(
+            {"prompt_ids": ids, "max_tokens": 40, "mode": "speculative"},
+            lambda e: None,
+            lambda: False,
+        )
+        assert again.stats.prefill_fed == len(ids)
+        assert again.tokens == second.tokens
+    finally:
+        fresh.unload()
+
+
+def test_linear_rollback_path_matches_plain(session: Session, fixture_bundle: Fixture) -> None:
+    """The re-prefill used for linear attention gives the same tokens as plain decoding."""
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    plain = _run(session, "plain", 80)["result"]
+    assert session.target is not None and session.draft is not None
+    decoder = Decoder(session.target, session.draft, 3, [], target_linear=True, draft_linear=True)
+    session.reset()
+    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    spec = decoder.generate(ids, 80)
+    assert spec.tokens == plain.tokens
+    assert 0 < spec.stats.acceptance < 1  # type: ignore[operator]
+
+
+def test_qwen35_pair_is_correct(session: Session, fixture_bundle: Fixture) -> None:
+    """Linear attention + mrope: verified step by step, rejections rebuild the draft."""
+    path = str(fixture_bundle("qwen35-draft"))
+    info = session.load(path, path, dict(NORMAL), dict(NORMAL), 2)
+    assert info["linear_attention"] is True
+    assert info["verify"] == "stepwise"
+    plain = _run(session, "plain", 60)["result"]
+    spec_run = _run(session, "speculative", 60)
+    spec = spec_run["result"]
+    assert spec.tokens == plain.tokens
+    assert spec.stats.acceptance == 1.0
+    _check_counts(spec.stats, _flags(spec_run["events"]))
+    # Every accepted token cost the target one step of its own, plus one per round.
+    assert spec.stats.target_forwards == spec.stats.accepted + spec.stats.rounds
+
+
+def test_stepwise_verify_matches_batched(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, "qwen3-draft-noisy")
+    batched = _run(session, "speculative", 80)["result"]
+    assert session.target is not None and session.draft is not None
+    decoder = Decoder(session.target, session.draft, 3, [], verify_stepwise=True)
+    session.reset()
+    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    stepwise = decoder.generate(ids, 80)
+    assert stepwise.tokens == batched.tokens
+    assert stepwise.stats.accepted == batched.stats.accepted
+
+
+def test_blocked_pair_is_refused_with_reasons(session: Session, fixture_bundle: Fixture) -> None:
+    with pytest.raises(EngineError) as caught:
+        session.load(str(fixture_bundle("qwen3-target")), str(fixture_bundle("qwen35-draft")))
+    assert caught.value.code == "blocked_pair"
+    codes = {r["code"] for r in caught.value.reasons}
+    assert {"vocab_mismatch", "family_mismatch", "attention_mismatch"} <= codes
+    assert session.target is None
+
+
+def test_broken_bundle_is_an_error(session: Session, bundle_copy: Callable[..., Path]) -> None:
+    pack = bundle_copy()
+    (pack / "llm.mnn.weight").write_bytes(b"")
+    with pytest.raises(EngineError) as caught:
+        session.load(str(pack))
+    assert caught.value.code == "empty_file"
+    assert "llm.mnn.weight" in caught.value.message

@@ -1,0 +1,251 @@
+"""The engine worker process: protocol, cancel latency, crashes, errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.errors import EngineCrashed, EngineError
+from app.engine.client import EngineClient, worker_command
+
+NORMAL = {"memory": "normal", "thread_num": 1}
+Fixture = Callable[[str], Path]
+
+
+@pytest.fixture
+def client() -> Iterator[EngineClient]:
+    c = EngineClient()
+    yield c
+    c.close()
+
+
+def _load_pair(client: EngineClient, fixture_bundle: Fixture) -> dict[str, Any]:
+    return client.run(
+        "load",
+        target=str(fixture_bundle("qwen3-target")),
+        draft=str(fixture_bundle("qwen3-draft-noisy")),
+        target_config=NORMAL,
+        draft_config=NORMAL,
+        draft_length=3,
+        timeout=60,
+    )
+
+
+def test_mnn_prints_never_reach_the_protocol(fixture_bundle: Fixture) -> None:
+    requests = [
+        {
+            "op": "load",
+            "id": 1,
+            "target": str(fixture_bundle("qwen3-target")),
+            "draft": str(fixture_bundle("qwen3-draft-identical")),
+            "draft_length": 2,
+        },
+        {"op": "generate", "id": 2, "prompt": "hi", "max_tokens": 30},
+        {"op": "shutdown"},
+    ]
+    proc = subprocess.run(
+        worker_command(),
+        input="\n".join(json.dumps(r) for r in requests) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines()]  # every line is JSON
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "ready" and "loaded" in kinds and kinds[-1] == "done"
+    # MNN did print (to C stdout), and it went to stderr.
+    assert "The device supports" in proc.stderr
+
+
+def test_generate_streams_rounds_that_add_up(client: EngineClient, fixture_bundle: Fixture) -> None:
+    loaded = _load_pair(client, fixture_bundle)
+    assert loaded["lossless_expected"] is True
+    batches: list[dict[str, Any]] = []
+    done = client.run(
+        "generate",
+        on_event=batches.append,
+        prompt="Once upon a time",
+        max_tokens=200,
+        ignore_stop=True,
+    )
+    streamed = [t for b in batches for t in b["tokens"]]
+    assert streamed == done["tokens"]
+    assert "".join(b["text"] for b in batches) == done["text"]
+    stats = done["stats"]
+    assert sum(f for b in batches for f in b["draft"]) == stats["from_draft"]
+    rounds = [r for b in batches for r in b["rounds"]]
+    assert len(rounds) == stats["rounds"]
+    assert sum(r[1] for r in rounds) == stats["accepted"]
+    assert stats["from_draft"] + stats["corrections"] == stats["tokens"] == 200
+
+
+def test_cancel_stops_within_200_ms(client: EngineClient, fixture_bundle: Fixture) -> None:
+    _load_pair(client, fixture_bundle)
+    first: list[float] = []
+    request = client.send(
+        "generate", prompt="Go on forever.", max_tokens=1_000_000, ignore_stop=True
+    )
+    # Wait until tokens flow, then cancel and time the answer.
+    deadline = time.monotonic() + 30
+    done: dict[str, Any] | None = None
+
+    def on_event(event: dict[str, Any]) -> None:
+        if not first:
+            first.append(time.perf_counter())
+            client.cancel()
+
+    while done is None and time.monotonic() < deadline:
+        done = client.wait(request, on_event)
+    assert done is not None and first
+    latency = time.perf_counter() - first[0]
+    assert done["stopped_by"] == "cancelled"
+    assert latency < 0.2, f"cancel took {latency * 1000:.0f} ms"
+
+
+def test_native_crash_becomes_engine_crashed_and_restart_works(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    _load_pair(client, fixture_bundle)
+    request = client.send("generate", prompt="Keep going.", max_tokens=1_000_000, ignore_stop=True)
+    client.kill(signal.SIGSEGV)
+    with pytest.raises(EngineCrashed) as caught:
+        client.wait(request, timeout=30)
+    assert caught.value.exit_code == -signal.SIGSEGV
+    assert "SIGSEGV" in str(caught.value)
+    assert caught.value.stderr_tail  # the last lines the worker wrote are kept
+    # The next request starts a fresh worker and reloads the pair by itself.
+    done = client.run("generate", prompt="Hello again", max_tokens=10, timeout=60)
+    assert len(done["tokens"]) <= 10 and done["stats"]["mode"] == "speculative"
+
+
+def test_broken_bundle_is_an_error_event(
+    client: EngineClient, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = bundle_copy()
+    (pack / "llm.mnn").unlink()
+    with pytest.raises(EngineError) as caught:
+        client.run("load", target=str(pack), timeout=60)
+    assert caught.value.code == "missing_file"
+    assert str(pack / "llm.mnn") in caught.value.message
+    assert client.running
+    assert client.run("ping")["event"] == "pong"
+
+
+def test_blocked_pair_is_refused(client: EngineClient, fixture_bundle: Fixture) -> None:
+    with pytest.raises(EngineError) as caught:
+        client.run(
+            "load",
+            target=str(fixture_bundle("qwen3-target")),
+            draft=str(fixture_bundle("qwen35-draft")),
+            timeout=60,
+        )
+    assert caught.value.code == "blocked_pair"
+    assert "vocabularies" in caught.value.message
+
+
+def test_generate_before_load_is_an_error(client: EngineClient) -> None:
+    with pytest.raises(EngineError, match="no model is loaded"):
+        client.run("generate", prompt="hi", timeout=60)
+
+
+def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps(NORMAL))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "bench",
+            "--target",
+            str(fixture_bundle("qwen3-target")),
+            "--draft",
+            str(fixture_bundle("qwen3-draft-identical")),
+            "--recipe",
+            str(recipe),
+            "--draft-recipe",
+            str(recipe),
+            "-d",
+            "3",
+            "--tokens",
+            "60",
+            "--runs",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(proc.stdout)
+    for key in (
+        "baseline_tok_s",
+        "spec_tok_s",
+        "uplift",
+        "acceptance",
+        "mean_accepted_length",
+        "per_position_acceptance",
+        "cost_ratio",
+        "predicted_speedup",
+        "lossless",
+        "tokens",
+    ):
+        assert key in result
+    assert result["acceptance"] == 1.0 and result["lossless"] is True
+    assert result["tokens"] == 60
+    assert len(result["per_position_acceptance"]) == 3
+
+
+def test_cli_generate_json_and_blocked_exit(fixture_bundle: Fixture) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "generate",
+            "--target",
+            str(fixture_bundle("qwen3-target")),
+            "--draft",
+            str(fixture_bundle("qwen3-draft-noisy")),
+            "--prompt",
+            "Hello",
+            "--max-tokens",
+            "20",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    out = json.loads(proc.stdout)
+    assert out["stats"]["tokens"] == len(out["tokens"]) <= 20
+    blocked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "generate",
+            "--target",
+            str(fixture_bundle("qwen3-target")),
+            "--draft",
+            str(fixture_bundle("qwen35-draft")),
+            "--prompt",
+            "Hello",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert blocked.returncode == 1
+    assert "cannot work" in blocked.stderr
