@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 
-.PHONY: run test lint screenshots clean
+.PHONY: run test lint screenshots bench bench-pair clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,5 +34,20 @@ test: lint
 screenshots: $(VENV)/.installed
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
 
+# The benchmark pair needs torch: a separate environment keeps it out of .venv.
+FIXVENV := .venv-fixtures
+$(FIXVENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(FIXVENV)
+	$(FIXVENV)/bin/python -m pip install --quiet -e '.[fixtures]'
+	touch $@
+
+bench-pair: $(FIXVENV)/.installed
+	$(FIXVENV)/bin/python tests/fixtures/make_bundles.py --bench-pair benchmarks/.cache/pair \
+		--target-layers 16 --hidden 512
+
+bench: $(VENV)/.installed bench-pair
+	$(PY) benchmarks/bundle_read.py
+	$(PY) benchmarks/engine.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FIXVENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

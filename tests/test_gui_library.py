@@ -220,3 +220,18 @@ def test_error_in_a_worker_thread_reaches_the_gui(qtbot: QtBot) -> None:
     box = _open_box("errorDialog")
     assert "failed in the background" in box.text()
     box.close()
+
+
+def test_empty_library_explains_what_to_do(window: MainWindow) -> None:
+    text = window.library_page.details.toPlainText()
+    assert "No packs yet" in text and str(window.library.root) in text
+
+
+def test_library_folder_can_be_changed(
+    window: MainWindow, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    bundle_copy("qwen3-target", elsewhere / "moved-here")
+    window.library_page.set_library_folder(elsewhere)
+    assert _cell(window, 0, "Name") == "moved-here"
+    assert load_settings().library_dir == str(elsewhere.resolve())

@@ -71,6 +71,10 @@ class Library:
     def root(self) -> Path:
         return self.settings.library_path()
 
+    def set_root(self, folder: Path) -> None:
+        self.settings.library_dir = str(Path(folder).resolve())
+        self._save(self.settings)
+
     def scan(self) -> list[PackEntry]:
         entries: list[PackEntry] = []
         if self.root.is_dir():

@@ -126,11 +126,17 @@ class Worker:
             raise EngineError(f"unknown request {op!r}", "bad_request")
 
 
-def main() -> int:
-    # Keep the real stdout for the protocol; send fd 1 (C printf, Python print) to stderr.
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+def claim_stdout() -> IO[str]:
+    """Keep the real stdout for ourselves; send fd 1 (MNN's printf, print()) to stderr."""
+    sys.stdout.flush()
+    own = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    return own
+
+
+def main() -> int:
+    protocol = claim_stdout()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     worker = Worker(protocol)
     reader = threading.Thread(

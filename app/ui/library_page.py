@@ -80,6 +80,8 @@ class LibraryPage(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -124,6 +126,7 @@ class LibraryPage(QWidget):
         self.message.emit(f"{len(entries)} packs ({format_bytes(total)}){note}")
         if selected is not None:
             self.select_path(selected.path)
+        self._show_details()
         self._update_actions()
 
     def selected_entry(self) -> PackEntry | None:
@@ -143,8 +146,15 @@ class LibraryPage(QWidget):
                 return
 
     def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
-        self.details.show_entry(self.selected_entry())
+        self._show_details()
         self._update_actions()
+
+    def _show_details(self) -> None:
+        entry = self.selected_entry()
+        if entry is None and self.model.rowCount() == 0:
+            self.details.show_empty_library(self.library.root)
+        else:
+            self.details.show_entry(entry)
 
     def _update_actions(self) -> None:
         has = self.selected_entry() is not None
@@ -152,6 +162,19 @@ class LibraryPage(QWidget):
         self.act_open.setEnabled(has)
 
     # -- changing -------------------------------------------------------------------------
+
+    def choose_library_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Choose the library folder", str(self.library.root)
+        )
+        if folder:
+            self.set_library_folder(Path(folder))
+
+    def set_library_folder(self, folder: Path) -> None:
+        """Keep installed packs in another folder (packs already there are not moved)."""
+        self.library.set_root(folder)
+        self.refresh()
+        self.message.emit(f"Library folder: {folder}")
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Add a pack folder")
@@ -207,7 +230,7 @@ class LibraryPage(QWidget):
             show_error(self, "Could not remove pack", f"{exc.problem}\n\nFile: {exc.path}")
             return
         self.model.remove_entry(entry)
-        self.details.show_entry(self.selected_entry())
+        self._show_details()
         self._update_actions()
         self.message.emit(f"Removed {entry.name}")
 

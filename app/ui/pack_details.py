@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -72,6 +73,15 @@ class PackDetails(QTextBrowser):
         self.setObjectName("details")
         self.setOpenLinks(False)
         self.show_entry(None)
+
+    def show_empty_library(self, root: Path) -> None:
+        self.setHtml(
+            "<h3>No packs yet</h3>"
+            "<p>Drop a pack folder or a zipped pack anywhere on this window, or use "
+            "<b>File → Add Folder…</b> (kept where it is) or <b>File → Import Zip…</b> "
+            "(unpacked into the library).</p>"
+            f"<p>Library folder: {escape(str(root))}</p>"
+        )
 
     def show_entry(self, entry: PackEntry | None) -> None:
         if entry is None:
