@@ -175,6 +175,33 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from app.core.compat import BLOCKED, assess, assess_paths
+
+    try:
+        target, draft = read_bundle(Path(args.target)), read_bundle(Path(args.draft))
+    except FileError:
+        verdict = assess_paths(Path(args.target), Path(args.draft))
+        code = 2
+    else:
+        verdict = assess(target, draft)
+        code = 1 if verdict.blocked else 0
+    if args.json:
+        print(json.dumps(verdict.to_json(), indent=2))
+        return code
+    print(
+        f"{verdict.label}"
+        + (f" (target looks like {verdict.target_model})" if verdict.target_model else "")
+    )
+    marks = {BLOCKED: "BLOCKED", "warning": "warning", "info": "info"}
+    for reason in verdict.reasons:
+        evidence = ""
+        if reason.severity != "info":
+            evidence = f"  [target: {reason.target}; draft: {reason.draft}]"
+        print(f"  {marks[reason.severity]:<8} {reason.message}{evidence}")
+    return code
+
+
 def _cmd_gui(args: argparse.Namespace) -> int:
     from app.ui.application import run_gui  # Qt is imported only for the GUI
 
@@ -195,6 +222,15 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("pack", metavar="PACK_DIR")
     info.add_argument("--json", action="store_true", help="print the stable JSON description")
     info.set_defaults(func=_cmd_info)
+
+    check = sub.add_parser(
+        "check",
+        help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 unreadable bundle)",
+    )
+    check.add_argument("target", metavar="TARGET")
+    check.add_argument("draft", metavar="DRAFT")
+    check.add_argument("--json", action="store_true", help="print the stable JSON verdict")
+    check.set_defaults(func=_cmd_check)
 
     def engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(

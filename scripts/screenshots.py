@@ -46,6 +46,18 @@ def main() -> int:
     out = DOCS / "library.png"
     window.grab().save(str(out))
     print(f"wrote {out}")
+
+    window.show_page("pair")
+    window.pair_page.choose(library / "qwen3-target", library / "qwen35-draft")
+    app.processEvents()
+    out = DOCS / "pair-blocked.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
+    window.pair_page.choose(library / "fast-target", library / "qwen3-draft-noisy")
+    app.processEvents()
+    out = DOCS / "pair.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
     window.close()
     shutil.rmtree(home, ignore_errors=True)
     return 0

@@ -74,7 +74,10 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
     assert _cell(window, 0, "Status") == "OK"
     assert "2 packs" in window.statusBar().currentMessage()
     # The sidebar shows only pages that exist.
-    assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == ["Library"]
+    assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == [
+        "Library",
+        "Pair",
+    ]
 
 
 def test_selecting_a_pack_shows_its_details(window: MainWindow, bundle_copy: Copy) -> None:
@@ -164,14 +167,14 @@ def test_filter_narrows_the_table(window: MainWindow, bundle_copy: Copy) -> None
 def test_window_geometry_persists(qtbot: QtBot) -> None:
     first = create_main_window()
     qtbot.addWidget(first)
-    first.resize(640, 470)
+    first.resize(720, 500)
     first.show()
     first.close()
     saved = load_settings()
     assert saved.window_geometry
     second = create_main_window()
     qtbot.addWidget(second)
-    assert (second.width(), second.height()) == (640, 470)
+    assert (second.width(), second.height()) == (720, 500)
 
 
 def test_unexpected_error_shows_a_dialog_and_the_app_lives(qtbot: QtBot) -> None:

@@ -28,6 +28,9 @@ class Settings:
     window_geometry: str = ""
     window_state: str = ""
     last_page: str = "library"
+    # The pair Chat, Tune and Recipes work on (pack folder paths).
+    pair_target: str = ""
+    pair_draft: str = ""
 
     def library_path(self) -> Path:
         return Path(self.library_dir) if self.library_dir else app_dirs().default_library

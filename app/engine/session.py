@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.compat import blocking_reasons
+from app.core.compat import assess
 from app.core.errors import EngineError, FileError
 from app.core.jsonfile import read_json_object
 from app.engine.decoder import Decoder, Generation, RoundOutput
@@ -61,15 +61,12 @@ class Session:
         except FileError as exc:
             raise EngineError(str(exc), exc.code) from None
         if d_info is not None:
-            reasons = blocking_reasons(t_info, d_info)
-            if reasons:
-                text = "; ".join(
-                    f"{r.message} (target {r.target}, draft {r.draft})" for r in reasons
-                )
+            verdict = assess(t_info, d_info)
+            if verdict.blocked:
                 raise EngineError(
-                    f"This pair cannot work: {text}",
+                    f"This pair cannot work: {verdict.summary()}",
                     "blocked_pair",
-                    [r.to_json() for r in reasons],
+                    [r.to_json() for r in verdict.reasons],
                 )
         d = draft_length or int(target_cfg.get("draft_predict_length", DEFAULT_DRAFT_LENGTH))
         if d < 1 or d > 16:

@@ -22,6 +22,8 @@ from app.core.library import Library
 from app.core.paths import app_dirs
 from app.core.settings import Settings, save_settings
 from app.ui.library_page import LibraryPage
+from app.ui.pair_page import PairPage
+from app.ui.pair_selection import PairSelection
 
 log = logging.getLogger("draftdeck.ui")
 
@@ -47,9 +49,12 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {}
 
+        self.selection = PairSelection(settings, save_settings)
         self.library_page = LibraryPage(library)
         self.library_page.message.connect(self._show_message)
         self.add_page("library", "Library", self.library_page)
+        self.pair_page = PairPage(library, self.selection)
+        self.add_page("pair", "Pair", self.pair_page)
 
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
         central = QWidget()

@@ -1,0 +1,83 @@
+"""A verdict as a card: colour plus words (never colour alone), every reason with its
+evidence, and the pack's own advice."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from app.core.compat import BLOCKED, COMPATIBLE, INFO, WARNING, WARNINGS, Reason, Verdict
+
+# (symbol, title, background, border/text colour)
+STYLES = {
+    COMPATIBLE: ("✓", "Compatible", "#e8f5ec", "#1e6b34"),
+    WARNINGS: ("⚠", "Compatible, with warnings", "#fff5e1", "#8a5300"),
+    BLOCKED: ("✕", "Blocked: this pair cannot run", "#fdecea", "#a1261b"),
+}
+SECTION_TITLES = {BLOCKED: "Why it cannot work", WARNING: "Warnings", INFO: "Good to know"}
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def _evidence(reason: Reason) -> str:
+    if reason.severity == INFO or (reason.target is None and reason.draft is None):
+        return ""
+    return (
+        f"<br><span style='color:#555'>target: {escape(_value(reason.target))}"
+        f" &nbsp;·&nbsp; draft: {escape(_value(reason.draft))}</span>"
+    )
+
+
+def verdict_html(verdict: Verdict) -> str:
+    parts = []
+    for severity in (BLOCKED, WARNING, INFO):
+        reasons = verdict.of(severity)
+        if not reasons:
+            continue
+        items = "".join(f"<li>{escape(r.message)}{_evidence(r)}</li>" for r in reasons)
+        parts.append(f"<p><b>{SECTION_TITLES[severity]}</b></p><ul>{items}</ul>")
+    if not parts:
+        parts.append("<p>No problems found: same vocabulary, tokenizer and family.</p>")
+    return "".join(parts)
+
+
+class VerdictCard(QFrame):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("verdictCard")
+        self.title = QLabel()
+        self.title.setObjectName("verdictTitle")
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
+        layout.addStretch(1)
+        self.show_verdict(None)
+
+    def show_verdict(self, verdict: Verdict | None, note: str = "") -> None:
+        if verdict is None:
+            self.setStyleSheet("")
+            self.title.setText("Choose a target and a draft")
+            self.body.setText(note or "The verdict appears here at once.")
+            return
+        symbol, title, background, ink = STYLES[verdict.level]
+        self.setStyleSheet(
+            f"QFrame#verdictCard {{ background: {background}; border: 2px solid {ink};"
+            f" border-radius: 8px; }} QLabel#verdictTitle {{ color: {ink}; font-size: 14pt;"
+            " font-weight: 600; }"
+        )
+        model = f" · target looks like {verdict.target_model}" if verdict.target_model else ""
+        self.title.setText(f"{symbol}  {title}{model}")
+        self.body.setText(verdict_html(verdict))

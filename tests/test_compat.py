@@ -1,0 +1,285 @@
+"""Compatibility rules: every fixture pair, each rule on altered bundles, fuzzed recipes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.cli import main
+from app.core.bundle import BundleInfo, read_bundle
+from app.core.compat import BLOCKED, COMPATIBLE, WARNINGS, assess, assess_paths
+from app.core.known_models import identify, known_models
+
+Fixture = Callable[[str], Path]
+Copy = Callable[..., Path]
+
+
+def _codes(target: BundleInfo, draft: BundleInfo, severity: str | None = None) -> set[str]:
+    return {r.code for r in assess(target, draft).reasons if severity in (None, r.severity)}
+
+
+def _info(fixture_bundle: Fixture, name: str) -> BundleInfo:
+    return read_bundle(fixture_bundle(name))
+
+
+@pytest.mark.parametrize(
+    ("target", "draft", "level", "codes"),
+    [
+        ("qwen3-target", "qwen3-draft-identical", WARNINGS, {"draft_not_smaller"}),
+        ("qwen3-target", "qwen3-draft-noisy", WARNINGS, {"draft_not_smaller"}),
+        ("qwen3-target", "qwen3-draft-independent", WARNINGS, {"draft_not_smaller"}),
+        ("fast-target", "fast-draft", COMPATIBLE, set()),
+        ("fast-target", "qwen3-draft-noisy", COMPATIBLE, set()),
+        (
+            "qwen3-target",
+            "qwen35-draft",
+            BLOCKED,
+            {
+                "vocab_mismatch",
+                "family_mismatch",
+                "attention_mismatch",
+                "special_ids_mismatch",
+                "stop_ids_mismatch",
+            },
+        ),
+        (
+            "qwen35-draft",
+            "qwen3-draft-noisy",
+            BLOCKED,
+            {
+                "vocab_mismatch",
+                "family_mismatch",
+                "attention_mismatch",
+                "special_ids_mismatch",
+                "stop_ids_mismatch",
+            },
+        ),
+        ("qwen35-draft", "qwen35-draft", WARNINGS, {"draft_not_smaller", "linear_attention_pair"}),
+    ],
+)
+def test_fixture_pairs(
+    fixture_bundle: Fixture, target: str, draft: str, level: str, codes: set[str]
+) -> None:
+    verdict = assess(_info(fixture_bundle, target), _info(fixture_bundle, draft))
+    assert verdict.level == level
+    severe = {r.code for r in verdict.reasons if r.severity != "info"}
+    assert severe == codes
+
+
+def test_blocked_reasons_carry_both_values(fixture_bundle: Fixture) -> None:
+    verdict = assess(_info(fixture_bundle, "qwen3-target"), _info(fixture_bundle, "qwen35-draft"))
+    vocab = next(r for r in verdict.reasons if r.code == "vocab_mismatch")
+    assert (vocab.target, vocab.draft) == (1280, 1536)
+    family = next(r for r in verdict.reasons if r.code == "family_mismatch")
+    assert (family.target, family.draft) == ("qwen3", "qwen3_5")
+    attention = next(r for r in verdict.reasons if r.code == "attention_mismatch")
+    assert (attention.target, attention.draft) == ("full", "linear")
+    assert "vocabularies" in verdict.summary()
+
+
+def _rewrite_header(pack: Path, special: list[int], stop: list[int]) -> None:
+    path = pack / "tokenizer.mtok"
+    data = path.read_bytes()
+    lines = data.split(b"\n", 3)
+    ids = special + stop
+    header = f"{lines[0].decode()}\n{len(special)} {len(stop)} 0\n{' '.join(map(str, ids))}\n"
+    path.write_bytes(header.encode() + lines[3])
+
+
+def test_changed_special_ids_block(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    _rewrite_header(pack, [1200, 1202, 1203], [1202])
+    codes = _codes(_info(fixture_bundle, "qwen3-target"), read_bundle(pack), BLOCKED)
+    assert codes == {"special_ids_mismatch"}
+
+
+def test_changed_stop_ids_block(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    _rewrite_header(pack, [1200, 1202, 1201], [1200])
+    assert _codes(_info(fixture_bundle, "qwen3-target"), read_bundle(pack), BLOCKED) == {
+        "stop_ids_mismatch"
+    }
+
+
+def test_tokenizer_type_differs_blocks(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    path = pack / "tokenizer.mtok"
+    path.write_bytes(path.read_bytes().replace(b"430 4\n", b"430 3\n", 1))
+    assert "tokenizer_type_mismatch" in _codes(
+        _info(fixture_bundle, "qwen3-target"), read_bundle(pack), BLOCKED
+    )
+
+
+def test_same_ids_other_tokenizer_content_warns(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    with (pack / "tokenizer.mtok").open("ab") as handle:
+        handle.write(b"\x00")
+    target = _info(fixture_bundle, "fast-target")
+    assert _codes(target, read_bundle(pack), "warning") == {"tokenizer_content_differs"}
+
+
+def test_chat_template_differs_warns(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    config = json.loads((pack / "llm_config.json").read_text())
+    config["jinja"]["chat_template"] += "{# changed #}"
+    (pack / "llm_config.json").write_text(json.dumps(config))
+    target = _info(fixture_bundle, "fast-target")
+    assert _codes(target, read_bundle(pack), "warning") == {"chat_template_differs"}
+
+
+def test_draft_size_rules(fixture_bundle: Fixture) -> None:
+    target = _info(fixture_bundle, "fast-target")
+    draft = _info(fixture_bundle, "fast-draft")
+    close = dataclasses.replace(draft, params_estimate=int(target.params_estimate * 0.7))
+    bigger = dataclasses.replace(draft, params_estimate=target.params_estimate * 2)
+    assert _codes(target, close, "warning") == {"draft_too_close_in_size"}
+    assert _codes(target, bigger, "warning") == {"draft_not_smaller"}
+    assert _codes(target, draft, "warning") == set()
+
+
+def test_visual_draft_warns(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("fast-draft")
+    config = json.loads((pack / "llm_config.json").read_text())
+    config["is_visual"] = True
+    (pack / "llm_config.json").write_text(json.dumps(config))
+    target = _info(fixture_bundle, "fast-target")
+    assert _codes(target, read_bundle(pack), "warning") == {"visual_draft"}
+
+
+def _as_known(info: BundleInfo, key: str) -> BundleInfo:
+    model = next(m for m in known_models() if m.key == key)
+    return dataclasses.replace(
+        info, hidden_size=model.hidden_size, layers=model.layers, params_estimate=10**10
+    )
+
+
+def test_known_targets_are_identified(fixture_bundle: Fixture) -> None:
+    target = _info(fixture_bundle, "qwen3-target")
+    assert identify(target) is None
+    assert identify(_as_known(target, "qwen3_8b")).name == "Qwen3-8B"  # type: ignore[union-attr]
+    qwen35 = _info(fixture_bundle, "qwen35-draft")
+    assert identify(_as_known(qwen35, "qwen3.5_0.8b")).name == "Qwen3.5-0.8B"  # type: ignore[union-attr]
+
+
+def test_runtime_config_disabled_target_warns_with_reason(fixture_bundle: Fixture) -> None:
+    target = _as_known(_info(fixture_bundle, "qwen3-target"), "qwen3_4b")
+    verdict = assess(target, _info(fixture_bundle, "qwen3-draft-noisy"))
+    disabled = next(r for r in verdict.reasons if r.code == "pack_disabled_for_target")
+    assert disabled.severity == "warning"
+    assert "Degenerates" in disabled.message and "Qwen3-4B" in disabled.message
+    assert verdict.level == WARNINGS
+    assert verdict.recommendation is not None and verdict.recommendation.enabled is False
+
+
+def test_runtime_config_recommendation_for_supported_target(fixture_bundle: Fixture) -> None:
+    target = _as_known(_info(fixture_bundle, "qwen3-target"), "qwen3_8b")
+    verdict = assess(target, _info(fixture_bundle, "qwen3-draft-noisy"))
+    assert verdict.level == COMPATIBLE
+    rec = verdict.recommendation
+    assert rec is not None and rec.enabled is True and rec.uplift == "+30%"
+    assert rec.settings["draft_predict_length"] == 3
+    assert {"target_identified", "pack_recommends", "pack_recipe"} <= {
+        r.code for r in verdict.reasons
+    }
+
+
+def test_runtime_config_entries_changed(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    config = json.loads((pack / "runtime_config.json").read_text())
+    config["compatible_targets"]["qwen3_8b"] = {"enabled": False, "reason": "Too slow on CPU"}
+    (pack / "runtime_config.json").write_text(json.dumps(config))
+    target = _as_known(_info(fixture_bundle, "qwen3-target"), "qwen3_8b")
+    verdict = assess(target, read_bundle(pack))
+    assert "Too slow on CPU" in verdict.summary()
+
+
+def test_broken_bundle_blocks(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    (pack / "llm.mnn").unlink()
+    verdict = assess_paths(fixture_bundle("qwen3-target"), pack)
+    assert verdict.blocked
+    assert [r.code for r in verdict.reasons] == ["broken_bundle"]
+    assert "model graph is missing" in verdict.reasons[0].message
+
+
+def test_check_cli_exit_codes_and_json(
+    fixture_bundle: Fixture, bundle_copy: Copy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = str(fixture_bundle("qwen3-target"))
+    assert main(["check", target, str(fixture_bundle("qwen3-draft-noisy"))]) == 0
+    capsys.readouterr()
+    assert main(["check", target, str(fixture_bundle("qwen35-draft")), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "blocked"
+    assert {"code", "severity", "message", "target", "draft"} <= set(out["reasons"][0])
+    assert "recommendation" in out
+    broken = bundle_copy()
+    (broken / "config.json").write_text("{")
+    assert main(["check", str(broken), target, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["reasons"][0]["code"] == "broken_bundle"
+
+
+def test_check_cli_as_a_process(fixture_bundle: Fixture) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "check",
+            str(fixture_bundle("fast-target")),
+            str(fixture_bundle("fast-draft")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("Compatible")
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+target_keys = st.sampled_from(["qwen3_8b", "qwen3_4b", "Qwen3-14B", "qwen3.5_9b", "x", ""])
+runtime_configs = st.fixed_dictionaries(
+    {},
+    optional={
+        "recommended": json_values,
+        "compatible_targets": st.dictionaries(target_keys, json_values, max_size=4) | json_values,
+    },
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(content=runtime_configs, known=st.sampled_from(["qwen3_8b", "qwen3_4b", None]))
+def test_arbitrary_runtime_config_never_breaks_assess(
+    content: dict[str, Any], known: str | None, fixture_bundle: Fixture
+) -> None:
+    draft = dataclasses.replace(
+        _info(fixture_bundle, "qwen3-draft-noisy"), runtime_config=MappingProxyType(content)
+    )
+    target = _info(fixture_bundle, "qwen3-target")
+    if known:
+        target = _as_known(target, known)
+    verdict = assess(target, draft)
+    json.dumps(verdict.to_json())  # always serialisable for --json
+    assert verdict.level in (COMPATIBLE, WARNINGS, BLOCKED)
