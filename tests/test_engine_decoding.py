@@ -6,6 +6,7 @@ them quick; tests/test_engine_worker.py covers the process boundary.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,32 @@ def test_broken_bundle_is_an_error(session: Session, bundle_copy: Callable[..., 
         session.load(str(pack))
     assert caught.value.code == "empty_file"
     assert "llm.mnn.weight" in caught.value.message
+
+
+def test_failed_draft_load_leaves_nothing_half_loaded(
+    session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
+) -> None:
+    draft = bundle_copy("qwen3-draft-noisy")
+    (draft / "llm.mnn").write_bytes(b"\0" * 64)  # reads as a bundle, MNN cannot load it
+    with pytest.raises(EngineError):
+        session.load(str(fixture_bundle("qwen3-target")), str(draft))
+    assert session.target is None and session.target_info is None
+    with pytest.raises(EngineError, match="no model is loaded"):
+        session.generate({"prompt": "hi"}, lambda e: None, lambda: False)
+
+
+def test_lossless_expectation_follows_the_saved_recipe(
+    session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
+) -> None:
+    target = bundle_copy("qwen3-target")
+    config = json.loads((target / "config.json").read_text())
+    assert config["memory"] == "low"
+    draft = str(fixture_bundle("qwen3-draft-noisy"))
+    assert session.load(str(target), draft)["lossless_expected"] is False
+    config["memory"] = "normal"
+    (target / "config.json").write_text(json.dumps(config))
+    # The draft's recipe says memory low; only the target's verify decides the output.
+    assert session.load(str(target), draft)["lossless_expected"] is True
+    qwen35 = str(fixture_bundle("qwen35-draft"))
+    stepwise = session.load(qwen35, qwen35)
+    assert stepwise["verify"] == "stepwise" and stepwise["lossless_expected"] is True

@@ -249,3 +249,74 @@ def test_cli_generate_json_and_blocked_exit(fixture_bundle: Fixture) -> None:
     )
     assert blocked.returncode == 1
     assert "cannot work" in blocked.stderr
+
+
+def test_cancel_that_arrives_before_the_generation_starts(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    _load_pair(client, fixture_bundle)
+    request = client.send("generate", prompt="Go on.", max_tokens=1_000_000, ignore_stop=True)
+    client.cancel(request)  # at once: the worker may not have started it yet
+    done = client.wait(request, timeout=30)
+    assert done["stopped_by"] == "cancelled"
+    assert len(done["tokens"]) < 1000
+
+
+def test_events_of_several_requests_in_flight(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    _load_pair(client, fixture_bundle)
+    first = client.send("generate", prompt="One", max_tokens=30)
+    second = client.send("ping")
+    assert client.wait(second, timeout=30)["event"] == "pong"
+    streamed: list[dict[str, Any]] = []
+    done = client.wait(first, streamed.append, timeout=30)
+    assert done["event"] == "done"
+    assert [t for e in streamed for t in e["tokens"]] == done["tokens"]
+
+
+def test_token_ids_outside_the_vocabulary_are_refused(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    _load_pair(client, fixture_bundle)
+    for bad in ([10**6], [-1], [], ["a"]):
+        with pytest.raises(EngineError) as caught:
+            client.run("generate", prompt_ids=bad, max_tokens=5, timeout=30)
+        assert caught.value.code == "bad_request"
+    assert client.run("ping", timeout=30)["event"] == "pong"  # no native crash
+
+
+def test_worker_that_never_gets_ready(tmp_path: Path) -> None:
+    client = EngineClient(
+        [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"]
+    )
+    with pytest.raises(EngineCrashed) as caught:
+        client.start()
+    assert "exited with code 3" in str(caught.value)
+    assert "boom" in caught.value.stderr_tail
+    assert not client.running
+    client.close()
+
+
+def test_worker_stops_when_its_client_goes_away(fixture_bundle: Fixture) -> None:
+    proc = subprocess.Popen(
+        worker_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(
+        json.dumps({"op": "load", "id": 1, "target": str(fixture_bundle("qwen3-target"))}) + "\n"
+    )
+    proc.stdin.write(
+        json.dumps(
+            {"op": "generate", "id": 2, "prompt": "x", "max_tokens": 10**7, "ignore_stop": True}
+        )
+        + "\n"
+    )
+    proc.stdin.flush()
+    time.sleep(1.0)
+    proc.stdin.close()
+    assert proc.wait(timeout=15) == 0

@@ -46,7 +46,10 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
 
     target_step = _median([s for p in pairs if (s := p.baseline.mean_target_seconds)])
     draft_step = _median([s for p in pairs if (s := p.speculative.mean_draft_seconds)])
-    verify_per_round = _median([s for p in pairs if (s := p.speculative.mean_target_seconds)])
+    # Per round, not per forward: a step-by-step verify makes several target forwards.
+    verify_per_round = _median(
+        [p.speculative.target_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
+    )
     draft_per_round = _median(
         [p.speculative.draft_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
     )

@@ -1,14 +1,15 @@
 """Speculative-decoding statistics: exact counts per round and what follows from them.
 
 Definitions (shown to users, so kept exact):
-- A *round* is one target forward. In speculative mode the draft proposes `d` tokens,
-  the target verifies `d + 1` positions at once, the matching prefix is accepted and the
-  target adds one token of its own (a correction, or a bonus when all `d` matched).
-  In plain mode a round is one target step and yields one token.
+- A *round* is one verification. In speculative mode the draft proposes `d` tokens,
+  the target verifies `d + 1` positions (in one forward, or step by step for targets
+  that need it), the matching prefix is accepted and the target adds one token of its
+  own (a correction, or a bonus when all `d` matched). In plain mode a round is one
+  target step and yields one token.
 - acceptance = accepted / drafted, over every drafted token the target checked.
 - per-position acceptance[i] = rounds whose draft token i was accepted / rounds that
   reached position i (all earlier positions accepted): the draft's conditional hit rate.
-- mean accepted length = tokens emitted by rounds / rounds: tokens per target forward,
+- mean accepted length = tokens emitted by rounds / rounds: tokens per verification,
   including the target's own token (1.0 for plain decoding).
 - The first token comes from the prefill, not from a round: it is counted in `tokens`
   (as a target token) but not in the decode rate or the mean accepted length.

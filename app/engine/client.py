@@ -1,9 +1,10 @@
 """Start and talk to the engine worker process. No Qt: the GUI wraps it in signals.
 
 Events arrive on a reader thread and are queued; `run()` sends one request and waits
-for its final event, handing intermediate ones (rounds) to a callback. If the worker
-dies, the waiting call raises EngineCrashed with the exit signal and the last lines it
-wrote to stderr; the next request starts a fresh worker and replays the last load.
+for its final event, handing intermediate ones (rounds) to a callback. Events of other
+requests met while waiting are kept for their own `wait()`. If the worker dies, the
+waiting call raises EngineCrashed with the exit signal and the last lines it wrote to
+stderr; the next request starts a fresh worker and replays the last successful load.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class EngineClient:
         self._command = command or worker_command()
         self._proc: subprocess.Popen[bytes] | None = None
         self._events: queue.Queue[Event] = queue.Queue()
+        self._unclaimed: dict[Any, list[Event]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
@@ -77,6 +79,7 @@ class EngineClient:
             return
         self._release()
         self._events = queue.Queue()
+        self._unclaimed = {}
         self._stderr.clear()
         self.crashed = None
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -91,7 +94,7 @@ class EngineClient:
         self._threads = [
             threading.Thread(
                 target=self._read_events,
-                args=(self._proc, self._proc.stdout),
+                args=(self._proc, self._proc.stdout, self._events),
                 name="engine-events",
                 daemon=True,
             ),
@@ -104,20 +107,30 @@ class EngineClient:
         ]
         for thread in self._threads:
             thread.start()
-        ready = self._next_event(timeout=60)
+        try:
+            ready = self._next_event(timeout=60)
+        except EngineError:
+            ready = {"event": "timeout"}
         if ready.get("event") != "ready":
-            raise self._crash_error(ready)
+            # Never leave a half-started worker behind: later requests would hang on it.
+            self._proc.kill()
+            error = self._crash_error({"event": "exit", "code": self._proc.wait()})
+            self._release()
+            raise error
 
-    def _read_events(self, proc: subprocess.Popen[bytes], stream: IO[bytes]) -> None:
+    @staticmethod
+    def _read_events(
+        proc: subprocess.Popen[bytes], stream: IO[bytes], events: queue.Queue[Event]
+    ) -> None:
+        # The queue is this worker's own: a late reader never writes into a newer one.
         for raw in stream:
             try:
                 event = json.loads(raw)
             except ValueError:
                 log.warning("engine wrote a line that is not JSON: %r", raw[:200])
                 continue
-            self._events.put(event)
-        code = proc.wait()
-        self._events.put({"event": "exit", "code": code})
+            events.put(event)
+        events.put({"event": "exit", "code": proc.wait()})
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in stream:
@@ -155,6 +168,7 @@ class EngineClient:
             return
         if proc.poll() is None:
             try:
+                self._send({"op": "cancel"})  # a running generation ends first
                 self._send({"op": "shutdown"})
                 proc.wait(timeout=timeout)
             except (OSError, subprocess.TimeoutExpired):
@@ -199,19 +213,23 @@ class EngineClient:
             if self._last_load is not None and op != "load":
                 self.run("load", **self._last_load)
         request_id = next(self._ids)
-        if op == "load":
-            self._last_load = dict(params)
         try:
             self._send({"op": op, "id": request_id, **params})
         except OSError:
             raise self._crash_error(self._drain_to_exit()) from None
         return request_id
 
-    def cancel(self) -> None:
-        """Ask a running generation to stop; it ends with stopped_by "cancelled"."""
+    def cancel(self, request_id: int | None = None) -> None:
+        """Stop a generation (the one running, or request_id even before it starts).
+
+        It ends with stopped_by "cancelled".
+        """
         if self.running:
+            request = (
+                {"op": "cancel"} if request_id is None else {"op": "cancel", "target": request_id}
+            )
             with contextlib.suppress(OSError):
-                self._send({"op": "cancel"})
+                self._send(request)
 
     def wait(
         self,
@@ -221,16 +239,20 @@ class EngineClient:
     ) -> Event:
         """Wait for the final event of a request; raises EngineError or EngineCrashed."""
         while True:
-            event = self._next_event(timeout)
+            kept = self._unclaimed.get(request_id)
+            event = kept.pop(0) if kept else self._next_event(timeout)
             kind = event.get("event")
             if kind == "exit":
                 raise self._crash_error(event)
             if event.get("id") != request_id:
+                # Another request's event: keep it for that request's wait().
+                self._unclaimed.setdefault(event.get("id"), []).append(event)
                 continue
             if kind not in FINAL_EVENTS:
                 if on_event is not None:
                     on_event(event)
                 continue
+            self._unclaimed.pop(request_id, None)
             if kind == "error":
                 raise EngineError(
                     str(event.get("message")), str(event.get("code")), event.get("reasons")
@@ -244,7 +266,11 @@ class EngineClient:
         timeout: float | None = None,
         **params: Any,
     ) -> Event:
-        return self.wait(self.send(op, **params), on_event, timeout)
+        event = self.wait(self.send(op, **params), on_event, timeout)
+        if op == "load":
+            # Replayed into a fresh worker after a crash; only loads that worked.
+            self._last_load = dict(params)
+        return event
 
     def _drain_to_exit(self) -> Event:
         while True:

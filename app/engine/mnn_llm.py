@@ -6,7 +6,10 @@ Facts this relies on (MNN 3.6.1, see DESIGN.md):
 - `speculative_type` + `draft_predict_length` make the target prepare a verify module:
   a forward of exactly d+1 tokens in decode mode then returns logits for every row.
 - `erase_history(keep, 0)` is lazy: it takes effect at the next forward, so the count
-  of tokens in the KV cache is tracked here, not read back.
+  of tokens in the KV cache is tracked here, not read back. Cuts are gathered here and
+  handed to MNN once, just before the next forward (a second erase before a forward
+  makes MNN complain and override the first).
+- A token id outside the vocabulary makes MNN crash natively: ids are checked first.
 - With `reuse_kv`, `generate_init()` keeps the cache and switches to prefill mode; the
   next multi-token forward then uses the prefill module (no module clone per length).
 """
@@ -48,7 +51,13 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 class MnnLlm:
-    def __init__(self, bundle: Path, overrides: dict[str, Any], verify_length: int = 0) -> None:
+    def __init__(
+        self,
+        bundle: Path,
+        overrides: dict[str, Any],
+        vocab_size: int | None = None,
+        verify_length: int = 0,
+    ) -> None:
         import MNN.llm as mnn_llm  # only the engine imports MNN
 
         self.bundle = bundle
@@ -62,7 +71,9 @@ class MnnLlm:
         if not self._llm._c_obj.load():
             raise EngineError(f"{bundle}: MNN could not load this bundle", "load_failed")
         self._c = self._llm._c_obj
+        self.vocab_size = vocab_size
         self.kv_tokens: list[int] = []  # exactly what the KV cache holds
+        self._erase_to: int | None = None  # a cut not yet handed to MNN
         self._c.generate_init()
 
     # -- text --------------------------------------------------------------------------
@@ -85,13 +96,14 @@ class MnnLlm:
     def reset(self) -> None:
         self._c.reset()
         self.kv_tokens = []
+        self._erase_to = None
         self._c.generate_init()
 
     def truncate(self, keep: int) -> None:
         """Drop cached tokens after the first `keep` (applied at the next forward)."""
         if keep < len(self.kv_tokens):
-            self._c.erase_history(keep, 0)
             del self.kv_tokens[keep:]
+            self._erase_to = keep
 
     def begin_prefill(self) -> None:
         """Switch to prefill mode for the next forward, keeping the cache."""
@@ -101,10 +113,18 @@ class MnnLlm:
 
     def forward(self, tokens: Sequence[int]) -> Logits:
         """Feed tokens; returns the logits rows MNN gives back (last, or all on verify)."""
-        out = self._c.forward(list(tokens))
-        if out is None:
-            raise EngineError(f"{self.bundle}: MNN forward failed", "forward_failed")
-        self.kv_tokens.extend(tokens)
-        data = np.asarray(out.read())
+        ids = list(tokens)
+        if not ids or (
+            self.vocab_size is not None and not all(0 <= t < self.vocab_size for t in ids)
+        ):
+            raise EngineError(f"{self.bundle}: token ids outside the vocabulary", "bad_tokens")
+        if self._erase_to is not None:
+            self._c.erase_history(self._erase_to, 0)
+            self._erase_to = None
+        out = self._c.forward(ids)
+        data = np.asarray(out.read()) if out is not None else None
+        if data is None or data.size == 0:
+            raise EngineError(f"{self.bundle}: MNN forward returned nothing", "forward_failed")
+        self.kv_tokens.extend(ids)
         rows: Logits = data.reshape(-1, data.shape[-1])
         return rows

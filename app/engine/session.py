@@ -68,26 +68,46 @@ class Session:
                     "blocked_pair",
                     [r.to_json() for r in verdict.reasons],
                 )
-        d = draft_length or int(target_cfg.get("draft_predict_length", DEFAULT_DRAFT_LENGTH))
+        # The saved recipe (the target's config.json) decides d unless the caller does.
+        saved = read_json_object(t_info.path / "config.json")
+        d_value = draft_length or target_cfg.get(
+            "draft_predict_length", saved.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
+        )
+        if isinstance(d_value, bool) or not isinstance(d_value, int):
+            raise EngineError(
+                f"draft_predict_length {d_value!r} is not a whole number", "bad_request"
+            )
+        d = d_value
         if d < 1 or d > 16:
             raise EngineError(f"draft length {d} is out of range (1 to 16)", "bad_request")
         started = time.perf_counter()
+        stepwise = d_info is not None and t_info.mrope
         # mrope targets verify step by step (see decoder.py), so need no verify module.
-        verify = d + 1 if d_info and not t_info.mrope else 0
-        self.target = MnnLlm(t_info.path, target_cfg, verify_length=verify)
-        if d_info is not None:
-            self.draft = MnnLlm(d_info.path, draft_overrides(d_info.path, draft_config))
+        # Built into locals first: a draft that fails to load leaves nothing half set.
+        target_llm = MnnLlm(
+            t_info.path,
+            target_cfg,
+            t_info.vocab_size,
+            verify_length=0 if stepwise or not d_info else d + 1,
+        )
+        draft_llm = (
+            MnnLlm(d_info.path, draft_overrides(d_info.path, draft_config), d_info.vocab_size)
+            if d_info is not None
+            else None
+        )
+        self.target, self.draft = target_llm, draft_llm
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
+        memory = target_cfg.get("memory", saved.get("memory", "low"))
         return {
             "target": t_info.to_json(),
             "draft": d_info.to_json() if d_info else None,
             "draft_length": self.draft_length,
             "load_seconds": time.perf_counter() - started,
-            # A d+1 verify matches single steps bit for bit only without run-time
-            # activation quantization (memory "low").
-            "lossless_expected": self.target.config.get("memory", "low") != "low"
-            and (self.draft is None or self.draft.config.get("memory", "low") != "low"),
-            "verify": "stepwise" if t_info.mrope else "batched",
+            # Only the target's verify decides the output. A d+1 verify matches single
+            # steps bit for bit unless memory "low" quantizes activations at run time;
+            # step-by-step verification always does.
+            "lossless_expected": stepwise or memory != "low",
+            "verify": ("stepwise" if stepwise else "batched") if d_info else None,
             "linear_attention": t_info.linear_attention,
         }
 
@@ -108,7 +128,25 @@ class Session:
         """Token ids for a request, reusing the previous turn's ids when they still apply."""
         target = self._require_target()
         if "prompt_ids" in request:
-            return [int(t) for t in request["prompt_ids"]], None
+            ids = request["prompt_ids"]
+            vocab = self.target_info.vocab_size if self.target_info else None
+            if (
+                not isinstance(ids, list)
+                or not ids
+                or not all(
+                    isinstance(t, int)
+                    and not isinstance(t, bool)
+                    and t >= 0
+                    and (vocab is None or t < vocab)
+                    for t in ids
+                )
+            ):
+                # An id outside the vocabulary makes MNN crash natively.
+                raise EngineError(
+                    f"prompt_ids must be a non-empty list of token ids below {vocab}",
+                    "bad_request",
+                )
+            return list(ids), None
         if "messages" in request:
             text = target.chat_prompt(request["messages"])
         elif request.get("chat", True):
@@ -141,8 +179,12 @@ class Session:
         )
         ids, text = self.prompt_ids(request)
         batch = _RoundBatch(emit, request.get("id"))
-        result = decoder.generate(ids, int(request.get("max_tokens", 256)), batch.add, cancelled)
-        batch.flush()
+        try:
+            result = decoder.generate(
+                ids, int(request.get("max_tokens", 256)), batch.add, cancelled
+            )
+        finally:
+            batch.flush()  # rounds made before an error still reach the client
         if text is not None:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)

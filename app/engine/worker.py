@@ -6,7 +6,9 @@ nothing MNN prints can corrupt the event stream.
 
 Requests: {"op": "load" | "generate" | "reset" | "cancel" | "ping" | "shutdown", "id": …}.
 Events: {"event": "ready" | "loaded" | "rounds" | "done" | "reset" | "pong" | "error", "id": …}.
-A reader thread takes requests so that "cancel" lands while a generation runs.
+A reader thread takes requests so that "cancel" lands while a generation runs. A cancel
+names the request it stops ({"op": "cancel", "target": id}) so that it also works when it
+arrives before that request has started; without a target it stops whatever runs.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ class Worker:
         self._out = out
         self._lock = threading.Lock()
         self._requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._cancel = threading.Event()
+        self._cancelled: set[Any] = set()
+        self._cancel_all = threading.Event()  # the client is gone
+        self._running: Any = None
 
     def emit(self, event: dict[str, Any]) -> None:
         line = json.dumps(event, separators=(",", ":"))
@@ -53,10 +57,15 @@ class Worker:
                 )
                 continue
             if request.get("op") == "cancel":
-                self._cancel.set()
+                self._cancelled.add(request.get("target", self._running))
             else:
                 self._requests.put(request)
-        self._requests.put(None)  # stdin closed: the client is gone
+        # stdin closed: the client is gone, so stop what runs and leave.
+        self._cancel_all.set()
+        self._requests.put(None)
+
+    def _is_cancelled(self, request_id: Any) -> bool:
+        return self._cancel_all.is_set() or request_id in self._cancelled
 
     def serve(self) -> int:
         from app.engine.session import Session  # imports MNN
@@ -67,8 +76,8 @@ class Worker:
             request = self._requests.get()
             if request is None or request.get("op") == "shutdown":
                 return 0
-            self._cancel.clear()
             request_id = request.get("id")
+            self._running = request_id
             try:
                 self._handle(session, request)
             except EngineError as exc:
@@ -92,6 +101,9 @@ class Worker:
                         "details": traceback.format_exc(),
                     }
                 )
+            finally:
+                self._running = None
+                self._cancelled.discard(request_id)
 
     def _handle(self, session: Any, request: dict[str, Any]) -> None:
         op = request.get("op")
@@ -108,7 +120,7 @@ class Worker:
             )
             self.emit({"event": "loaded", "id": request_id, **info})
         elif op == "generate":
-            result = session.generate(request, self.emit, self._cancel.is_set)
+            result = session.generate(request, self.emit, lambda: self._is_cancelled(request_id))
             self.emit(
                 {
                     "event": "done",

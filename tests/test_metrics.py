@@ -1,0 +1,71 @@
+"""Statistics definitions against hand-computed ground truth."""
+
+from __future__ import annotations
+
+import math
+
+from app.core.bench import RunPair, summarize
+from app.core.metrics import (
+    DecodeStats,
+    RoundStats,
+    break_even_acceptance,
+    expected_speedup,
+    predicted_speedup,
+)
+
+
+def test_rounds_add_up_by_hand() -> None:
+    s = DecodeStats("speculative", 3)
+    s.add_first_token(1)
+    s.add_round(RoundStats(3, 3, 4, 3, 0.3, 1.0))  # all accepted + bonus
+    s.add_round(RoundStats(3, 1, 2, 3, 0.3, 1.0))  # one accepted + correction
+    s.add_round(RoundStats(3, 0, 1, 3, 0.3, 1.0))  # none accepted
+    s.add_round(RoundStats(3, 2, 1, 3, 0.3, 1.0))  # cut by max_tokens after one token
+    s.decode_seconds = 2.0
+    assert s.tokens == 1 + 4 + 2 + 1 + 1 == 9
+    assert s.accepted == 6 and s.drafted == 12 and s.acceptance == 0.5
+    assert s.from_draft == 3 + 1 + 0 + 1 and s.corrections == 1 + 1 + 1 + 1 + 0
+    assert s.position_reached == [4, 3, 2] and s.position_accepted == [3, 2, 1]
+    assert s.per_position_acceptance == [0.75, 2 / 3, 0.5]
+    assert s.mean_accepted_length == 8 / 4
+    assert s.tok_s == 8 / 2.0
+    assert DecodeStats.from_json(s.to_json()).to_json() == s.to_json()
+
+
+def test_speedup_formulas() -> None:
+    # Perfect acceptance with a free draft: d + 1 tokens per target step.
+    assert expected_speedup(1.0, 3, 0.0) == 4.0
+    # Nothing accepted: one token per round and the draft cost on top.
+    assert math.isclose(expected_speedup(0.0, 3, 0.1), 1 / 1.3)
+    assert predicted_speedup(4.0, 0.010, 0.003, 0.012) == 4.0 * 0.010 / 0.015
+    # An identical-cost draft (c = 1) can never pay off.
+    assert break_even_acceptance(3, 1.0) is None
+    threshold = break_even_acceptance(3, 0.1)
+    assert threshold is not None and 0 < threshold < 1
+    assert math.isclose(expected_speedup(threshold, 3, 0.1), 1.0, rel_tol=1e-4)
+
+
+def _stats(
+    mode: str,
+    d: int,
+    rounds: int,
+    tokens: int,
+    target_s: float,
+    forwards: int,
+    draft_s: float = 0.0,
+) -> DecodeStats:
+    s = DecodeStats(mode, d)
+    s.rounds, s.tokens, s.target_seconds, s.target_forwards = rounds, tokens, target_s, forwards
+    s.draft_seconds, s.draft_forwards = draft_s, d * rounds
+    s.drafted = d * rounds
+    s.decode_seconds = target_s + draft_s
+    return s
+
+
+def test_summary_uses_time_per_round_for_stepwise_verify() -> None:
+    base = _stats("plain", 0, 100, 100, 1.0, 100)  # 10 ms per target step
+    # Step by step: 10 rounds of 3 target forwards each (30 ms per round).
+    spec = _stats("speculative", 2, 10, 30, 0.3, 30, draft_s=0.02)
+    summary = summarize([RunPair(base, spec, True)])
+    assert math.isclose(summary["verify_ms"], 30.0)
+    assert math.isclose(summary["predicted_speedup"], 3 * 0.010 / (0.002 + 0.030))
