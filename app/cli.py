@@ -232,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the stable JSON verdict")
     check.set_defaults(func=_cmd_check)
 
+    from app.recipe_cli import add_parser as add_recipe_parser
+
+    add_recipe_parser(sub)
+
     def engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--recipe", metavar="FILE", help="JSON whose keys override the target config"

@@ -79,6 +79,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def remove_stale_temps(path: Path) -> int:
+    """Delete temporary files an interrupted atomic write of `path` left behind."""
+    removed = 0
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            removed += 1
+    return removed
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 

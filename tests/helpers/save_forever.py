@@ -1,0 +1,17 @@
+"""Child process for the crash-safety test: saves two recipes in turn until killed."""
+
+import itertools
+import sys
+from pathlib import Path
+
+from app.core.recipe_file import RecipeDocument
+
+path = Path(sys.argv[1])
+doc = RecipeDocument.load(path)
+base = dict(doc.data)
+print("ready", flush=True)
+for i in itertools.count():
+    data = dict(base)
+    data["thread_num"] = 1 + i % 2
+    data["padding"] = "x" * (1000 * (i % 2))  # the two versions differ in size too
+    doc.save(data, overwrite_changes=True)
