@@ -58,6 +58,19 @@ def main() -> int:
     out = DOCS / "pair.png"
     window.grab().save(str(out))
     print(f"wrote {out}")
+
+    window.pair_page.choose(library / "qwen3-target", library / "qwen3-draft-noisy")
+    window.show_page("recipes")
+    editor = window.recipes_page.draft_editor
+    # An unsaved edit, made the way a user would.
+    editor.editors["memory"].widget.setCurrentText("normal")  # type: ignore[attr-defined]
+    editor.editors["thread_num"].widget.setValue(8)  # type: ignore[attr-defined]
+    editor.views.setCurrentIndex(1)  # the diff against the pack original
+    app.processEvents()
+    out = DOCS / "recipes.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
+    window._closing_anyway = True
     window.close()
     shutil.rmtree(home, ignore_errors=True)
     return 0

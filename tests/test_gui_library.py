@@ -77,6 +77,7 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
     assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == [
         "Library",
         "Pair",
+        "Recipes",
     ]
 
 

@@ -28,6 +28,10 @@ class ChangedOnDiskError(FileError):
     code = "changed_on_disk"
 
 
+class InvalidRecipeError(FileError):
+    code = "invalid_recipe"
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -21,9 +21,11 @@ from app import __version__
 from app.core.library import Library
 from app.core.paths import app_dirs
 from app.core.settings import Settings, save_settings
+from app.ui.dialogs import ask
 from app.ui.library_page import LibraryPage
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
+from app.ui.recipes_page import RecipesPage
 
 log = logging.getLogger("draftdeck.ui")
 
@@ -42,6 +44,7 @@ class MainWindow(QMainWindow):
         if icon is not None:
             self.setWindowIcon(icon)
         self.setAcceptDrops(True)
+        self._closing_anyway = False
 
         self.sidebar = QListWidget()
         self.sidebar.setObjectName("sidebar")
@@ -55,6 +58,8 @@ class MainWindow(QMainWindow):
         self.add_page("library", "Library", self.library_page)
         self.pair_page = PairPage(library, self.selection)
         self.add_page("pair", "Pair", self.pair_page)
+        self.recipes_page = RecipesPage(self.selection)
+        self.add_page("recipes", "Recipes", self.recipes_page)
 
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
         central = QWidget()
@@ -151,12 +156,27 @@ class MainWindow(QMainWindow):
         if self.sidebar.currentRow() < 0:
             self.sidebar.setCurrentRow(0)
 
+    def _close_anyway(self) -> None:
+        self._closing_anyway = True
+        self.close()
+
     def save_state(self) -> None:
         self.settings.window_geometry = bytes(self.saveGeometry().toBase64().data()).decode()
         self.settings.window_state = bytes(self.saveState().toBase64().data()).decode()
         self.settings.last_page = self.current_page_key()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.recipes_page.has_unsaved() and not self._closing_anyway:
+            event.ignore()
+            self.show_page("recipes")
+            ask(
+                self,
+                "Unsaved recipe changes",
+                "Some recipes have unsaved changes. Quit and discard them?",
+                "Discard and Quit",
+                self._close_anyway,
+            )
+            return
         self.save_state()
         try:
             save_settings(self.settings)

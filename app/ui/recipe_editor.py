@@ -1,0 +1,336 @@
+"""Edit one recipe file: a typed form and the raw JSON, kept in sync both ways.
+
+The current data (a dict) is the single source of truth. Form edits and JSON edits
+become undo commands that set it; applying data redraws whichever views did not
+produce it. Saving goes through RecipeDocument (atomic, .bak, change detection).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from pathlib import Path
+from typing import Any
+
+import psutil
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import FileError, InvalidJsonError
+from app.core.presets import Preset
+from app.core.recipe_file import (
+    InvalidRecipeError,
+    RecipeDocument,
+    original_text,
+    reset_to_original,
+)
+from app.core.recipe_schema import (
+    DRAFT,
+    DRAFT_FORM_KEYS,
+    ERROR,
+    FIELDS,
+    TARGET_FORM_KEYS,
+    Problem,
+    host_warnings,
+    validate,
+)
+from app.ui.recipe_fields import NOT_SET, FieldEditor, make_editor
+
+log = logging.getLogger("draftdeck.ui.recipes")
+JSON_DELAY_MS = 300
+
+
+class _SetData(QUndoCommand):
+    def __init__(
+        self,
+        editor: RecipeEditor,
+        before: dict[str, Any],
+        after: dict[str, Any],
+        text: str,
+        merge_key: str | None,
+        from_json: bool,
+    ) -> None:
+        super().__init__(text)
+        self.editor, self.before, self.after = editor, before, after
+        self.merge_key = merge_key
+        self._first = from_json  # the JSON view already shows this text
+
+    def redo(self) -> None:
+        self.editor.apply(self.after, keep_json_text=self._first)
+        self._first = False
+
+    def undo(self) -> None:
+        self.editor.apply(self.before)
+
+    def id(self) -> int:
+        return 1 if self.merge_key else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, _SetData) or other.merge_key != self.merge_key:
+            return False
+        self.after = other.after  # e.g. several clicks on one spin box: one undo step
+        return True
+
+
+class RecipeEditor(QWidget):
+    """Form + JSON + diff for one file. Emits `state_changed` when dirty/validity change."""
+
+    state_changed = Signal()
+
+    def __init__(self, scope: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.scope = scope
+        self.doc: RecipeDocument | None = None
+        self.data: dict[str, Any] = {}
+        self._unshowable: set[str] = set()
+        self.problems: list[Problem] = []
+        self.json_error: InvalidJsonError | None = None
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+
+        self.editors: dict[str, FieldEditor] = {}
+        form = QFormLayout()
+        for key in DRAFT_FORM_KEYS if scope == DRAFT else TARGET_FORM_KEYS:
+            editor = make_editor(FIELDS[key])
+            editor.changed.connect(lambda key=key: self._on_field_changed(key))
+            self.editors[key] = editor
+            label = QLabel(key)
+            label.setToolTip(editor.widget.toolTip())
+            form.addRow(label, editor.widget)
+        self.others = QLabel()
+        self.others.setWordWrap(True)
+        self.others.setObjectName("pageHint")
+        self.problem_label = QLabel()
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setTextFormat(Qt.TextFormat.RichText)
+        form_box = QWidget()
+        form_layout = QVBoxLayout(form_box)
+        form_layout.addLayout(form)
+        form_layout.addWidget(self.others)
+        form_layout.addWidget(self.problem_label)
+        form_layout.addStretch(1)
+
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.json_edit = QPlainTextEdit()
+        self.json_edit.setObjectName("jsonView")
+        self.json_edit.setFont(mono)
+        self.json_edit.textChanged.connect(self._on_json_typed)
+        self.json_status = QLabel()
+        self.diff_view = QPlainTextEdit()
+        self.diff_view.setReadOnly(True)
+        self.diff_view.setFont(mono)
+        self._json_timer = QTimer(self)
+        self._json_timer.setSingleShot(True)
+        self._json_timer.setInterval(JSON_DELAY_MS)
+        self._json_timer.timeout.connect(self.sync_from_json)
+
+        json_box = QWidget()
+        json_layout = QVBoxLayout(json_box)
+        json_layout.setContentsMargins(0, 0, 0, 0)
+        json_layout.addWidget(self.json_edit)
+        json_layout.addWidget(self.json_status)
+        self.views = QTabWidget()
+        self.views.addTab(json_box, "JSON")
+        self.views.addTab(self.diff_view, "Changes from pack original")
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(form_box)
+        splitter.addWidget(self.views)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self.setEnabled(False)
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.state_changed.emit()
+
+    # -- loading --------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path | None:
+        return self.doc.path if self.doc else None
+
+    def load(self, path: Path) -> None:
+        """Open a recipe (a missing one starts empty); raises FileError on a broken file."""
+        self.doc = RecipeDocument.open_or_new(path)
+        self.undo_stack.clear()
+        self.json_error = None
+        self.setEnabled(True)
+        self.apply(dict(self.doc.data))
+        self.undo_stack.setClean()
+
+    def clear(self) -> None:
+        self.doc = None
+        self.undo_stack.clear()
+        self.apply({})
+        self.setEnabled(False)
+
+    @property
+    def dirty(self) -> bool:
+        """Unsaved edits, including JSON text that does not parse yet."""
+        return self.doc is not None and (
+            not self.undo_stack.isClean() or self.json_error is not None
+        )
+
+    # -- the one way data changes -----------------------------------------------------------
+
+    def apply(self, data: dict[str, Any], keep_json_text: bool = False) -> None:
+        self.data = dict(data)
+        self._unshowable = {
+            key
+            for key, editor in self.editors.items()
+            if not editor.set_value(self.data.get(key, NOT_SET))
+        }
+        if not keep_json_text:
+            self._set_json_text(self.doc.render(self.data) if self.doc else "")
+            self.json_error = None
+        self._refresh_checks()
+        self.state_changed.emit()
+
+    def _set_json_text(self, text: str) -> None:
+        self.json_edit.blockSignals(True)
+        self.json_edit.setPlainText(text)
+        self.json_edit.blockSignals(False)
+        self._json_timer.stop()
+
+    def _change(
+        self,
+        after: dict[str, Any],
+        text: str,
+        merge_key: str | None = None,
+        from_json: bool = False,
+    ) -> None:
+        if after == self.data and list(after) == list(self.data):
+            return
+        self.undo_stack.push(_SetData(self, dict(self.data), after, text, merge_key, from_json))
+
+    def _on_field_changed(self, key: str) -> None:
+        value = self.editors[key].value()
+        after = dict(self.data)
+        if value is NOT_SET:
+            after.pop(key, None)
+        else:
+            after[key] = value
+        self._change(after, f"Change {key}", merge_key=key)
+
+    def _on_json_typed(self) -> None:
+        self._json_timer.start()
+
+    def sync_from_json(self) -> None:
+        """Parse the JSON view now (also runs by itself shortly after typing stops)."""
+        self._json_timer.stop()
+        if self.doc is None:
+            return
+        try:
+            data = RecipeDocument.parse(self.doc.path, self.json_edit.toPlainText())
+        except InvalidJsonError as exc:
+            self.json_error = exc
+            self._refresh_checks()
+            self.state_changed.emit()
+            return
+        self.json_error = None
+        self._change(data, "Edit JSON", from_json=True)
+        self._refresh_checks()
+        self.state_changed.emit()
+
+    def apply_preset(self, preset: Preset) -> None:
+        values = preset.draft if self.scope == DRAFT else preset.target
+        self._change({**self.data, **values}, f"Preset: {preset.name}")
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def _refresh_checks(self) -> None:
+        base = self.doc.path.parent if self.doc else Path()
+        self.problems = validate(self.data, self.scope) + host_warnings(
+            self.data, base, psutil.cpu_count(logical=False)
+        )
+        by_key: dict[str, str] = {}
+        for problem in self.problems:
+            if problem.key and problem.severity == ERROR:
+                by_key.setdefault(problem.key, problem.message)
+        for key, editor in self.editors.items():
+            if key in self._unshowable and key not in by_key:
+                by_key[key] = f"{self.data[key]!r} cannot be shown here; edit it in the JSON"
+            editor.set_problem(by_key.get(key))
+        unknown = [k for k in self.data if k not in self.editors]
+        self.others.setText(
+            ("Other keys, passed to MNN as they are (edit them in the JSON): " + ", ".join(unknown))
+            if unknown
+            else ""
+        )
+        lines = []
+        if self.json_error is not None:
+            lines.append(f"<span style='color:#a1261b'>✕ JSON: {self.json_error.problem}</span>")
+        for problem in self.problems:
+            colour, mark = ("#a1261b", "✕") if problem.severity == ERROR else ("#8a5300", "⚠")
+            lines.append(f"<span style='color:{colour}'>{mark} {problem}</span>")
+        self.problem_label.setText("<br>".join(lines))
+        self.json_status.setText(
+            f"✕ {self.json_error.problem}" if self.json_error else "✓ valid JSON"
+        )
+        self._refresh_diff()
+
+    def _refresh_diff(self) -> None:
+        if self.doc is None:
+            self.diff_view.setPlainText("")
+            return
+        shipped = original_text(self.doc.path) if self.doc.path.exists() else ""
+        current = self.doc.render(self.data)
+        diff = difflib.unified_diff(
+            (shipped or "").splitlines(keepends=True),
+            current.splitlines(keepends=True),
+            "pack original",
+            "current",
+        )
+        self.diff_view.setPlainText("".join(diff) or "No changes from what the pack shipped.")
+
+    def save_refusals(self) -> list[str]:
+        """Why saving is not possible now (empty when it is)."""
+        reasons = []
+        if self.json_error is not None:
+            reasons.append(str(self.json_error))
+        reasons += [str(p) for p in self.problems if p.severity == ERROR]
+        return reasons
+
+    # -- file operations --------------------------------------------------------------------
+
+    def save(self, overwrite_changes: bool = False) -> None:
+        """Write the recipe; raises FileError (ChangedOnDiskError when edited elsewhere)."""
+        if self.doc is None:
+            return
+        self.sync_from_json()
+        refusals = self.save_refusals()
+        if refusals:
+            raise InvalidRecipeError(self.doc.path, "not saved: " + "; ".join(refusals))
+        self.doc.save(self.data, overwrite_changes=overwrite_changes)
+        self.undo_stack.setClean()
+        self._refresh_diff()
+        log.info("saved %s", self.doc.path)
+
+    def revert(self) -> None:
+        """Throw away unsaved edits and read the file again."""
+        if self.doc is not None:
+            self.load(self.doc.path)
+
+    def reset_to_pack(self) -> bool:
+        if self.doc is None:
+            return False
+        try:
+            restored = reset_to_original(self.doc.path)
+        except OSError as exc:
+            raise FileError(self.doc.path, f"could not restore: {exc}") from None
+        if restored:
+            self.load(self.doc.path)
+        return restored
