@@ -99,3 +99,15 @@ class EngineCrashed(EngineError):
         super().__init__(message)
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
+
+
+class HubError(DraftDeckError):
+    """The Hub (or its stand-in) refused, failed or could not be reached."""
+
+    code = "hub_error"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code

@@ -31,6 +31,10 @@ class Settings:
     # The pair Chat, Tune and Recipes work on (pack folder paths).
     pair_target: str = ""
     pair_draft: str = ""
+    # Hub: a token for private or gated repos (HF_TOKEN is used when empty), and repos
+    # the user added to the catalog.
+    hub_token: str = ""
+    extra_repos: list[str] = field(default_factory=list)
 
     def library_path(self) -> Path:
         return Path(self.library_dir) if self.library_dir else app_dirs().default_library

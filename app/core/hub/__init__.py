@@ -1,0 +1,1 @@
+"""Getting packs from the Hugging Face Hub: plans, transfers, installs, the catalog."""

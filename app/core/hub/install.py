@@ -1,0 +1,102 @@
+"""Staging folders for downloads and the one rename that installs a pack.
+
+A download lives in `<library>/.download-<owner>__<name>/` (hidden, so the library
+never lists it): `plan.json` with the revision, and `files/` with `.part` files that
+become real names only once verified. Installing renames `files/` to the pack folder,
+so a partial or unverified download never appears in the library.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import AlreadyExistsError, FileError, WriteFailedError
+from app.core.hub.plan import RepoPlan
+from app.core.jsonfile import atomic_write_json, read_json_object
+
+SOURCE_FILE = ".draftdeck-source.json"
+STAGING_PREFIX = ".download-"
+PART = ".part"
+
+
+def staging_dir(library: Path, repo_id: str) -> Path:
+    return library / f"{STAGING_PREFIX}{repo_id.replace('/', '__')}"
+
+
+def prepare_staging(library: Path, plan: RepoPlan) -> Path:
+    """Reuse a staging folder of the same revision (to resume), else start clean."""
+    staging = staging_dir(library, plan.repo_id)
+    plan_file = staging / "plan.json"
+    if staging.exists():
+        try:
+            same = read_json_object(plan_file).get("revision") == plan.revision
+        except FileError:  # an unreadable plan means start over
+            same = False
+        if not same:
+            shutil.rmtree(staging)
+    (staging / "files").mkdir(parents=True, exist_ok=True)
+    atomic_write_json(plan_file, plan.to_json(), indent=2)
+    return staging
+
+
+def discard_staging(library: Path, repo_id: str) -> None:
+    shutil.rmtree(staging_dir(library, repo_id), ignore_errors=True)
+
+
+def installed_source(pack: Path) -> dict[str, Any] | None:
+    """Where an installed pack came from (repo, revision), if DraftDeck downloaded it."""
+    try:
+        return json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    except (OSError, ValueError):
+        return None
+
+
+def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
+    """Move the verified files into the library in one rename; returns the pack folder."""
+    staging = staging_dir(library, plan.repo_id)
+    files = staging / "files"
+    atomic_write_json(
+        files / SOURCE_FILE,
+        {
+            "repo": plan.repo_id,
+            "revision": plan.revision,
+            "endpoint": endpoint,
+            "files": [f.to_json() for f in plan.files],
+        },
+        indent=2,
+    )
+    dest = library / plan.folder_name
+    old: Path | None = None
+    if dest.exists():
+        source = installed_source(dest)
+        if source is None or source.get("repo") != plan.repo_id:
+            raise AlreadyExistsError(dest, "a different pack with this name is installed")
+        # An update: set the old copy aside so the swap is two renames.
+        old = library / f".replaced-{plan.folder_name}"
+        shutil.rmtree(old, ignore_errors=True)
+        dest.rename(old)
+    try:
+        files.rename(dest)
+    except OSError as exc:
+        if old is not None:
+            old.rename(dest)
+        raise WriteFailedError(dest, f"could not install: {exc.strerror or exc}") from None
+    if old is not None:
+        _keep_user_recipes(old, dest)
+        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def _keep_user_recipes(old: Path, new: Path) -> None:
+    """Recipes the user edited in the old version survive as `<name>.before-update`."""
+    originals = old / ".draftdeck-original"
+    if not originals.is_dir():
+        return
+    for original in originals.iterdir():
+        edited = old / original.name
+        if edited.is_file() and edited.read_bytes() != original.read_bytes():
+            shutil.copy2(edited, new / f"{original.name}.before-update")

@@ -1,0 +1,258 @@
+"""Downloads with the real huggingface_hub client against the local Hub stand-in."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core.bundle import read_bundle
+from app.core.hub.catalog import load_catalog, refresh_live
+from app.core.hub.hub_api import HubConfig, fetch_plan
+from app.core.hub.install import SOURCE_FILE, staging_dir
+from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
+from app.core.hub.manager import DownloadManager
+from app.core.hub.transfer import CHUNK
+from app.core.hub.updates import check_update
+from app.core.library import Library
+from app.core.settings import load_settings, save_settings
+from tests.hub_server import DEFAULT_TOKEN, FakeHub
+
+Fixture = Callable[[str], Path]
+REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+
+
+@pytest.fixture
+def hub(fixture_bundle: Fixture) -> Iterator[FakeHub]:
+    with FakeHub() as server:
+        server.add_folder(REPO, fixture_bundle("qwen3-draft-noisy"))
+        yield server
+
+
+@pytest.fixture
+def library(draftdeck_home: Path) -> Path:
+    return load_settings().library_path()
+
+
+def _config(hub: FakeHub, token: str | None = None) -> HubConfig:
+    # No token unless a test gives one: a token on the machine must not leak in.
+    return HubConfig(endpoint=hub.endpoint, token=token or False)
+
+
+def _job(hub: FakeHub, library: Path, **kwargs: object) -> DownloadJob:
+    return DownloadJob(REPO, library, _config(hub), **kwargs)  # type: ignore[arg-type]
+
+
+def test_plan_has_sizes_and_hashes(hub: FakeHub, fixture_bundle: Fixture) -> None:
+    plan = fetch_plan(_config(hub), REPO)
+    assert plan.revision == hub.sha(REPO)
+    names = {f.path for f in plan.files}
+    assert names == {p.name for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    weight = next(f for f in plan.files if f.path == "llm.mnn.weight")
+    assert weight.lfs and weight.sha256 == hub.file(REPO, "llm.mnn.weight").sha256
+    config = next(f for f in plan.files if f.path == "config.json")
+    assert not config.lfs and config.blob_id == hub.file(REPO, "config.json").blob_id
+
+
+def test_download_installs_a_working_pack(
+    hub: FakeHub, library: Path, fixture_bundle: Fixture
+) -> None:
+    status = _job(hub, library).run()
+    assert status.state == DONE, status.error
+    pack = Path(status.path)
+    assert pack == library / "Qwen3-0.6B-kl-baseline-20k-MNN"
+    for original in fixture_bundle("qwen3-draft-noisy").iterdir():
+        assert (pack / original.name).read_bytes() == original.read_bytes()
+    assert json.loads((pack / SOURCE_FILE).read_text())["revision"] == hub.sha(REPO)
+    assert read_bundle(pack).vocab_size == 1280
+    assert (
+        status.done_bytes
+        == status.total_bytes
+        == sum(p.stat().st_size for p in fixture_bundle("qwen3-draft-noisy").iterdir())
+    )
+    assert not staging_dir(library, REPO).exists()
+    entries = Library(load_settings(), save_settings).scan()
+    assert [e.name for e in entries] == [pack.name] and entries[0].ok
+
+
+def test_export_artifacts_are_skipped_unless_asked(hub: FakeHub, library: Path) -> None:
+    files = {"config.json": b"{}", "onnx/llm.onnx": b"x" * 5000, "llm.onnx": b"y" * 10}
+    hub.add_repo("someone/with-onnx", files)
+    plan = fetch_plan(_config(hub), "someone/with-onnx")
+    assert [f.path for f in plan.files] == ["config.json"]
+    assert sorted(f.path for f in plan.skipped) == ["llm.onnx", "onnx/llm.onnx"]
+    everything = fetch_plan(_config(hub), "someone/with-onnx", include_all=True)
+    assert len(everything.files) == 3
+
+
+def test_dropped_connection_resumes_without_refetching(hub: FakeHub, library: Path) -> None:
+    size = hub.file(REPO, "llm.mnn.weight").size
+    hub.drop_after_bytes["llm.mnn.weight"] = size // 2
+    status = _job(hub, library).run()
+    assert status.state == DONE, status.error
+    # The second request asked for the rest only; at most one chunk came twice.
+    assert hub.bytes_served["llm.mnn.weight"] <= size + CHUNK
+    ranges = [r for method, path, r in hub.requests if path.endswith("llm.mnn.weight") and r]
+    assert ranges, "the retry should have used a Range request"
+
+
+@pytest.mark.slow
+def test_killed_process_resumes_where_it_stopped(hub: FakeHub, library: Path) -> None:
+    size = hub.file(REPO, "llm.mnn.weight").size
+    hub.throttle_bytes_per_s = 150_000  # about two seconds for the weight file
+    env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
+    command = [sys.executable, "-m", "app", "download", REPO, "--json"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    part = staging_dir(library, REPO) / "files" / "llm.mnn.weight.part"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (part.exists() and part.stat().st_size > size // 3):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    kept = part.stat().st_size
+    assert 0 < kept < size
+    hub.throttle_bytes_per_s = None
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    result = json.loads(again.stdout.strip().splitlines()[-1])
+    assert {"repo", "revision", "path", "files", "bytes"} <= set(result)
+    assert Path(result["path"]).joinpath("llm.mnn.weight").stat().st_size == size
+    # What the killed process had written is not fetched again (bar one chunk in flight).
+    assert hub.bytes_served["llm.mnn.weight"] <= size + 2 * CHUNK
+    assert not staging_dir(library, REPO).exists()
+
+
+def test_corrupt_file_is_rejected_and_nothing_installed(hub: FakeHub, library: Path) -> None:
+    hub.corrupt.add("llm.mnn.weight")
+    job = _job(hub, library)
+    status = job.run()
+    assert status.state == FAILED
+    assert "do not match the Hub's sha256" in status.error
+    assert Library(load_settings(), save_settings).scan() == []
+    assert not (staging_dir(library, REPO) / "files" / "llm.mnn.weight.part").exists()
+    # Retry once the server is fixed: verified files are not fetched again.
+    served_config = hub.bytes_served["config.json"]
+    hub.corrupt.clear()
+    job.restart()
+    assert job.run().state == DONE
+    assert hub.bytes_served["config.json"] == served_config
+
+
+def test_hostile_names_are_refused(hub: FakeHub, library: Path) -> None:
+    hub.hostile_names[REPO] = ["../evil.txt", "/etc/passwd"]
+    status = _job(hub, library).run()
+    assert status.state == FAILED and "refused file names" in status.error
+    assert "../evil.txt" in status.error
+    assert not library.exists() or not any(library.iterdir())
+    assert not (library.parent / "evil.txt").exists()
+
+
+def test_not_enough_disk_space_is_refused(hub: FakeHub, library: Path) -> None:
+    status = _job(hub, library, free_bytes=lambda path: 10_000).run()
+    assert status.state == FAILED
+    assert "not enough free disk space" in status.error and "missing" in status.error
+    assert not hub.bytes_served
+
+
+def test_cancel_leaves_nothing_and_pause_resumes(hub: FakeHub, library: Path) -> None:
+    hub.throttle_bytes_per_s = 100_000
+    for action, expected in (("cancel", CANCELLED), ("pause", PAUSED)):
+        job = _job(hub, library)
+        thread = threading.Thread(target=job.run)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while job.status().done_bytes < 20_000 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        getattr(job, action)()
+        thread.join(10)
+        assert job.status().state == expected
+        assert Library(load_settings(), save_settings).scan() == []
+        assert staging_dir(library, REPO).exists() == (action == "pause")
+    hub.throttle_bytes_per_s = None
+    served = sum(hub.bytes_served.values())
+    job.restart()
+    assert job.run().state == DONE
+    total = job.status().total_bytes
+    assert sum(hub.bytes_served.values()) - served < total  # the paused part was kept
+
+
+def test_update_detection_and_update(hub: FakeHub, library: Path, fixture_bundle: Fixture) -> None:
+    pack = Path(_job(hub, library).run().path)
+    info = check_update(_config(hub), pack)
+    assert info is not None and not info.available
+    files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    files["README.md"] = b"v2\n"
+    new_sha = hub.add_repo(REPO, files)
+    info = check_update(_config(hub), pack)
+    assert info is not None and info.available and info.latest == new_sha
+    status = _job(hub, library).run()
+    assert status.state == DONE and (pack / "README.md").read_text() == "v2\n"
+    assert json.loads((pack / SOURCE_FILE).read_text())["revision"] == new_sha
+    assert check_update(_config(hub), fixture_bundle("qwen3-target")) is None
+
+
+def test_private_repo_needs_the_token(hub: FakeHub, library: Path, fixture_bundle: Fixture) -> None:
+    hub.add_folder("me/private-pack", fixture_bundle("qwen3-draft-identical"), private=True)
+    denied = DownloadJob("me/private-pack", library, _config(hub)).run()
+    assert denied.state == FAILED and "repository not found" in denied.error
+    assert "HF_TOKEN" in denied.error
+    allowed = DownloadJob("me/private-pack", library, _config(hub, DEFAULT_TOKEN)).run()
+    assert allowed.state == DONE, allowed.error
+
+
+def test_unknown_repo(hub: FakeHub, library: Path) -> None:
+    status = DownloadJob("nobody/nothing", library, _config(hub)).run()
+    assert status.state == FAILED and "repository not found" in status.error
+
+
+def test_catalog_lists_collection_and_works_offline(hub: FakeHub) -> None:
+    offline = load_catalog()
+    assert offline.age_seconds() is None
+    assert any(e.repo_id == REPO and e.source == "curated" for e in offline.entries)
+    slug = "darkmaniac7/tokforge-mobile-draft-models-69c36153ea7084ce78329665"
+    hub.add_collection(slug, "TokForge Mobile Draft Models", [REPO, "someone/new-draft-MNN"])
+    hub.add_repo("someone/new-draft-MNN", {"config.json": b"{}"})
+    live = refresh_live(_config(hub))
+    added = next(e for e in live.entries if e.repo_id == "someone/new-draft-MNN")
+    assert added.source == "collection: TokForge Mobile Draft Models"
+    age = live.age_seconds()
+    assert age is not None and age < 60
+    # Later, without the Hub, the cached listing is still there.
+    assert any(e.repo_id == "someone/new-draft-MNN" for e in load_catalog().entries)
+
+
+def test_parallel_downloads_with_the_manager(
+    hub: FakeHub, library: Path, fixture_bundle: Fixture
+) -> None:
+    hub.add_folder("me/second-pack", fixture_bundle("qwen3-draft-independent"))
+    manager = DownloadManager()
+    jobs = [_job(hub, library), DownloadJob("me/second-pack", library, _config(hub))]
+    for job in jobs:
+        manager.submit(job)
+    assert [manager.wait(job, timeout=60).state for job in jobs] == [DONE, DONE]
+    manager.shutdown()
+    assert sorted(p.name for p in library.iterdir()) == [
+        "Qwen3-0.6B-kl-baseline-20k-MNN",
+        "second-pack",
+    ]
+
+
+def test_cli_download_failure_message(hub: FakeHub, library: Path) -> None:
+    env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "download", "nobody/nothing"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert "repository not found" in proc.stderr
