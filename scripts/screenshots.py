@@ -70,6 +70,34 @@ def main() -> int:
     out = DOCS / "recipes.png"
     window.grab().save(str(out))
     print(f"wrote {out}")
+
+    # The Downloads page against the local Hub stand-in the tests use (no network).
+    sys.path.insert(0, str(ROOT))
+    from tests.hub_server import FakeHub
+
+    with FakeHub() as hub:
+        os.environ["HF_ENDPOINT"] = hub.endpoint
+        repo = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+        hub.add_folder(repo, FIXTURES / "qwen3-draft-noisy")
+        hub.add_folder("taobao-mnn/Qwen3-8B-MNN", FIXTURES / "fast-target")
+        downloads = window.downloads_page
+        window.show_page("downloads")
+        downloads.start_download("taobao-mnn/Qwen3-8B-MNN")
+        downloads.select_repo(repo)
+        while downloads.manager.active("taobao-mnn/Qwen3-8B-MNN") or "LFS" not in (
+            downloads.details.toPlainText()
+        ):
+            app.processEvents()
+        hub.throttle_bytes_per_s = 120_000
+        downloads.start_download(repo)
+        while downloads.queue_model.status(1).fraction < 0.4:
+            app.processEvents()
+            downloads.poll()
+        out = DOCS / "downloads.png"
+        window.grab().save(str(out))
+        print(f"wrote {out}")
+        downloads.shutdown()
+
     window._closing_anyway = True
     window.close()
     shutil.rmtree(home, ignore_errors=True)

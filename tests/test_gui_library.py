@@ -76,6 +76,7 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
     # The sidebar shows only pages that exist.
     assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == [
         "Library",
+        "Downloads",
         "Pair",
         "Recipes",
     ]

@@ -22,6 +22,7 @@ from app.core.library import Library
 from app.core.paths import app_dirs
 from app.core.settings import Settings, save_settings
 from app.ui.dialogs import ask
+from app.ui.downloads_page import DownloadsPage
 from app.ui.library_page import LibraryPage
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
@@ -56,6 +57,10 @@ class MainWindow(QMainWindow):
         self.library_page = LibraryPage(library)
         self.library_page.message.connect(self._show_message)
         self.add_page("library", "Library", self.library_page)
+        self.downloads_page = DownloadsPage(library)
+        self.downloads_page.message.connect(self._show_message)
+        self.downloads_page.installed.connect(self._on_pack_installed)
+        self.add_page("downloads", "Downloads", self.downloads_page)
         self.pair_page = PairPage(library, self.selection)
         self.add_page("pair", "Pair", self.pair_page)
         self.recipes_page = RecipesPage(self.selection)
@@ -127,6 +132,10 @@ class MainWindow(QMainWindow):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
+    def _on_pack_installed(self, path: str) -> None:
+        self.library_page.refresh()
+        self.library_page.select_path(Path(path))
+
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text)
 
@@ -178,6 +187,7 @@ class MainWindow(QMainWindow):
             )
             return
         self.save_state()
+        self.downloads_page.shutdown()
         try:
             save_settings(self.settings)
         except OSError:

@@ -1,0 +1,192 @@
+"""Item models for the Downloads page: the catalog and the download queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import (
+    QApplication,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    QStyleOptionViewItem,
+)
+
+from app.core.hub.catalog import CatalogEntry
+from app.core.hub.job import DownloadJob, JobStatus
+from app.core.units import format_bytes
+
+Index = QModelIndex | QPersistentModelIndex
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class CatalogModel(QAbstractTableModel):
+    COLUMNS = ("Repository", "Role", "Family", "Installed", "Listed by")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[CatalogEntry] = []
+        self.installed: dict[str, str] = {}  # repo -> "installed" / "update available"
+
+    def set_entries(self, entries: list[CatalogEntry]) -> None:
+        self.beginResetModel()
+        self.entries = list(entries)
+        self.endResetModel()
+
+    def set_installed(self, installed: dict[str, str]) -> None:
+        self.installed = dict(installed)
+        if self.entries:
+            column = self.COLUMNS.index("Installed")
+            self.dataChanged.emit(self.index(0, column), self.index(len(self.entries) - 1, column))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self.COLUMNS)
+        ):
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.entries):
+            return None
+        entry = self.entries[index.row()]
+        if role == ENTRY_ROLE:
+            return entry
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return entry.summary or entry.repo_id
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        column = self.COLUMNS[index.column()] if 0 <= index.column() < len(self.COLUMNS) else ""
+        return {
+            "Repository": entry.repo_id,
+            "Role": entry.role,
+            "Family": entry.family,
+            "Installed": self.installed.get(entry.repo_id, ""),
+            "Listed by": entry.source,
+        }.get(column)
+
+
+def _eta(status: JobStatus) -> str:
+    seconds = status.eta_seconds
+    if seconds is None:
+        return ""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class QueueModel(QAbstractTableModel):
+    """One row per download; `refresh()` re-reads the jobs and updates changed rows only."""
+
+    COLUMNS = ("Repository", "State", "Progress", "Size", "Speed", "Left", "Details")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: list[DownloadJob] = []
+        self._shown: list[JobStatus] = []
+
+    def add_job(self, job: DownloadJob) -> None:
+        if job in self.jobs:
+            return
+        row = len(self.jobs)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.jobs.append(job)
+        self._shown.append(job.status())
+        self.endInsertRows()
+
+    def remove_rows_where(self, finished: set[str]) -> None:
+        for row in reversed(range(len(self.jobs))):
+            if self._shown[row].state in finished:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.jobs[row], self._shown[row]
+                self.endRemoveRows()
+
+    def refresh(self) -> list[JobStatus]:
+        """Statuses that changed since the last refresh (for the caller's reactions)."""
+        changed = []
+        for row, job in enumerate(self.jobs):
+            status = job.status()
+            if status != self._shown[row]:
+                self._shown[row] = status
+                changed.append(status)
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+        return changed
+
+    def status(self, row: int) -> JobStatus:
+        return self._shown[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.jobs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self.COLUMNS)
+        ):
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.jobs):
+            return None
+        if not 0 <= index.column() < len(self.COLUMNS):
+            return None
+        status = self._shown[index.row()]
+        column = self.COLUMNS[index.column()]
+        if role == FRACTION_ROLE:
+            return status.fraction
+        if role == Qt.ItemDataRole.ToolTipRole and status.error:
+            return status.error
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if column == "Progress":
+            return f"{status.fraction:.0%}"
+        details = status.error or (
+            f"{status.files_done}/{status.files_total} files {status.current_file}".strip()
+            if status.files_total
+            else ""
+        )
+        if status.path:
+            details = status.path
+        return {
+            "Repository": status.repo_id,
+            "State": status.state,
+            "Size": format_bytes(status.total_bytes) if status.total_bytes else "",
+            "Speed": f"{format_bytes(status.speed)}/s" if status.speed else "",
+            "Left": _eta(status),
+            "Details": details,
+        }.get(column)
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """Draws the Progress column as a progress bar with its percentage."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        fraction = index.data(FRACTION_ROLE)
+        if not isinstance(fraction, float):
+            super().paint(painter, option, index)
+            return
+        bar = QStyleOptionProgressBar()
+        bar.rect = QRect(option.rect.adjusted(2, 3, -2, -3))
+        bar.minimum, bar.maximum = 0, 1000
+        bar.progress = int(fraction * 1000)
+        bar.text = f"{fraction:.0%}"
+        bar.textVisible = True
+        QApplication.style().drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter)

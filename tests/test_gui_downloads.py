@@ -1,0 +1,161 @@
+"""The Downloads page offscreen, against the local Hub stand-in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.core.hub.job import DONE, FAILED
+from app.core.settings import load_settings
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.download_models import QueueModel
+from app.ui.main_window import MainWindow
+from tests.hub_server import FakeHub
+
+Fixture = Callable[[str], Path]
+REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+
+
+@pytest.fixture
+def hub(fixture_bundle: Fixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    with FakeHub() as server:
+        server.add_folder(REPO, fixture_bundle("qwen3-draft-noisy"))
+        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+        yield server
+
+
+@pytest.fixture
+def window(qtbot: QtBot, hub: FakeHub) -> Iterator[MainWindow]:
+    win = create_main_window()
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("downloads")
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _repos(window: MainWindow) -> list[str]:
+    proxy = window.downloads_page.catalog_proxy
+    return [str(proxy.index(r, 0).data()) for r in range(proxy.rowCount())]
+
+
+def _wait_state(qtbot: QtBot, window: MainWindow, state: str, row: int = 0) -> None:
+    model = window.downloads_page.queue_model
+    qtbot.waitUntil(
+        lambda: model.rowCount() > row and model.status(row).state == state, timeout=20_000
+    )
+
+
+def test_catalog_filters(window: MainWindow, qtmodeltester: object) -> None:
+    page = window.downloads_page
+    qtmodeltester.check(page.catalog_model)  # type: ignore[attr-defined]
+    assert REPO in _repos(window) and "taobao-mnn/Qwen3-8B-MNN" in _repos(window)
+    page.role_filter.setCurrentText("target")
+    assert all(r.startswith("taobao-mnn/") for r in _repos(window))
+    page.role_filter.setCurrentIndex(0)
+    page.family_filter.setCurrentText("qwen3_5")
+    assert _repos(window) == ["darkmaniac7/Qwen3.5-0.8B-lk-alpha-ep4-MNN"]
+    page.family_filter.setCurrentIndex(0)
+    page.search.setText("acceleration")
+    assert _repos(window) == ["darkmaniac7/TokForge-AccelerationPack-Draft"]
+
+
+def test_plan_then_download_installs_into_the_library(
+    window: MainWindow, qtbot: QtBot, qtmodeltester: object
+) -> None:
+    page = window.downloads_page
+    page.select_repo(REPO)
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
+    assert "LFS sha256" in page.details.toPlainText()
+    page.download_button.click()
+    _wait_state(qtbot, window, DONE)
+    qtmodeltester.check(page.queue_model)  # type: ignore[attr-defined]
+    installed = window.library.root / "Qwen3-0.6B-kl-baseline-20k-MNN"
+    assert (installed / "llm.mnn.weight").is_file()
+    names = [
+        window.library_page.proxy.index(r, 0).data()
+        for r in range(window.library_page.proxy.rowCount())
+    ]
+    assert "Qwen3-0.6B-kl-baseline-20k-MNN" in names
+    row = page.catalog_model.entries.index(
+        next(e for e in page.catalog_model.entries if e.repo_id == REPO)
+    )
+    assert page.catalog_model.installed[REPO] == "installed"
+    assert page.catalog_model.index(row, 3).data() == "installed"
+    status = page.queue_model.status(0)
+    assert status.fraction == 1.0 and status.done_bytes == status.total_bytes
+    progress = page.queue_model.index(0, QueueModel.COLUMNS.index("Progress")).data()
+    assert progress == "100%"
+
+
+def test_failure_shows_the_error_and_retry_resumes(
+    window: MainWindow, qtbot: QtBot, hub: FakeHub
+) -> None:
+    page = window.downloads_page
+    hub.corrupt.add("llm.mnn.weight")
+    page.start_download(REPO)
+    _wait_state(qtbot, window, FAILED)
+    details = page.queue_model.index(0, QueueModel.COLUMNS.index("Details")).data()
+    assert "do not match" in details
+    assert not (window.library.root / "Qwen3-0.6B-kl-baseline-20k-MNN").exists()
+    hub.corrupt.clear()
+    page.queue_view.selectRow(0)
+    page.retry_button.click()
+    _wait_state(qtbot, window, DONE)
+
+
+def test_pause_and_cancel_buttons(window: MainWindow, qtbot: QtBot, hub: FakeHub) -> None:
+    page = window.downloads_page
+    hub.throttle_bytes_per_s = 50_000
+    page.start_download(REPO)
+    qtbot.waitUntil(lambda: page.queue_model.status(0).done_bytes > 0, timeout=10_000)
+    page.queue_view.selectRow(0)
+    page.pause_button.click()
+    _wait_state(qtbot, window, "paused")
+    page.cancel_button.click()
+    qtbot.waitUntil(
+        lambda: not any(p.name.startswith(".download-") for p in window.library.root.iterdir()),
+        timeout=5000,
+    )
+    page.clear_button.click()
+    assert page.queue_model.rowCount() == 0
+
+
+def test_refresh_from_hub_and_add_repo(window: MainWindow, qtbot: QtBot, hub: FakeHub) -> None:
+    page = window.downloads_page
+    hub.add_collection(
+        "darkmaniac7/tokforge-mobile-draft-models-69c36153ea7084ce78329665",
+        "TokForge Mobile Draft Models",
+        ["someone/fresh-draft-MNN"],
+    )
+    assert page.age_label.text() == "Hub listing: never fetched"
+    page.refresh_button.click()
+    qtbot.waitUntil(lambda: "someone/fresh-draft-MNN" in _repos(window), timeout=10_000)
+    assert "old" in page.age_label.text()
+    page.add_edit.setText("me/my-own-pack")
+    page.add_button.click()
+    assert "me/my-own-pack" in _repos(window)
+    assert load_settings().extra_repos == ["me/my-own-pack"]
+    page.add_edit.setText("../../etc")
+    page.add_button.click()
+    assert "../../etc" not in _repos(window)
+
+
+def test_update_available_badge(
+    window: MainWindow, qtbot: QtBot, hub: FakeHub, fixture_bundle: Fixture
+) -> None:
+    page = window.downloads_page
+    page.start_download(REPO)
+    _wait_state(qtbot, window, DONE)
+    files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    files["README.md"] = b"new\n"
+    hub.add_repo(REPO, files)
+    page.check_updates()
+    qtbot.waitUntil(
+        lambda: page.catalog_model.installed.get(REPO) == "update available", timeout=10_000
+    )
