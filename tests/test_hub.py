@@ -270,3 +270,23 @@ def test_cli_download_failure_message(hub: FakeHub, library: Path) -> None:
     )
     assert proc.returncode == 1
     assert "repository not found" in proc.stderr
+
+
+def test_progress_per_file_and_overall(hub: FakeHub, library: Path, big: bytes) -> None:
+    hub.throttle_bytes_per_s = BIG_SIZE // 2
+    job = DownloadJob(BIG, library, _config(hub))
+    seen = []
+    thread = threading.Thread(target=job.run)
+    thread.start()
+    while thread.is_alive():
+        status = job.status()
+        if status.current_file == "llm.mnn.weight" and status.file_done:
+            seen.append(status)
+        time.sleep(0.05)
+    thread.join()
+    assert seen, "progress of the large file was never seen"
+    middle = seen[len(seen) // 2]
+    assert middle.file_size == BIG_SIZE and 0 < middle.file_done <= BIG_SIZE
+    assert middle.done_bytes >= middle.file_done and middle.total_bytes > BIG_SIZE
+    assert any(s.speed > 0 for s in seen)
+    assert any(s.eta_seconds for s in seen)

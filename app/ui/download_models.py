@@ -158,11 +158,14 @@ class QueueModel(QAbstractTableModel):
             return None
         if column == "Progress":
             return f"{status.fraction:.0%}"
-        details = status.error or (
-            f"{status.files_done}/{status.files_total} files {status.current_file}".strip()
-            if status.files_total
-            else ""
-        )
+        details = status.error
+        if not details and status.files_total:
+            details = f"file {status.files_done + 1} of {status.files_total}"
+            if status.current_file:
+                details += (
+                    f": {status.current_file} {format_bytes(status.file_done)} / "
+                    f"{format_bytes(status.file_size)}"
+                )
         if status.path:
             details = status.path
         return {

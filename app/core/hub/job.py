@@ -47,6 +47,8 @@ class JobStatus:
     files_done: int = 0
     files_total: int = 0
     current_file: str = ""
+    file_done: int = 0  # bytes of the current file
+    file_size: int = 0
     speed: float = 0.0  # bytes per second over the last few seconds
     error: str = ""
     path: str = ""  # the installed pack
@@ -113,12 +115,13 @@ class DownloadJob:
         now = time.monotonic()
         with self._lock:
             done = self._status.done_bytes + count
+            file_done = self._status.file_done + count
             self._samples.append((now, done))
             while self._samples and now - self._samples[0][0] > SPEED_WINDOW:
                 self._samples.pop(0)
             first_t, first_done = self._samples[0]
             speed = (done - first_done) / (now - first_t) if now > first_t else 0.0
-            self._status = replace(self._status, done_bytes=done, speed=speed)
+            self._status = replace(self._status, done_bytes=done, file_done=file_done, speed=speed)
 
     # -- the work (one worker thread) --------------------------------------------------------
 
@@ -160,10 +163,15 @@ class DownloadJob:
             if self._cancelled():
                 raise DownloadCancelled(self.repo_id)
             final = files / item.path
-            self._set(current_file=item.path, files_done=index)
+            part = final.with_name(final.name + PART)
+            self._set(
+                current_file=item.path,
+                files_done=index,
+                file_size=item.size,
+                file_done=part.stat().st_size if part.exists() else 0,
+            )
             if final.is_file() and final.stat().st_size == item.size:
                 continue  # verified in an earlier run
-            part = final.with_name(final.name + PART)
             try:
                 download_file(
                     self.config,
