@@ -11,22 +11,31 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import EmptyFileError, InvalidJsonError, MissingFileError, UnreadableFileError
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 text file, turning OS and decoding errors into typed ones."""
+@contextmanager
+def reading(path: Path, what: str = "file") -> Iterator[None]:
+    """Turn OS errors while reading `path` into typed errors that name it."""
     try:
-        data = path.read_bytes()
+        yield
     except FileNotFoundError:
-        raise MissingFileError(path, "file not found") from None
+        raise MissingFileError(path, f"{what} not found") from None
     except IsADirectoryError:
-        raise UnreadableFileError(path, "is a folder, not a file") from None
+        raise UnreadableFileError(path, f"is a folder, not a {what}") from None
     except OSError as exc:
         raise UnreadableFileError(path, exc.strerror or str(exc)) from None
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 text file, turning OS and decoding errors into typed ones."""
+    with reading(path):
+        data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import EmptyFileError, MissingFileError, TokenizerError, UnreadableFileError
+from app.core.errors import EmptyFileError, TokenizerError
+from app.core.jsonfile import reading
 
 TOKENIZER_MAGIC = 430
 TOKENIZER_TYPES = {
@@ -56,7 +57,7 @@ def _ints(line: bytes, path: Path, what: str) -> list[int]:
 
 
 def read_tokenizer_info(path: Path) -> TokenizerInfo:
-    try:
+    with reading(path, "tokenizer file"):
         size = path.stat().st_size
         if size == 0:
             raise EmptyFileError(path, "tokenizer file is empty")
@@ -66,12 +67,6 @@ def read_tokenizer_info(path: Path) -> TokenizerInfo:
             handle.seek(0)
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
-    except FileNotFoundError:
-        raise MissingFileError(path, "tokenizer file not found") from None
-    except IsADirectoryError:
-        raise UnreadableFileError(path, "is a folder, not a tokenizer file") from None
-    except OSError as exc:
-        raise UnreadableFileError(path, exc.strerror or str(exc)) from None
 
     head = _ints(lines[0], path, "first")
     if len(head) != 2 or head[0] != TOKENIZER_MAGIC:

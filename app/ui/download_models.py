@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtCore import QModelIndex, QRect, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
@@ -17,13 +17,13 @@ from PySide6.QtWidgets import (
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.job import DownloadJob, JobStatus
 from app.core.units import format_bytes
+from app.ui.table_model import ColumnsModel, Index
 
-Index = QModelIndex | QPersistentModelIndex
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
-class CatalogModel(QAbstractTableModel):
+class CatalogModel(ColumnsModel):
     COLUMNS = ("Repository", "Role", "Family", "Installed", "Listed by")
 
     def __init__(self) -> None:
@@ -42,25 +42,11 @@ class CatalogModel(QAbstractTableModel):
             column = self.COLUMNS.index("Installed")
             self.dataChanged.emit(self.index(0, column), self.index(len(self.entries) - 1, column))
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.entries)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(self.COLUMNS)
-        ):
-            return self.COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self.entries)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.entries):
+        if not self.valid(index):
             return None
         entry = self.entries[index.row()]
         if role == ENTRY_ROLE:
@@ -86,7 +72,7 @@ def _eta(status: JobStatus) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-class QueueModel(QAbstractTableModel):
+class QueueModel(ColumnsModel):
     """One row per download; `refresh()` re-reads the jobs and updates changed rows only."""
 
     COLUMNS = ("Repository", "State", "Progress", "Size", "Speed", "Left", "Details")
@@ -126,27 +112,11 @@ class QueueModel(QAbstractTableModel):
     def status(self, row: int) -> JobStatus:
         return self._shown[row]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.jobs)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(self.COLUMNS)
-        ):
-            return self.COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self.jobs)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.jobs):
-            return None
-        if not 0 <= index.column() < len(self.COLUMNS):
+        if not self.valid(index):
             return None
         status = self._shown[index.row()]
         column = self.COLUMNS[index.column()]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from app.core.library import PackEntry
 from app.core.units import format_bytes
-
-Index = QModelIndex | QPersistentModelIndex
+from app.ui.table_model import ColumnsModel, Index
 
 COLUMNS = (
     "Name",
@@ -61,7 +60,9 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     )
 
 
-class LibraryModel(QAbstractTableModel):
+class LibraryModel(ColumnsModel):
+    COLUMNS = COLUMNS
+
     def __init__(self) -> None:
         super().__init__()
         self._entries: list[PackEntry] = []
@@ -89,30 +90,14 @@ class LibraryModel(QAbstractTableModel):
     def entry(self, row: int) -> PackEntry:
         return self._entries[row]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._entries)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(COLUMNS)
-        ):
-            return COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self._entries)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._entries):
+        if not self.valid(index):
             return None
         entry = self._entries[index.row()]
         column = index.column()
-        if not 0 <= column < len(COLUMNS):
-            return None
         if role == ENTRY_ROLE:
             return entry
         text, key = _cells(entry)[column]
