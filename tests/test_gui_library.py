@@ -79,6 +79,7 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
         "Downloads",
         "Pair",
         "Recipes",
+        "Chat",
     ]
 
 
@@ -169,14 +170,14 @@ def test_filter_narrows_the_table(window: MainWindow, bundle_copy: Copy) -> None
 def test_window_geometry_persists(qtbot: QtBot) -> None:
     first = create_main_window()
     qtbot.addWidget(first)
-    first.resize(720, 500)
+    first.resize(780, 560)
     first.show()
     first.close()
     saved = load_settings()
     assert saved.window_geometry
     second = create_main_window()
     qtbot.addWidget(second)
-    assert (second.width(), second.height()) == (720, 500)
+    assert (second.width(), second.height()) == (780, 560)
 
 
 def test_unexpected_error_shows_a_dialog_and_the_app_lives(qtbot: QtBot) -> None:

@@ -272,6 +272,23 @@ class EngineClient:
             self._last_load = dict(params)
         return event
 
+    def poll_events(self) -> list[Event]:
+        """Every event that has arrived, without waiting (for event loops that poll).
+
+        An {"event": "exit"} among them means the worker died; `crash_error(event)`
+        describes it.
+        """
+        events = [e for kept in self._unclaimed.values() for e in kept]
+        self._unclaimed.clear()
+        while True:
+            try:
+                events.append(self._events.get_nowait())
+            except queue.Empty:
+                return events
+
+    def crash_error(self, exit_event: Event) -> EngineCrashed:
+        return self._crash_error(exit_event)
+
     def _drain_to_exit(self) -> Event:
         while True:
             event = self._next_event(timeout=5)

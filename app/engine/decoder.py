@@ -36,6 +36,7 @@ class RoundOutput:
     from_draft: list[bool]
     text: str
     stats: RoundStats | None  # None for the first token, which the prefill produced
+    pieces: list[str]  # the text of each token (joined: `text`)
 
 
 @dataclass
@@ -107,11 +108,16 @@ class Decoder:
                 stats.add_round(rnd)
             out.extend(new)
             seq.extend(new)
-            shown = b"".join(self.target.token_bytes(t) for t in new if t not in self.stop_ids)
-            text = text_decoder.decode(shown)
+            # Text per token, so a view can mark which words came from the draft. A token
+            # that ends inside a UTF-8 sequence shows up with the token that completes it.
+            pieces = [
+                "" if t in self.stop_ids else text_decoder.decode(self.target.token_bytes(t))
+                for t in new
+            ]
+            text = "".join(pieces)
             texts.append(text)
             if on_round is not None:
-                on_round(RoundOutput(new, flags, text, rnd))
+                on_round(RoundOutput(new, flags, text, rnd, pieces))
             if stopped_by:
                 break
             if cancelled is not None and cancelled():

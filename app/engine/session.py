@@ -202,19 +202,21 @@ class _RoundBatch:
     def __init__(self, emit: Emit, request_id: Any) -> None:
         self._emit = emit
         self._id = request_id
-        self._last = time.perf_counter()
+        self._started = self._last = time.perf_counter()
         self._clear()
 
     def _clear(self) -> None:
         self.tokens: list[int] = []
         self.flags: list[int] = []
         self.text: list[str] = []
+        self.pieces: list[str] = []
         self.rounds: list[list[float]] = []
 
     def add(self, out: RoundOutput) -> None:
         self.tokens.extend(out.tokens)
         self.flags.extend(int(f) for f in out.from_draft)
         self.text.append(out.text)
+        self.pieces.extend(out.pieces)
         r = out.stats
         if r is not None:
             self.rounds.append(
@@ -232,6 +234,8 @@ class _RoundBatch:
                     "tokens": self.tokens,
                     "draft": self.flags,
                     "text": "".join(self.text),
+                    "pieces": self.pieces,
+                    "elapsed": time.perf_counter() - self._started,
                     "rounds": self.rounds,
                 }
             )

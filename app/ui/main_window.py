@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -21,6 +22,7 @@ from app import __version__
 from app.core.library import Library
 from app.core.paths import app_dirs
 from app.core.settings import Settings, save_settings
+from app.ui.chat_page import ChatPage
 from app.ui.dialogs import ask
 from app.ui.downloads_page import DownloadsPage
 from app.ui.library_page import LibraryPage
@@ -65,6 +67,14 @@ class MainWindow(QMainWindow):
         self.add_page("pair", "Pair", self.pair_page)
         self.recipes_page = RecipesPage(self.selection)
         self.add_page("recipes", "Recipes", self.recipes_page)
+        self.chat_page = ChatPage(self.selection)
+        self.add_page("chat", "Chat", self.chat_page)
+        self.facts_label = QLabel()
+        self.statusBar().addPermanentWidget(self.facts_label)
+        self._facts_timer = QTimer(self)
+        self._facts_timer.setInterval(1000)
+        self._facts_timer.timeout.connect(self._on_facts_timer)
+        self._facts_timer.start()
 
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
         central = QWidget()
@@ -136,6 +146,9 @@ class MainWindow(QMainWindow):
         self.library_page.refresh()
         self.library_page.select_path(Path(path))
 
+    def _on_facts_timer(self) -> None:
+        self.facts_label.setText(self.chat_page.system_facts())
+
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text)
 
@@ -188,6 +201,8 @@ class MainWindow(QMainWindow):
             return
         self.save_state()
         self.downloads_page.shutdown()
+        self.chat_page.shutdown()
+        self._facts_timer.stop()
         try:
             save_settings(self.settings)
         except OSError:

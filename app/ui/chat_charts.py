@@ -1,0 +1,176 @@
+"""Live charts for a chat: tok/s, rolling acceptance, mean accepted length, and
+acceptance by draft position. Samples go into numpy ring buffers as rounds arrive; the
+plots are redrawn by a timer at about 10 Hz, never per token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+REDRAW_MS = 100
+CAPACITY = 2048  # samples kept per series
+ROLLING = 32  # rounds behind the rolling acceptance and mean accepted length
+
+
+class Ring:
+    """A fixed-size FIFO of (x, y) samples."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.x = np.zeros(capacity)
+        self.y = np.zeros(capacity)
+        self.count = 0
+
+    def append(self, x: float, y: float) -> None:
+        if self.count == len(self.x):
+            self.x[:-1], self.y[:-1] = self.x[1:], self.y[1:]
+            self.count -= 1
+        self.x[self.count], self.y[self.count] = x, y
+        self.count += 1
+
+    def clear(self) -> None:
+        self.count = 0
+
+    def data(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        return self.x[: self.count], self.y[: self.count]
+
+
+class ChatCharts(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True, background="w", foreground="#333")
+        self.speed = Ring()
+        self.acceptance = Ring()
+        self.accepted_length = Ring()
+        self.reference_tok_s: float | None = None
+        self.position_reached = np.zeros(0)
+        self.position_accepted = np.zeros(0)
+        self._recent: list[tuple[int, int, int]] = []  # (emitted, accepted, drafted)
+        self._offset = 0.0  # seconds of earlier replies, so time runs on across turns
+        self._last_elapsed = 0.0
+        self._dirty = False
+
+        self.speed_plot = self._plot("Decode speed", "tokens/s")
+        self.acceptance_plot = self._plot("Acceptance (rolling)", "accepted / drafted")
+        self.length_plot = self._plot("Mean accepted length", "tokens / round")
+        self.position_plot = pg.PlotWidget(title="Acceptance by draft position")
+        self.position_plot.setLabel("bottom", "draft position")
+        self.position_plot.setLabel("left", "accepted when reached")
+        self.position_plot.setYRange(0, 1)
+        self.acceptance_plot.setYRange(0, 1)
+        pen = pg.mkPen("#3b5bdb", width=2)
+        self.speed_curve = self.speed_plot.plot(pen=pen)
+        self.reference_line = pg.InfiniteLine(
+            angle=0,
+            pen=pg.mkPen("#a1261b", style=pg.QtCore.Qt.PenStyle.DashLine),
+            label="plain decoding",
+            labelOpts={"position": 0.1, "color": "#a1261b"},
+        )
+        self.reference_line.hide()
+        self.speed_plot.addItem(self.reference_line)
+        self.acceptance_curve = self.acceptance_plot.plot(pen=pen)
+        self.length_curve = self.length_plot.plot(pen=pen)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#5b7bd5")
+        self.position_plot.addItem(self.bars)
+
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.speed_plot, 0, 0)
+        grid.addWidget(self.acceptance_plot, 0, 1)
+        grid.addWidget(self.length_plot, 1, 0)
+        grid.addWidget(self.position_plot, 1, 1)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self.redraw)
+        self.timer.start()
+
+    @staticmethod
+    def _plot(title: str, unit: str) -> pg.PlotWidget:
+        plot = pg.PlotWidget(title=title)
+        plot.setLabel("bottom", "time", units="s")
+        plot.setLabel("left", unit)
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        return plot
+
+    # -- data in ---------------------------------------------------------------------------
+
+    def start_reply(self) -> None:
+        self._offset += self._last_elapsed
+        self._last_elapsed = 0.0
+
+    def add_rounds(self, event: dict[str, Any]) -> None:
+        """Feed one batch of rounds from the engine."""
+        elapsed = float(event.get("elapsed", 0.0))
+        span = elapsed - self._last_elapsed
+        tokens = len(event.get("tokens", ()))
+        now = self._offset + elapsed
+        if span > 0 and tokens:
+            self.speed.append(now, tokens / span)
+        for emitted, accepted, drafted, *_ in event.get("rounds", ()):
+            self._add_round(int(emitted), int(accepted), int(drafted))
+        if self._recent:
+            window = self._recent[-ROLLING:]
+            drafted_sum = sum(r[2] for r in window)
+            if drafted_sum:
+                self.acceptance.append(now, sum(r[1] for r in window) / drafted_sum)
+            self.accepted_length.append(now, sum(r[0] for r in window) / len(window))
+        self._last_elapsed = elapsed
+        self._dirty = True
+
+    def _add_round(self, emitted: int, accepted: int, drafted: int) -> None:
+        self._recent.append((emitted, accepted, drafted))
+        del self._recent[:-ROLLING]
+        if drafted > len(self.position_reached):
+            grow = drafted - len(self.position_reached)
+            self.position_reached = np.concatenate([self.position_reached, np.zeros(grow)])
+            self.position_accepted = np.concatenate([self.position_accepted, np.zeros(grow)])
+        for i in range(drafted):
+            self.position_reached[i] += 1
+            if i < accepted:
+                self.position_accepted[i] += 1
+            else:
+                break
+
+    def set_reference(self, tok_s: float | None) -> None:
+        self.reference_tok_s = tok_s
+        self._dirty = True
+
+    def clear(self) -> None:
+        for ring in (self.speed, self.acceptance, self.accepted_length):
+            ring.clear()
+        self.position_reached = np.zeros(0)
+        self.position_accepted = np.zeros(0)
+        self._recent = []
+        self._offset = self._last_elapsed = 0.0
+        self._dirty = True
+
+    def per_position(self) -> list[float]:
+        reached = self.position_reached
+        return [
+            float(a / r) if r else 0.0 for a, r in zip(self.position_accepted, reached, strict=True)
+        ]
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        self.speed_curve.setData(*self.speed.data())
+        self.acceptance_curve.setData(*self.acceptance.data())
+        self.length_curve.setData(*self.accepted_length.data())
+        positions = self.per_position()
+        self.bars.setOpts(x=np.arange(1, len(positions) + 1), height=positions)
+        if self.reference_tok_s:
+            self.reference_line.setValue(self.reference_tok_s)
+            self.reference_line.show()
+        else:
+            self.reference_line.hide()
+
+    def save_png(self, path: str) -> bool:
+        self.redraw()
+        return bool(self.grab().save(path))

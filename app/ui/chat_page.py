@@ -1,0 +1,379 @@
+"""The Chat page: a local speculative-decoding chat with live figures and charts."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import FileError
+from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
+from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
+from app.ui.chat_charts import ChatCharts
+from app.ui.chat_transcript import Transcript, figures_line
+from app.ui.dialogs import show_error
+from app.ui.engine_bridge import (
+    CRASHED,
+    ERROR,
+    GENERATING,
+    LOADING,
+    READY,
+    STARTING,
+    EngineBridge,
+)
+from app.ui.pair_selection import PairSelection
+
+log = logging.getLogger("draftdeck.ui.chat")
+
+STATE_WORDS = {
+    "stopped": ("○", "Engine not started", "#5c6475"),
+    STARTING: ("◌", "Starting the engine…", "#8a5300"),
+    LOADING: ("◌", "Loading the pair…", "#8a5300"),
+    READY: ("●", "Ready", "#1e6b34"),
+    GENERATING: ("●", "Generating…", "#3b5bdb"),
+    ERROR: ("✕", "Cannot run", "#a1261b"),
+    CRASHED: ("✕", "Engine crashed", "#a1261b"),
+}
+SEND_KEYS = ("Enter sends", "Ctrl+Enter sends")
+
+
+class ChatPage(QWidget):
+    def __init__(
+        self,
+        selection: PairSelection,
+        bridge: EngineBridge | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.bridge = bridge or EngineBridge()
+        self._loaded_pair: tuple[Path | None, Path | None] = (None, None)
+        self.last_error = ""
+
+        title = QLabel("Chat")
+        title.setObjectName("pageTitle")
+        self.pair_label = QLabel()
+        self.pair_label.setObjectName("pageHint")
+        self.pair_label.setWordWrap(True)
+        self.state_label = QLabel()
+        self.restart_button = QPushButton("Restart Engine")
+        self.restart_button.hide()
+        self.mode = QComboBox()
+        self.mode.addItems(["Speculative", "Plain"])
+        self.mode.setToolTip(
+            "Speculative: target + draft. Plain: the target alone, to compare "
+            "on the same conversation"
+        )
+        self.highlight = QCheckBox("Highlight drafts")
+        self.highlight.setChecked(True)
+        self.highlight.setToolTip(
+            "Tokens the target accepted from the draft get a yellow background"
+        )
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, 32768)
+        self.max_tokens.setValue(512)
+        self.max_tokens.setSuffix(" tokens max")
+        self.send_keys = QComboBox()
+        self.send_keys.addItems(SEND_KEYS)
+        self.send_keys.setToolTip("With Enter sends, Shift+Enter starts a new line")
+        self.send_keys.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.send_keys.setMinimumContentsLength(12)
+
+        self.transcript = Transcript()
+        self.input = QPlainTextEdit()
+        self.input.setPlaceholderText("Write a message…")
+        self.input.setMaximumHeight(110)
+        self.input.installEventFilter(self)
+        self.send_button = QPushButton("Send")
+        self.stop_button = QPushButton("Stop")
+        self.new_button = QPushButton("New Chat")
+        self.export_button = QPushButton("Export")
+        self.save_charts_button = QPushButton("Save Charts")
+        self.charts = ChatCharts()
+
+        header = QHBoxLayout()
+        header.addWidget(title)
+        header.addSpacing(12)
+        header.addWidget(self.state_label)
+        header.addWidget(self.restart_button)
+        header.addStretch(1)
+        options = QHBoxLayout()
+        for widget in (self.mode, self.highlight, self.max_tokens, self.send_keys):
+            options.addWidget(widget)
+        options.addStretch(1)
+        buttons = QHBoxLayout()
+        for button in (self.send_button, self.stop_button, self.new_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.export_button)
+        buttons.addWidget(self.save_charts_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.transcript, 1)
+        left_layout.addWidget(self.input)
+        left_layout.addLayout(buttons)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(self.charts)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(self.pair_label)
+        layout.addLayout(options)
+        layout.addWidget(splitter, 1)
+
+        self.send_button.clicked.connect(self.send)
+        self.stop_button.clicked.connect(self.stop)
+        self.new_button.clicked.connect(self._on_new_chat_clicked)
+        self.restart_button.clicked.connect(self.restart)
+        self.highlight.toggled.connect(self.transcript.set_highlight)
+        self.export_button.clicked.connect(self._on_export)
+        self.save_charts_button.clicked.connect(self._on_save_charts)
+        self.bridge.state_changed.connect(self._on_state)
+        self.bridge.rounds.connect(self._on_rounds)
+        self.bridge.finished.connect(self._on_finished)
+        self.bridge.failed.connect(self._on_failed)
+        self.bridge.crashed.connect(self._on_crashed)
+        self.bridge.loaded.connect(self._on_loaded)
+        selection.changed.connect(self._on_pair_changed)
+        self._on_state(self.bridge.state)
+
+    # -- engine lifecycle -----------------------------------------------------------------
+
+    def load_pair(self) -> None:
+        target, draft = self.selection.target, self.selection.draft
+        if target is None or draft is None:
+            self.pair_label.setText("Choose a target and a draft on the Pair page first.")
+            return
+        self._loaded_pair = (target, draft)
+        self.pair_label.setText(
+            f"Target {target.name} · draft {draft.name} · with their saved recipes"
+        )
+        self.bridge.load(target=str(target), draft=str(draft))
+
+    def _on_pair_changed(self) -> None:
+        if self.isVisible() and self.bridge.state != GENERATING:
+            self.new_chat(reset_engine=False)
+            self.load_pair()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if (self.selection.target, self.selection.draft) != self._loaded_pair:
+            self.load_pair()
+        super().showEvent(event)
+
+    def restart(self) -> None:
+        self.restart_button.hide()
+        self.bridge.restart()
+
+    def shutdown(self) -> None:
+        self.bridge.shutdown()
+
+    # -- chatting --------------------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.input and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+                shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+                enter_sends = self.send_keys.currentIndex() == 0
+                if (enter_sends and not shift and not ctrl) or (not enter_sends and ctrl):
+                    self.send()
+                    return True
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Esc anywhere on the page (it bubbles up from the text views) stops generating.
+        if event.key() == Qt.Key.Key_Escape:
+            self.stop()
+            return
+        super().keyPressEvent(event)
+
+    def conversation(self) -> list[dict[str, str]]:
+        return [{"role": m.role, "content": m.text} for m in self.transcript.messages]
+
+    def send(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.bridge.state != READY:
+            return
+        self.input.clear()
+        self.transcript.add_user(text)
+        mode = "speculative" if self.mode.currentIndex() == 0 else "plain"
+        self.transcript.start_assistant(mode)
+        self.charts.start_reply()
+        self.bridge.generate(
+            messages=self.conversation()[:-1], mode=mode, max_tokens=self.max_tokens.value()
+        )
+
+    def stop(self) -> None:
+        self.bridge.stop()
+
+    def _on_new_chat_clicked(self) -> None:
+        self.new_chat()
+
+    def new_chat(self, reset_engine: bool = True) -> None:
+        if self.bridge.state == GENERATING:
+            self.bridge.stop()
+        self.transcript.clear_chat()
+        self.charts.clear()
+        if reset_engine:
+            self.bridge.reset()
+
+    def _on_rounds(self, event: dict[str, Any]) -> None:
+        self.transcript.add_pieces(event.get("pieces", []), event.get("draft", []))
+        self.charts.add_rounds(event)
+
+    def _on_finished(self, event: dict[str, Any]) -> None:
+        stats = event["stats"]
+        self.transcript.finish(stats, event.get("stopped_by", ""))
+        if stats.get("mode") == "plain" and stats.get("tok_s"):
+            self.charts.set_reference(stats["tok_s"])
+
+    def _on_loaded(self, event: dict[str, Any]) -> None:
+        self.last_error = ""
+
+    def _on_failed(self, code: str, message: str) -> None:
+        self.last_error = message
+        self._on_state(self.bridge.state)
+        if (
+            self.transcript.messages
+            and self.transcript.messages[-1].role == "assistant"
+            and self.transcript.messages[-1].stats is None
+        ):
+            self.transcript.finish({}, "error")
+
+    def _on_crashed(self, message: str) -> None:
+        self.last_error = message
+        self.restart_button.show()
+        self._on_state(CRASHED)
+        show_error(
+            self,
+            "The engine crashed",
+            f"{message}\n\nThe conversation is kept. Press Restart Engine to go on.",
+        )
+
+    def _on_state(self, state: str) -> None:
+        symbol, words, colour = STATE_WORDS.get(state, STATE_WORDS["stopped"])
+        detail = f": {self.last_error}" if state in (ERROR, CRASHED) and self.last_error else ""
+        self.state_label.setText(f"<span style='color:{colour}'>{symbol} {words}</span>{detail}")
+        self.state_label.setToolTip(self.last_error)
+        self.send_button.setEnabled(state == READY)
+        self.stop_button.setEnabled(state == GENERATING)
+
+    def system_facts(self) -> str:
+        """RAM used by the engine worker and the CPU load, for the status bar."""
+        pid = self.bridge.client.pid if self.bridge.client.running else None
+        cpu = psutil.cpu_percent(interval=None)
+        if pid is None:
+            return f"CPU {cpu:.0f}%"
+        try:
+            rss = psutil.Process(pid).memory_info().rss
+        except psutil.Error:
+            return f"CPU {cpu:.0f}%"
+        return f"Engine RAM {rss / 2**20:.0f} MB · CPU {cpu:.0f}%"
+
+    # -- export ------------------------------------------------------------------------------
+
+    def run_record(self) -> dict[str, Any]:
+        target, draft = self._loaded_pair
+        recipes: dict[str, Any] = {}
+        for name, path in (
+            ("draft", draft and draft / DRAFT_RECIPE),
+            ("target", target and target / TARGET_CONFIG),
+        ):
+            try:
+                recipes[name] = read_json_object(path) if path else None
+            except FileError:
+                recipes[name] = None
+        return {
+            "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "target": str(target) if target else None,
+            "draft": str(draft) if draft else None,
+            "recipe": recipes,
+            "messages": [
+                {
+                    "role": m.role,
+                    "text": m.text,
+                    "thinking": m.thinking_text or None,
+                    "mode": m.mode or None,
+                    "stopped_by": m.stopped_by or None,
+                    "draft_tokens": m.draft_tokens if m.role == "assistant" else None,
+                    "stats": m.stats,
+                }
+                for m in self.transcript.messages
+            ],
+            "figures": {
+                "per_position_acceptance": self.charts.per_position(),
+                "plain_reference_tok_s": self.charts.reference_tok_s,
+            },
+        }
+
+    def export_json(self, path: Path) -> None:
+        atomic_write_json(path, self.run_record(), indent=2)
+
+    def export_markdown(self, path: Path) -> None:
+        record = self.run_record()
+        lines = [
+            "# DraftDeck chat",
+            "",
+            f"- Target: `{record['target']}`",
+            f"- Draft: `{record['draft']}`",
+            f"- Exported: {record['exported_at']}",
+            "",
+            "## Recipe",
+            "",
+            "```json",
+            json.dumps(record["recipe"], indent=2),
+            "```",
+            "",
+        ]
+        for message in self.transcript.messages:
+            lines.append(f"**{'You' if message.role == 'user' else 'Assistant'}:** {message.text}")
+            if message.stats is not None:
+                lines.append(f"\n_{figures_line(message)}_")
+            lines.append("")
+        positions = ", ".join(f"{p:.2f}" for p in record["figures"]["per_position_acceptance"])
+        lines += ["## Figures", "", f"- Acceptance by draft position: {positions or 'n/a'}"]
+        atomic_write_text(path, "\n".join(lines) + "\n")
+
+    def _on_export(self) -> None:
+        name, chosen = QFileDialog.getSaveFileName(
+            self, "Export chat", "chat.json", "JSON (*.json);;Markdown (*.md)"
+        )
+        if not name:
+            return
+        try:
+            if name.endswith(".md") or "Markdown" in chosen:
+                self.export_markdown(Path(name))
+            else:
+                self.export_json(Path(name))
+        except OSError as exc:
+            show_error(self, "Export failed", f"{name}: {exc}")
+
+    def _on_save_charts(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self, "Save charts", "charts.png", "PNG (*.png)")
+        if name and not self.charts.save_png(name):
+            show_error(self, "Could not save the charts", name)

@@ -1,0 +1,168 @@
+"""The chat transcript: messages as data, drawn into a text view.
+
+Streaming text is appended at the end with a cursor (cheap, whatever the length); a
+full redraw happens only when something earlier changes (a thinking block is unfolded,
+highlighting is switched). Qwen3's <think>…</think> is kept apart and shown folded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+DRAFT_BACKGROUND = "#ffe8a3"
+
+
+@dataclass
+class Message:
+    role: str  # "user" or "assistant"
+    answer: list[tuple[str, bool]] = field(default_factory=list)  # (text, from draft)
+    thinking: list[tuple[str, bool]] = field(default_factory=list)
+    in_thinking: bool = False
+    thinking_open: bool = False
+    stats: dict[str, Any] | None = None
+    mode: str = ""
+    stopped_by: str = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.answer)
+
+    @property
+    def thinking_text(self) -> str:
+        return "".join(t for t, _ in self.thinking)
+
+    @property
+    def draft_tokens(self) -> int:
+        return sum(flag for _, flag in self.answer) + sum(flag for _, flag in self.thinking)
+
+
+def figures_line(message: Message) -> str:
+    stats = message.stats or {}
+    parts = [f"{stats.get('tokens', 0)} tokens"]
+    if stats.get("tok_s"):
+        parts.append(f"{stats['tok_s']:.1f} tok/s")
+    if stats.get("acceptance") is not None:
+        parts.append(f"acceptance {stats['acceptance']:.2f}")
+    if stats.get("mean_accepted_length"):
+        parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
+    parts.append(message.mode)
+    if message.stopped_by == "cancelled":
+        parts.append("stopped")
+    return " · ".join(parts)
+
+
+class Transcript(QTextBrowser):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._on_anchor)
+        self.messages: list[Message] = []
+        self.highlight = True
+        self._plain = QTextCharFormat()
+        self._draft = QTextCharFormat()
+        self._draft.setBackground(QColor(DRAFT_BACKGROUND))
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def add_user(self, text: str) -> None:
+        self.messages.append(Message("user", [(text, False)]))
+        self._append_html(f"<p><b>You</b><br>{_html(text)}</p>")
+
+    def start_assistant(self, mode: str) -> Message:
+        message = Message("assistant", mode=mode)
+        self.messages.append(message)
+        self._append_html("<p><b>Assistant</b><br>")
+        return message
+
+    def add_pieces(self, pieces: list[str], flags: list[int]) -> None:
+        message = self.messages[-1]
+        cursor = self.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        for piece, flag in zip(pieces, flags, strict=False):
+            marker = piece.strip()
+            if marker == THINK_OPEN:
+                message.in_thinking = True
+                cursor.insertHtml(f"<a href='think:{len(self.messages) - 1}'>▸ Thinking…</a><br>")
+                continue
+            if marker == THINK_CLOSE:
+                message.in_thinking = False
+                continue
+            if message.in_thinking:
+                message.thinking.append((piece, bool(flag)))
+                continue
+            message.answer.append((piece, bool(flag)))
+            cursor.insertText(piece, self._draft if flag and self.highlight else self._plain)
+        self.ensureCursorVisible()
+
+    def finish(self, stats: dict[str, Any], stopped_by: str) -> None:
+        message = self.messages[-1]
+        message.stats, message.stopped_by = stats, stopped_by
+        self.render_all()  # folds the thinking block and adds the figures
+
+    def clear_chat(self) -> None:
+        self.messages = []
+        self.clear()
+
+    def set_highlight(self, on: bool) -> None:
+        self.highlight = on
+        self.render_all()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def _append_html(self, html: str) -> None:
+        cursor = self.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertHtml(html)
+        self.ensureCursorVisible()
+
+    def _spans(self, parts: list[tuple[str, bool]]) -> str:
+        out = []
+        for text, flag in parts:
+            if flag and self.highlight:
+                out.append(f"<span style='background:{DRAFT_BACKGROUND}'>{_html(text)}</span>")
+            else:
+                out.append(_html(text))
+        return "".join(out)
+
+    def render_all(self) -> None:
+        blocks = []
+        for index, message in enumerate(self.messages):
+            if message.role == "user":
+                blocks.append(f"<p><b>You</b><br>{_html(message.text)}</p>")
+                continue
+            body = ""
+            if message.thinking or message.in_thinking:
+                arrow = "▾" if message.thinking_open else "▸"
+                count = len(message.thinking)
+                body += f"<a href='think:{index}'>{arrow} Thinking ({count} tokens)</a><br>"
+                if message.thinking_open:
+                    body += (
+                        f"<div style='color:#555; margin-left:12px'>"
+                        f"{self._spans(message.thinking)}</div>"
+                    )
+            body += self._spans(message.answer)
+            if message.stats is not None:
+                body += f"<br><span style='color:#5c6475'>{escape(figures_line(message))}</span>"
+            blocks.append(f"<p><b>Assistant</b><br>{body}</p>")
+        self.setHtml("".join(blocks))
+        self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        if text.startswith("think:"):
+            index = int(text.split(":", 1)[1])
+            if 0 <= index < len(self.messages):
+                self.messages[index].thinking_open = not self.messages[index].thinking_open
+                self.render_all()
+
+
+def _html(text: str) -> str:
+    return escape(text).replace("\n", "<br>")

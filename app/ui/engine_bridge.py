@@ -1,0 +1,136 @@
+"""The engine client seen from Qt: non-blocking calls, events as signals.
+
+The worker's events are collected by the client's reader thread; a timer here drains
+them every POLL_MS on the GUI thread (the worker already batches rounds every 20 ms),
+so the window never waits on the engine. Starting the worker (a second or so while MNN
+imports) runs on the thread pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.core.errors import EngineCrashed
+from app.engine.client import EngineClient
+from app.ui.background import run_in_background
+
+log = logging.getLogger("draftdeck.ui.engine")
+POLL_MS = 15
+
+STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
+GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
+
+
+class EngineBridge(QObject):
+    state_changed = Signal(str)
+    loaded = Signal(dict)
+    rounds = Signal(dict)
+    finished = Signal(dict)
+    failed = Signal(str, str)  # code, message
+    crashed = Signal(str)
+
+    def __init__(self, client_factory: Callable[[], EngineClient] = EngineClient) -> None:
+        super().__init__()
+        self.client = client_factory()
+        self.state = STOPPED
+        self.load_params: dict[str, Any] | None = None
+        self._pending: dict[int, str] = {}  # request id -> op
+        self.generating_id: int | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self.poll)
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.state_changed.emit(state)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def load(self, **params: Any) -> None:
+        """Start the worker if needed, then load a pair (target, draft, configs)."""
+        self.load_params = dict(params)
+        if self.client.running:
+            self._send_load()
+            return
+        self._set_state(STARTING)
+        run_in_background(self.client.start, lambda _r: self._send_load(), self._on_start_failed)
+
+    def _send_load(self) -> None:
+        assert self.load_params is not None
+        self._set_state(LOADING)
+        self._pending[self.client.send("load", **self.load_params)] = "load"
+        self._timer.start()
+
+    def _on_start_failed(self, error: Exception) -> None:
+        self._set_state(CRASHED)
+        self.crashed.emit(str(error))
+
+    def generate(self, **params: Any) -> int:
+        request = self.client.send("generate", **params)
+        self._pending[request] = "generate"
+        self.generating_id = request
+        self._set_state(GENERATING)
+        self._timer.start()
+        return request
+
+    def stop(self) -> None:
+        if self.generating_id is not None:
+            self.client.cancel(self.generating_id)
+
+    def reset(self) -> None:
+        if self.client.running:
+            self._pending[self.client.send("reset")] = "reset"
+
+    def restart(self) -> None:
+        """A fresh worker with the last pair (after a crash, or on request)."""
+        self._pending.clear()
+        self.generating_id = None
+        self.client.close()
+        if self.load_params is not None:
+            self.load(**self.load_params)
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        self.client.close()
+        self._set_state(STOPPED)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def poll(self) -> None:
+        for event in self.client.poll_events():
+            self._dispatch(event)
+
+    def _dispatch(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "exit":
+            error: EngineCrashed = self.client.crash_error(event)
+            self._pending.clear()
+            self.generating_id = None
+            self._timer.stop()
+            self._set_state(CRASHED)
+            self.crashed.emit(str(error))
+            return
+        op = self._pending.get(event.get("id"))  # type: ignore[arg-type]
+        if kind == "rounds":
+            self.rounds.emit(event)
+            return
+        if op is None:
+            return
+        del self._pending[event["id"]]
+        if kind == "error":
+            if op == "generate":
+                self.generating_id = None
+            self._set_state(ERROR if op == "load" else READY)
+            self.failed.emit(str(event.get("code")), str(event.get("message")))
+        elif kind == "loaded":
+            self._set_state(READY)
+            self.loaded.emit(event)
+        elif kind == "done":
+            self.generating_id = None
+            self._set_state(READY)
+            self.finished.emit(event)

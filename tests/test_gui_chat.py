@@ -1,0 +1,180 @@
+"""The Chat page offscreen with the real engine worker on the fixture bundles."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+LONG = 20_000
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft"):
+        pack = bundle_copy(name, root / name)
+        recipe = "config.json" if name == "qwen3-target" else "config_cpu.json"
+        data = json.loads((pack / recipe).read_text())
+        data.update({"memory": "normal", "thread_num": 1})  # lossless, and kind to CI
+        (pack / recipe).write_text(json.dumps(data, indent=4))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("pair")
+    win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    win.show_page("chat")
+    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _stats(window: MainWindow, index: int = -1) -> dict[str, Any]:
+    stats = window.chat_page.transcript.messages[index].stats
+    assert stats is not None
+    return stats
+
+
+def _send(qtbot: QtBot, window: MainWindow, text: str, wait: bool = True) -> None:
+    page = window.chat_page
+    page.input.setPlainText(text)
+    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    if wait:
+        qtbot.waitUntil(
+            lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
+            timeout=30_000,
+        )
+
+
+def test_send_streams_and_counts_match_the_engine(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(120)
+    _send(qtbot, window, "Tell me about lighthouses.")
+    user, reply = page.transcript.messages
+    assert user.role == "user" and user.text == "Tell me about lighthouses."
+    stats = reply.stats
+    assert stats is not None and stats["mode"] == "speculative"
+    # Every token the engine says came from the draft is highlighted, and no other.
+    assert reply.draft_tokens == stats["from_draft"]
+    assert stats["from_draft"] + stats["corrections"] == stats["tokens"]
+    shown = page.transcript.toPlainText()
+    assert reply.text[:40] in shown
+    assert f"{stats['tokens']} tokens" in shown and "acceptance" in shown
+    # The charts hold the same numbers: per-position acceptance as the engine counted it.
+    expected = [
+        a / r for a, r in zip(stats["position_accepted"], stats["position_reached"], strict=True)
+    ]
+    assert page.charts.per_position() == pytest.approx(expected)
+    page.charts.redraw()
+    assert page.charts.speed.count > 0 and page.charts.acceptance.count > 0
+
+
+def test_stop_is_quick_and_a_second_turn_follows(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(LONG)
+    _send(qtbot, window, "Write forever.", wait=False)
+    qtbot.waitUntil(
+        lambda: page.bridge.state == GENERATING and len(page.transcript.messages[-1].answer) > 20,
+        timeout=30_000,
+    )
+    started = time.perf_counter()
+    qtbot.keyClick(page.transcript, Qt.Key.Key_Escape)  # type: ignore[no-untyped-call]
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=5_000)
+    assert time.perf_counter() - started < 0.2 + 0.1  # stop within 200 ms (+ test polling)
+    assert page.transcript.messages[-1].stopped_by == "cancelled"
+    page.max_tokens.setValue(30)
+    _send(qtbot, window, "And now briefly?")
+    assert len(page.transcript.messages) == 4
+    assert _stats(window, -1)["prefill_fed"] < _stats(window, -1)["prompt_tokens"]
+
+
+def test_mode_switch_gives_a_reference_line(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(60)
+    page.mode.setCurrentIndex(1)
+    _send(qtbot, window, "Plain please.")
+    plain = page.transcript.messages[-1]
+    assert plain.stats is not None and plain.stats["mode"] == "plain"
+    assert plain.draft_tokens == 0
+    assert page.charts.reference_tok_s == plain.stats["tok_s"]
+    page.mode.setCurrentIndex(0)
+    _send(qtbot, window, "Now speculative.")
+    assert _stats(window, -1)["mode"] == "speculative"
+
+
+def test_new_chat_clears_everything(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(20)
+    _send(qtbot, window, "Hello.")
+    page.new_button.click()
+    assert page.transcript.messages == [] and page.charts.speed.count == 0
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=5_000)
+    _send(qtbot, window, "Hello again.")
+    assert _stats(window, -1)["prefill_fed"] == _stats(window, -1)["prompt_tokens"]
+
+
+def test_export_contains_the_figures(window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(40)
+    _send(qtbot, window, "Export me.")
+    page.export_json(tmp_path / "run.json")
+    page.export_markdown(tmp_path / "run.md")
+    assert page.charts.save_png(str(tmp_path / "charts.png"))
+    record = json.loads((tmp_path / "run.json").read_text())
+    reply = record["messages"][1]
+    assert reply["stats"]["tokens"] == _stats(window, 1)["tokens"]
+    assert reply["draft_tokens"] == reply["stats"]["from_draft"]
+    assert record["recipe"]["draft"]["memory"] == "normal"
+    assert record["figures"]["per_position_acceptance"] == page.charts.per_position()
+    markdown = (tmp_path / "run.md").read_text()
+    assert "Export me." in markdown and f"{reply['stats']['tokens']} tokens" in markdown
+    assert (tmp_path / "charts.png").stat().st_size > 1000
+
+
+def test_crash_keeps_the_transcript_and_restart_works(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(LONG)
+    _send(qtbot, window, "Crash while talking.", wait=False)
+    qtbot.waitUntil(lambda: page.bridge.state == GENERATING, timeout=30_000)
+    page.bridge.client.kill(signal.SIGSEGV)
+    qtbot.waitUntil(lambda: page.bridge.state == CRASHED, timeout=10_000)
+    assert "SIGSEGV" in page.state_label.text()
+    assert page.restart_button.isVisible()
+    assert page.transcript.messages[0].text == "Crash while talking."
+    boxes = [
+        w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()
+    ]
+    assert any("engine crashed" in b.text().lower() or "SIGSEGV" in b.text() for b in boxes)
+    for box in boxes:
+        box.close()
+    page.restart_button.click()
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    page.max_tokens.setValue(10)
+    _send(qtbot, window, "Still there?")
+    assert page.transcript.messages[0].text == "Crash while talking."
+
+
+def test_blocked_pair_is_refused_with_the_reason(window: MainWindow, qtbot: QtBot) -> None:
+    root = window.library.root
+    window.show_page("pair")
+    window.pair_page.choose(root / "qwen3-target", root / "qwen35-draft")
+    window.show_page("chat")
+    page = window.chat_page
+    qtbot.waitUntil(lambda: page.bridge.state == ERROR, timeout=30_000)
+    assert "cannot work" in page.state_label.text() and "vocabularies" in page.state_label.text()
+    assert not page.send_button.isEnabled()
