@@ -98,6 +98,36 @@ def main() -> int:
         print(f"wrote {out}")
         downloads.shutdown()
 
+    # The Chat page mid-generation, with the real engine on the fixture pair.
+    window.show_page("pair")
+    window.pair_page.choose(library / "fast-target", library / "fast-draft")
+    window.show_page("chat")
+    chat = window.chat_page
+    while chat.bridge.state != "ready":
+        app.processEvents()
+    chat.max_tokens.setValue(20000)
+    chat.input.setPlainText("Plain decoding first, please: tell me about lighthouses.")
+    chat.mode.setCurrentIndex(1)
+    chat.max_tokens.setValue(400)
+    chat.send()
+    while chat.bridge.state != "ready" or chat.transcript.messages[-1].stats is None:
+        app.processEvents()
+    chat.mode.setCurrentIndex(0)
+    chat.max_tokens.setValue(20000)
+    chat.input.setPlainText("Now with the draft: tell me more about lighthouses.")
+    chat.send()
+    while len(chat.transcript.messages[-1].answer) < 2500:
+        app.processEvents()
+    chat.charts.redraw()
+    app.processEvents()
+    out = DOCS / "chat.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
+    chat.stop()
+    while chat.bridge.state != "ready":
+        app.processEvents()
+    chat.shutdown()
+
     window._closing_anyway = True
     window.close()
     shutil.rmtree(home, ignore_errors=True)

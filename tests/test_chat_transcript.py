@@ -1,0 +1,46 @@
+"""The transcript widget on its own: thinking blocks, highlighting, figures."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QUrl
+from pytestqt.qtbot import QtBot
+
+from app.ui.chat_transcript import Transcript
+
+
+def test_thinking_is_folded_and_unfolds(qtbot: QtBot) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.add_user("Why?")
+    view.start_assistant("speculative")
+    view.add_pieces(
+        ["<think>", "Let me", " think", "</think>", "Because", " so."], [0, 1, 0, 0, 1, 0]
+    )
+    message = view.messages[-1]
+    assert message.thinking_text == "Let me think" and message.text == "Because so."
+    assert message.draft_tokens == 2
+    assert "Let me" not in view.toPlainText()  # folded while streaming
+    view.finish(
+        {"tokens": 6, "tok_s": 100.0, "acceptance": 0.5, "mean_accepted_length": 2.0}, "stop_token"
+    )
+    assert "Thinking (2 tokens)" in view.toPlainText()
+    assert "Let me" not in view.toPlainText()
+    view._on_anchor(QUrl("think:1"))  # the user clicks the fold
+    assert "Let me think" in view.toPlainText()
+    assert "6 tokens · 100.0 tok/s · acceptance 0.50 · mean accepted length 2.00" in (
+        view.toPlainText()
+    )
+    view._on_anchor(QUrl("think:1"))
+    assert "Let me" not in view.toPlainText()
+
+
+def test_highlight_marks_exactly_the_drafted_tokens(qtbot: QtBot) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.start_assistant("speculative")
+    view.add_pieces(["a", "b", "c"], [1, 0, 1])
+    view.finish({"tokens": 3}, "max_tokens")
+    html = view.toHtml()
+    assert html.count("background-color:#ffe8a3") == 2
+    view.set_highlight(False)
+    assert "#ffe8a3" not in view.toHtml()
