@@ -115,7 +115,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         else (args.prompt or DEFAULT_PROMPT)
     )
     plan = BenchPlan(
-        args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, prompt
+        args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, (prompt,)
     )
 
     def progress(done: int, total: int) -> None:
@@ -234,9 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from app.hub_cli import add_parsers as add_hub_parsers
     from app.recipe_cli import add_parser as add_recipe_parser
+    from app.tune_cli import add_parser as add_tune_parser
 
     add_recipe_parser(sub)
     add_hub_parsers(sub)
+    add_tune_parser(sub)
 
     def engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(

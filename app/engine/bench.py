@@ -24,26 +24,26 @@ class BenchPlan:
     draft_config: dict[str, Any] = field(default_factory=dict)
     draft_length: int | None = None
     tokens: int = 128
-    runs: int = 3
-    prompt: str = DEFAULT_PROMPT
+    runs: int = 3  # measured pairs per prompt
+    prompts: tuple[str, ...] = (DEFAULT_PROMPT,)
     warmup: bool = True
 
 
-def _generate(client: EngineClient, plan: BenchPlan, mode: str) -> tuple[DecodeStats, list[int]]:
+class BenchCancelled(Exception):
+    """Stopped between runs; the pairs measured so far are kept by the caller."""
+
+
+def _generate(
+    client: EngineClient, prompt: str, tokens: int, mode: str
+) -> tuple[DecodeStats, list[int]]:
     client.run("reset")
     # Stop tokens are ignored so that every run produces the same number of tokens.
-    done = client.run(
-        "generate", prompt=plan.prompt, max_tokens=plan.tokens, mode=mode, ignore_stop=True
-    )
+    done = client.run("generate", prompt=prompt, max_tokens=tokens, mode=mode, ignore_stop=True)
     return DecodeStats.from_json(done["stats"]), list(done["tokens"])
 
 
-def run_bench(
-    client: EngineClient,
-    plan: BenchPlan,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
-    loaded = client.run(
+def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
+    return client.run(
         "load",
         target=plan.target,
         draft=plan.draft,
@@ -51,20 +51,43 @@ def run_bench(
         draft_config=plan.draft_config,
         draft_length=plan.draft_length,
     )
+
+
+def run_pairs(
+    client: EngineClient,
+    plan: BenchPlan,
+    cancelled: Callable[[], bool] = lambda: False,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[RunPair]:
+    """Interleaved plain/speculative pairs over every prompt (the pair must be loaded)."""
     if plan.warmup:
-        _generate(client, plan, "plain")
-        _generate(client, plan, "speculative")
+        _generate(client, plan.prompts[0], plan.tokens, "plain")
+        _generate(client, plan.prompts[0], plan.tokens, "speculative")
     pairs: list[RunPair] = []
-    for run in range(plan.runs):
-        # Alternate which mode goes first so neither always gets the warmer caches.
-        order = ("plain", "speculative") if run % 2 == 0 else ("speculative", "plain")
-        results = {mode: _generate(client, plan, mode) for mode in order}
-        base, base_tokens = results["plain"]
-        spec, spec_tokens = results["speculative"]
-        pairs.append(RunPair(base, spec, base_tokens == spec_tokens))
-        if progress is not None:
-            progress(run + 1, plan.runs)
-    summary = summarize(pairs)
+    total = plan.runs * len(plan.prompts)
+    for _ in range(plan.runs):
+        for prompt in plan.prompts:
+            if cancelled():
+                raise BenchCancelled(pairs)
+            # Alternate which mode goes first so neither always gets the warmer caches.
+            first = len(pairs) % 2 == 0
+            order = ("plain", "speculative") if first else ("speculative", "plain")
+            results = {mode: _generate(client, prompt, plan.tokens, mode) for mode in order}
+            base, base_tokens = results["plain"]
+            spec, spec_tokens = results["speculative"]
+            pairs.append(RunPair(base, spec, base_tokens == spec_tokens))
+            if progress is not None:
+                progress(len(pairs), total)
+    return pairs
+
+
+def run_bench(
+    client: EngineClient,
+    plan: BenchPlan,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    loaded = load_pair(client, plan)
+    summary = summarize(run_pairs(client, plan, progress=progress))
     summary["lossless_expected"] = loaded["lossless_expected"]
     summary["linear_attention"] = loaded["linear_attention"]
     summary["target"] = plan.target

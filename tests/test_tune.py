@@ -1,0 +1,162 @@
+"""Sweeps on the fixture pairs find what is true of them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.core.tune import SweepPlan, TuneRun, best_result, pays_off, plan_for, recipe_defaults
+from app.core.tune_apply import apply_setting, restore
+from app.engine.client import EngineClient
+from app.engine.tune_runner import run_sweep
+
+Copy = Callable[..., Path]
+QUICK = {"tokens": 48, "prompts": ("Tell me about rivers.", "def add(a, b):\n")}
+
+
+@pytest.fixture
+def client() -> Iterator[EngineClient]:
+    c = EngineClient()
+    yield c
+    c.close()
+
+
+def _pair(bundle_copy: Copy, target: str, draft: str) -> tuple[Path, Path]:
+    t, d = bundle_copy(target), bundle_copy(draft)
+    for path, name in ((t, "config.json"), (d, "config_cpu.json")):
+        data = json.loads((path / name).read_text())
+        data.update({"memory": "normal", "thread_num": 1})
+        (path / name).write_text(json.dumps(data, indent=4))
+    return t, d
+
+
+def _quick(target: Path, draft: Path, **changes: object) -> SweepPlan:
+    return replace(plan_for("quick", recipe_defaults(target, draft)), **{**QUICK, **changes})  # type: ignore[arg-type]
+
+
+def test_fast_pair_gains_and_the_best_is_reported(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    run = run_sweep(client, target, draft, _quick(target, draft))
+    assert [r.setting.draft_length for r in run.results] == [1, 2, 3, 4]
+    assert pays_off(run.results)
+    best = best_result(run.results)
+    assert best is not None and best.uplift > 1.0
+    record = run.to_json()
+    assert record["pays_off"] is True and record["best"]["uplift"] == best.uplift
+    assert "pays off" in record["verdict"]
+    for row in record["results"]:
+        for key in (
+            "spec_tok_s",
+            "baseline_tok_s",
+            "uplift",
+            "acceptance",
+            "mean_accepted_length",
+            "cost_ratio",
+            "predicted_speedup",
+            "lossless",
+            "break_even_acceptance",
+        ):
+            assert key in row
+    assert record["host"]["mnn"] == "3.6.1" and record["host"]["physical_cores"]
+
+
+def test_independent_draft_gains_nowhere(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = _pair(bundle_copy, "qwen3-target", "qwen3-draft-independent")
+    run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(1, 3)))
+    assert not pays_off(run.results)
+    assert all(r.uplift < 1.0 for r in run.results)
+    assert "does not pay" in run.to_json()["verdict"]
+
+
+def test_identical_draft_accepts_all_yet_gains_nothing(
+    client: EngineClient, bundle_copy: Copy
+) -> None:
+    target, draft = _pair(bundle_copy, "qwen3-target", "qwen3-draft-identical")
+    run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(2, 3)))
+    assert all(r.summary["acceptance"] == 1.0 for r in run.results)
+    assert all(r.summary["lossless"] for r in run.results)
+    assert not pays_off(run.results)
+    assert all(r.summary["cost_ratio"] > 0.7 for r in run.results)
+    assert "costs about as much as the target" in run.to_json()["verdict"]
+
+
+def test_cancel_keeps_what_was_measured(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    seen: list[object] = []
+    run = run_sweep(
+        client,
+        target,
+        draft,
+        _quick(target, draft),
+        cancelled=lambda: len(seen) >= 2,
+        on_result=seen.append,
+    )
+    assert run.cancelled
+    assert len(run.results) == 2 and run.results == seen
+
+
+def test_apply_best_changes_exactly_the_swept_keys(bundle_copy: Copy, tmp_path: Path) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    before_target = json.loads((target / "config.json").read_text())
+    before_draft = json.loads((draft / "config_cpu.json").read_text())
+    plan = _quick(target, draft)
+    setting = replace(plan.settings()[2], draft_threads=2)
+    snapshot = apply_setting(setting, target, draft)
+    after_target = json.loads((target / "config.json").read_text())
+    after_draft = json.loads((draft / "config_cpu.json").read_text())
+    assert {k for k in after_target if after_target[k] != before_target.get(k)} == {
+        "draft_predict_length"
+    }
+    assert after_target["draft_predict_length"] == 3
+    assert {k for k in after_draft if after_draft[k] != before_draft.get(k)} == {"thread_num"}
+    assert list(after_draft) == list(before_draft)  # order kept
+    restore(snapshot)
+    assert json.loads((target / "config.json").read_text()) == before_target
+    assert json.loads((draft / "config_cpu.json").read_text()) == before_draft
+
+
+def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path: Path) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(2,)))
+    run.save(tmp_path / "run.json")
+    again = TuneRun.load(tmp_path / "run.json")
+    assert again.to_json() == run.to_json()
+    csv_text = (tmp_path / "run.csv").read_text()
+    assert csv_text.startswith("draft_length,") and len(csv_text.splitlines()) == 2
+
+
+def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "tune",
+            "--target",
+            str(target),
+            "--draft",
+            str(draft),
+            "--quick",
+            "--tokens",
+            "48",
+            "--json",
+            "--apply",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {"results", "best", "pays_off"} <= set(out)
+    assert out["pays_off"] is True
+    applied = json.loads((target / "config.json").read_text())["draft_predict_length"]
+    assert applied == out["best"]["draft_length"]
+    assert Path(out["saved"]).is_file() and Path(out["saved"]).with_suffix(".csv").is_file()
