@@ -7,6 +7,7 @@ main window at a fixed size and saves PNGs into docs/.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -30,6 +31,12 @@ def main() -> int:
     library = home / "data" / "packs"
     for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target", "fast-draft"):
         shutil.copytree(FIXTURES / name, library / name)
+    # A desktop recipe for the fast pair: one thread each (two cores here), lossless.
+    for name, recipe in (("fast-target", "config.json"), ("fast-draft", "config_cpu.json")):
+        path = library / name / recipe
+        data = json.loads(path.read_text())
+        data.update({"thread_num": 1, "memory": "normal"})
+        path.write_text(json.dumps(data, indent=4))
     broken = library / "half-copied-pack"
     shutil.copytree(FIXTURES / "qwen3-draft-independent", broken)
     (broken / "llm.mnn.weight").write_bytes(b"")
@@ -127,6 +134,17 @@ def main() -> int:
     while chat.bridge.state != "ready":
         app.processEvents()
     chat.shutdown()
+
+    # The Tune page after a quick sweep of the fast pair.
+    window.show_page("tune")
+    tune = window.tune_page
+    tune.tokens.setValue(64)
+    tune.start()
+    while not tune.start_button.isEnabled():
+        app.processEvents()
+    out = DOCS / "tune.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
 
     window._closing_anyway = True
     window.close()

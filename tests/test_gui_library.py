@@ -80,6 +80,7 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
         "Pair",
         "Recipes",
         "Chat",
+        "Tune",
     ]
 
 

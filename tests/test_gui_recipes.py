@@ -14,7 +14,7 @@ from app.engine.session import Session
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import ChoiceEditor, IntEditor
+from app.ui.recipe_fields import ChoiceEditor, NumberEditor
 
 Copy = Callable[..., Path]
 
@@ -37,7 +37,7 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
 
 def _spin(editor: RecipeEditor, key: str) -> QSpinBox:
     field = editor.editors[key]
-    assert isinstance(field, IntEditor)
+    assert isinstance(field, NumberEditor) and isinstance(field.spin, QSpinBox)
     return field.spin
 
 

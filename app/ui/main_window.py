@@ -29,6 +29,7 @@ from app.ui.library_page import LibraryPage
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
 from app.ui.recipes_page import RecipesPage
+from app.ui.tune_page import TunePage
 
 log = logging.getLogger("draftdeck.ui")
 
@@ -69,6 +70,8 @@ class MainWindow(QMainWindow):
         self.add_page("recipes", "Recipes", self.recipes_page)
         self.chat_page = ChatPage(self.selection)
         self.add_page("chat", "Chat", self.chat_page)
+        self.tune_page = TunePage(self.selection)
+        self.add_page("tune", "Tune", self.tune_page)
         self.facts_label = QLabel()
         self.statusBar().addPermanentWidget(self.facts_label)
         self._facts_timer = QTimer(self)

@@ -100,12 +100,23 @@ class BoolEditor(ChoiceEditor):
         return True
 
 
-class IntEditor(FieldEditor):
+class NumberEditor(FieldEditor):
+    """Whole numbers in a QSpinBox, decimals in a QDoubleSpinBox. One step below the
+    allowed range stands for "not set"."""
+
     def __init__(self, field: Field) -> None:
-        spin = QSpinBox()
-        low = int(field.minimum if field.minimum is not None else 0)
-        # One step below the range stands for "not set".
-        spin.setRange(low - 1, int(field.maximum if field.maximum is not None else 1_000_000))
+        self.whole = field.kind == "int"
+        low = field.minimum if field.minimum is not None else 0
+        high = field.maximum if field.maximum is not None else 1_000_000
+        spin: QSpinBox | QDoubleSpinBox
+        if self.whole:
+            spin = QSpinBox()
+            spin.setRange(int(low) - 1, int(high))
+        else:
+            spin = QDoubleSpinBox()
+            spin.setDecimals(3)
+            spin.setSingleStep(0.05)
+            spin.setRange(low - 0.001, high)
         spin.setSpecialValueText(f"(not set: {field.default})")
         super().__init__(field, spin)
         self.spin = spin
@@ -115,31 +126,10 @@ class IntEditor(FieldEditor):
         return NOT_SET if self.spin.value() == self.spin.minimum() else self.spin.value()
 
     def _show(self, value: Any) -> bool:
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        kinds: tuple[type, ...] = (int,) if self.whole else (int, float)
+        ok = isinstance(value, kinds) and not isinstance(value, bool)
         in_range = ok and self.spin.minimum() < value <= self.spin.maximum()
-        self.spin.setValue(value if in_range else self.spin.minimum())
-        return value is NOT_SET or in_range
-
-
-class FloatEditor(FieldEditor):
-    def __init__(self, field: Field) -> None:
-        spin = QDoubleSpinBox()
-        spin.setDecimals(3)
-        spin.setSingleStep(0.05)
-        low = field.minimum if field.minimum is not None else 0.0
-        spin.setRange(low - 0.001, field.maximum if field.maximum is not None else 1e6)
-        spin.setSpecialValueText(f"(not set: {field.default})")
-        super().__init__(field, spin)
-        self.spin = spin
-        spin.valueChanged.connect(self._emit)
-
-    def value(self) -> Any:
-        return NOT_SET if self.spin.value() == self.spin.minimum() else self.spin.value()
-
-    def _show(self, value: Any) -> bool:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        in_range = ok and self.spin.minimum() < value <= self.spin.maximum()
-        self.spin.setValue(float(value) if in_range else self.spin.minimum())
+        self.spin.setValue(value if in_range else self.spin.minimum())  # type: ignore[arg-type]
         return value is NOT_SET or in_range
 
 
@@ -164,8 +154,8 @@ def make_editor(field: Field) -> FieldEditor:
     kinds: dict[str, type[FieldEditor]] = {
         "choice": ChoiceEditor,
         "bool": BoolEditor,
-        "int": IntEditor,
-        "float": FloatEditor,
+        "int": NumberEditor,
+        "float": NumberEditor,
         "path": PathEditor,
     }
     return kinds[field.kind](field)  # type: ignore[call-arg]

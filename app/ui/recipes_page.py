@@ -160,6 +160,11 @@ class RecipesPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         self.load_selection()
+        # Files changed elsewhere (Tune's "Apply Best", another editor) are re-read,
+        # unless there are unsaved edits here: saving then asks before overwriting.
+        for editor in self.editors:
+            if editor.doc is not None and not editor.dirty and editor.doc.changed_on_disk():
+                editor.revert()
         super().showEvent(event)
 
     # -- actions --------------------------------------------------------------------------
