@@ -13,6 +13,7 @@ from app.core.library import Library
 from app.core.logsetup import setup_logging
 from app.core.resources import read_text, resource
 from app.core.settings import load_settings, save_settings
+from app.ui.background import wait_for_background
 from app.ui.crash_guard import CrashGuard, route_qt_messages
 from app.ui.main_window import MainWindow
 
@@ -47,5 +48,6 @@ def run_gui() -> int:
     window = create_main_window()
     window.show()
     code = app.exec()
+    wait_for_background()  # a sweep or catalog refresh still finishing after close
     guard.uninstall()
     return int(code)

@@ -175,13 +175,21 @@ class ChatPage(QWidget):
         self.bridge.load(target=str(target), draft=str(draft))
 
     def _on_pair_changed(self) -> None:
-        if self.isVisible() and self.bridge.state != GENERATING:
-            self.new_chat(reset_engine=False)
+        if self.isVisible():
+            self._reload_if_pair_changed()
+
+    def _reload_if_pair_changed(self) -> None:
+        """Load the selected pair, but never under a reply that is still being written:
+        that waits for the reply to finish. A new pair starts a new chat."""
+        if self.bridge.state == GENERATING:
+            return
+        if (self.selection.target, self.selection.draft) != self._loaded_pair:
+            if self._loaded_pair != (None, None):
+                self.new_chat(reset_engine=False)
             self.load_pair()
 
     def showEvent(self, event: QShowEvent) -> None:
-        if (self.selection.target, self.selection.draft) != self._loaded_pair:
-            self.load_pair()
+        self._reload_if_pair_changed()
         super().showEvent(event)
 
     def restart(self) -> None:
@@ -251,6 +259,8 @@ class ChatPage(QWidget):
         self.transcript.finish(stats, event.get("stopped_by", ""))
         if stats.get("mode") == "plain" and stats.get("tok_s"):
             self.charts.set_reference(stats["tok_s"])
+        if self.isVisible():
+            self._reload_if_pair_changed()
 
     def _on_loaded(self, event: dict[str, Any]) -> None:
         self.last_error = ""

@@ -372,7 +372,7 @@ class DownloadsPage(QWidget):
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""
         self.timer.stop()
-        self.manager.shutdown()
+        self.manager.shutdown(timeout=2.0)  # never freeze the closing window
 
     def showEvent(self, event: QShowEvent) -> None:
         if not self._checked_updates:

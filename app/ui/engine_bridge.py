@@ -40,6 +40,7 @@ class EngineBridge(QObject):
         self.load_params: dict[str, Any] | None = None
         self._pending: dict[int, str] = {}  # request id -> op
         self.generating_id: int | None = None
+        self._shut_down = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.poll)
@@ -58,7 +59,20 @@ class EngineBridge(QObject):
             self._send_load()
             return
         self._set_state(STARTING)
-        run_in_background(self.client.start, lambda _r: self._send_load(), self._on_start_failed)
+        run_in_background(self._start_worker, lambda _r: self._on_started(), self._on_start_failed)
+
+    def _start_worker(self) -> None:
+        """On the thread pool. If the window closed meanwhile, close the new worker right
+        here: the queued 'started' signal may never be delivered after the window is gone."""
+        self.client.start()
+        if self._shut_down:
+            self.client.close()
+
+    def _on_started(self) -> None:
+        if self._shut_down:  # the window closed while the worker was starting
+            self.client.close()
+            return
+        self._send_load()
 
     def _send_load(self) -> None:
         assert self.load_params is not None
@@ -95,6 +109,7 @@ class EngineBridge(QObject):
             self.load(**self.load_params)
 
     def shutdown(self) -> None:
+        self._shut_down = True
         self._timer.stop()
         self.client.close()
         self._set_state(STOPPED)

@@ -205,6 +205,7 @@ class MainWindow(QMainWindow):
         self.save_state()
         self.downloads_page.shutdown()
         self.chat_page.shutdown()
+        self.tune_page.shutdown()
         self._facts_timer.stop()
         try:
             save_settings(self.settings)

@@ -144,6 +144,7 @@ class TunePage(QWidget):
         self._cancel = threading.Event()
         self._started = 0.0
         self._undo: Snapshot | None = None
+        self._running = False
         self._signals = _Signals()
         self._signals.result.connect(self._on_result)
         self._signals.progress.connect(self._on_progress)
@@ -293,7 +294,7 @@ class TunePage(QWidget):
             f"Target {target.name} · draft {draft.name}. Settings not "
             "swept stay as the saved recipe has them."
         )
-        self.start_button.setEnabled(True)
+        self.start_button.setEnabled(not self._running)
         self.use_preset("quick")
 
     def use_preset(self, kind: str) -> None:
@@ -361,6 +362,13 @@ class TunePage(QWidget):
         self.undo_button.setEnabled(False)
         self.verdict.setText(f"Measuring {len(plan.settings())} settings…")
         signals, cancel = self._signals, self._cancel
+        self._running = True
+
+        def emit(signal: Any, *args: Any) -> None:
+            try:
+                signal.emit(*args)
+            except RuntimeError:  # the page is gone (window closed): the sweep is stopping
+                cancel.set()
 
         def work() -> TuneRun:
             from app.engine.client import EngineClient
@@ -373,8 +381,8 @@ class TunePage(QWidget):
                     draft,
                     plan,
                     cancel.is_set,
-                    signals.result.emit,
-                    signals.progress.emit,
+                    lambda r: emit(signals.result, r),
+                    lambda done, total: emit(signals.progress, done, total),
                 )
 
         run_in_background(work, self._on_finished, self._on_failed)
@@ -412,8 +420,13 @@ class TunePage(QWidget):
         self.verdict.setText(f"Stopped: {error}")
         show_error(self, "Tuning stopped", str(error))
 
+    def shutdown(self) -> None:
+        """Stop a running sweep (its engine worker closes when the sweep returns)."""
+        self._cancel.set()
+
     def _end(self) -> None:
-        self.start_button.setEnabled(True)
+        self._running = False
+        self.start_button.setEnabled(self.selection.target is not None)
         self.cancel_button.setEnabled(False)
         self.eta_label.setText("")
 
@@ -464,9 +477,10 @@ class TunePage(QWidget):
 
     def apply_best(self) -> None:
         best = best_result(self.model.results)
-        target, draft = self.selection.target, self.selection.draft
-        if best is None or target is None or draft is None:
+        if best is None or self.run is None:
             return
+        # The pair the run measured, not whatever is selected now.
+        target, draft = Path(self.run.target), Path(self.run.draft)
         try:
             self._undo = apply_setting(best.setting, target, draft)
         except DraftDeckError as exc:

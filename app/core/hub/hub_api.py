@@ -26,6 +26,8 @@ from huggingface_hub.errors import (
 from app.core.errors import HubError
 from app.core.hub.plan import PlanFile, RepoPlan, build_plan
 
+API_TIMEOUT = 20.0  # seconds; a Hub that never answers must not hang a download
+
 
 @dataclass(frozen=True)
 class HubConfig:
@@ -65,7 +67,9 @@ def fetch_plan(
 ) -> RepoPlan:
     """The files of `repo_id` at `revision` (default: main), with sizes and hashes."""
     with hub_errors(repo_id):
-        info = config.api().model_info(repo_id, revision=revision, files_metadata=True)
+        info = config.api().model_info(
+            repo_id, revision=revision, files_metadata=True, timeout=API_TIMEOUT
+        )
     entries = [
         PlanFile(
             path=s.rfilename,
@@ -82,7 +86,7 @@ def fetch_plan(
 
 def latest_revision(config: HubConfig, repo_id: str, revision: str | None = None) -> str:
     with hub_errors(repo_id):
-        sha = config.api().model_info(repo_id, revision=revision).sha
+        sha = config.api().model_info(repo_id, revision=revision, timeout=API_TIMEOUT).sha
     if not sha:
         raise HubError(f"{repo_id}: the Hub did not say which revision this is", "http_error")
     return sha

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from app.core.hub.job import FINISHED, DownloadJob, JobStatus
@@ -39,10 +40,18 @@ class DownloadManager:
         with self._lock:
             self.jobs = [j for j in self.jobs if j.status().state not in FINISHED]
 
-    def shutdown(self) -> None:
-        """Pause everything (downloads resume next time) and stop the threads."""
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Pause everything (downloads resume next time) and stop the threads.
+
+        With a timeout, waits at most that long: a worker stuck in a network call is
+        left to finish on its own (its job is paused and installs nothing).
+        """
         with self._lock:
             jobs = list(self.jobs)
         for job in jobs:
             job.pause()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            for thread in list(getattr(self._pool, "_threads", ())):
+                thread.join(max(deadline - time.monotonic(), 0))

@@ -1,0 +1,169 @@
+"""Closing the window or switching pairs while work runs: nothing hangs, leaks or lands
+in the wrong place."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.core.hub.hub_api import HubConfig
+from app.core.hub.job import DownloadJob
+from app.core.hub.manager import DownloadManager
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.engine_bridge import GENERATING, READY
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+
+
+def _engine_children() -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "app.engine" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+def _wait_no_engines(timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while _engine_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _engine_children()
+
+
+def _window(qtbot: QtBot, bundle_copy: Copy, pairs: tuple[str, ...]) -> MainWindow:
+    win = create_main_window()
+    for name in pairs:
+        pack = bundle_copy(name, win.library.root / name)
+        recipe = pack / ("config_cpu.json" if "draft" in name else "config.json")
+        data = json.loads(recipe.read_text())
+        data.update({"memory": "normal", "thread_num": 1})
+        recipe.write_text(json.dumps(data, indent=4))
+    win.show()
+    return win
+
+
+def test_closing_does_not_wait_for_a_hub_that_never_answers(tmp_path: Path) -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    manager = DownloadManager()
+    job = DownloadJob(
+        "someone/pack",
+        tmp_path,
+        HubConfig(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}", token=False),
+    )
+    manager.submit(job)
+    time.sleep(0.3)  # the job is now waiting for the model info
+    started = time.monotonic()
+    manager.shutdown(timeout=1.0)
+    assert time.monotonic() - started < 2.0
+    silent.close()  # let the stuck request fail so its thread ends
+    for thread in threading.enumerate():
+        if thread.name.startswith("download"):
+            thread.join(30)
+
+
+def test_closing_mid_sweep_stops_the_sweep_and_its_worker(qtbot: QtBot, bundle_copy: Copy) -> None:
+    win = _window(qtbot, bundle_copy, ("fast-target", "fast-draft"))
+    root = win.library.root
+    win.show_page("pair")
+    win.pair_page.choose(root / "fast-target", root / "fast-draft")
+    win.show_page("tune")
+    page = win.tune_page
+    page.d_max.setValue(8)
+    page.start_button.click()
+    qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
+    win.close()
+    assert wait_for_background(30_000)
+    assert _wait_no_engines()
+
+
+def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -> None:
+    win = _window(
+        qtbot, bundle_copy, ("fast-target", "fast-draft", "qwen3-target", "qwen3-draft-noisy")
+    )
+    root = win.library.root
+    win.show_page("pair")
+    win.pair_page.choose(root / "fast-target", root / "fast-draft")
+    win.show_page("tune")
+    page = win.tune_page
+    page.tokens.setValue(32)
+    page.prompts.setPlainText("Tell me about rivers.")
+    page.start_button.click()
+    qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
+    win.show_page("pair")
+    win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    win.show_page("tune")
+    assert not page.start_button.isEnabled()  # one sweep at a time
+    qtbot.waitUntil(lambda: page.cancel_button.isEnabled() is False, timeout=120_000)
+    other = (root / "qwen3-target" / "config.json").read_text()
+    page.apply_button.click()
+    assert (root / "qwen3-target" / "config.json").read_text() == other
+    best = page.model.best
+    assert best is not None
+    applied = json.loads((root / "fast-target" / "config.json").read_text())
+    assert applied["draft_predict_length"] == best.setting.draft_length
+    win.close()
+    wait_for_background()
+
+
+def test_closing_while_the_engine_starts_leaves_no_worker(qtbot: QtBot, bundle_copy: Copy) -> None:
+    win = _window(qtbot, bundle_copy, ("qwen3-target", "qwen3-draft-noisy"))
+    root = win.library.root
+    win.show_page("pair")
+    win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    win.show_page("chat")  # starts the engine in the background
+    win.close()
+    assert wait_for_background(30_000)
+    assert _wait_no_engines()
+
+
+def test_pair_change_waits_for_the_running_reply(qtbot: QtBot, bundle_copy: Copy) -> None:
+    win = _window(
+        qtbot, bundle_copy, ("qwen3-target", "qwen3-draft-noisy", "fast-target", "fast-draft")
+    )
+    root = win.library.root
+    win.show_page("pair")
+    win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    win.show_page("chat")
+    chat = win.chat_page
+    qtbot.waitUntil(lambda: chat.bridge.state == READY, timeout=30_000)
+    chat.max_tokens.setValue(20_000)
+    chat.input.setPlainText("Keep going.")
+    chat.send()
+    qtbot.waitUntil(lambda: chat.bridge.state == GENERATING, timeout=10_000)
+    win.show_page("pair")
+    win.pair_page.choose(root / "fast-target", root / "fast-draft")
+    win.show_page("chat")
+    assert chat.bridge.state == GENERATING and chat.stop_button.isEnabled()
+    chat.stop()
+    qtbot.waitUntil(
+        lambda: (
+            chat.bridge.state == READY
+            and chat._loaded_pair[0] is not None
+            and chat._loaded_pair[0].name == "fast-target"
+        ),
+        timeout=30_000,
+    )
+    assert chat.transcript.messages == []  # a new pair, a new chat
+    win.close()
+    wait_for_background()
+    assert _wait_no_engines()
+
+
+@pytest.fixture(autouse=True)
+def _no_engines_left() -> None:
+    assert not _engine_children()
