@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -35,11 +36,13 @@ class FieldEditor(QObject):
         if not self._quiet:
             self.changed.emit()
 
+    @abstractmethod
     def value(self) -> Any:
-        raise NotImplementedError  # each subclass knows its widget
+        """The widget's value, or NOT_SET."""
 
+    @abstractmethod
     def _show(self, value: Any) -> bool:
-        raise NotImplementedError  # returns False when the value cannot be shown
+        """Show `value`; False when the widget cannot represent it."""
 
     def set_value(self, value: Any) -> bool:
         """Show a value (NOT_SET for absent); False if the widget cannot represent it."""
