@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,8 @@ from hypothesis import strategies as st
 from app.cli import main
 from app.core.bundle import read_bundle
 from app.core.errors import FileError
+from tests.helpers.cli import run_cli
+from tests.helpers.strategies import json_values
 
 Fixture = Callable[[str], Path]
 QWEN3_TOKENS = {"type": "pipeline", "special_ids": [1200, 1202, 1201], "stop_ids": [1202]}
@@ -142,12 +142,7 @@ def test_hidden_cache_folders_are_not_pack_files(bundle_copy: Callable[..., Path
 def test_info_cli_reports_broken_bundle(bundle_copy: Callable[..., Path]) -> None:
     pack = bundle_copy()
     (pack / "llm.mnn.weight").write_bytes(b"")
-    proc = subprocess.run(
-        [sys.executable, "-m", "app", "info", str(pack), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("info", str(pack), "--json", timeout=60)
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "empty_file"
@@ -161,17 +156,6 @@ def test_info_cli_human_output(fixture_bundle: Fixture, capsys: pytest.CaptureFi
     assert "qwen3_5" in out and "LinearAttention" in out and "1536" in out
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**40), 2**40)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5)
-    ),
-    max_leaves=20,
-)
 bundle_keys = st.sampled_from(
     [
         "model_type",

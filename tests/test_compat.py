@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
@@ -19,6 +17,8 @@ from app.cli import main
 from app.core.bundle import BundleInfo, read_bundle
 from app.core.compat import BLOCKED, COMPATIBLE, WARNINGS, assess, assess_paths
 from app.core.known_models import identify, known_models
+from tests.helpers.cli import run_cli
+from tests.helpers.strategies import json_values
 
 Fixture = Callable[[str], Path]
 Copy = Callable[..., Path]
@@ -230,33 +230,12 @@ def test_check_cli_exit_codes_and_json(
 
 
 def test_check_cli_as_a_process(fixture_bundle: Fixture) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "check",
-            str(fixture_bundle("fast-target")),
-            str(fixture_bundle("fast-draft")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = run_cli(
+        "check", str(fixture_bundle("fast-target")), str(fixture_bundle("fast-draft")), timeout=60
     )
     assert proc.returncode == 0 and proc.stdout.startswith("Compatible")
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**40), 2**40)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=12),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=25,
-)
 target_keys = st.sampled_from(["qwen3_8b", "qwen3_4b", "Qwen3-14B", "qwen3.5_9b", "x", ""])
 runtime_configs = st.fixed_dictionaries(
     {},

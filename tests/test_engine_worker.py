@@ -15,6 +15,7 @@ import pytest
 
 from app.core.errors import EngineCrashed, EngineError
 from app.engine.client import EngineClient, worker_command
+from tests.helpers.cli import run_cli
 
 NORMAL = {"memory": "normal", "thread_num": 1}
 Fixture = Callable[[str], Path]
@@ -160,30 +161,23 @@ def test_generate_before_load_is_an_error(client: EngineClient) -> None:
 def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps(NORMAL))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "bench",
-            "--target",
-            str(fixture_bundle("qwen3-target")),
-            "--draft",
-            str(fixture_bundle("qwen3-draft-identical")),
-            "--recipe",
-            str(recipe),
-            "--draft-recipe",
-            str(recipe),
-            "-d",
-            "3",
-            "--tokens",
-            "60",
-            "--runs",
-            "2",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "bench",
+        "--target",
+        str(fixture_bundle("qwen3-target")),
+        "--draft",
+        str(fixture_bundle("qwen3-draft-identical")),
+        "--recipe",
+        str(recipe),
+        "--draft-recipe",
+        str(recipe),
+        "-d",
+        "3",
+        "--tokens",
+        "60",
+        "--runs",
+        "2",
+        "--json",
         timeout=300,
         check=True,
     )
@@ -207,44 +201,30 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
 
 
 def test_cli_generate_json_and_blocked_exit(fixture_bundle: Fixture) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "generate",
-            "--target",
-            str(fixture_bundle("qwen3-target")),
-            "--draft",
-            str(fixture_bundle("qwen3-draft-noisy")),
-            "--prompt",
-            "Hello",
-            "--max-tokens",
-            "20",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "generate",
+        "--target",
+        str(fixture_bundle("qwen3-target")),
+        "--draft",
+        str(fixture_bundle("qwen3-draft-noisy")),
+        "--prompt",
+        "Hello",
+        "--max-tokens",
+        "20",
+        "--json",
         timeout=300,
         check=True,
     )
     out = json.loads(proc.stdout)
     assert out["stats"]["tokens"] == len(out["tokens"]) <= 20
-    blocked = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "generate",
-            "--target",
-            str(fixture_bundle("qwen3-target")),
-            "--draft",
-            str(fixture_bundle("qwen35-draft")),
-            "--prompt",
-            "Hello",
-        ],
-        capture_output=True,
-        text=True,
+    blocked = run_cli(
+        "generate",
+        "--target",
+        str(fixture_bundle("qwen3-target")),
+        "--draft",
+        str(fixture_bundle("qwen35-draft")),
+        "--prompt",
+        "Hello",
         timeout=300,
     )
     assert blocked.returncode == 1

@@ -7,7 +7,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +24,7 @@ from app.core.hub.transfer import CHUNK
 from app.core.hub.updates import check_update
 from app.core.library import Library
 from app.core.settings import load_settings, save_settings
+from tests.helpers.cli import APP, run_cli
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 
 Fixture = Callable[[str], Path]
@@ -122,7 +122,7 @@ def test_dropped_connection_resumes_without_refetching(
 def test_killed_process_resumes_where_it_stopped(hub: FakeHub, library: Path, big: bytes) -> None:
     hub.throttle_bytes_per_s = BIG_SIZE // 3  # about three seconds for the weight file
     env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
-    command = [sys.executable, "-m", "app", "download", BIG, "--json"]
+    command = [*APP, "download", BIG, "--json"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     part = staging_dir(library, BIG) / "files" / "llm.mnn.weight.part"
     deadline = time.monotonic() + 30
@@ -261,13 +261,7 @@ def test_parallel_downloads_with_the_manager(
 
 def test_cli_download_failure_message(hub: FakeHub, library: Path) -> None:
     env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
-    proc = subprocess.run(
-        [sys.executable, "-m", "app", "download", "nobody/nothing"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("download", "nobody/nothing", env=env, timeout=60)
     assert proc.returncode == 1
     assert "repository not found" in proc.stderr
 

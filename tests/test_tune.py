@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +13,7 @@ from app.core.tune import SweepPlan, TuneRun, best_result, pays_off, plan_for, r
 from app.core.tune_apply import apply_setting, restore
 from app.engine.client import EngineClient
 from app.engine.tune_runner import run_sweep
+from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]
 QUICK = {"tokens": 48, "prompts": ("Tell me about rivers.", "def add(a, b):\n")}
@@ -133,24 +132,17 @@ def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path:
 
 def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "tune",
-            "--target",
-            str(target),
-            "--draft",
-            str(draft),
-            "--quick",
-            "--tokens",
-            "48",
-            "--json",
-            "--apply",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "tune",
+        "--target",
+        str(target),
+        "--draft",
+        str(draft),
+        "--quick",
+        "--tokens",
+        "48",
+        "--json",
+        "--apply",
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
