@@ -9,13 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.core.paths import app_dirs
-from app.core.tune import best_result, plan_for, recipe_defaults
+from app.core.tune import best_result, plan_for, recipe_defaults, runs_dir
 from app.core.tune_apply import apply_setting
-
-
-def runs_dir() -> Path:
-    return app_dirs().data / "tune-runs"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ import psutil
 
 from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.metrics import break_even_acceptance
+from app.core.paths import app_dirs
 
 TUNE_SCHEMA_VERSION = 1
 # Measured spread of uplift between identical runs on a 2-core machine: about 3 %.
@@ -97,6 +98,11 @@ class SweepPlan:
             k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in fields
         }
         return cls(**values)
+
+
+def runs_dir() -> Path:
+    """Where saved tuning runs live (JSON + CSV), so the Tune page can reopen them."""
+    return app_dirs().data / "tune-runs"
 
 
 def physical_cores() -> int:

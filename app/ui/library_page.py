@@ -199,7 +199,9 @@ class LibraryPage(QWidget):
                 log.warning("could not add %s: %s", path, exc)
                 show_error(self, "Could not add pack", f"{exc.problem}\n\nFile: {exc.path}")
         if added:
-            self.refresh()
+            # The library already read the new packs: add their rows, no full re-scan.
+            for entry in added:
+                self.model.add_entry(entry)
             self.select_path(added[-1].path)
             names = ", ".join(e.name for e in added)
             self.message.emit(f"Added {names}")

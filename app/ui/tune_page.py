@@ -39,10 +39,10 @@ from app.core.tune import (
     physical_cores,
     plan_for,
     recipe_defaults,
+    runs_dir,
     verdict_sentence,
 )
 from app.core.tune_apply import Snapshot, apply_setting, restore
-from app.tune_cli import runs_dir
 from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
 from app.ui.pair_selection import PairSelection
