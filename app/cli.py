@@ -11,7 +11,7 @@ from typing import Any
 
 from app import __version__
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.errors import EngineError, FileError, HubError
+from app.core.errors import CodedError, EngineError, FileError
 from app.core.jsonfile import read_json_object
 from app.core.units import format_bytes
 
@@ -233,12 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_cmd_check)
 
     from app.hub_cli import add_parsers as add_hub_parsers
+    from app.phone_cli import add_parsers as add_phone_parsers
     from app.recipe_cli import add_parser as add_recipe_parser
     from app.tune_cli import add_parser as add_tune_parser
 
     add_recipe_parser(sub)
     add_hub_parsers(sub)
     add_tune_parser(sub)
+    add_phone_parsers(sub)
 
     def engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -286,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", _cmd_gui)
     try:
         return int(func(args))
-    except (FileError, EngineError, HubError) as exc:
+    except (FileError, EngineError, CodedError) as exc:
         print(f"draftdeck: {exc}", file=sys.stderr)
         return 1
 

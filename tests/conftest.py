@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.adb_harness import AdbServer
+from tests.fake_phone import FakePhone
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bundles"
@@ -65,3 +68,27 @@ def bundle_copy(tmp_path: Path, fixture_bundle: Callable[[str], Path]) -> Callab
         return target
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def adb_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdbServer]:
+    """One real adb server (isolated port and keys) for the whole run, killed at the end."""
+    with AdbServer(tmp_path_factory.mktemp("adb-home")) as server:
+        yield server
+
+
+@pytest.fixture
+def adb_server(adb_session: AdbServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdbServer]:
+    """The test adb server, named by ANDROID_ADB_SERVER_PORT; phones detached after."""
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_session.port))
+    yield adb_session
+    for info in adb_session.client.list():
+        adb_session.client.disconnect(info.serial)
+
+
+@pytest.fixture
+def phone(tmp_path: Path, adb_server: AdbServer) -> Iterator[FakePhone]:
+    """A fake phone, attached and ready."""
+    with FakePhone(tmp_path / "phone") as fake:
+        adb_server.connect(fake)
+        yield fake

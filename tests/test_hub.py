@@ -251,7 +251,9 @@ def test_parallel_downloads_with_the_manager(
     jobs = [_job(hub, library), DownloadJob("me/second-pack", library, _config(hub))]
     for job in jobs:
         manager.submit(job)
-    assert [manager.wait(job, timeout=60).state for job in jobs] == [DONE, DONE]
+    for job in jobs:
+        manager.wait(job, timeout=60)
+    assert [job.status().state for job in jobs] == [DONE, DONE]
     manager.shutdown()
     assert sorted(p.name for p in library.iterdir()) == [
         "Qwen3-0.6B-kl-baseline-20k-MNN",

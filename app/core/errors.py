@@ -101,13 +101,25 @@ class EngineCrashed(EngineError):
         self.stderr_tail = stderr_tail
 
 
-class HubError(DraftDeckError):
-    """The Hub (or its stand-in) refused, failed or could not be reached."""
+class CodedError(DraftDeckError):
+    """An error with a short machine-readable code besides its message."""
 
-    code = "hub_error"
+    code = "error"
 
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if code:
             self.code = code
+
+
+class HubError(CodedError):
+    """The Hub (or its stand-in) refused, failed or could not be reached."""
+
+    code = "hub_error"
+
+
+class PhoneError(CodedError):
+    """adb, the phone or the copy to it failed; the message says what to do next."""
+
+    code = "phone_error"

@@ -35,6 +35,9 @@ class Settings:
     # the user added to the catalog.
     hub_token: str = ""
     extra_repos: list[str] = field(default_factory=list)
+    # Phone: folders the user added as push destinations, and the one last used.
+    phone_destinations: list[str] = field(default_factory=list)
+    phone_root: str = ""
 
     def library_path(self) -> Path:
         return Path(self.library_dir) if self.library_dir else app_dirs().default_library

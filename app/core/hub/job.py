@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, discard_staging, install, prepare_staging
 from app.core.hub.plan import RepoPlan
 from app.core.hub.transfer import DownloadCancelled, download_file
+from app.core.transfer_stats import SpeedMeter, disk_margin
 from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.hub")
@@ -29,12 +29,6 @@ log = logging.getLogger("draftdeck.hub")
 QUEUED, PLANNING, DOWNLOADING, INSTALLING = "queued", "planning", "downloading", "installing"
 DONE, FAILED, PAUSED, CANCELLED = "done", "failed", "paused", "cancelled"
 FINISHED = (DONE, FAILED, PAUSED, CANCELLED)
-SPEED_WINDOW = 3.0  # seconds of samples behind the speed figure
-
-
-def disk_margin(total: int) -> int:
-    """Room to keep free besides the download: 2 % of it, at least 100 MB."""
-    return max(total // 50, 100 * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -85,7 +79,7 @@ class DownloadJob:
         self._lock = threading.Lock()
         self._status = JobStatus(repo_id)
         self._stop: str | None = None  # PAUSED or CANCELLED once asked
-        self._samples: list[tuple[float, int]] = []
+        self._meter = SpeedMeter()
 
     # -- control and observation (any thread) -------------------------------------------------
 
@@ -93,10 +87,13 @@ class DownloadJob:
         with self._lock:
             return self._status
 
+    def is_finished(self) -> bool:
+        return self.status().state in FINISHED
+
     def restart(self) -> None:
         """Make a paused, failed or cancelled job ready to run again (it resumes)."""
         self._stop = None
-        self._samples = []
+        self._meter.reset()
         self._set(state=QUEUED, error="", speed=0.0)
 
     def pause(self) -> None:
@@ -112,15 +109,10 @@ class DownloadJob:
             self._status = replace(self._status, **changes)  # type: ignore[arg-type]
 
     def _on_bytes(self, count: int) -> None:
-        now = time.monotonic()
         with self._lock:
             done = self._status.done_bytes + count
             file_done = self._status.file_done + count
-            self._samples.append((now, done))
-            while self._samples and now - self._samples[0][0] > SPEED_WINDOW:
-                self._samples.pop(0)
-            first_t, first_done = self._samples[0]
-            speed = (done - first_done) / (now - first_t) if now > first_t else 0.0
+            speed = self._meter.add(done)
             self._status = replace(self._status, done_bytes=done, file_done=file_done, speed=speed)
 
     # -- the work (one worker thread) --------------------------------------------------------

@@ -1,0 +1,61 @@
+"""A queue of long jobs served by a fixed number of worker threads: a pool for
+downloads, a single lane for the phone (one adb transfer at a time)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, Protocol, TypeVar
+
+
+class Job(Protocol):
+    def run(self) -> object: ...
+
+    def restart(self) -> None: ...
+
+    def pause(self) -> None: ...
+
+    def is_finished(self) -> bool: ...
+
+
+J = TypeVar("J", bound=Job)
+
+
+class JobQueue(Generic[J]):
+    def __init__(self, max_parallel: int, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_parallel, thread_name_prefix=name)
+        self._lock = threading.Lock()
+        self.jobs: list[J] = []
+        self._futures: dict[int, Future[object]] = {}
+
+    def submit(self, job: J) -> None:
+        with self._lock:
+            if job not in self.jobs:
+                self.jobs.append(job)
+            elif job.is_finished():
+                job.restart()  # a retry: it resumes from what was done before
+            self._futures[id(job)] = self._pool.submit(job.run)
+
+    def wait(self, job: J, timeout: float | None = None) -> object:
+        return self._futures[id(job)].result(timeout)
+
+    def remove_finished(self) -> None:
+        with self._lock:
+            self.jobs = [j for j in self.jobs if not j.is_finished()]
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Pause everything (jobs resume next time) and stop the threads.
+
+        With a timeout, waits at most that long: a worker stuck in a network call is
+        left to finish on its own (its job is paused and completes nothing).
+        """
+        with self._lock:
+            jobs = list(self.jobs)
+        for job in jobs:
+            job.pause()
+        self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            for thread in list(getattr(self._pool, "_threads", ())):
+                thread.join(max(deadline - time.monotonic(), 0))

@@ -1,0 +1,1 @@
+"""Android phones over adb: devices, what is on them, and pushing packs."""

@@ -1,0 +1,175 @@
+"""The adb server and one phone behind it, with every adb failure turned into a
+PhoneError that says what to do.
+
+adbutils is a client of the adb server. We start that server ourselves (system adb
+when on PATH, else the one bundled with adbutils) on the port ANDROID_ADB_SERVER_PORT
+names, so the GUI, the CLI and a user's own `adb` share one server.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import adbutils
+from adbutils import AdbClient, AdbConnection, AdbDevice
+
+from app.core.errors import PhoneError
+
+DEFAULT_PORT = 5037
+READY = "device"
+
+GUIDANCE = {
+    "unauthorized": (
+        "Unlock the phone and accept “Allow USB debugging?” (tick “Always allow from this "
+        "computer”). No prompt? Revoke USB debugging authorizations in Developer options "
+        "and replug."
+    ),
+    "offline": (
+        "The phone is attached but not answering. Unplug and replug the cable; if it stays "
+        "offline, turn USB debugging off and on again."
+    ),
+    "no permissions": (
+        "This computer may not open the USB device. On Linux, install udev rules for "
+        "Android (e.g. the android-sdk-platform-tools-common package) and replug."
+    ),
+    "authorizing": "Waiting for the phone to finish authorizing; this takes a moment.",
+    "connecting": "Connecting; this takes a moment.",
+    "recovery": "The phone is in recovery mode: reboot it into Android.",
+    "sideload": "The phone is in sideload mode: reboot it into Android.",
+    "bootloader": "The phone is in the bootloader: reboot it into Android.",
+}
+NO_DEVICES = (
+    "No phone found. On the phone enable Developer options → USB debugging, then connect "
+    "it with a data cable (some cables only charge)."
+)
+SHELL_TIMEOUT = 600.0  # hashing a multi-GB weight file on a slow phone takes minutes
+START_TIMEOUT = 20.0
+
+
+def server_port() -> int:
+    value = os.environ.get("ANDROID_ADB_SERVER_PORT", "")
+    return int(value) if value.isdigit() else DEFAULT_PORT
+
+
+def adb_executable() -> str | None:
+    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then bundled."""
+    try:
+        return str(adbutils.adb_path())
+    except adbutils.AdbError:
+        return None
+
+
+def lost(serial: str, exc: BaseException) -> PhoneError:
+    return PhoneError(
+        f"Lost the connection to {serial} ({exc or type(exc).__name__}). Check the cable "
+        "and that the phone is unlocked, then try again.",
+        "disconnected",
+    )
+
+
+def server_running(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Adb:
+    """The adb server on 127.0.0.1:port (started on first use)."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or server_port()
+        self.client = AdbClient(host="127.0.0.1", port=self.port)
+
+    def ensure_server(self) -> None:
+        if server_running(self.port):
+            return
+        exe = adb_executable()
+        if exe is None:
+            raise PhoneError(
+                "adb was not found. Install Android platform-tools (or reinstall DraftDeck, "
+                "which ships adb) and try again.",
+                "no_adb",
+            )
+        flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
+        try:
+            subprocess.run(
+                [exe, "-P", str(self.port), "start-server"],
+                timeout=START_TIMEOUT,
+                capture_output=True,
+                check=False,
+                creationflags=flags,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PhoneError(f"Could not start adb ({exe}): {exc}", "no_adb") from exc
+        if not server_running(self.port):
+            raise PhoneError(
+                f"adb did not start on port {self.port}; another program may hold the port "
+                "(set ANDROID_ADB_SERVER_PORT to use another).",
+                "no_adb",
+            )
+
+    def devices(self) -> list[adbutils.AdbDeviceInfo]:
+        self.ensure_server()
+        try:
+            found: list[adbutils.AdbDeviceInfo] = self.client.list(extended=True)
+            return found
+        except (adbutils.AdbError, OSError) as exc:
+            raise PhoneError(f"adb server on port {self.port} failed: {exc}", "no_adb") from exc
+
+    def phone(self, serial: str) -> Phone:
+        """A ready phone; one that is absent or not ready is refused with what to do."""
+        state = next((d.state for d in self.devices() if d.serial == serial), None)
+        if state is None:
+            raise PhoneError(
+                f"{serial} is not connected: plug it in, unlock it and try again.", "no_device"
+            )
+        if state != READY:
+            advice = GUIDANCE.get(state, "")
+            code = "unauthorized" if state == "unauthorized" else "not_ready"
+            raise PhoneError(f"{serial} is {state}. {advice}".strip(), code)
+        return Phone(serial, self.client.device(serial))
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    code: int
+    out: str
+    err: str
+
+
+class Phone:
+    """Shell commands and sync connections to one device."""
+
+    def __init__(self, serial: str, device: AdbDevice) -> None:
+        self.serial = serial
+        self.device = device
+
+    def shell(self, command: str, timeout: float = SHELL_TIMEOUT) -> ShellResult:
+        try:
+            result = self.device.shell2(command, timeout=timeout, v2=True)
+        except (adbutils.AdbError, OSError) as exc:
+            raise lost(self.serial, exc) from exc
+        return ShellResult(result.returncode, result.stdout, result.stderr)
+
+    def run(self, command: str, timeout: float = SHELL_TIMEOUT) -> str:
+        """Run a command that must succeed; its output."""
+        result = self.shell(command, timeout)
+        if result.code != 0:
+            detail = result.err.strip() or result.out.strip() or f"exit status {result.code}"
+            raise PhoneError(f"On {self.serial}, `{command}` failed: {detail}", "command_failed")
+        return result.out
+
+    def open_sync(self, timeout: float = 60.0) -> AdbConnection:
+        try:
+            conn = self.device.open_transport(timeout=timeout)
+            conn.send_command("sync:")
+            conn.check_okay()
+        except (adbutils.AdbError, OSError) as exc:
+            raise lost(self.serial, exc) from exc
+        return conn

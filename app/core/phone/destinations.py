@@ -1,0 +1,63 @@
+"""Where packs go on a phone: presets in resources/destinations.json, plus folders
+the user added (kept in settings). Apps document few side-load folders, so these are
+data, not code."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from functools import cache
+
+from app.core.errors import PhoneError
+from app.core.resources import read_text
+
+PARTIAL = ".partial"  # a pack being copied; renamed away only when every file is verified
+
+
+@dataclass(frozen=True)
+class Destination:
+    key: str
+    name: str
+    root: str
+    note: str = ""
+
+
+@cache
+def preset_destinations() -> tuple[Destination, ...]:
+    data = json.loads(read_text("destinations.json"))
+    return tuple(
+        Destination(d["key"], d["name"], d["root"], d.get("note", "")) for d in data["destinations"]
+    )
+
+
+def all_destinations(custom: list[str]) -> list[Destination]:
+    presets = list(preset_destinations())
+    known = {d.root for d in presets}
+    extra = [
+        Destination(f"custom:{root}", root, root, "A folder you added.")
+        for root in custom
+        if root not in known
+    ]
+    return presets + extra
+
+
+def default_root() -> str:
+    return preset_destinations()[0].root
+
+
+def check_root(root: str) -> str:
+    """A destination folder as typed by a user, normalized; refused when unusable."""
+    text = root.strip()
+    if not text.startswith("/"):
+        raise PhoneError(f"{root!r} is not a folder on the phone: give a path from /.", "bad_dest")
+    normal = posixpath.normpath(text)
+    if normal == "/" or any(ch in normal for ch in "\n\0"):
+        raise PhoneError(f"{root!r} cannot hold packs: choose a folder below /.", "bad_dest")
+    return normal
+
+
+def pack_path(root: str, name: str) -> str:
+    if not name or name in (".", "..") or "/" in name or name.endswith(PARTIAL):
+        raise PhoneError(f"{name!r} is not a usable pack folder name.", "bad_dest")
+    return posixpath.join(check_root(root), name)

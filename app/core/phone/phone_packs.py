@@ -1,0 +1,68 @@
+"""The packs already on a phone: listed, compared with the library, deleted."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import DraftDeckError
+from app.core.phone import remote_fs as fs
+from app.core.phone.adb import Phone
+from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.push import pack_files
+
+SAME, DIFFERS, NOT_IN_LIBRARY, INCOMPLETE = "same", "differs", "not in library", "incomplete"
+
+
+@dataclass(frozen=True)
+class PhonePack:
+    name: str
+    path: str
+    size: int
+    files: int
+    match: str  # SAME, DIFFERS (names or sizes), NOT_IN_LIBRARY, INCOMPLETE
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def list_packs(phone: Phone, root: str, library: Mapping[str, Path]) -> list[PhonePack]:
+    """Folders of `root` that hold a config.json, and interrupted pushes (`.partial`).
+
+    "same" means the same file names and sizes as the library's pack of that name;
+    content is compared by sha256 when pushing, which is where it matters."""
+    packs = []
+    for entry in fs.list_dir(phone, root):
+        if not entry.is_dir or entry.name.startswith("."):
+            continue
+        path = posixpath.join(root, entry.name)
+        listing = {e.name: e.size for e in fs.list_dir(phone, path) if not e.is_dir}
+        partial = entry.name.endswith(PARTIAL)
+        if "config.json" not in listing and not partial:
+            continue
+        name = entry.name.removesuffix(PARTIAL) if partial else entry.name
+        match = INCOMPLETE if partial else _compare(listing, library.get(name))
+        packs.append(PhonePack(entry.name, path, sum(listing.values()), len(listing), match))
+    return sorted(packs, key=lambda p: p.name.lower())
+
+
+def _compare(listing: dict[str, int], local: Path | None) -> str:
+    if local is None:
+        return NOT_IN_LIBRARY
+    try:
+        files = pack_files(local)
+    except (DraftDeckError, OSError):
+        return DIFFERS
+    wanted = {f.rel: f.size for f in files}
+    shown = {name: size for name, size in listing.items() if not name.startswith(".")}
+    return SAME if shown == wanted else DIFFERS
+
+
+def delete_pack(phone: Phone, root: str, name: str) -> None:
+    """Remove one pack folder (or an interrupted `.partial` one) from `root`."""
+    base = name.removesuffix(PARTIAL)
+    path = pack_path(root, base) + (PARTIAL if name.endswith(PARTIAL) else "")
+    fs.remove_tree(phone, path)

@@ -1,0 +1,338 @@
+"""Push a pack (or just its recipes) to a phone, verified, resumable, never half-installed.
+
+A whole pack is copied into `<dest>.partial/` and renamed to `<dest>` only when every
+file's sha256 on the phone matches the local one, so an app scanning the folder never
+sees half a pack. Files already on the phone with the right sha256 (in `<dest>` or in
+a `<dest>.partial` left by an interrupted push) are not sent again: pushing again after
+a pulled cable resumes. Recipe files go next to the pack under a hidden name and are
+renamed over the old ones once verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import posixpath
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from app.core.bundle import read_bundle
+from app.core.errors import DraftDeckError, PhoneError
+from app.core.phone import remote_fs as fs
+from app.core.phone.adb import Adb, Phone
+from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.sync_send import PushCancelled, send_file
+from app.core.transfer_stats import SpeedMeter, disk_margin
+from app.core.units import format_bytes
+
+log = logging.getLogger("draftdeck.phone")
+
+QUEUED, CHECKING, PUSHING, DONE = "queued", "checking", "pushing", "done"
+FAILED, CANCELLED = "failed", "cancelled"
+FINISHED = (DONE, FAILED, CANCELLED)
+# Files a pack folder may hold that are ours, not the pack's (hidden files and folders,
+# such as the Hub client's .cache, are never part of a pack to begin with).
+NOT_PACK_SUFFIXES = (".bak", ".before-update")
+RECIPE_TEMP = ".draftdeck-partial"
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    rel: str  # posix path inside the pack
+    path: Path
+    size: int
+
+
+@dataclass(frozen=True)
+class PushStatus:
+    pack: str
+    serial: str
+    dest: str
+    recipe_only: bool
+    state: str = QUEUED
+    done_bytes: int = 0
+    total_bytes: int = 0  # what has to be sent (skipped files not counted)
+    files_total: int = 0
+    current_file: str = ""
+    file_done: int = 0
+    file_size: int = 0
+    speed: float = 0.0
+    error: str = ""
+    error_code: str = ""
+    pushed: tuple[str, ...] = field(default=())
+    skipped: tuple[str, ...] = field(default=())
+    verified: tuple[str, ...] = field(default=())
+    seconds: float = 0.0
+
+    @property
+    def fraction(self) -> float:
+        if self.state == DONE:
+            return 1.0
+        return self.done_bytes / self.total_bytes if self.total_bytes else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        left = self.total_bytes - self.done_bytes
+        return left / self.speed if self.speed > 0 and left > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pack": self.pack,
+            "serial": self.serial,
+            "dest": self.dest,
+            "recipe_only": self.recipe_only,
+            "state": self.state,
+            "pushed": list(self.pushed),
+            "skipped": list(self.skipped),
+            "verified": list(self.verified),
+            "bytes": self.done_bytes,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+        }
+
+
+def pack_files(folder: Path, recipe_only: bool = False) -> list[LocalFile]:
+    """The files of a pack to put on a phone; a broken pack is refused by name."""
+    info = read_bundle(folder)
+    if recipe_only:
+        names = list(info.recipe_files)
+        if not names:
+            raise PhoneError(f"{folder} has no recipe files to push.", "no_recipes")
+    else:
+        names = [f.name for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES)]
+    return [LocalFile(n, folder / n, (folder / n).stat().st_size) for n in names]
+
+
+_hash_cache: dict[tuple[str, int, int], str] = {}
+_hash_lock = threading.Lock()
+
+
+def local_sha256(path: Path, cancelled: Callable[[], bool] = lambda: False) -> str:
+    """sha256 of a local file, remembered while its size and mtime stay the same."""
+    info = path.stat()
+    key = (str(path), info.st_size, info.st_mtime_ns)
+    with _hash_lock:
+        if key in _hash_cache:
+            return _hash_cache[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            if cancelled():
+                raise PushCancelled(str(path))
+            digest.update(block)
+    with _hash_lock:
+        _hash_cache[key] = digest.hexdigest()
+    return digest.hexdigest()
+
+
+class PushJob:
+    def __init__(
+        self,
+        adb: Adb,
+        serial: str,
+        pack: Path,
+        root: str,
+        recipe_only: bool = False,
+        margin: Callable[[int], int] = disk_margin,
+    ) -> None:
+        self.adb = adb
+        self.pack = pack
+        self.root = root
+        self._margin = margin
+        self._lock = threading.Lock()
+        self._stop = False
+        self._meter = SpeedMeter()
+        dest = posixpath.join(root, pack.name)
+        self._status = PushStatus(pack.name, serial, dest, recipe_only)
+
+    # -- control and observation (any thread) -------------------------------------------
+
+    def status(self) -> PushStatus:
+        with self._lock:
+            return self._status
+
+    def is_finished(self) -> bool:
+        return self.status().state in FINISHED
+
+    def cancel(self) -> None:
+        self._stop = True
+
+    pause = cancel  # a stopped push resumes when started again
+
+    def restart(self) -> None:
+        self._stop = False
+        self._meter.reset()
+        with self._lock:
+            s = self._status
+            self._status = PushStatus(s.pack, s.serial, s.dest, s.recipe_only)
+
+    def _set(self, **changes: object) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)  # type: ignore[arg-type]
+
+    def _on_bytes(self, count: int) -> None:
+        with self._lock:
+            done = self._status.done_bytes + count
+            speed = self._meter.add(done)
+            self._status = replace(
+                self._status,
+                done_bytes=done,
+                file_done=self._status.file_done + count,
+                speed=speed,
+            )
+
+    def _cancelled(self) -> bool:
+        return self._stop
+
+    # -- the work (one worker thread) ------------------------------------------------------
+
+    def run(self) -> PushStatus:
+        """Check, push, verify, install. Never raises: the status says what happened."""
+        started = time.monotonic()
+        try:
+            self._run()
+        except PushCancelled:
+            self._set(
+                state=CANCELLED,
+                error="Stopped. Verified files stay on the phone; pushing again resumes.",
+            )
+        except PhoneError as exc:
+            log.warning("push of %s to %s failed: %s", self.pack, self.status().serial, exc)
+            self._set(state=FAILED, error=self._explain(exc), error_code=exc.code)
+        except DraftDeckError as exc:
+            self._set(state=FAILED, error=str(exc), error_code=getattr(exc, "code", "error"))
+        else:
+            self._set(state=DONE, current_file="")
+        self._set(speed=0.0, seconds=time.monotonic() - started)
+        return self.status()
+
+    def _explain(self, exc: PhoneError) -> str:
+        status = self.status()
+        if exc.code != "disconnected" or status.state != PUSHING:
+            return exc.message
+        done = len(status.verified)
+        return (
+            f"{exc.message} {done} of {status.files_total} files are on the phone and "
+            "verified; plug it back in and push again to copy the rest."
+        )
+
+    def _run(self) -> None:
+        status = self.status()
+        phone = self.adb.phone(status.serial)
+        files = pack_files(self.pack, status.recipe_only)
+        dest = pack_path(self.root, self.pack.name)
+        self._set(state=CHECKING, files_total=len(files), dest=dest)
+        local = {}
+        for item in files:
+            self._set(current_file=item.rel)
+            local[item.rel] = local_sha256(item.path, self._cancelled)
+        if status.recipe_only:
+            self._push_recipes(phone, files, local, dest)
+        else:
+            self._push_pack(phone, files, local, dest)
+
+    def _matching(self, phone: Phone, folder: str, local: dict[str, str]) -> set[str]:
+        remote = fs.sha256_of(phone, [posixpath.join(folder, rel) for rel in local])
+        return {rel for rel, sha in local.items() if remote.get(posixpath.join(folder, rel)) == sha}
+
+    def _push_pack(
+        self, phone: Phone, files: list[LocalFile], local: dict[str, str], dest: str
+    ) -> None:
+        partial = dest + PARTIAL
+        in_dest = self._matching(phone, dest, local)
+        in_partial = self._matching(phone, partial, local)
+        dest_exists, partial_exists = fs.exists(phone, dest), fs.exists(phone, partial)
+        todo = [f for f in files if f.rel not in in_dest | in_partial]
+        if not todo and dest_exists and len(in_dest) == len(files):
+            if partial_exists:
+                fs.remove_tree(phone, partial)  # a stale attempt; the pack is complete
+            everything = tuple(local)
+            self._set(skipped=everything, verified=everything)
+            return
+        needed = sum(f.size for f in todo)
+        fs.make_dirs(phone, [self.root])
+        free = fs.free_bytes(phone, self.root)
+        if free < needed + self._margin(needed):
+            raise PhoneError(
+                f"Not enough space on {phone.serial} in {self.root}: the pack needs "
+                f"{format_bytes(needed)} (plus {format_bytes(self._margin(needed))} to spare) "
+                f"and {format_bytes(free)} is free. Free some space and push again.",
+                "no_space",
+            )
+        if dest_exists:  # from here on the pack is "being updated", not installed
+            if not partial_exists:
+                fs.move(phone, dest, partial)
+            else:
+                for rel in sorted(in_dest - in_partial):
+                    target = posixpath.join(partial, rel)
+                    fs.make_dirs(phone, [posixpath.dirname(target)])
+                    fs.move(phone, posixpath.join(dest, rel), target)
+                fs.remove_tree(phone, dest)
+            in_partial |= in_dest
+        fs.make_dirs(
+            phone, [partial, *(posixpath.dirname(posixpath.join(partial, f.rel)) for f in todo)]
+        )
+        verified = tuple(rel for rel in local if rel in in_partial)
+        self._set(
+            state=PUSHING,
+            total_bytes=needed,
+            skipped=verified,
+            verified=verified,
+        )
+        for item in todo:
+            self._send_verified(phone, item, posixpath.join(partial, item.rel), local[item.rel])
+        self._remove_strays(phone, partial, files)
+        fs.move(phone, partial, dest)
+
+    def _push_recipes(
+        self, phone: Phone, files: list[LocalFile], local: dict[str, str], dest: str
+    ) -> None:
+        if not fs.exists(phone, posixpath.join(dest, "config.json")):
+            raise PhoneError(
+                f"{self.pack.name} is not on {phone.serial} in {self.root}: push the whole "
+                "pack once, then recipes alone.",
+                "not_on_phone",
+            )
+        same = self._matching(phone, dest, local)
+        todo = [f for f in files if f.rel not in same]
+        skipped = tuple(rel for rel in local if rel in same)
+        self._set(
+            state=PUSHING,
+            total_bytes=sum(f.size for f in todo),
+            skipped=skipped,
+            verified=skipped,
+        )
+        for item in todo:
+            final = posixpath.join(dest, item.rel)
+            temp = posixpath.join(posixpath.dirname(final), f".{item.rel}{RECIPE_TEMP}")
+            self._send_verified(phone, item, temp, local[item.rel])
+            fs.move(phone, temp, final)
+
+    def _send_verified(self, phone: Phone, item: LocalFile, remote: str, sha: str) -> None:
+        self._set(current_file=item.rel, file_done=0, file_size=item.size)
+        send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
+        got = fs.sha256_of(phone, [remote]).get(remote)
+        if got != sha:
+            phone.shell(f"rm -f {fs.quote(remote)}")
+            raise PhoneError(
+                f"{item.rel} did not arrive intact on {phone.serial} (sha256 "
+                f"{(got or 'missing')[:12]}… instead of {sha[:12]}…). Push again; if it "
+                "keeps failing, try another cable or USB port.",
+                "verify_failed",
+            )
+        with self._lock:
+            s = self._status
+            self._status = replace(
+                s, pushed=(*s.pushed, item.rel), verified=(*s.verified, item.rel)
+            )
+
+    def _remove_strays(self, phone: Phone, partial: str, files: list[LocalFile]) -> None:
+        """The phone's copy becomes exactly the pack: files of an older version go."""
+        wanted = {f.rel.split("/", 1)[0] for f in files}
+        for entry in fs.list_dir(phone, partial):
+            if entry.name not in wanted:
+                fs.remove_tree(phone, posixpath.join(partial, entry.name))

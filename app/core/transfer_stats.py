@@ -1,0 +1,33 @@
+"""Figures every transfer shares: speed over a recent window, room to keep free."""
+
+from __future__ import annotations
+
+import time
+
+SPEED_WINDOW = 3.0  # seconds of samples behind the speed figure
+
+
+def disk_margin(total: int) -> int:
+    """Room to keep free besides a transfer: 2 % of it, at least 100 MB."""
+    return max(total // 50, 100 * 1024 * 1024)
+
+
+class SpeedMeter:
+    """Bytes per second over the last few seconds (not since the start, which would
+    hide a stall behind an early burst). Not thread-safe: callers hold their lock."""
+
+    def __init__(self, window: float = SPEED_WINDOW) -> None:
+        self.window = window
+        self._samples: list[tuple[float, int]] = []
+
+    def reset(self) -> None:
+        self._samples = []
+
+    def add(self, done: int, now: float | None = None) -> float:
+        """Record that `done` bytes are done by now; return the current speed."""
+        now = time.monotonic() if now is None else now
+        self._samples.append((now, done))
+        while self._samples and now - self._samples[0][0] > self.window:
+            self._samples.pop(0)
+        first_t, first_done = self._samples[0]
+        return (done - first_done) / (now - first_t) if now > first_t else 0.0

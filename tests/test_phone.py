@@ -1,0 +1,391 @@
+"""Phones over a real adb server: a fake phone (tests/fake_phone.py) on loopback stands
+in for the USB cable and the handset, which cannot exist here. Everything above the
+wire is real: the adb server, adbutils, our push, the files on the "phone"."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import PhoneError
+from app.core.phone import remote_fs as fs
+from app.core.phone.adb import GUIDANCE, Adb
+from app.core.phone.destinations import check_root, pack_path
+from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
+from app.core.phone.phone_packs import (
+    DIFFERS,
+    INCOMPLETE,
+    NOT_IN_LIBRARY,
+    SAME,
+    delete_pack,
+    list_packs,
+)
+from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
+from tests.adb_harness import AdbServer
+from tests.fake_phone import FakePhone
+from tests.helpers.cli import run_cli
+
+ROOT = "/data/local/tmp/mnn_models"
+
+
+def _pack(bundle_copy: Callable[..., Path], tmp_path: Path, extra_mb: int = 0) -> Path:
+    """A copy of the fast draft pack, optionally with a bigger weight file, plus the
+    clutter a real download folder has (the Hub cache, a recipe backup)."""
+    pack = bundle_copy("fast-draft", tmp_path / "library" / "fast-draft")
+    if extra_mb:
+        with (pack / "llm.mnn.weight").open("ab") as handle:
+            handle.write(os.urandom(extra_mb * 1024 * 1024))
+    (pack / ".cache" / "huggingface").mkdir(parents=True)
+    (pack / ".cache" / "huggingface" / "download.lock").write_text("x")
+    (pack / "config_cpu.json.bak").write_text("{}")
+    return pack
+
+
+def _phone_copy(phone: FakePhone, name: str = "fast-draft") -> Path:
+    return phone.local(f"{ROOT}/{name}")
+
+
+def _same_files(pack: Path, on_phone: Path) -> None:
+    expected = sorted(p.name for p in pack.iterdir() if p.is_file() and not p.name.startswith("."))
+    expected.remove("config_cpu.json.bak")
+    assert sorted(p.name for p in on_phone.iterdir()) == expected
+    for name in expected:
+        assert (on_phone / name).read_bytes() == (pack / name).read_bytes(), name
+
+
+def _push(phone: FakePhone, pack: Path, **kwargs: object) -> PushJob:
+    job = PushJob(Adb(), phone.address, pack, ROOT, **kwargs)  # type: ignore[arg-type]
+    job.run()
+    return job
+
+
+# -- parsing what a phone's shell prints ------------------------------------------------
+
+
+def test_df_parsing_handles_wrapped_lines() -> None:
+    wrapped = (
+        "Filesystem 1K-blocks Used Available Use% Mounted on\n"
+        "/dev/block/bootdevice/by-name/userdata\n"
+        "            52975816 30420812 22555004  58% /data\n"
+    )
+    assert fs.parse_df_available(wrapped, "/data") == 22555004 * 1024
+    with pytest.raises(PhoneError, match="free space of /x"):
+        fs.parse_df_available("df: /x: No such file or directory", "/x")
+
+
+def test_ls_parsing_keeps_big_sizes_names_with_spaces_and_links() -> None:
+    text = (
+        "total 3\n"
+        "drwxrwx--x 2 shell shell 4096 2026-11-30 04:50 my pack\n"
+        "-rw-rw-rw- 1 shell shell 5368709120 2026-11-30 04:50 llm.mnn.weight\n"
+        "lrwxrwxrwx 1 shell shell 7 2026-11-30 04:50 link -> target\n"
+    )
+    entries = fs.parse_ls_long(text)
+    assert [(e.name, e.size, e.is_dir) for e in entries] == [
+        ("my pack", 4096, True),
+        ("llm.mnn.weight", 5368709120, False),
+        ("link", 7, False),
+    ]
+
+
+def test_sha256sum_parsing_and_command_batches() -> None:
+    digest = "a" * 64
+    assert fs.parse_sha256sum(f"{digest}  /p/x y\nsha256sum: /q: No such file\n") == {
+        "/p/x y": digest
+    }
+    paths = [f"/data/local/tmp/{i:04d}" for i in range(500)]
+    batches = list(fs.batches(paths))
+    assert len(batches) > 1 and [p for b in batches for p in b] == paths
+    assert all(sum(len(p) + 1 for p in b) <= fs.COMMAND_BUDGET for b in batches)
+
+
+def test_destinations_refuse_unusable_folders_and_names() -> None:
+    assert check_root(" /sdcard/Download/x/ ") == "/sdcard/Download/x"
+    for bad in ("relative/path", "/", "/.."):
+        with pytest.raises(PhoneError):
+            check_root(bad)
+    for name in ("", "..", "a/b", "x.partial"):
+        with pytest.raises(PhoneError):
+            pack_path(ROOT, name)
+
+
+def test_debouncer_ignores_flaps_and_reports_lasting_changes() -> None:
+    ready = DeviceInfo("A", "device", model="Pixel")
+    debounce = Debouncer(settle=1.0)
+    assert debounce.update([ready], now=0.0) == [ready]
+    # Replugging: offline, gone, back, within the settle time: nothing changes.
+    assert debounce.update([DeviceInfo("A", "offline")], now=0.1) == [ready]
+    assert debounce.update([], now=0.3) == [ready]
+    assert debounce.update([ready], now=0.5) == [ready]
+    assert not debounce.settling()
+    # A phone that really went away is dropped once the absence lasted.
+    assert debounce.update([], now=1.0) == [ready]
+    assert debounce.settling()
+    assert debounce.update([], now=2.1) == []
+    # A new phone appears once it stayed.
+    other = DeviceInfo("B", "unauthorized")
+    assert debounce.update([other], now=3.0) == []
+    assert debounce.update([other], now=4.0) == [other]
+
+
+# -- devices -----------------------------------------------------------------------------
+
+
+def test_devices_list_details_and_hot_plug(tmp_path: Path, adb_server: AdbServer) -> None:
+    lister = DeviceLister(Adb())
+    assert lister.list() == []
+    with FakePhone(tmp_path / "a", model="Pixel 8", android="15", ram_kb=8 * 1024 * 1024) as a:
+        adb_server.connect(a)
+        [info] = lister.list()
+        assert (info.serial, info.state, info.model, info.android, info.abi) == (
+            a.address,
+            "device",
+            "Pixel 8",
+            "15",
+            "arm64-v8a",
+        )
+        assert info.ram_bytes == 8 * 1024**3 and info.guidance == ""
+        with FakePhone(tmp_path / "b", model="Galaxy S24", android="14") as b:
+            adb_server.connect(b)  # plugged in while the first one is there
+            assert sorted(d.model for d in lister.list()) == ["Galaxy S24", "Pixel 8"]
+            adb_server.disconnect(b)
+        assert [d.model for d in lister.list()] == ["Pixel 8"]
+
+
+def test_unauthorized_phone_gets_guidance_and_refuses_pushes(
+    tmp_path: Path, adb_server: AdbServer, bundle_copy: Callable[..., Path]
+) -> None:
+    with FakePhone(tmp_path / "phone", authorized=False) as locked:
+        adb_server.connect(locked, state="unauthorized")
+        [info] = DeviceLister(Adb()).list()
+        assert info.state == "unauthorized" and not info.ready
+        assert info.guidance == GUIDANCE["unauthorized"] and "USB debugging" in info.guidance
+        job = _push(locked, _pack(bundle_copy, tmp_path))
+        status = job.status()
+        assert status.state == FAILED and status.error_code == "unauthorized"
+        assert "accept “Allow USB debugging?”" in status.error
+
+
+# -- pushing -----------------------------------------------------------------------------
+
+
+def test_push_copies_a_verified_pack_and_leaves_clutter_behind(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    status = _push(phone, pack).status()
+    assert status.state == DONE, status.error
+    on_phone = _phone_copy(phone)
+    _same_files(pack, on_phone)
+    assert sorted(status.pushed) == sorted(status.verified) == sorted(os.listdir(on_phone))
+    assert status.skipped == ()
+    assert (
+        status.done_bytes
+        == status.total_bytes
+        == sum((on_phone / n).stat().st_size for n in status.pushed)
+    )
+    assert not phone.local(f"{ROOT}/fast-draft.partial").exists()
+    assert status.dest == f"{ROOT}/fast-draft"
+
+
+def test_push_again_skips_files_already_verified(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    assert _push(phone, pack).status().state == DONE
+    before = phone.bytes_received
+    again = _push(phone, pack).status()
+    assert again.state == DONE and again.pushed == () and again.done_bytes == 0
+    assert sorted(again.skipped) == sorted(again.verified) == sorted(os.listdir(_phone_copy(phone)))
+    assert phone.bytes_received - before < 20_000  # shell commands only, no file data
+
+    # A changed weight file: only it travels; a file the pack no longer has goes away.
+    with (pack / "llm.mnn.weight").open("r+b") as handle:
+        handle.seek(-64, os.SEEK_END)
+        handle.write(os.urandom(64))
+    _phone_copy(phone).joinpath("old-shard.bin").write_bytes(b"stale")
+    update = _push(phone, pack).status()
+    assert update.state == DONE, update.error
+    assert update.pushed == ("llm.mnn.weight",)
+    _same_files(pack, _phone_copy(phone))
+
+
+def test_push_refused_when_the_phone_is_full(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    phone.free_bytes = 300_000
+    status = _push(phone, _pack(bundle_copy, tmp_path)).status()
+    assert status.state == FAILED and status.error_code == "no_space"
+    assert "Not enough space" in status.error and "free" in status.error
+    assert not _phone_copy(phone).exists()
+    assert not phone.local(f"{ROOT}/fast-draft.partial").exists()
+
+
+def test_full_disk_during_a_push_is_reported_not_installed(
+    tmp_path: Path,
+    phone: FakePhone,
+    bundle_copy: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Another app fills the phone between our `df` and the copy: df says there is room,
+    # the writes fail.
+    monkeypatch.setattr(fs, "free_bytes", lambda _phone, _folder: 10**9)
+    phone.free_bytes = 300_000
+    status = _push(phone, _pack(bundle_copy, tmp_path)).status()
+    assert status.state == FAILED and status.error_code == "no_space"
+    assert "No space left" in status.error
+    assert not _phone_copy(phone).exists()
+
+
+def test_cable_pulled_mid_push_then_resume(
+    tmp_path: Path, adb_server: AdbServer, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=2)
+    phone.cut_after_bytes = phone.bytes_received + 1_200_000
+    cut = _push(phone, pack).status()
+    assert cut.state == FAILED and cut.error_code == "disconnected"
+    assert "push again" in cut.error and f"of {cut.files_total} files" in cut.error
+    assert not _phone_copy(phone).exists()  # never looks installed
+    partial = phone.local(f"{ROOT}/fast-draft.partial")
+    assert partial.is_dir()
+    verified_before = set(cut.verified)
+    assert verified_before  # the small files before the weight made it
+
+    phone.cut_after_bytes = None
+    phone.unplugged = False
+    adb_server.connect(phone)  # plugged back in
+    resumed = _push(phone, pack).status()
+    assert resumed.state == DONE, resumed.error
+    assert verified_before <= set(resumed.skipped)
+    assert set(resumed.pushed) | set(resumed.skipped) == set(resumed.verified)
+    assert "llm.mnn.weight" in resumed.pushed
+    _same_files(pack, _phone_copy(phone))
+    assert not partial.exists()
+
+
+def test_cancel_keeps_what_is_verified_and_resumes(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=2)
+
+    class CancelMidWeight(PushJob):
+        def _on_bytes(self, count: int) -> None:
+            super()._on_bytes(count)
+            if self.status().current_file == "llm.mnn.weight":
+                self.cancel()
+
+    job = CancelMidWeight(Adb(), phone.address, pack, ROOT)
+    status = job.run()
+    assert status.state == CANCELLED and "resumes" in status.error
+    assert not _phone_copy(phone).exists()
+    partial = phone.local(f"{ROOT}/fast-draft.partial")
+    assert not (partial / "llm.mnn.weight").exists()  # a cut SEND leaves no half file
+    resumed = _push(phone, pack).status()
+    assert resumed.state == DONE and set(status.verified) <= set(resumed.skipped)
+    _same_files(pack, _phone_copy(phone))
+
+
+def test_recipe_only_push(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    refused = _push(phone, pack, recipe_only=True).status()
+    assert refused.state == FAILED and refused.error_code == "not_on_phone"
+    assert "push the whole pack once" in refused.error
+
+    assert _push(phone, pack).status().state == DONE
+    recipe = pack / "config_cpu.json"
+    data = json.loads(recipe.read_text())
+    data["thread_num"] = 2
+    recipe.write_text(json.dumps(data, indent=2))
+    before = phone.bytes_received
+    status = _push(phone, pack, recipe_only=True).status()
+    assert status.state == DONE and status.pushed == ("config_cpu.json",)
+    assert set(status.skipped) == {"config.json"}
+    assert set(status.verified) == {"config.json", "config_cpu.json"}
+    assert phone.bytes_received - before < 20_000  # the weights did not travel
+    _same_files(pack, _phone_copy(phone))
+    assert not any(p.name.startswith(".") for p in _phone_copy(phone).iterdir())
+
+
+def test_phone_packs_listing_matching_and_delete(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    assert _push(phone, pack).status().state == DONE
+    other = bundle_copy("qwen3-draft-noisy", tmp_path / "library" / "noisy")
+    assert _push(phone, other).status().state == DONE
+    shutil.copytree(_phone_copy(phone, "noisy"), phone.local(f"{ROOT}/stranger"))
+    phone.local(f"{ROOT}/half.partial").mkdir()
+    phone.local(f"{ROOT}/not-a-pack").mkdir()
+    # Sizes come from `ls -l`, not from sync STAT's 32 bits: a 5 GiB file stays 5 GiB.
+    with phone.local(f"{ROOT}/stranger/llm.mnn.weight").open("r+b") as handle:
+        handle.truncate(5 * 1024**3)
+    (other / "tokenizer.mtok").write_bytes(b"changed")
+
+    device = Adb().phone(phone.address)
+    library = {"fast-draft": pack, "noisy": other}
+    packs = {p.name: p for p in list_packs(device, ROOT, library)}
+    assert {n: p.match for n, p in packs.items()} == {
+        "fast-draft": SAME,
+        "half.partial": INCOMPLETE,
+        "noisy": DIFFERS,
+        "stranger": NOT_IN_LIBRARY,
+    }
+    assert packs["fast-draft"].size == sum(f.stat().st_size for f in _phone_copy(phone).iterdir())
+    assert packs["stranger"].size > 5 * 1024**3
+
+    delete_pack(device, ROOT, "stranger")
+    delete_pack(device, ROOT, "half.partial")
+    assert sorted(p.name for p in list_packs(device, ROOT, library)) == ["fast-draft", "noisy"]
+    assert not phone.local(f"{ROOT}/stranger").exists()
+    with pytest.raises(PhoneError):
+        delete_pack(device, ROOT, "../..")
+
+
+# -- the command line --------------------------------------------------------------------
+
+
+def test_cli_devices_push_and_phone_packs(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    devices = run_cli("devices", "--json")
+    assert devices.returncode == 0, devices.stderr
+    [device] = json.loads(devices.stdout)["devices"]
+    assert device["serial"] == phone.address and device["model"] == "Pixel 8"
+
+    pushed = run_cli("push", str(pack), "--json")
+    assert pushed.returncode == 0, pushed.stderr
+    result = json.loads(pushed.stdout.splitlines()[-1])
+    assert result["serial"] == phone.address and result["dest"] == f"{ROOT}/fast-draft"
+    assert sorted(result["pushed"]) == sorted(result["verified"])
+    assert result["skipped"] == [] and result["bytes"] > 0
+    _same_files(pack, _phone_copy(phone))
+
+    again = run_cli("push", str(pack), "--serial", phone.address, "--recipe-only", "--json")
+    assert json.loads(again.stdout)["pushed"] == []
+
+    other = run_cli("push", str(pack), "--dest", "/sdcard/Download/DraftDeck")
+    assert other.returncode == 0 and "verified" in other.stdout
+    assert phone.local("/sdcard/Download/DraftDeck/fast-draft/config.json").is_file()
+
+    listing = run_cli("phone-packs", "--json")
+    assert listing.returncode == 0, listing.stderr
+    [entry] = json.loads(listing.stdout)["packs"]
+    assert entry["name"] == "fast-draft" and entry["match"] == NOT_IN_LIBRARY
+
+    missing = run_cli("push", str(pack), "--serial", "127.0.0.1:1")
+    assert missing.returncode == 1 and "No phone 127.0.0.1:1" in missing.stderr
+
+
+def test_cli_explains_when_no_phone_is_attached(adb_server: AdbServer) -> None:
+    out = run_cli("devices")
+    assert out.returncode == 0 and "USB debugging" in out.stdout
+    push = run_cli("push", "anything")
+    assert push.returncode == 1 and "No phone found" in push.stderr
