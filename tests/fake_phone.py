@@ -17,7 +17,8 @@ Services: ``shell:`` (v1), ``shell,v2,...:`` (packets with exit codes) and ``syn
 
 Switches (plain attributes, may change while it runs): ``free_bytes`` (what ``df``
 reports and what writes may use), ``cut_after_bytes`` (drop the connection once that
-many bytes of file data arrived), ``unplugged`` (refuse connections). Counter:
+many bytes of data arrived), ``unplugged`` (refuse connections),
+``throttle_bytes_per_s`` (a slower cable). Counter:
 ``bytes_received``.
 """
 
@@ -176,6 +177,8 @@ class _Connection:
             if stream is None:
                 return
             phone.bytes_received += len(data)
+            if phone.throttle_bytes_per_s:
+                time.sleep(len(data) / phone.throttle_bytes_per_s)
             limit = phone.cut_after_bytes
             if limit is not None and phone.bytes_received >= limit:
                 raise _Cut
@@ -223,6 +226,7 @@ class FakePhone:
         }
         self.free_bytes: int | None = None
         self.cut_after_bytes: int | None = None
+        self.throttle_bytes_per_s: float | None = None
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
@@ -492,7 +496,7 @@ class Shell:
             if not local.exists():
                 err += self._missing("ls", path)
                 continue
-            if local.is_dir():
+            if local.is_dir() and "d" not in flags:
                 names = sorted(os.listdir(local))
                 if "a" not in flags:
                     names = [n for n in names if not n.startswith(".")]
@@ -554,3 +558,23 @@ class Shell:
                     digest.update(block)
             out += f"{digest.hexdigest()}  {path}\n".encode()
         return out, err, 1 if err else 0
+
+
+def main() -> None:
+    """Run a phone in its own process (benchmarks: no GIL shared with the code under
+    test): prints its address, serves until stdin closes."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--throttle-mbps", type=float, default=0.0)
+    args = parser.parse_args()
+    with FakePhone(args.root) as phone:
+        phone.throttle_bytes_per_s = args.throttle_mbps * 1e6 or None
+        print(phone.address, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

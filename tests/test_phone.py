@@ -104,6 +104,22 @@ def test_sha256sum_parsing_and_command_batches() -> None:
     assert all(sum(len(p) + 1 for p in b) <= fs.COMMAND_BUDGET for b in batches)
 
 
+def test_device_list_parsing_keeps_multi_word_states() -> None:
+    text = (
+        "emulator-5554          device product:sdk model:Pixel_8 device:emu64 transport_id:1\n"
+        "0123456789ABCDEF       no permissions (missing udev rules? user is in the plugdev "
+        "group); see [http://developer.android.com/tools/device.html] usb:1-1 transport_id:2\n"
+        "R58M12345             unauthorized usb:1-2 transport_id:3\n"
+    )
+    devices = parse_devices(text)
+    assert [(d.serial, d.state) for d in devices] == [
+        ("emulator-5554", "device"),
+        ("0123456789ABCDEF", "no permissions"),
+        ("R58M12345", "unauthorized"),
+    ]
+    assert devices[0].tags["model"] == "Pixel_8" and devices[1].tags["usb"] == "1-1"
+
+
 def test_destinations_refuse_unusable_folders_and_names() -> None:
     assert check_root(" /sdcard/Download/x/ ") == "/sdcard/Download/x"
     for bad in ("relative/path", "/", "/.."):

@@ -1,9 +1,9 @@
 """The adb server and one phone behind it, with every adb failure turned into a
 PhoneError that says what to do.
 
-adbutils is a client of the adb server. We start that server ourselves (system adb
-when on PATH, else the one bundled with adbutils) on the port ANDROID_ADB_SERVER_PORT
-names, so the GUI, the CLI and a user's own `adb` share one server.
+We start the adb server ourselves (ADBUTILS_ADB_PATH, else adb on PATH, else the one
+bundled with adbutils) on the port ANDROID_ADB_SERVER_PORT names, so the GUI, the CLI
+and a user's own `adb` share one server, and talk to it over its socket protocol.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 from dataclasses import dataclass
 
 import adbutils
-from adbutils import AdbClient, AdbConnection, AdbDevice
 
 from app.core.errors import PhoneError
+from app.core.phone.adb_wire import AdbRefused, AdbSocket, RawDevice, list_devices, open_service
 
 DEFAULT_PORT = 5037
 READY = "device"
@@ -84,7 +84,6 @@ class Adb:
 
     def __init__(self, port: int | None = None) -> None:
         self.port = port or server_port()
-        self.client = AdbClient(host="127.0.0.1", port=self.port)
 
     def ensure_server(self) -> None:
         if server_running(self.port):
@@ -114,12 +113,11 @@ class Adb:
                 "no_adb",
             )
 
-    def devices(self) -> list[adbutils.AdbDeviceInfo]:
+    def devices(self) -> list[RawDevice]:
         self.ensure_server()
         try:
-            found: list[adbutils.AdbDeviceInfo] = self.client.list(extended=True)
-            return found
-        except (adbutils.AdbError, OSError) as exc:
+            return list_devices(self.port)
+        except (AdbRefused, OSError) as exc:
             raise PhoneError(f"adb server on port {self.port} failed: {exc}", "no_adb") from exc
 
     def phone(self, serial: str) -> Phone:
@@ -133,7 +131,7 @@ class Adb:
             advice = GUIDANCE.get(state, "")
             code = "unauthorized" if state == "unauthorized" else "not_ready"
             raise PhoneError(f"{serial} is {state}. {advice}".strip(), code)
-        return Phone(serial, self.client.device(serial))
+        return Phone(self.port, serial)
 
 
 @dataclass(frozen=True)
@@ -143,19 +141,55 @@ class ShellResult:
     err: str
 
 
-class Phone:
-    """Shell commands and sync connections to one device."""
+_EXIT_MARK = "DRAFTDECK-EXIT:"
 
-    def __init__(self, serial: str, device: AdbDevice) -> None:
+
+class Phone:
+    """Shell commands and sync connections to one ready device."""
+
+    def __init__(self, port: int, serial: str) -> None:
+        self.port = port
         self.serial = serial
-        self.device = device
+        self._shell_v2 = True
+
+    def open(self, service: str, timeout: float | None) -> AdbSocket:
+        try:
+            return open_service(self.port, self.serial, service, timeout)
+        except (AdbRefused, OSError) as exc:
+            raise lost(self.serial, exc) from exc
 
     def shell(self, command: str, timeout: float = SHELL_TIMEOUT) -> ShellResult:
         try:
-            result = self.device.shell2(command, timeout=timeout, v2=True)
-        except (adbutils.AdbError, OSError) as exc:
+            if self._shell_v2:
+                try:
+                    return self._run_v2(command, timeout)
+                except AdbRefused:  # Android before 7 has no shell protocol
+                    self._shell_v2 = False
+            return self._run_v1(command, timeout)
+        except (AdbRefused, OSError) as exc:
             raise lost(self.serial, exc) from exc
-        return ShellResult(result.returncode, result.stdout, result.stderr)
+
+    def _run_v2(self, command: str, timeout: float) -> ShellResult:
+        streams = {1: bytearray(), 2: bytearray()}
+        with open_service(self.port, self.serial, f"shell,v2,raw:{command}", timeout) as conn:
+            while True:
+                kind = conn.read_exact(1)[0]
+                data = conn.read_exact(int.from_bytes(conn.read_exact(4), "little"))
+                if kind == 3:  # exit status
+                    code = data[0] if data else 255
+                    break
+                if kind in streams:
+                    streams[kind] += data
+        return ShellResult(code, _text(streams[1]), _text(streams[2]))
+
+    def _run_v1(self, command: str, timeout: float) -> ShellResult:
+        wrapped = f"{command}; echo {_EXIT_MARK}$?"
+        with open_service(self.port, self.serial, f"shell:{wrapped}", timeout) as conn:
+            data = bytearray()
+            while chunk := conn.sock.recv(65536):
+                data += chunk
+        out, _, code = _text(data).rpartition(_EXIT_MARK)
+        return ShellResult(int(code.strip() or 255), out, "")
 
     def run(self, command: str, timeout: float = SHELL_TIMEOUT) -> str:
         """Run a command that must succeed; its output."""
@@ -165,11 +199,6 @@ class Phone:
             raise PhoneError(f"On {self.serial}, `{command}` failed: {detail}", "command_failed")
         return result.out
 
-    def open_sync(self, timeout: float = 60.0) -> AdbConnection:
-        try:
-            conn = self.device.open_transport(timeout=timeout)
-            conn.send_command("sync:")
-            conn.check_okay()
-        except (adbutils.AdbError, OSError) as exc:
-            raise lost(self.serial, exc) from exc
-        return conn
+
+def _text(data: bytes | bytearray) -> str:
+    return bytes(data).decode("utf-8", "replace")

@@ -39,11 +39,6 @@ class DeviceInfo:
         return {**asdict(self), "guidance": self.guidance}
 
 
-def _state(raw: str) -> str:
-    # adb prints "no permissions (udev rules...)": adbutils keeps only the first word.
-    return "no permissions" if raw == "no" else raw
-
-
 def parse_getprop(text: str) -> dict[str, str]:
     return dict(re.findall(r"^\[([^\]]+)\]: \[([^\]]*)\]", text, re.MULTILINE))
 
@@ -77,7 +72,7 @@ class DeviceLister:
     def list(self) -> list[DeviceInfo]:
         found: list[DeviceInfo] = []
         for raw in self.adb.devices():
-            state = _state(raw.state)
+            state = raw.state
             if state != READY:
                 self._details.pop(raw.serial, None)
                 found.append(DeviceInfo(raw.serial, state, model=raw.tags.get("model", "")))

@@ -226,31 +226,35 @@ class PushJob:
         files = pack_files(self.pack, status.recipe_only)
         dest = pack_path(self.root, self.pack.name)
         self._set(state=CHECKING, files_total=len(files), dest=dest)
-        local = {}
-        for item in files:
-            self._set(current_file=item.rel)
-            local[item.rel] = local_sha256(item.path, self._cancelled)
         if status.recipe_only:
-            self._push_recipes(phone, files, local, dest)
+            self._push_recipes(phone, files, dest)
         else:
-            self._push_pack(phone, files, local, dest)
+            self._push_pack(phone, files, dest)
 
-    def _matching(self, phone: Phone, folder: str, local: dict[str, str]) -> set[str]:
-        remote = fs.sha256_of(phone, [posixpath.join(folder, rel) for rel in local])
-        return {rel for rel, sha in local.items() if remote.get(posixpath.join(folder, rel)) == sha}
+    def _already_there(self, phone: Phone, files: list[LocalFile], folder: str) -> set[str]:
+        """Files whose copy in `folder` has the local sha256. Only files the phone has
+        are hashed here; the others are hashed on the way out."""
+        remote = fs.sha256_of(phone, [posixpath.join(folder, f.rel) for f in files])
+        same = set()
+        for item in files:
+            theirs = remote.get(posixpath.join(folder, item.rel))
+            if theirs is not None:
+                self._set(current_file=item.rel)
+                if local_sha256(item.path, self._cancelled) == theirs:
+                    same.add(item.rel)
+        return same
 
-    def _push_pack(
-        self, phone: Phone, files: list[LocalFile], local: dict[str, str], dest: str
-    ) -> None:
+    def _push_pack(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
         partial = dest + PARTIAL
-        in_dest = self._matching(phone, dest, local)
-        in_partial = self._matching(phone, partial, local)
-        dest_exists, partial_exists = fs.exists(phone, dest), fs.exists(phone, partial)
+        in_dest = self._already_there(phone, files, dest)
+        in_partial = self._already_there(phone, files, partial)
+        present = fs.existing(phone, [dest, partial])
+        dest_exists, partial_exists = dest in present, partial in present
         todo = [f for f in files if f.rel not in in_dest | in_partial]
         if not todo and dest_exists and len(in_dest) == len(files):
             if partial_exists:
                 fs.remove_tree(phone, partial)  # a stale attempt; the pack is complete
-            everything = tuple(local)
+            everything = tuple(f.rel for f in files)
             self._set(skipped=everything, verified=everything)
             return
         needed = sum(f.size for f in todo)
@@ -276,7 +280,7 @@ class PushJob:
         fs.make_dirs(
             phone, [partial, *(posixpath.dirname(posixpath.join(partial, f.rel)) for f in todo)]
         )
-        verified = tuple(rel for rel in local if rel in in_partial)
+        verified = tuple(f.rel for f in files if f.rel in in_partial)
         self._set(
             state=PUSHING,
             total_bytes=needed,
@@ -284,22 +288,20 @@ class PushJob:
             verified=verified,
         )
         for item in todo:
-            self._send_verified(phone, item, posixpath.join(partial, item.rel), local[item.rel])
+            self._send_verified(phone, item, posixpath.join(partial, item.rel))
         self._remove_strays(phone, partial, files)
         fs.move(phone, partial, dest)
 
-    def _push_recipes(
-        self, phone: Phone, files: list[LocalFile], local: dict[str, str], dest: str
-    ) -> None:
-        if not fs.exists(phone, posixpath.join(dest, "config.json")):
+    def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
+        if not fs.existing(phone, [posixpath.join(dest, "config.json")]):
             raise PhoneError(
                 f"{self.pack.name} is not on {phone.serial} in {self.root}: push the whole "
                 "pack once, then recipes alone.",
                 "not_on_phone",
             )
-        same = self._matching(phone, dest, local)
+        same = self._already_there(phone, files, dest)
         todo = [f for f in files if f.rel not in same]
-        skipped = tuple(rel for rel in local if rel in same)
+        skipped = tuple(f.rel for f in files if f.rel in same)
         self._set(
             state=PUSHING,
             total_bytes=sum(f.size for f in todo),
@@ -309,12 +311,12 @@ class PushJob:
         for item in todo:
             final = posixpath.join(dest, item.rel)
             temp = posixpath.join(posixpath.dirname(final), f".{item.rel}{RECIPE_TEMP}")
-            self._send_verified(phone, item, temp, local[item.rel])
+            self._send_verified(phone, item, temp)
             fs.move(phone, temp, final)
 
-    def _send_verified(self, phone: Phone, item: LocalFile, remote: str, sha: str) -> None:
+    def _send_verified(self, phone: Phone, item: LocalFile, remote: str) -> None:
         self._set(current_file=item.rel, file_done=0, file_size=item.size)
-        send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
+        sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
         got = fs.sha256_of(phone, [remote]).get(remote)
         if got != sha:
             phone.shell(f"rm -f {fs.quote(remote)}")

@@ -1,26 +1,31 @@
 """One file to the phone over adb's sync protocol (SEND, DATA, DONE).
 
-Our own loop instead of adbutils' `sync.push`, for three reasons: 64 KiB DATA
-messages (the protocol maximum; adbutils sends 4 KiB ones), a progress callback per
-message, and a cancel check between messages. A cancelled or cut SEND leaves no file:
-the phone deletes what it got when the stream closes without DONE.
+Our own loop instead of adbutils' `sync.push`: 64 KiB DATA messages (the protocol
+maximum; adbutils sends 4 KiB ones), a progress callback and a cancel check per
+message, and the file's sha256 computed from the very bytes sent (no second read).
+A cancelled or cut SEND leaves no file: the phone deletes what it got when the stream
+closes without DONE.
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
-
-import adbutils
 
 from app.core.errors import PhoneError, UnreadableFileError
 from app.core.phone.adb import Phone, lost
+from app.core.phone.adb_wire import AdbSocket
 
 SYNC_DATA_MAX = 64 * 1024
+# Several DATA messages per write: the adb server forwards what one read of its socket
+# gets as one packet and waits for the phone's ack before the next, so bigger writes
+# mean fewer round trips (this doubled throughput over one message per write).
+SEND_BLOCK = 4 * SYNC_DATA_MAX
 FILE_MODE = 0o100644  # a regular file, rw-r--r--
+SYNC_TIMEOUT = 60.0  # a phone that takes no data for a minute is gone
 
 
 class PushCancelled(Exception):
@@ -33,45 +38,47 @@ def send_file(
     remote: str,
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
-) -> None:
+) -> str:
+    """Copy `local` to `remote`; the sha256 of what was sent."""
+    digest = hashlib.sha256()
     try:
         handle = local.open("rb")
     except OSError as exc:
         raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
-    with handle:
-        _send(phone, handle, remote, on_bytes, cancelled)
+    with handle, phone.open("sync:", SYNC_TIMEOUT) as conn:
+        try:
+            spec = f"{remote},{FILE_MODE}".encode()
+            conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
+            while block := handle.read(SEND_BLOCK):
+                if cancelled():
+                    raise PushCancelled(remote)
+                digest.update(block)
+                conn.sock.sendall(_data_messages(block))
+                on_bytes(len(block))
+            conn.sock.sendall(b"DONE" + struct.pack("<I", int(time.time())))
+            _check_reply(phone, conn, remote)
+            conn.sock.sendall(b"QUIT" + struct.pack("<I", 0))
+        except OSError as exc:
+            raise lost(phone.serial, exc) from exc
+    return digest.hexdigest()
 
 
-def _send(
-    phone: Phone,
-    handle: BinaryIO,
-    remote: str,
-    on_bytes: Callable[[int], None],
-    cancelled: Callable[[], bool],
-) -> None:
-    conn = phone.open_sync()
-    try:
-        sock = conn.conn
-        spec = f"{remote},{FILE_MODE}".encode()
-        sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
-        while chunk := handle.read(SYNC_DATA_MAX):
-            if cancelled():
-                raise PushCancelled(remote)
-            sock.sendall(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
-            on_bytes(len(chunk))
-        sock.sendall(b"DONE" + struct.pack("<I", int(time.time())))
-        reply = conn.read(8)
-        if len(reply) < 8:
-            raise ConnectionResetError("the connection closed during the copy")
-        if reply[:4] == b"FAIL":
-            length = struct.unpack("<I", reply[4:])[0]
-            message = conn.read(length).decode("utf-8", "replace")
-            code = "no_space" if "No space" in message else "write_failed"
-            raise PhoneError(f"{phone.serial} refused {remote}: {message}", code)
-        if reply[:4] != b"OKAY":
-            raise PhoneError(f"{phone.serial} answered {reply!r} to the copy of {remote}")
-        sock.sendall(b"QUIT" + struct.pack("<I", 0))
-    except (adbutils.AdbError, OSError) as exc:
-        raise lost(phone.serial, exc) from exc
-    finally:
-        conn.close()
+def _data_messages(block: bytes) -> bytes:
+    view = memoryview(block)
+    parts: list[bytes | memoryview] = []
+    for start in range(0, len(block), SYNC_DATA_MAX):
+        piece = view[start : start + SYNC_DATA_MAX]
+        parts += [b"DATA", struct.pack("<I", len(piece)), piece]
+    return b"".join(parts)
+
+
+def _check_reply(phone: Phone, conn: AdbSocket, remote: str) -> None:
+    reply = conn.read_exact(8)
+    if reply[:4] == b"OKAY":
+        return
+    if reply[:4] == b"FAIL":
+        length = struct.unpack("<I", reply[4:])[0]
+        message = conn.read_exact(length).decode("utf-8", "replace")
+        code = "no_space" if "No space" in message else "write_failed"
+        raise PhoneError(f"{phone.serial} refused {remote}: {message}", code)
+    raise PhoneError(f"{phone.serial} answered {reply!r} to the copy of {remote}")
