@@ -41,6 +41,15 @@ def main() -> int:
     shutil.copytree(FIXTURES / "qwen3-draft-independent", broken)
     (broken / "llm.mnn.weight").write_bytes(b"")
 
+    # The Phone page talks to a real adb server (isolated port) and fake phones, as the
+    # tests do: started before the window so the page finds the server.
+    sys.path.insert(0, str(ROOT))
+    from tests.adb_harness import AdbServer
+    from tests.fake_phone import FakePhone
+
+    adb_server = AdbServer(home / "adb")
+    os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_server.port)
+
     app = QApplication(sys.argv)
     app.setStyleSheet(read_text("style.qss"))
     window = create_main_window()
@@ -145,6 +154,40 @@ def main() -> int:
     out = DOCS / "tune.png"
     window.grab().save(str(out))
     print(f"wrote {out}")
+
+    # The Phone page: one phone with a pack on it and a push under way, one locked.
+    phone = FakePhone(home / "phone-a", model="Pixel 8 Pro", android="15", ram_kb=12_000_000)
+    locked = FakePhone(home / "phone-b", model="Galaxy S24", authorized=False)
+    adb_server.connect(phone)
+    adb_server.connect(locked, state="unauthorized")
+    window.show_page("phone")
+    phone_page = window.phone_page
+    while phone_page.device_list.count() < 2 or phone_page.pack_list.count() < 5:
+        app.processEvents()
+    for row in range(phone_page.device_list.count()):
+        if "Pixel" in phone_page.device_list.item(row).text():
+            phone_page.device_list.setCurrentRow(row)
+    first = phone_page.start_push(phone.address, library / "fast-draft", recipe_only=False)
+    while not first.is_finished():
+        app.processEvents()
+    phone_page.poll_queue()
+    phone.throttle_bytes_per_s = 400_000
+    second = phone_page.start_push(phone.address, library / "qwen3-draft-noisy", False)
+    while second.status().fraction < 0.35:
+        app.processEvents()
+        phone_page.poll_queue()
+    phone_page.refresh_phone()
+    while phone_page.packs_model.rowCount() < 2:  # the finished pack and the .partial
+        app.processEvents()
+    phone_page.pack_list.setCurrentRow(1)
+    out = DOCS / "phone.png"
+    window.grab().save(str(out))
+    print(f"wrote {out}")
+    phone.throttle_bytes_per_s = None
+    phone_page.shutdown()
+    phone.close()
+    locked.close()
+    adb_server.close()
 
     window._closing_anyway = True
     window.close()

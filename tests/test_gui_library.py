@@ -81,6 +81,7 @@ def test_window_lists_installed_packs(window: MainWindow, bundle_copy: Copy, qtb
         "Recipes",
         "Chat",
         "Tune",
+        "Phone",
     ]
 
 

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QRect, Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import (
-    QApplication,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionProgressBar,
-    QStyleOptionViewItem,
-)
+from PySide6.QtCore import Qt
 
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.job import DownloadJob, JobStatus
 from app.core.units import format_bytes
+from app.ui.job_models import JobQueueModel, format_eta
 from app.ui.table_model import ColumnsModel, Index
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
-FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 class CatalogModel(ColumnsModel):
@@ -65,69 +57,10 @@ class CatalogModel(ColumnsModel):
         }.get(column)
 
 
-def _eta(status: JobStatus) -> str:
-    seconds = status.eta_seconds
-    if seconds is None:
-        return ""
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
-
-
-class QueueModel(ColumnsModel):
-    """One row per download; `refresh()` re-reads the jobs and updates changed rows only."""
-
+class QueueModel(JobQueueModel[DownloadJob, JobStatus]):
     COLUMNS = ("Repository", "State", "Progress", "Size", "Speed", "Left", "Details")
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.jobs: list[DownloadJob] = []
-        self._shown: list[JobStatus] = []
-
-    def add_job(self, job: DownloadJob) -> None:
-        if job in self.jobs:
-            return
-        row = len(self.jobs)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self.jobs.append(job)
-        self._shown.append(job.status())
-        self.endInsertRows()
-
-    def remove_rows_where(self, finished: set[str]) -> None:
-        for row in reversed(range(len(self.jobs))):
-            if self._shown[row].state in finished:
-                self.beginRemoveRows(QModelIndex(), row, row)
-                del self.jobs[row], self._shown[row]
-                self.endRemoveRows()
-
-    def refresh(self) -> list[JobStatus]:
-        """Statuses that changed since the last refresh (for the caller's reactions)."""
-        changed = []
-        for row, job in enumerate(self.jobs):
-            status = job.status()
-            if status != self._shown[row]:
-                self._shown[row] = status
-                changed.append(status)
-                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
-        return changed
-
-    def status(self, row: int) -> JobStatus:
-        return self._shown[row]
-
-    def row_total(self) -> int:
-        return len(self.jobs)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not self.valid(index):
-            return None
-        status = self._shown[index.row()]
-        column = self.COLUMNS[index.column()]
-        if role == FRACTION_ROLE:
-            return status.fraction
-        if role == Qt.ItemDataRole.ToolTipRole and status.error:
-            return status.error
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if column == "Progress":
-            return f"{status.fraction:.0%}"
+    def cell(self, status: JobStatus, column: str) -> str:
         details = status.error
         if not details and status.files_total:
             details = f"file {status.files_done + 1} of {status.files_total}"
@@ -143,23 +76,6 @@ class QueueModel(ColumnsModel):
             "State": status.state,
             "Size": format_bytes(status.total_bytes) if status.total_bytes else "",
             "Speed": f"{format_bytes(status.speed)}/s" if status.speed else "",
-            "Left": _eta(status),
+            "Left": format_eta(status.eta_seconds),
             "Details": details,
-        }.get(column)
-
-
-class ProgressDelegate(QStyledItemDelegate):
-    """Draws the Progress column as a progress bar with its percentage."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        fraction = index.data(FRACTION_ROLE)
-        if not isinstance(fraction, float):
-            super().paint(painter, option, index)
-            return
-        bar = QStyleOptionProgressBar()
-        bar.rect = QRect(option.rect.adjusted(2, 3, -2, -3))
-        bar.minimum, bar.maximum = 0, 1000
-        bar.progress = int(fraction * 1000)
-        bar.text = f"{fraction:.0%}"
-        bar.textVisible = True
-        QApplication.style().drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter)
+        }.get(column, "")

@@ -36,7 +36,8 @@ from app.core.settings import save_settings
 from app.core.units import format_bytes
 from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
-from app.ui.download_models import ENTRY_ROLE, CatalogModel, ProgressDelegate, QueueModel
+from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel
+from app.ui.job_models import ProgressDelegate
 
 log = logging.getLogger("draftdeck.ui.downloads")
 POLL_MS = 200

@@ -28,6 +28,7 @@ from app.ui.downloads_page import DownloadsPage
 from app.ui.library_page import LibraryPage
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
+from app.ui.phone_page import PhonePage
 from app.ui.recipes_page import RecipesPage
 from app.ui.tune_page import TunePage
 
@@ -72,6 +73,9 @@ class MainWindow(QMainWindow):
         self.add_page("chat", "Chat", self.chat_page)
         self.tune_page = TunePage(self.selection)
         self.add_page("tune", "Tune", self.tune_page)
+        self.phone_page = PhonePage(library)
+        self.phone_page.message.connect(self._show_message)
+        self.add_page("phone", "Phone", self.phone_page)
         self.facts_label = QLabel()
         self.statusBar().addPermanentWidget(self.facts_label)
         self._facts_timer = QTimer(self)
@@ -206,6 +210,7 @@ class MainWindow(QMainWindow):
         self.downloads_page.shutdown()
         self.chat_page.shutdown()
         self.tune_page.shutdown()
+        self.phone_page.shutdown()
         self._facts_timer.stop()
         try:
             save_settings(self.settings)

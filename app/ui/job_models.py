@@ -1,0 +1,126 @@
+"""Rows of background jobs (downloads, pushes) with a progress-bar column."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, Generic, Protocol, TypeVar
+
+from PySide6.QtCore import QModelIndex, QRect, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import (
+    QApplication,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    QStyleOptionViewItem,
+)
+
+from app.ui.table_model import ColumnsModel, Index
+
+FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class JobStatusLike(Protocol):
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def fraction(self) -> float: ...
+
+    @property
+    def error(self) -> str: ...
+
+
+S = TypeVar("S", bound=JobStatusLike)
+
+
+class JobLike(Protocol[S]):  # type: ignore[misc]
+    def status(self) -> S: ...
+
+
+J = TypeVar("J", bound=JobLike[Any])
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class JobQueueModel(ColumnsModel, Generic[J, S]):
+    """One row per job; `refresh()` re-reads the jobs and updates changed rows only.
+    Subclasses say what each column shows in `cell`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: list[J] = []
+        self._shown: list[S] = []
+
+    @abstractmethod
+    def cell(self, status: S, column: str) -> str:
+        """What `column` shows for a job in this state (Progress is drawn here)."""
+
+    def add_job(self, job: J) -> None:
+        if job in self.jobs:
+            return
+        row = len(self.jobs)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.jobs.append(job)
+        self._shown.append(job.status())
+        self.endInsertRows()
+
+    def remove_rows_where(self, finished: set[str]) -> None:
+        for row in reversed(range(len(self.jobs))):
+            if self._shown[row].state in finished:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.jobs[row], self._shown[row]
+                self.endRemoveRows()
+
+    def refresh(self) -> list[S]:
+        """Statuses that changed since the last refresh (for the caller's reactions)."""
+        changed = []
+        for row, job in enumerate(self.jobs):
+            status = job.status()
+            if status != self._shown[row]:
+                self._shown[row] = status
+                changed.append(status)
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+        return changed
+
+    def status(self, row: int) -> S:
+        return self._shown[row]
+
+    def row_total(self) -> int:
+        return len(self.jobs)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not self.valid(index):
+            return None
+        status = self._shown[index.row()]
+        column = self.COLUMNS[index.column()]
+        if role == FRACTION_ROLE:
+            return status.fraction
+        if role == Qt.ItemDataRole.ToolTipRole and status.error:
+            return status.error
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if column == "Progress":
+            return f"{status.fraction:.0%}"
+        return self.cell(status, column)
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """Draws the Progress column as a progress bar with its percentage."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        fraction = index.data(FRACTION_ROLE)
+        if not isinstance(fraction, float):
+            super().paint(painter, option, index)
+            return
+        bar = QStyleOptionProgressBar()
+        bar.rect = QRect(option.rect.adjusted(2, 3, -2, -3))
+        bar.minimum, bar.maximum = 0, 1000
+        bar.progress = int(fraction * 1000)
+        bar.text = f"{fraction:.0%}"
+        bar.textVisible = True
+        QApplication.style().drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter)

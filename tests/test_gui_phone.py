@@ -1,0 +1,144 @@
+"""The Phone page offscreen, against the real adb server and a fake phone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import app_dirs
+from app.core.phone.push import DONE
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.main_window import MainWindow
+from tests.adb_harness import AdbServer
+from tests.fake_phone import FakePhone
+
+Copy = Callable[..., Path]
+ROOT = "/data/local/tmp/mnn_models"
+
+
+@pytest.fixture
+def window(qtbot: QtBot, phone: FakePhone, bundle_copy: Copy) -> Iterator[MainWindow]:
+    bundle_copy("fast-draft", app_dirs().default_library / "fast-draft")
+    win = create_main_window()
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("phone")
+    page = win.phone_page
+    qtbot.waitUntil(lambda: page.device_list.count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: page.pack_list.count() == 1, timeout=10_000)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _wait_done(qtbot: QtBot, window: MainWindow, row: int) -> None:
+    model = window.phone_page.queue_model
+    qtbot.waitUntil(
+        lambda: model.rowCount() > row and model.status(row).state == DONE, timeout=20_000
+    )
+
+
+def test_devices_show_details_and_the_library_packs(window: MainWindow, phone: FakePhone) -> None:
+    page = window.phone_page
+    item = page.device_list.item(0)
+    assert item.text().startswith("Pixel 8\nAndroid 15 · arm64-v8a")
+    assert phone.address in item.toolTip()
+    assert page.device_hint.text() == ""
+    assert page.pack_list.item(0).text() == "fast-draft"
+    assert page.dest_combo.currentData() == ROOT
+    assert not page.push_button.isEnabled()  # no pack chosen yet
+    page.pack_list.setCurrentRow(0)
+    assert page.push_button.isEnabled() and page.recipes_button.isEnabled()
+
+
+def test_push_then_list_then_delete(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone, qtmodeltester: object
+) -> None:
+    page = window.phone_page
+    page.pack_list.setCurrentRow(0)
+    page.push_button.click()
+    _wait_done(qtbot, window, 0)
+    assert phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").is_file()
+    details = page.queue_model.index(0, page.queue_model.COLUMNS.index("Details")).data()
+    assert "verified" in details and f"{ROOT}/fast-draft" in details
+    qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)
+    qtmodeltester.check(page.packs_model)  # type: ignore[attr-defined]
+    qtmodeltester.check(page.queue_model)  # type: ignore[attr-defined]
+    assert page.packs_model.packs[0].match == "same"
+    assert "free" in page.free_label.text()
+
+    # Recipes only: nothing but the recipes travels, and the row says so.
+    page.recipes_button.click()
+    _wait_done(qtbot, window, 1)
+    assert page.queue_model.index(1, 0).data() == "fast-draft (recipes)"
+
+    page.packs_view.selectRow(0)
+    page.delete_button.click()
+    box = page.findChild(QMessageBox, "confirmDialog")
+    assert box is not None and "fast-draft" in box.text()
+    delete = next(b for b in box.buttons() if b.text() == "Delete")
+    delete.click()
+    qtbot.waitUntil(lambda: page.packs_model.rowCount() == 0, timeout=10_000)
+    assert not phone.local(f"{ROOT}/fast-draft").exists()
+
+
+def test_dropping_a_pack_on_a_phone_pushes_it(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone
+) -> None:
+    page = window.phone_page
+    mime = page.pack_list.mimeData([page.pack_list.item(0)])
+    assert [u.toLocalFile() for u in mime.urls()] == [
+        str(app_dirs().default_library / "fast-draft")
+    ]
+    view = page.device_list
+    target = view.visualItemRect(view.item(0)).center()
+    drop = QDropEvent(
+        target.toPointF(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    # Offscreen there is no drag session for Qt to route a drop through, so the
+    # view's handler gets the event directly.
+    view.dropEvent(drop)
+    assert drop.isAccepted()
+    _wait_done(qtbot, window, 0)
+    assert phone.local(f"{ROOT}/fast-draft/config.json").is_file()
+
+    # Something that is not a folder is not taken.
+    other = QMimeData()
+    other.setUrls([QUrl("https://example.invalid/pack")])
+    refused = QDropEvent(
+        QPoint(5, 5).toPointF(),
+        Qt.DropAction.CopyAction,
+        other,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    view.dropEvent(refused)
+    assert not refused.isAccepted()
+    assert page.queue_model.rowCount() == 1
+
+
+def test_unplugged_phone_leaves_the_list_and_an_unauthorized_one_explains(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone, adb_server: AdbServer, tmp_path: Path
+) -> None:
+    page = window.phone_page
+    adb_server.disconnect(phone)
+    qtbot.waitUntil(lambda: page.device_list.count() == 0, timeout=10_000)
+    assert "USB debugging" in page.device_hint.text()
+    with FakePhone(tmp_path / "locked", authorized=False) as locked:
+        adb_server.connect(locked, state="unauthorized")
+        qtbot.waitUntil(lambda: page.device_list.count() == 1, timeout=10_000)
+        assert "unauthorized" in page.device_list.item(0).text()
+        assert "Allow USB debugging" in page.device_hint.text()
+        page.pack_list.setCurrentRow(0)
+        assert not page.push_button.isEnabled()
