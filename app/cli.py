@@ -284,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.engine.worker import main as worker_main
 
         return worker_main()
+    if argv[:1] == ["--self-test"]:  # a build checking itself, headless
+        from app.self_test import run_self_test
+
+        return run_self_test()
     args = build_parser().parse_args(argv)
     func = getattr(args, "func", _cmd_gui)
     try:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
 from typing import Any
 
+from app.cli_progress import run_with_progress
 from app.core.errors import HubError
 from app.core.hub.catalog import load_catalog, refresh_live
 from app.core.hub.hub_api import HubConfig
@@ -50,19 +50,6 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_printer(job: DownloadJob, stop: threading.Event) -> None:
-    while not stop.wait(0.5):
-        status = job.status()
-        if status.total_bytes:
-            eta = f", {status.eta_seconds:.0f} s left" if status.eta_seconds else ""
-            print(
-                f"{status.repo_id}: {format_bytes(status.done_bytes)} / "
-                f"{format_bytes(status.total_bytes)} ({status.fraction:.0%}) "
-                f"{format_bytes(status.speed)}/s{eta} {status.current_file}",
-                file=sys.stderr,
-            )
-
-
 def cmd_download(args: argparse.Namespace) -> int:
     settings = load_settings()
     job = DownloadJob(
@@ -72,18 +59,9 @@ def cmd_download(args: argparse.Namespace) -> int:
         args.revision,
         include_all=args.all_files,
     )
-    stop = threading.Event()
-    printer = threading.Thread(target=_progress_printer, args=(job, stop), daemon=True)
-    printer.start()
     started = time.monotonic()
-    try:
-        status = job.run()
-    except KeyboardInterrupt:
-        job.pause()
-        status = job.status()
-    finally:
-        stop.set()
-        printer.join()
+    run_with_progress(job, args.repo)
+    status = job.status()
     if status.state != DONE:
         why = status.error or (
             "paused; run the same command again to resume"

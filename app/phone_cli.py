@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
+from app.cli_progress import run_with_progress
 from app.core.errors import PhoneError
 from app.core.library import Library
 from app.core.phone.adb import NO_DEVICES, Adb
@@ -76,34 +76,13 @@ def _resolve_pack(text: str) -> Path:
     raise PhoneError(f"{text} is neither a pack folder nor the name of a pack in the library.")
 
 
-def _progress(job: PushJob, stop: threading.Event) -> None:
-    while not stop.wait(0.5):
-        s = job.status()
-        if s.total_bytes and s.state == "pushing":
-            eta = f", {s.eta_seconds:.0f} s left" if s.eta_seconds else ""
-            print(
-                f"{s.pack}: {format_bytes(s.done_bytes)} / {format_bytes(s.total_bytes)} "
-                f"({s.fraction:.0%}) {format_bytes(s.speed)}/s{eta} {s.current_file}",
-                file=sys.stderr,
-            )
-
-
 def cmd_push(args: argparse.Namespace) -> int:
     adb = Adb()
     device = _pick_device(adb, args.serial)
     root = check_root(args.dest) if args.dest else default_root()
     job = PushJob(adb, device.serial, _resolve_pack(args.pack), root, args.recipe_only)
-    stop = threading.Event()
-    printer = threading.Thread(target=_progress, args=(job, stop), daemon=True)
-    printer.start()
-    try:
-        status = job.run()
-    except KeyboardInterrupt:
-        job.cancel()
-        status = job.status()
-    finally:
-        stop.set()
-        printer.join()
+    run_with_progress(job, job.pack.name)
+    status = job.status()
     if args.json:
         print(json.dumps(status.to_json()))
     if status.state != DONE:

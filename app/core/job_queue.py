@@ -6,7 +6,58 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, Protocol, TypeVar
+from dataclasses import replace
+from typing import ClassVar, Generic, Protocol, TypeVar
+
+from app.core.transfer_stats import SpeedMeter
+
+
+class _Progress(Protocol):
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def done_bytes(self) -> int: ...
+
+    @property
+    def file_done(self) -> int: ...
+
+
+S = TypeVar("S", bound=_Progress)
+
+
+class TrackedJob(Generic[S]):
+    """A job whose status is an immutable snapshot, replaced under a lock, so any
+    thread may read it while the worker thread moves it on."""
+
+    finished_states: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, status: S) -> None:
+        self._lock = threading.Lock()
+        self._status = status
+        self._meter = SpeedMeter()
+
+    def status(self) -> S:
+        with self._lock:
+            return self._status
+
+    def is_finished(self) -> bool:
+        return self.status().state in self.finished_states
+
+    def _set(self, **changes: object) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)  # type: ignore[type-var]
+
+    def _on_bytes(self, count: int) -> None:
+        """`count` more bytes of the current file went through."""
+        with self._lock:
+            done = self._status.done_bytes + count
+            self._status = replace(  # type: ignore[type-var]
+                self._status,
+                done_bytes=done,
+                file_done=self._status.file_done + count,
+                speed=self._meter.add(done),
+            )
 
 
 class Job(Protocol):

@@ -9,9 +9,8 @@ Pause keeps the staging folder (a later run resumes); cancel removes it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -21,7 +20,8 @@ from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, discard_staging, install, prepare_staging
 from app.core.hub.plan import RepoPlan
 from app.core.hub.transfer import DownloadCancelled, download_file
-from app.core.transfer_stats import SpeedMeter, disk_margin
+from app.core.job_queue import TrackedJob
+from app.core.transfer_stats import disk_margin
 from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.hub")
@@ -58,7 +58,9 @@ class JobStatus:
         return left / self.speed if self.speed > 0 and left > 0 else None
 
 
-class DownloadJob:
+class DownloadJob(TrackedJob[JobStatus]):
+    finished_states = FINISHED
+
     def __init__(
         self,
         repo_id: str,
@@ -76,19 +78,10 @@ class DownloadJob:
         self.include_all = include_all
         self._free_bytes = free_bytes or (lambda p: int(psutil.disk_usage(str(p)).free))
         self._margin = margin
-        self._lock = threading.Lock()
-        self._status = JobStatus(repo_id)
+        super().__init__(JobStatus(repo_id))
         self._stop: str | None = None  # PAUSED or CANCELLED once asked
-        self._meter = SpeedMeter()
 
     # -- control and observation (any thread) -------------------------------------------------
-
-    def status(self) -> JobStatus:
-        with self._lock:
-            return self._status
-
-    def is_finished(self) -> bool:
-        return self.status().state in FINISHED
 
     def restart(self) -> None:
         """Make a paused, failed or cancelled job ready to run again (it resumes)."""
@@ -103,17 +96,6 @@ class DownloadJob:
         self._stop = CANCELLED
         if self.status().state in FINISHED and self.status().state != DONE:
             discard_staging(self.library, self.repo_id)
-
-    def _set(self, **changes: object) -> None:
-        with self._lock:
-            self._status = replace(self._status, **changes)  # type: ignore[arg-type]
-
-    def _on_bytes(self, count: int) -> None:
-        with self._lock:
-            done = self._status.done_bytes + count
-            file_done = self._status.file_done + count
-            speed = self._meter.add(done)
-            self._status = replace(self._status, done_bytes=done, file_done=file_done, speed=speed)
 
     # -- the work (one worker thread) --------------------------------------------------------
 

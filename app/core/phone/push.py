@@ -22,11 +22,12 @@ from typing import Any
 
 from app.core.bundle import read_bundle
 from app.core.errors import DraftDeckError, PhoneError
+from app.core.job_queue import TrackedJob
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.sync_send import PushCancelled, send_file
-from app.core.transfer_stats import SpeedMeter, disk_margin
+from app.core.transfer_stats import disk_margin
 from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.phone")
@@ -129,7 +130,9 @@ def local_sha256(path: Path, cancelled: Callable[[], bool] = lambda: False) -> s
     return digest.hexdigest()
 
 
-class PushJob:
+class PushJob(TrackedJob[PushStatus]):
+    finished_states = FINISHED
+
     def __init__(
         self,
         adb: Adb,
@@ -143,20 +146,12 @@ class PushJob:
         self.pack = pack
         self.root = root
         self._margin = margin
-        self._lock = threading.Lock()
         self._stop = False
-        self._meter = SpeedMeter()
-        dest = posixpath.join(root, pack.name)
-        self._status = PushStatus(pack.name, serial, dest, recipe_only)
+        super().__init__(
+            PushStatus(pack.name, serial, posixpath.join(root, pack.name), recipe_only)
+        )
 
     # -- control and observation (any thread) -------------------------------------------
-
-    def status(self) -> PushStatus:
-        with self._lock:
-            return self._status
-
-    def is_finished(self) -> bool:
-        return self.status().state in FINISHED
 
     def cancel(self) -> None:
         self._stop = True
@@ -169,21 +164,6 @@ class PushJob:
         with self._lock:
             s = self._status
             self._status = PushStatus(s.pack, s.serial, s.dest, s.recipe_only)
-
-    def _set(self, **changes: object) -> None:
-        with self._lock:
-            self._status = replace(self._status, **changes)  # type: ignore[arg-type]
-
-    def _on_bytes(self, count: int) -> None:
-        with self._lock:
-            done = self._status.done_bytes + count
-            speed = self._meter.add(done)
-            self._status = replace(
-                self._status,
-                done_bytes=done,
-                file_done=self._status.file_done + count,
-                speed=speed,
-            )
 
     def _cancelled(self) -> bool:
         return self._stop
