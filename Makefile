@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 
-.PHONY: run test lint screenshots bench bench-pair clean
+.PHONY: run test lint screenshots bench bench-pair package clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(VENV)/.installed $@
+
+$(VENV)/.installed-package: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[package]'
 	touch $(VENV)/.installed $@
 
 run: $(VENV)/.installed
@@ -34,6 +38,14 @@ test: lint
 screenshots: $(VENV)/.installed
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
 
+# The double-click app for this OS in dist/ (PyInstaller cannot cross-compile), with
+# its size and what dominates it.
+package: $(VENV)/.installed-package
+	$(PY) packaging/make_icons.py build/icons
+	$(PY) -m PyInstaller packaging/draftdeck.spec --noconfirm --distpath dist \
+		--workpath build/pyinstaller
+	$(PY) packaging/finish.py dist
+
 # The benchmark pair needs torch: a separate environment keeps it out of .venv.
 FIXVENV := .venv-fixtures
 $(FIXVENV)/.installed: pyproject.toml
@@ -48,6 +60,8 @@ bench-pair: $(FIXVENV)/.installed
 bench: $(VENV)/.installed bench-pair
 	$(PY) benchmarks/bundle_read.py
 	$(PY) benchmarks/engine.py
+	$(PY) benchmarks/download.py
+	$(PY) benchmarks/push.py
 
 clean:
-	rm -rf $(VENV) $(FIXVENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FIXVENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache

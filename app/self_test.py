@@ -73,6 +73,21 @@ def _generate(folder: Path) -> str:
     return f"{stats['tokens']} tokens, {stats['accepted']}/{stats['drafted']} drafts accepted"
 
 
+def _find_adb() -> str:
+    import subprocess
+
+    from app.core.phone.adb import adb_executable
+
+    exe = adb_executable()
+    if exe is None:
+        if sys.platform == "darwin":  # the adbutils wheel ships no macOS adb
+            return "none bundled on macOS; install Android platform-tools"
+        raise AssertionError("adb is missing from this build")
+    version = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=30)
+    first = (version.stdout.splitlines() or ["?"])[0]
+    return f"{exe} ({first})"
+
+
 def run_self_test() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     home = Path(tempfile.mkdtemp(prefix="draftdeck-self-test-"))
@@ -82,6 +97,7 @@ def run_self_test() -> int:
         ("bundles", lambda: _check_bundles(folder)),
         ("window", _open_window),
         ("engine", lambda: _generate(folder)),
+        ("adb", _find_adb),
     ]
     failed = 0
     try:

@@ -8,13 +8,13 @@ and a user's own `adb` share one server, and talk to it over its socket protocol
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import socket
 import subprocess
 import sys
 from dataclasses import dataclass
-
-import adbutils
 
 from app.core.errors import PhoneError
 from app.core.phone.adb_wire import AdbRefused, AdbSocket, RawDevice, list_devices, open_service
@@ -56,11 +56,22 @@ def server_port() -> int:
 
 
 def adb_executable() -> str | None:
-    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then bundled."""
-    try:
-        return str(adbutils.adb_path())
-    except adbutils.AdbError:
-        return None
+    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then the one in
+    the adbutils wheel. Found without importing adbutils, which pulls in Pillow for
+    screenshots we never take (20 MB of a packaged app)."""
+    name = "adb.exe" if sys.platform == "win32" else "adb"
+    candidates = [os.environ.get("ADBUTILS_ADB_PATH", ""), shutil.which("adb") or ""]
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root:  # a packaged DraftDeck carries the binary where adbutils keeps it
+        candidates.append(os.path.join(frozen_root, "adbutils", "binaries", name))
+    else:
+        spec = importlib.util.find_spec("adbutils")
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            candidates.append(os.path.join(folder, "binaries", name))
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def lost(serial: str, exc: BaseException) -> PhoneError:

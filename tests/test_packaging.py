@@ -1,0 +1,91 @@
+"""The Linux package, built from a clean clone the way `make package` builds it, starts
+and passes its own self-test headless. Slow (a PyInstaller build, about a minute);
+CI runs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Modules a lean package must not carry (see packaging/README.md).
+NOT_PACKAGED = ("torch", "PIL", "hf_xet", "PySide6/QtWebEngineCore", "PySide6/QtQuick")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds the Linux package")
+def test_linux_package_builds_from_a_clean_clone_and_passes_its_self_test(
+    tmp_path: Path,
+) -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout to clone")
+    source = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(source)], check=True)
+    python = sys.executable
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    steps = [
+        [python, "packaging/make_icons.py", "build/icons"],
+        [python, "-m", "PyInstaller", "packaging/draftdeck.spec", "--noconfirm"]
+        + ["--distpath", "dist", "--workpath", "build/pyinstaller", "--log-level", "WARN"],
+        [python, "packaging/finish.py", "dist"],
+    ]
+    for step in steps:
+        done = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{step}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
+    report = done.stdout
+    assert "MB on disk" in report and "Qt (PySide6)" in report
+
+    app = source / "dist" / "DraftDeck"
+    internal = app / "_internal"
+    for name in NOT_PACKAGED:
+        assert not (internal / name).exists(), f"{name} must not be packaged"
+    adb = internal / "adbutils" / "binaries" / "adb"
+    assert adb.is_file() and os.access(adb, os.X_OK)
+    for extra in ("install.sh", "draftdeck.desktop", "draftdeck.png"):
+        assert (app / extra).is_file(), extra
+    [archive] = (source / "dist").glob("DraftDeck-*-linux-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        assert "DraftDeck/draftdeck" in tar.getnames()
+
+    # Run from elsewhere, with nothing of the checkout on the path: it is self-contained.
+    run_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    run_env["PATH"] = "/usr/bin:/bin"
+    test = subprocess.run(
+        [str(app / "draftdeck"), "--self-test"],
+        cwd=tmp_path,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert test.returncode == 0, test.stdout + test.stderr
+    for step in ("bundles", "window", "engine", "adb"):
+        assert f"ok   {step}:" in test.stdout, test.stdout
+    assert str(internal) in test.stdout  # the packaged adb, not one from PATH
+
+    # The CLI works from the package too.
+    version = subprocess.run(
+        [str(app / "draftdeck"), "--version"], env=run_env, capture_output=True, text=True
+    )
+    assert version.returncode == 0 and version.stdout.startswith("draftdeck ")
+
+    # install.sh puts it in a (scratch) user's menu and takes it out again.
+    home = tmp_path / "home"
+    home.mkdir()
+    install_env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    subprocess.run([str(app / "install.sh")], env=install_env, check=True, capture_output=True)
+    desktop = home / ".local" / "share" / "applications" / "draftdeck.desktop"
+    installed = home / ".local" / "opt" / "DraftDeck" / "draftdeck"
+    assert f'Exec="{installed}" %F' in desktop.read_text()
+    assert installed.is_file()
+    assert (home / ".local/share/icons/hicolor/256x256/apps/draftdeck.png").is_file()
+    subprocess.run(
+        [str(app / "install.sh"), "--remove"], env=install_env, check=True, capture_output=True
+    )
+    assert not desktop.exists() and not installed.exists()
