@@ -31,14 +31,17 @@ def test_linux_package_builds_from_a_clean_clone_and_passes_its_self_test(
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     steps = [
         [python, "packaging/make_icons.py", "build/icons"],
-        [python, "-m", "PyInstaller", "packaging/draftdeck.spec", "--noconfirm"]
-        + ["--distpath", "dist", "--workpath", "build/pyinstaller", "--log-level", "WARN"],
+        [
+            *(python, "-m", "PyInstaller", "packaging/draftdeck.spec", "--noconfirm"),
+            *("--distpath", "dist", "--workpath", "build/pyinstaller", "--log-level", "WARN"),
+        ],
         [python, "packaging/finish.py", "dist"],
     ]
-    for step in steps:
-        done = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{step}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
-    report = done.stdout
+    report = ""
+    for command in steps:
+        done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{command}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
+        report = done.stdout
     assert "MB on disk" in report and "Qt (PySide6)" in report
 
     app = source / "dist" / "DraftDeck"
