@@ -17,10 +17,10 @@ import adbutils
 
 from tests.fake_phone import FakePhone
 
-__all__ = ["AdbServer"]
+__all__ = ["AdbServer", "free_port"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -30,7 +30,7 @@ def _free_port() -> int:
 class AdbServer:
     def __init__(self, home: Path) -> None:
         home.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         self.exe = adbutils.adb_path()
         self.env = {
             **os.environ,

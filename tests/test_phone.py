@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import PhoneError
+from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
-from app.core.phone.adb import GUIDANCE, Adb
+from app.core.phone.adb import GUIDANCE, Adb, adb_executable
 from app.core.phone.adb_wire import parse_devices
 from app.core.phone.destinations import check_root, pack_path
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
@@ -28,7 +29,7 @@ from app.core.phone.phone_packs import (
     list_packs,
 )
 from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
-from tests.adb_harness import AdbServer
+from tests.adb_harness import AdbServer, free_port
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli
 
@@ -412,3 +413,29 @@ def test_cli_explains_when_no_phone_is_attached(adb_server: AdbServer) -> None:
     assert out.returncode == 0 and "USB debugging" in out.stdout
     push = run_cli("push", "anything")
     assert push.returncode == 1 and "No phone found" in push.stderr
+
+
+def test_adb_is_found_without_a_shell_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A double-clicked app gets no shell PATH: the SDK's adb, else the bundled one.
+    for name in ("ADBUTILS_ADB_PATH", "ANDROID_HOME", "ANDROID_SDK_ROOT", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    bundled = adb_executable()
+    assert bundled is not None and bundled.endswith(os.path.join("binaries", "adb"))
+    sdk_adb = tmp_path / "sdk" / "platform-tools" / "adb"
+    sdk_adb.parent.mkdir(parents=True)
+    sdk_adb.write_text("#!/bin/sh\n")
+    sdk_adb.chmod(0o755)
+    monkeypatch.setenv("ANDROID_HOME", str(tmp_path / "sdk"))
+    assert adb_executable() == str(sdk_adb)
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", bundled)
+    assert adb_executable() == bundled
+
+
+def test_no_adb_anywhere_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine without any adb cannot exist here (one ships with adbutils): pretend.
+    monkeypatch.setattr(adb_module, "adb_executable", lambda: None)
+    with pytest.raises(PhoneError, match="adb was not found") as caught:
+        Adb(port=free_port()).devices()
+    assert caught.value.code == "no_adb"

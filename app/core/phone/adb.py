@@ -55,12 +55,28 @@ def server_port() -> int:
     return int(value) if value.isdigit() else DEFAULT_PORT
 
 
+def _sdk_platform_tools(name: str) -> list[str]:
+    """adb in an Android SDK: ANDROID_HOME / ANDROID_SDK_ROOT, Android Studio's default
+    SDK folders, Homebrew. An app started from the Finder or a desktop menu does not
+    get the shell's PATH, so these are looked at explicitly."""
+    roots = [os.environ.get("ANDROID_HOME", ""), os.environ.get("ANDROID_SDK_ROOT", "")]
+    home = os.path.expanduser("~")
+    roots += [
+        os.path.join(home, "Library", "Android", "sdk"),  # macOS
+        os.path.join(home, "Android", "Sdk"),  # Linux
+        os.path.join(os.environ.get("LOCALAPPDATA", home), "Android", "Sdk"),  # Windows
+    ]
+    found = [os.path.join(root, "platform-tools", name) for root in roots if root]
+    return found + [os.path.join(prefix, "bin", name) for prefix in ("/opt/homebrew", "/usr/local")]
+
+
 def adb_executable() -> str | None:
-    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then the one in
-    the adbutils wheel. Found without importing adbutils, which pulls in Pillow for
-    screenshots we never take (20 MB of a packaged app)."""
+    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then an Android
+    SDK's, then the one in the adbutils wheel. Found without importing adbutils, which
+    pulls in Pillow for screenshots we never take (20 MB of a packaged app)."""
     name = "adb.exe" if sys.platform == "win32" else "adb"
     candidates = [os.environ.get("ADBUTILS_ADB_PATH", ""), shutil.which("adb") or ""]
+    candidates += _sdk_platform_tools(name)
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root:  # a packaged DraftDeck carries the binary where adbutils keeps it
         candidates.append(os.path.join(frozen_root, "adbutils", "binaries", name))
