@@ -16,7 +16,7 @@ from app.core.phone.adb import NO_DEVICES, Adb
 from app.core.phone.destinations import check_root, default_root
 from app.core.phone.devices import DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import list_packs
-from app.core.phone.push import DONE, PushJob, PushStatus
+from app.core.phone.push import DONE, STOPPED, PushJob, PushStatus
 from app.core.settings import load_settings, save_settings
 from app.core.units import format_bytes
 
@@ -86,7 +86,9 @@ def cmd_push(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status.to_json()))
     if status.state != DONE:
-        print(f"draftdeck: push of {status.pack} did not finish: {status.error}", file=sys.stderr)
+        # Ctrl+C interrupts run() itself, so the job never got to say it stopped.
+        why = status.error if job.is_finished() else STOPPED
+        print(f"draftdeck: push of {status.pack} did not finish: {why}", file=sys.stderr)
         return 1
     if not args.json:
         print(_summary(status))

@@ -31,8 +31,9 @@ ICNS_TYPES = {
 }
 
 
-def render(size: int) -> bytes:
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
+def render(size: int, path: Path) -> bytes:
+    """Draw the icon at `size` pixels into the PNG file `path`; its bytes."""
+    from PySide6.QtCore import Qt
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
 
@@ -45,11 +46,9 @@ def render(size: int) -> bytes:
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     renderer.render(painter)
     painter.end()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, b"PNG")
-    return bytes(data.data())
+    if not image.save(str(path)):
+        raise SystemExit(f"could not write {path}")
+    return path.read_bytes()
 
 
 def ico(pngs: dict[int, bytes]) -> bytes:
@@ -81,9 +80,7 @@ def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "icons"
     out.mkdir(parents=True, exist_ok=True)
     app = QGuiApplication.instance() or QGuiApplication([])
-    pngs = {size: render(size) for size in PNG_SIZES}
-    for size, data in pngs.items():
-        (out / f"draftdeck-{size}.png").write_bytes(data)
+    pngs = {size: render(size, out / f"draftdeck-{size}.png") for size in PNG_SIZES}
     (out / "draftdeck.png").write_bytes(pngs[256])
     (out / "draftdeck.ico").write_bytes(ico(pngs))
     (out / "draftdeck.icns").write_bytes(icns(pngs))

@@ -18,7 +18,8 @@ Services: ``shell:`` (v1), ``shell,v2,...:`` (packets with exit codes) and ``syn
 Switches (plain attributes, may change while it runs): ``free_bytes`` (what ``df``
 reports and what writes may use), ``cut_after_bytes`` (drop the connection once that
 many bytes of data arrived), ``unplugged`` (refuse connections),
-``throttle_bytes_per_s`` (a slower cable). Counter:
+``throttle_bytes_per_s`` (a slower cable), ``shell_v2`` (False: an Android 6 phone,
+whose v1 shell mixes stderr into stdout and reports no exit status). Counter:
 ``bytes_received``.
 """
 
@@ -227,6 +228,7 @@ class FakePhone:
         self.free_bytes: int | None = None
         self.cut_after_bytes: int | None = None
         self.throttle_bytes_per_s: float | None = None
+        self.shell_v2 = True
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
@@ -309,6 +311,8 @@ class FakePhone:
         if service.startswith("shell"):
             head, _, command = service.partition(":")
             v2 = "v2" in head.split(",")
+            if v2 and not self.shell_v2:
+                return None  # Android before 7: the service does not exist
             return lambda stream: self._shell_service(stream, command, v2)
         if service == "sync:":
             return self._sync_service
@@ -432,6 +436,7 @@ class Shell:
         for token in [*lexer, ";"]:
             if token in (";", "&&"):
                 if words:
+                    words = [w.replace("$?", str(code)) for w in words]
                     o, e, code = self._command(words)
                     out, err = out + o, err + e
                     words = []

@@ -78,6 +78,7 @@ def test_push_then_list_then_delete(
     page.recipes_button.click()
     _wait_done(qtbot, window, 1)
     assert page.queue_model.index(1, 0).data() == "fast-draft (recipes)"
+    qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)  # re-read
 
     page.packs_view.selectRow(0)
     page.delete_button.click()

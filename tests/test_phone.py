@@ -337,6 +337,70 @@ def test_recipe_only_push(
     assert not any(p.name.startswith(".") for p in _phone_copy(phone).iterdir())
 
 
+def test_push_to_a_phone_without_the_shell_protocol(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    phone.shell_v2 = False  # Android 6: exit codes come from `echo $?`
+    pack = _pack(bundle_copy, tmp_path)
+    status = _push(phone, pack).status()
+    assert status.state == DONE, status.error
+    _same_files(pack, _phone_copy(phone))
+    again = _push(phone, pack).status()
+    assert again.state == DONE and again.pushed == ()
+    assert any(c.startswith("sha256sum") and "DRAFTDECK-EXIT" in c for c in phone.commands)
+
+
+def test_queued_push_cancelled_before_it_starts_leaves_the_phone_alone(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    assert _push(phone, pack).status().state == DONE
+    (pack / "config.json").write_text((pack / "config.json").read_text() + " ")
+    job = PushJob(Adb(), phone.address, pack, ROOT)
+    job.cancel()  # still waiting in the queue
+    status = job.run()
+    assert status.state == CANCELLED
+    assert _phone_copy(phone).is_dir()  # the installed pack was not touched
+    assert not phone.local(f"{ROOT}/fast-draft.partial").exists()
+
+
+def test_files_deleted_on_the_phone_during_a_push_are_caught_before_install(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=1)
+    partial = phone.local(f"{ROOT}/fast-draft.partial")
+
+    class DeleteMidPush(PushJob):
+        def _on_bytes(self, count: int) -> None:
+            super()._on_bytes(count)
+            config = partial / "config.json"
+            if self.status().current_file == "llm.mnn.weight" and config.exists():
+                config.unlink()  # another app (or a delete) removes a verified file
+
+    status = DeleteMidPush(Adb(), phone.address, pack, ROOT).run()
+    assert status.state == FAILED and status.error_code == "verify_failed"
+    assert "config.json went missing" in status.error
+    assert not _phone_copy(phone).exists()
+    resumed = _push(phone, pack).status()
+    assert resumed.state == DONE and "config.json" in resumed.pushed
+    _same_files(pack, _phone_copy(phone))
+
+
+def test_a_pack_that_vanishes_locally_fails_the_push_cleanly(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+
+    class VanishingPack(PushJob):
+        def _on_bytes(self, count: int) -> None:
+            super()._on_bytes(count)
+            shutil.rmtree(pack, ignore_errors=True)
+
+    status = VanishingPack(Adb(), phone.address, pack, ROOT).run()
+    assert status.state == FAILED and status.error
+    assert not _phone_copy(phone).exists()
+
+
 def test_phone_packs_listing_matching_and_delete(
     tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
 ) -> None:
@@ -421,6 +485,7 @@ def test_adb_is_found_without_a_shell_path(tmp_path: Path, monkeypatch: pytest.M
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(adb_module, "HOMEBREW_PREFIXES", ())  # this host's own adb aside
     bundled = adb_executable()
     assert bundled is not None and bundled.endswith(os.path.join("binaries", "adb"))
     sdk_adb = tmp_path / "sdk" / "platform-tools" / "adb"

@@ -29,7 +29,7 @@ from app.core.errors import PhoneError
 from app.core.job_queue import JobQueue
 from app.core.library import Library, PackEntry
 from app.core.phone.adb import NO_DEVICES, Adb
-from app.core.phone.destinations import all_destinations, check_root
+from app.core.phone.destinations import PARTIAL, all_destinations, check_root
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
 from app.core.phone.push import DONE, FAILED, FINISHED, PushJob, PushStatus
@@ -42,6 +42,16 @@ from app.ui.job_models import ProgressDelegate
 from app.ui.phone_models import DeviceList, PackList, PhonePacksModel, PushQueueModel
 
 DEVICE_POLL_MS = 1000
+
+
+class _StaleOr(Exception):
+    """A failed phone read, tagged with the request it answers."""
+
+    def __init__(self, request: int, error: PhoneError) -> None:
+        super().__init__(str(error))
+        self.request, self.error = request, error
+
+
 QUEUE_POLL_MS = 200
 
 
@@ -60,6 +70,7 @@ class PhonePage(QWidget):
         self._polling = False
         self._library_packs: dict[str, Path] = {}
         self._packs_request = 0
+        self._packs_source: tuple[str, str] | None = None  # (serial, root) of the list shown
 
         title = QLabel("Phone")
         title.setObjectName("pageTitle")
@@ -297,38 +308,49 @@ class PhonePage(QWidget):
     # -- what is on the phone ----------------------------------------------------------
 
     def refresh_phone(self) -> None:
+        # The old list goes at once: a Delete must never act on another phone's or
+        # folder's listing.
+        self._packs_request += 1
+        self.packs_model.set_packs([])
+        self._packs_source = None
+        self._update_buttons()
         device = self.selected_device()
         if device is None or not device.ready:
-            self.packs_model.set_packs([])
             self.free_label.setText("")
             return
-        self._packs_request += 1
         request, serial, root = self._packs_request, device.serial, self.root()
         library = dict(self._library_packs)
 
-        def work() -> tuple[int, int, list[PhonePack]]:
-            phone = self.adb.phone(serial)
-            packs = list_packs(phone, root, library)
+        def work() -> tuple[int, str, str, int, list[PhonePack]]:
             try:
-                free = free_bytes(phone, root)
-            except PhoneError:  # the folder does not exist yet: nothing pushed there
-                free = -1
-            return request, free, packs
+                phone = self.adb.phone(serial)
+                packs = list_packs(phone, root, library)
+                try:
+                    free = free_bytes(phone, root)
+                except PhoneError:  # the folder does not exist yet: nothing pushed there
+                    free = -1
+            except PhoneError as exc:
+                raise _StaleOr(request, exc) from exc
+            return request, serial, root, free, packs
 
         self.free_label.setText(f"Reading {root} on {device.title}…")
         run_in_background(work, self._on_phone_read, self._on_phone_failed)
 
-    def _on_phone_read(self, result: tuple[int, int, list[PhonePack]]) -> None:
-        request, free, packs = result
+    def _on_phone_read(self, result: tuple[int, str, str, int, list[PhonePack]]) -> None:
+        request, serial, root, free, packs = result
         if request != self._packs_request:
             return  # an answer for a phone or folder no longer shown
         self.packs_model.set_packs(packs)
-        where = self.root()
+        self._packs_source = (serial, root)
         space = f"{format_bytes(free)} free" if free >= 0 else "folder not created yet"
-        self.free_label.setText(f"{len(packs)} packs in {where} · {space}")
+        self.free_label.setText(f"{len(packs)} packs in {root} · {space}")
         self._update_buttons()
 
     def _on_phone_failed(self, error: Exception) -> None:
+        if isinstance(error, _StaleOr):
+            if error.request != self._packs_request:
+                return
+            error = error.error
         self.free_label.setText(str(error))
 
     def selected_phone_pack(self) -> PhonePack | None:
@@ -336,17 +358,34 @@ class PhonePage(QWidget):
         return self.packs_model.packs[rows[0].row()] if rows else None
 
     def delete_selected(self) -> None:
-        device, pack = self.selected_device(), self.selected_phone_pack()
-        if device is None or pack is None:
+        pack, source = self.selected_phone_pack(), self._packs_source
+        if pack is None or source is None:
             return
-        root = self.root()
+        serial, root = source
+        if self._pushing_to(serial, pack.path):
+            show_error(
+                self,
+                "Pack in use",
+                f"{pack.name} is being pushed to {serial}. Cancel that push first.",
+            )
+            return
+        device = next((d for d in self.devices if d.serial == serial), None)
         ask(
             self,
             "Delete from phone",
-            f"Delete {pack.name} ({format_bytes(pack.size)}) from {device.title}? "
-            "This cannot be undone on the phone.",
+            f"Delete {pack.name} ({format_bytes(pack.size)}) from "
+            f"{device.title if device else serial}? This cannot be undone on the phone.",
             "Delete",
-            lambda: self._delete(device.serial, root, pack.name),
+            lambda: self._delete(serial, root, pack.name),
+        )
+
+    def _pushing_to(self, serial: str, path: str) -> bool:
+        base = path.removesuffix(PARTIAL)
+        return any(
+            not job.is_finished()
+            and job.status().serial == serial
+            and job.status().dest.removesuffix(PARTIAL) == base
+            for job in self.queue.jobs
         )
 
     def _delete(self, serial: str, root: str, name: str) -> None:
@@ -382,7 +421,9 @@ class PhonePage(QWidget):
         has_pack = self.pack_list.selected_path() is not None
         self.push_button.setEnabled(ready and has_pack)
         self.recipes_button.setEnabled(ready and has_pack)
-        self.delete_button.setEnabled(ready and self.selected_phone_pack() is not None)
+        self.delete_button.setEnabled(
+            self._packs_source is not None and self.selected_phone_pack() is not None
+        )
         self.refresh_button.setEnabled(ready)
 
     def push_selected(self, _checked: bool = False, recipe_only: bool = False) -> PushJob | None:
@@ -422,7 +463,10 @@ class PhonePage(QWidget):
     def poll_queue(self) -> None:
         for status in self.queue_model.refresh():
             self._on_status(status)
-        if all(job.is_finished() for job in self.queue_model.jobs):
+        # Decided on what was just shown: a job finishing after its row was read is
+        # shown by the next tick.
+        shown = (self.queue_model.status(r) for r in range(self.queue_model.rowCount()))
+        if all(status.state in FINISHED for status in shown):
             self.queue_timer.stop()
 
     def _on_status(self, status: PushStatus) -> None:

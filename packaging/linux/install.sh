@@ -4,7 +4,7 @@
 #   ./install.sh --remove   take them away again (your settings and packs stay)
 set -eu
 
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd -P)
 OPT="${HOME}/.local/opt/DraftDeck"
 DATA="${XDG_DATA_HOME:-${HOME}/.local/share}"
 APPS="${DATA}/applications"
@@ -23,7 +23,8 @@ if [ ! -x "${HERE}/draftdeck" ]; then
 fi
 
 mkdir -p "${OPT}" "${APPS}" "${ICONS}"
-if [ "${HERE}" != "${OPT}" ]; then
+# Compare real paths: run through a symlink to ${OPT}, this must not delete itself.
+if [ "${HERE}" != "$(cd "${OPT}" && pwd -P)" ]; then
     rm -rf "${OPT}"
     cp -R "${HERE}" "${OPT}"
 fi

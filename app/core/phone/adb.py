@@ -20,6 +20,7 @@ from app.core.errors import PhoneError
 from app.core.phone.adb_wire import AdbRefused, AdbSocket, RawDevice, list_devices, open_service
 
 DEFAULT_PORT = 5037
+HOMEBREW_PREFIXES = ("/opt/homebrew", "/usr/local")
 READY = "device"
 
 GUIDANCE = {
@@ -67,7 +68,7 @@ def _sdk_platform_tools(name: str) -> list[str]:
         os.path.join(os.environ.get("LOCALAPPDATA", home), "Android", "Sdk"),  # Windows
     ]
     found = [os.path.join(root, "platform-tools", name) for root in roots if root]
-    return found + [os.path.join(prefix, "bin", name) for prefix in ("/opt/homebrew", "/usr/local")]
+    return found + [os.path.join(prefix, "bin", name) for prefix in HOMEBREW_PREFIXES]
 
 
 def adb_executable() -> str | None:
@@ -190,8 +191,10 @@ class Phone:
             if self._shell_v2:
                 try:
                     return self._run_v2(command, timeout)
-                except AdbRefused:  # Android before 7 has no shell protocol
-                    self._shell_v2 = False
+                except AdbRefused as exc:
+                    if str(exc) != "closed":  # not found, unauthorized: a real failure
+                        raise
+                    self._shell_v2 = False  # Android before 7 closes unknown services
             return self._run_v1(command, timeout)
         except (AdbRefused, OSError) as exc:
             raise lost(self.serial, exc) from exc
@@ -215,8 +218,12 @@ class Phone:
             data = bytearray()
             while chunk := conn.sock.recv(65536):
                 data += chunk
-        out, _, code = _text(data).rpartition(_EXIT_MARK)
-        return ShellResult(int(code.strip() or 255), out, "")
+        # Old phones run v1 commands on a terminal: CRLF line ends, no separate stderr.
+        out, mark, code = _text(data).replace("\r\n", "\n").rpartition(_EXIT_MARK)
+        status = code.strip()
+        if not mark or not status.isdigit():  # cut off before the marker
+            return ShellResult(255, out or code, "")
+        return ShellResult(int(status), out, "")
 
     def run(self, command: str, timeout: float = SHELL_TIMEOUT) -> str:
         """Run a command that must succeed; its output."""

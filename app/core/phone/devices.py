@@ -12,6 +12,7 @@ from app.core.errors import PhoneError
 from app.core.phone.adb import GUIDANCE, READY, Adb
 
 SETTLE_SECONDS = 1.0
+DESCRIBE_TIMEOUT = 10.0  # a hung phone must not stall the device list
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def parse_meminfo_total(text: str) -> int:
 
 def describe(adb: Adb, serial: str) -> DeviceInfo:
     """Model, Android version, ABI and RAM of a ready phone (one shell call)."""
-    out = adb.phone(serial).shell("getprop; cat /proc/meminfo").out
+    out = adb.phone(serial).shell("getprop; cat /proc/meminfo", DESCRIBE_TIMEOUT).out
     props = parse_getprop(out)
     return DeviceInfo(
         serial,
@@ -81,9 +82,10 @@ class DeviceLister:
             if info is None:
                 try:
                     info = describe(self.adb, raw.serial)
-                except PhoneError:  # gone between the listing and the question
-                    continue
-                self._details[raw.serial] = info
+                except PhoneError:  # gone, or not answering yet: listed bare, asked again
+                    info = DeviceInfo(raw.serial, READY, model=raw.tags.get("model", ""))
+                else:
+                    self._details[raw.serial] = info
             found.append(info)
         return sorted(found, key=lambda d: (not d.ready, d.title.lower(), d.serial))
 

@@ -39,6 +39,7 @@ FINISHED = (DONE, FAILED, CANCELLED)
 # such as the Hub client's .cache, are never part of a pack to begin with).
 NOT_PACK_SUFFIXES = (".bak", ".before-update")
 RECIPE_TEMP = ".draftdeck-partial"
+STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
 
 
 @dataclass(frozen=True)
@@ -173,21 +174,27 @@ class PushJob(TrackedJob[PushStatus]):
     def run(self) -> PushStatus:
         """Check, push, verify, install. Never raises: the status says what happened."""
         started = time.monotonic()
+        final: dict[str, object]
         try:
             self._run()
         except PushCancelled:
-            self._set(
-                state=CANCELLED,
-                error="Stopped. Verified files stay on the phone; pushing again resumes.",
-            )
+            final = {"state": CANCELLED, "error": STOPPED}
         except PhoneError as exc:
             log.warning("push of %s to %s failed: %s", self.pack, self.status().serial, exc)
-            self._set(state=FAILED, error=self._explain(exc), error_code=exc.code)
+            final = {"state": FAILED, "error": self._explain(exc), "error_code": exc.code}
         except DraftDeckError as exc:
-            self._set(state=FAILED, error=str(exc), error_code=getattr(exc, "code", "error"))
+            final = {"state": FAILED, "error": str(exc), "error_code": "error"}
+        except Exception as exc:  # a local file vanished, a bug: a stuck "pushing" row is worse
+            log.exception("push of %s failed", self.pack)
+            final = {
+                "state": FAILED,
+                "error": f"{type(exc).__name__}: {exc}",
+                "error_code": "error",
+            }
         else:
-            self._set(state=DONE, current_file="")
-        self._set(speed=0.0, seconds=time.monotonic() - started)
+            final = {"state": DONE, "current_file": ""}
+        # One update, so watchers see the final state once, complete.
+        self._set(**final, speed=0.0, seconds=time.monotonic() - started)
         return self.status()
 
     def _explain(self, exc: PhoneError) -> str:
@@ -200,7 +207,12 @@ class PushJob(TrackedJob[PushStatus]):
             "verified; plug it back in and push again to copy the rest."
         )
 
+    def _check_cancel(self) -> None:
+        if self._stop:
+            raise PushCancelled(self.pack.name)
+
     def _run(self) -> None:
+        self._check_cancel()  # cancelled while it waited in the queue
         status = self.status()
         phone = self.adb.phone(status.serial)
         files = pack_files(self.pack, status.recipe_only)
@@ -234,6 +246,7 @@ class PushJob(TrackedJob[PushStatus]):
         if not todo and dest_exists and len(in_dest) == len(files):
             if partial_exists:
                 fs.remove_tree(phone, partial)  # a stale attempt; the pack is complete
+            self._remove_strays(phone, dest, files)
             everything = tuple(f.rel for f in files)
             self._set(skipped=everything, verified=everything)
             return
@@ -247,6 +260,7 @@ class PushJob(TrackedJob[PushStatus]):
                 f"and {format_bytes(free)} is free. Free some space and push again.",
                 "no_space",
             )
+        self._check_cancel()  # the last moment a cancel leaves the installed pack alone
         if dest_exists:  # from here on the pack is "being updated", not installed
             if not partial_exists:
                 fs.move(phone, dest, partial)
@@ -270,6 +284,7 @@ class PushJob(TrackedJob[PushStatus]):
         for item in todo:
             self._send_verified(phone, item, posixpath.join(partial, item.rel))
         self._remove_strays(phone, partial, files)
+        self._check_complete(phone, partial, files)
         fs.move(phone, partial, dest)
 
     def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
@@ -310,6 +325,18 @@ class PushJob(TrackedJob[PushStatus]):
             s = self._status
             self._status = replace(
                 s, pushed=(*s.pushed, item.rel), verified=(*s.verified, item.rel)
+            )
+
+    def _check_complete(self, phone: Phone, partial: str, files: list[LocalFile]) -> None:
+        """Every file there with its size, just before the rename: something on the phone
+        (another app, a delete) may have removed files verified earlier."""
+        listing = {e.name: e.size for e in fs.list_dir(phone, partial) if not e.is_dir}
+        missing = [f.rel for f in files if "/" not in f.rel and listing.get(f.rel) != f.size]
+        if missing:
+            raise PhoneError(
+                f"{', '.join(missing)} went missing from {partial} on {phone.serial} during "
+                "the push; push again to copy them.",
+                "verify_failed",
             )
 
     def _remove_strays(self, phone: Phone, partial: str, files: list[LocalFile]) -> None:

@@ -82,13 +82,14 @@ def free_bytes(phone: Phone, folder: str) -> int:
 
 def existing(phone: Phone, paths: list[str]) -> set[str]:
     """Which of these paths exist (one `ls -d` for all)."""
-    out = phone.shell("ls -d " + " ".join(quote(p) for p in paths)).out
+    out = phone.shell("ls -1d " + " ".join(quote(p) for p in paths)).out
     return set(out.splitlines()) & set(paths)
 
 
 def list_dir(phone: Phone, folder: str) -> list[RemoteEntry]:
     """Entries of a folder (hidden ones too); empty when it does not exist."""
-    result = phone.shell(f"ls -la {quote(folder)}")
+    # The trailing slash lists what a symlinked folder (/sdcard) points to.
+    result = phone.shell(f"ls -la {quote(folder.rstrip('/') + '/')}")
     return parse_ls_long(result.out) if result.code == 0 else []
 
 

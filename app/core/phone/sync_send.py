@@ -14,6 +14,7 @@ import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from app.core.errors import PhoneError, UnreadableFileError
 from app.core.phone.adb import Phone, lost
@@ -49,7 +50,7 @@ def send_file(
         try:
             spec = f"{remote},{FILE_MODE}".encode()
             conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
-            while block := handle.read(SEND_BLOCK):
+            while block := _read(handle, local):
                 if cancelled():
                     raise PushCancelled(remote)
                 digest.update(block)
@@ -61,6 +62,14 @@ def send_file(
         except OSError as exc:
             raise lost(phone.serial, exc) from exc
     return digest.hexdigest()
+
+
+def _read(handle: BinaryIO, local: Path) -> bytes:
+    """The next block; a failing disk is the computer's problem, not the cable's."""
+    try:
+        return handle.read(SEND_BLOCK)
+    except OSError as exc:
+        raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
 
 
 def _data_messages(block: bytes) -> bytes:
