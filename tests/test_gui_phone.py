@@ -143,3 +143,40 @@ def test_unplugged_phone_leaves_the_list_and_an_unauthorized_one_explains(
         assert "Allow USB debugging" in page.device_hint.text()
         page.pack_list.setCurrentRow(0)
         assert not page.push_button.isEnabled()
+
+
+def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone, bundle_copy: Copy
+) -> None:
+    page = window.phone_page
+    pack = app_dirs().default_library / "fast-draft"
+    with (pack / "llm.mnn.weight").open("ab") as handle:
+        handle.write(bytes(2 * 1024 * 1024))
+    phone.throttle_bytes_per_s = 300_000  # a slow cable: the push takes seconds
+    page.pack_list.setCurrentRow(0)
+    page.push_button.click()
+    model = page.queue_model
+    qtbot.waitUntil(lambda: model.rowCount() == 1 and model.status(0).done_bytes > 0)
+    page.refresh_phone()
+    qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)
+    assert page.packs_model.packs[0].name == "fast-draft.partial"
+    assert page.packs_model.packs[0].match == "incomplete"
+
+    page.packs_view.selectRow(0)
+    page.delete_button.click()
+    error = page.findChild(QMessageBox, "errorDialog")
+    assert error is not None and "being pushed" in error.text()
+    error.close()
+    assert page.findChild(QMessageBox, "confirmDialog") is None
+
+    page.queue_view.selectRow(0)
+    page.cancel_button.click()
+    qtbot.waitUntil(lambda: model.status(0).state == "cancelled", timeout=10_000)
+    assert "resumes" in model.index(0, model.COLUMNS.index("Details")).data()
+    phone.throttle_bytes_per_s = None
+    page.retry_button.click()  # push again: resumes
+    _wait_done(qtbot, window, 0)
+    assert (
+        phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").stat().st_size
+        == (pack / "llm.mnn.weight").stat().st_size
+    )
