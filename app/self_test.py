@@ -50,6 +50,8 @@ def _open_window() -> str:
     window.show()
     app.processEvents()
     pages = list(window.pages)
+    if window.windowIcon().isNull():  # the SVG image plugin is missing from the build
+        raise AssertionError("the window icon did not load (Qt's SVG image plugin?)")
     window._closing_anyway = True
     window.close()
     app.processEvents()

@@ -13,9 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 # Modules a lean package must not carry (see packaging/README.md).
 NOT_PACKAGED = ("torch", "PIL", "hf_xet", "PySide6/QtWebEngineCore", "PySide6/QtQuick")
+
+
+def test_self_test_passes_from_source() -> None:
+    done = run_cli("--self-test", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "self-test passed"
+    assert [line.split(":")[0] for line in done.stdout.splitlines()[:-1]] == [
+        "ok   bundles",
+        "ok   window",
+        "ok   engine",
+        "ok   adb",
+    ]
 
 
 @pytest.mark.slow
