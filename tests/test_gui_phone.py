@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
-from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtGui import QAction, QDropEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import app_dirs
@@ -180,3 +181,30 @@ def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
         phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").stat().st_size
         == (pack / "llm.mnn.weight").stat().st_size
     )
+
+
+def test_f5_and_delete_act_on_the_phone_page_not_the_library(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    page = window.phone_page
+    fired: list[str] = []
+
+    def spy(action: QAction, where: str) -> None:
+        label = f"{where} {action.text()}"
+        action.triggered.connect(lambda *_args: fired.append(label))
+
+    for action in page.actions():
+        spy(action, "phone")
+    library = window.library_page
+    for action in (library.act_remove, library.act_refresh):
+        spy(action, "library")
+    page.packs_view.setFocus()
+    QTest.keyClick(page.packs_view, Qt.Key.Key_F5)
+    QTest.keyClick(page.packs_view, Qt.Key.Key_Delete)
+    assert fired == ["phone Refresh", "phone Delete"]
+    window.show_page("library")
+    library.table.setFocus()
+    QTest.keyClick(library.table, Qt.Key.Key_F5)
+    assert fired[-1] == "library Re&fresh"

@@ -68,6 +68,11 @@ class LibraryPage(QWidget):
         )
         self.act_refresh = self._action("Re&fresh", QKeySequence.StandardKey.Refresh, self.refresh)
         self.act_open = self._action("Open &Location", "Ctrl+L", self.open_selected_location)
+        # Keys that act on the selected pack work while this page has the focus: other
+        # pages (the Phone page's F5 and Delete) have their own meaning for them.
+        for action in (self.act_remove, self.act_refresh, self.act_open):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.addAction(action)
         focus_filter = QAction(self)
         focus_filter.setShortcut(QKeySequence.StandardKey.Find)
         focus_filter.triggered.connect(self.filter_edit.setFocus)
