@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -30,6 +31,27 @@ def test_self_test_passes_from_source() -> None:
         "ok   engine",
         "ok   adb",
     ]
+
+
+def test_icons_are_rendered_for_every_os(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "make_icons.py"), str(tmp_path)],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    png = (tmp_path / "draftdeck-256.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (256, 256)
+    ico = (tmp_path / "draftdeck.ico").read_bytes()
+    reserved, kind, count = struct.unpack("<HHH", ico[:6])
+    assert (reserved, kind, count) == (0, 1, 7)
+    width, _h, _c, _r, _planes, _bits, size, offset = struct.unpack("<BBBBHHII", ico[6:22])
+    assert width == 16 and ico[offset : offset + 4] == b"\x89PNG" and size > 0
+    icns = (tmp_path / "draftdeck.icns").read_bytes()
+    assert icns[:4] == b"icns" and struct.unpack(">I", icns[4:8])[0] == len(icns)
+    assert b"ic10" in icns  # the 1024 px Retina entry
 
 
 @pytest.mark.slow
