@@ -78,9 +78,15 @@ def _generate(folder: Path) -> str:
 def _find_adb() -> str:
     import subprocess
 
-    from app.core.phone.adb import adb_executable
+    from app.core.phone.adb import adb_executable, bundled_adb
 
-    exe = adb_executable()
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root and sys.platform.startswith("linux"):
+        inherited = os.environ.get("LD_LIBRARY_PATH", "")
+        if frozen_root in inherited:  # programs we start would load our libraries
+            raise AssertionError(f"LD_LIBRARY_PATH still points into the app: {inherited}")
+    # A build must carry its own adb; from source, the one DraftDeck would start.
+    exe = bundled_adb() if frozen_root else adb_executable()
     if exe is None:
         if sys.platform == "darwin":  # the adbutils wheel ships no macOS adb
             return "none bundled on macOS; install Android platform-tools"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 import shutil
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -60,8 +61,13 @@ def main() -> int:
         base = dist / f"DraftDeck-{__version__}-linux-{machine}"
         archive = shutil.make_archive(str(base), "gztar", dist, "DraftDeck")
     elif sys.platform == "darwin":
-        base = dist / f"DraftDeck-{__version__}-macos-{machine}"
-        archive = shutil.make_archive(str(base), "zip", dist, "DraftDeck.app")
+        # ditto keeps the bundle's symlinks (Qt frameworks, Resources); a zipfile-made
+        # archive would unpack into a broken, unsigned app.
+        archive = str(dist / f"DraftDeck-{__version__}-macos-{machine}.zip")
+        subprocess.run(
+            ["ditto", "-c", "-k", "--keepParent", str(dist / "DraftDeck.app"), archive],
+            check=True,
+        )
     else:
         base = dist / f"DraftDeck-{__version__}-windows-{machine}"
         archive = shutil.make_archive(str(base), "zip", dist, "DraftDeck")

@@ -18,8 +18,10 @@ Services: ``shell:`` (v1), ``shell,v2,...:`` (packets with exit codes) and ``syn
 Switches (plain attributes, may change while it runs): ``free_bytes`` (what ``df``
 reports and what writes may use), ``cut_after_bytes`` (drop the connection once that
 many bytes of data arrived), ``unplugged`` (refuse connections),
-``throttle_bytes_per_s`` (a slower cable), ``shell_v2`` (False: an Android 6 phone,
-whose v1 shell mixes stderr into stdout and reports no exit status). Counter:
+``throttle_bytes_per_s`` (a slower cable), ``missing_commands`` (an older toybox),
+``command_delay`` (seconds a command takes, by name). ``shell_v2=False`` makes an
+Android 6 phone, whose v1 shell mixes stderr into stdout and reports no exit status.
+Counter:
 ``bytes_received``.
 """
 
@@ -214,9 +216,11 @@ class FakePhone:
         abi: str = "arm64-v8a",
         ram_kb: int = 7_864_320,
         authorized: bool = True,
+        shell_v2: bool = True,
     ) -> None:
         self.root = root
         self.authorized = authorized
+        self.shell_v2 = shell_v2
         self.props = {
             "ro.product.model": model,
             "ro.product.name": model.lower().replace(" ", "_"),
@@ -228,7 +232,8 @@ class FakePhone:
         self.free_bytes: int | None = None
         self.cut_after_bytes: int | None = None
         self.throttle_bytes_per_s: float | None = None
-        self.shell_v2 = True
+        self.missing_commands: set[str] = set()
+        self.command_delay: dict[str, float] = {}
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
@@ -291,7 +296,8 @@ class FakePhone:
     def banner(self) -> bytes:
         keys = ("ro.product.name", "ro.product.model", "ro.product.device")
         props = "".join(f"{key}={self.props[key]};" for key in keys)
-        return f"device::{props}features=shell_v2,fixed_push_mkdir".encode()
+        features = "shell_v2,fixed_push_mkdir" if self.shell_v2 else "fixed_push_mkdir"
+        return f"device::{props}features={features}".encode()
 
     # -- storage -------------------------------------------------------------------------
 
@@ -320,9 +326,9 @@ class FakePhone:
 
     def _shell_service(self, stream: _Stream, command: str, v2: bool) -> None:
         self.commands.append(command)
-        out, err, code = Shell(self).run(command)
+        out, err, code, mixed = Shell(self).run(command)
         if not v2:
-            stream.write(out + err)
+            stream.write(mixed)
             return
         packets = b""
         for kind, data in ((1, out), (2, err)):
@@ -428,8 +434,9 @@ class Shell:
     def __init__(self, phone: FakePhone) -> None:
         self.phone = phone
 
-    def run(self, line: str) -> tuple[bytes, bytes, int]:
-        out, err, code = b"", b"", 0
+    def run(self, line: str) -> tuple[bytes, bytes, int, bytes]:
+        """stdout, stderr, exit status, and both streams as a terminal shows them."""
+        out, err, code, mixed = b"", b"", 0, b""
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&")
         lexer.whitespace_split = True
         words: list[str] = []
@@ -438,20 +445,21 @@ class Shell:
                 if words:
                     words = [w.replace("$?", str(code)) for w in words]
                     o, e, code = self._command(words)
-                    out, err = out + o, err + e
+                    out, err, mixed = out + o, err + e, mixed + o + e
                     words = []
                     if token == "&&" and code != 0:
                         break
             else:
                 words.append(token)
-        return out, err, code
+        return out, err, code, mixed
 
     def _command(self, words: list[str]) -> tuple[bytes, bytes, int]:
         name, args = words[0], words[1:]
         flags = "".join(a[1:] for a in args if a.startswith("-") and len(a) > 1)
         paths = [a for a in args if not a.startswith("-")]
         handler = getattr(self, f"_cmd_{name}", None)
-        if handler is None:
+        time.sleep(self.phone.command_delay.get(name, 0.0))
+        if handler is None or name in self.phone.missing_commands:
             return b"", f"/system/bin/sh: {name}: inaccessible or not found\n".encode(), 127
         try:
             out, err, code = handler(flags, paths)

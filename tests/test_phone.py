@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -338,16 +339,40 @@ def test_recipe_only_push(
 
 
 def test_push_to_a_phone_without_the_shell_protocol(
+    tmp_path: Path, adb_server: AdbServer, bundle_copy: Callable[..., Path]
+) -> None:
+    # No shell_v2 feature: exit codes come from `echo $?` on the v1 shell.
+    with FakePhone(tmp_path / "old-phone", android="7.0", shell_v2=False) as old:
+        adb_server.connect(old)
+        pack = _pack(bundle_copy, tmp_path)
+        status = _push(old, pack).status()
+        assert status.state == DONE, status.error
+        _same_files(pack, _phone_copy(old))
+        again = _push(old, pack).status()
+        assert again.state == DONE and again.pushed == ()
+        assert any(c.startswith("sha256sum") and "DRAFTDECK-EXIT" in c for c in old.commands)
+        old.missing_commands.add("sha256sum")  # toybox before Android 8
+        refused = _push(old, pack).status()
+        assert refused.state == FAILED and refused.error_code == "no_sha256sum"
+        assert "Android 8" in refused.error
+
+
+def test_cancel_does_not_wait_for_a_long_command_on_the_phone(
     tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
 ) -> None:
-    phone.shell_v2 = False  # Android 6: exit codes come from `echo $?`
     pack = _pack(bundle_copy, tmp_path)
-    status = _push(phone, pack).status()
-    assert status.state == DONE, status.error
-    _same_files(pack, _phone_copy(phone))
-    again = _push(phone, pack).status()
-    assert again.state == DONE and again.pushed == ()
-    assert any(c.startswith("sha256sum") and "DRAFTDECK-EXIT" in c for c in phone.commands)
+    phone.command_delay["sha256sum"] = 60.0  # hashing a huge weight file on the phone
+    job = PushJob(Adb(), phone.address, pack, ROOT)
+    worker = threading.Thread(target=job.run)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not any(c.startswith("sha256sum") for c in phone.commands):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    job.cancel()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "cancel waited for the phone's command"
+    assert job.status().state == CANCELLED and "resumes" in job.status().error
 
 
 def test_queued_push_cancelled_before_it_starts_leaves_the_phone_alone(

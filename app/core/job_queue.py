@@ -82,18 +82,19 @@ class JobQueue(Generic[J]):
 
     def submit(self, job: J) -> None:
         with self._lock:
+            if job.is_finished():
+                job.restart()  # a retry: it resumes from what was done before
             if job not in self.jobs:
                 self.jobs.append(job)
-            elif job.is_finished():
-                job.restart()  # a retry: it resumes from what was done before
             self._futures[id(job)] = self._pool.submit(job.run)
 
     def wait(self, job: J, timeout: float | None = None) -> object:
         return self._futures[id(job)].result(timeout)
 
-    def remove_finished(self) -> None:
+    def forget(self, jobs: list[J]) -> None:
+        """Drop these (finished) jobs from the list, e.g. the rows a view cleared."""
         with self._lock:
-            self.jobs = [j for j in self.jobs if not j.is_finished()]
+            self.jobs = [j for j in self.jobs if j not in jobs]
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Pause everything (jobs resume next time) and stop the threads.

@@ -367,8 +367,7 @@ class DownloadsPage(QWidget):
         self.poll()
 
     def _on_clear(self) -> None:
-        self.queue_model.remove_rows_where(set(FINISHED))
-        self.manager.remove_finished()
+        self.manager.forget(self.queue_model.remove_rows_where(set(FINISHED)))
 
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""

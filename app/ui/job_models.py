@@ -69,12 +69,16 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         self._shown.append(job.status())
         self.endInsertRows()
 
-    def remove_rows_where(self, finished: set[str]) -> None:
+    def remove_rows_where(self, finished: set[str]) -> list[J]:
+        """Remove the rows shown in one of these states; their jobs."""
+        removed = []
         for row in reversed(range(len(self.jobs))):
             if self._shown[row].state in finished:
                 self.beginRemoveRows(QModelIndex(), row, row)
+                removed.append(self.jobs[row])
                 del self.jobs[row], self._shown[row]
                 self.endRemoveRows()
+        return removed
 
     def refresh(self) -> list[S]:
         """Statuses that changed since the last refresh (for the caller's reactions)."""

@@ -70,6 +70,7 @@ class PhonePage(QWidget):
         self._polling = False
         self._library_packs: dict[str, Path] = {}
         self._packs_request = 0
+        self._shut_down = False
         self._packs_source: tuple[str, str] | None = None  # (serial, root) of the list shown
 
         title = QLabel("Phone")
@@ -276,6 +277,8 @@ class PhonePage(QWidget):
 
     def _on_devices(self, devices: list[DeviceInfo]) -> None:
         self._polling = False
+        if self._shut_down:  # an answer arriving after the window closed starts nothing
+            return
         stable = self.debouncer.update(devices, time.monotonic())
         if stable == self.devices:
             return
@@ -338,7 +341,7 @@ class PhonePage(QWidget):
 
     def _on_phone_read(self, result: tuple[int, str, str, int, list[PhonePack]]) -> None:
         request, serial, root, free, packs = result
-        if request != self._packs_request:
+        if request != self._packs_request or self._shut_down:
             return  # an answer for a phone or folder no longer shown
         self.packs_model.set_packs(packs)
         self._packs_source = (serial, root)
@@ -408,6 +411,8 @@ class PhonePage(QWidget):
         run_in_background(self.library.scan, self._on_library, self._on_action_failed)
 
     def _on_library(self, entries: list[PackEntry]) -> None:
+        if self._shut_down:
+            return
         packs = {entry.name: entry.path for entry in entries if entry.ok}
         self._library_packs = packs
         self.pack_list.show_packs(packs)
@@ -496,8 +501,7 @@ class PhonePage(QWidget):
             self.queue_timer.start()
 
     def clear_finished(self) -> None:
-        self.queue_model.remove_rows_where(set(FINISHED))
-        self.queue.remove_finished()
+        self.queue.forget(self.queue_model.remove_rows_where(set(FINISHED)))
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -513,6 +517,7 @@ class PhonePage(QWidget):
 
     def shutdown(self) -> None:
         """Stop pushes (they resume next time: verified files are skipped)."""
+        self._shut_down = True
         self.device_timer.stop()
         self.queue_timer.stop()
         self.queue.shutdown(timeout=2.0)  # never freeze the closing window

@@ -29,7 +29,15 @@ if [ "${HERE}" != "$(cd "${OPT}" && pwd -P)" ]; then
     cp -R "${HERE}" "${OPT}"
 fi
 cp "${HERE}/draftdeck.png" "${ICONS}/draftdeck.png"
-sed "s|@EXEC@|\"${OPT}/draftdeck\"|" "${HERE}/draftdeck.desktop" > "${APPS}/draftdeck.desktop"
+# The Exec value quoted as the desktop-entry spec asks: \ " ` $ escaped inside the
+# quotes, % doubled. Written line by line: the path may hold & | or \ (no sed on it).
+exec_path=$(printf '%s' "${OPT}/draftdeck" | sed -e 's/[\\"`$]/\\&/g' -e 's/%/%%/g')
+while IFS= read -r line; do
+    case "${line}" in
+        Exec=@EXEC@) printf 'Exec="%s"\n' "${exec_path}" ;;
+        *) printf '%s\n' "${line}" ;;
+    esac
+done < "${HERE}/draftdeck.desktop" > "${APPS}/draftdeck.desktop"
 chmod 644 "${APPS}/draftdeck.desktop"
 if command -v update-desktop-database >/dev/null 2>&1; then
     update-desktop-database "${APPS}" >/dev/null 2>&1 || true

@@ -14,10 +14,20 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.core.errors import PhoneError
-from app.core.phone.adb_wire import AdbRefused, AdbSocket, RawDevice, list_devices, open_service
+from app.core.phone.adb_wire import (
+    AdbRefused,
+    AdbSocket,
+    RawDevice,
+    device_features,
+    list_devices,
+    open_service,
+)
 
 DEFAULT_PORT = 5037
 HOMEBREW_PREFIXES = ("/opt/homebrew", "/usr/local")
@@ -71,24 +81,39 @@ def _sdk_platform_tools(name: str) -> list[str]:
     return found + [os.path.join(prefix, "bin", name) for prefix in HOMEBREW_PREFIXES]
 
 
-def adb_executable() -> str | None:
-    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then an Android
-    SDK's, then the one in the adbutils wheel. Found without importing adbutils, which
-    pulls in Pillow for screenshots we never take (20 MB of a packaged app)."""
-    name = "adb.exe" if sys.platform == "win32" else "adb"
-    candidates = [os.environ.get("ADBUTILS_ADB_PATH", ""), shutil.which("adb") or ""]
-    candidates += _sdk_platform_tools(name)
+def _runnable(path: str) -> bool:
+    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _adb_name() -> str:
+    return "adb.exe" if sys.platform == "win32" else "adb"
+
+
+def bundled_adb() -> str | None:
+    """The adb that ships with DraftDeck: in the adbutils wheel (Linux x86_64 and
+    Windows), or where a packaged app keeps it. Found without importing adbutils,
+    which pulls in Pillow for screenshots we never take (20 MB of a packaged app)."""
     frozen_root = getattr(sys, "_MEIPASS", None)
-    if frozen_root:  # a packaged DraftDeck carries the binary where adbutils keeps it
-        candidates.append(os.path.join(frozen_root, "adbutils", "binaries", name))
+    if frozen_root:
+        folders = [os.path.join(frozen_root, "adbutils")]
     else:
         spec = importlib.util.find_spec("adbutils")
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            candidates.append(os.path.join(folder, "binaries", name))
-    for path in candidates:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        path = os.path.join(folder, "binaries", _adb_name())
+        if _runnable(path):
             return path
     return None
+
+
+def adb_executable() -> str | None:
+    """The adb program we would start: ADBUTILS_ADB_PATH, then PATH, then an Android
+    SDK's, then the bundled one (a user's own adb matches the server they may run)."""
+    name = _adb_name()
+    candidates = [os.environ.get("ADBUTILS_ADB_PATH", ""), shutil.which("adb") or ""]
+    candidates += _sdk_platform_tools(name)
+    found = next((path for path in candidates if _runnable(path)), None)
+    return found or bundled_adb()
 
 
 def lost(serial: str, exc: BaseException) -> PhoneError:
@@ -159,7 +184,11 @@ class Adb:
             advice = GUIDANCE.get(state, "")
             code = "unauthorized" if state == "unauthorized" else "not_ready"
             raise PhoneError(f"{serial} is {state}. {advice}".strip(), code)
-        return Phone(self.port, serial)
+        try:
+            features = device_features(self.port, serial)
+        except (AdbRefused, OSError) as exc:
+            raise lost(serial, exc) from exc
+        return Phone(self.port, serial, features)
 
 
 @dataclass(frozen=True)
@@ -173,35 +202,58 @@ _EXIT_MARK = "DRAFTDECK-EXIT:"
 
 
 class Phone:
-    """Shell commands and sync connections to one ready device."""
+    """Shell commands and sync connections to one ready device.
 
-    def __init__(self, port: int, serial: str) -> None:
+    `abort()` (from any thread) closes every connection the phone has open, so a
+    cancelled push does not wait for a long command, such as hashing a large file,
+    to finish on the phone."""
+
+    def __init__(self, port: int, serial: str, features: frozenset[str]) -> None:
         self.port = port
         self.serial = serial
-        self._shell_v2 = True
+        # Android 7+ has the shell protocol (separate stderr, exit codes).
+        self._shell_v2 = "shell_v2" in features
+        self._lock = threading.Lock()
+        self._open: set[AdbSocket] = set()
+        self._aborted = False
 
-    def open(self, service: str, timeout: float | None) -> AdbSocket:
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            conns = list(self._open)
+        for conn in conns:
+            conn.shutdown()
+
+    @contextmanager
+    def connect(self, service: str, timeout: float | None) -> Iterator[AdbSocket]:
+        """A connection to a service on the phone, closed after use (or on abort)."""
+        with self._lock:
+            if self._aborted:
+                raise ConnectionAbortedError("stopped")
+        conn = open_service(self.port, self.serial, service, timeout)
+        with self._lock:
+            self._open.add(conn)
+            aborted = self._aborted
         try:
-            return open_service(self.port, self.serial, service, timeout)
-        except (AdbRefused, OSError) as exc:
-            raise lost(self.serial, exc) from exc
+            if aborted:
+                raise ConnectionAbortedError("stopped")
+            yield conn
+        finally:
+            with self._lock:
+                self._open.discard(conn)
+            conn.close()
 
     def shell(self, command: str, timeout: float = SHELL_TIMEOUT) -> ShellResult:
         try:
             if self._shell_v2:
-                try:
-                    return self._run_v2(command, timeout)
-                except AdbRefused as exc:
-                    if str(exc) != "closed":  # not found, unauthorized: a real failure
-                        raise
-                    self._shell_v2 = False  # Android before 7 closes unknown services
+                return self._run_v2(command, timeout)
             return self._run_v1(command, timeout)
         except (AdbRefused, OSError) as exc:
             raise lost(self.serial, exc) from exc
 
     def _run_v2(self, command: str, timeout: float) -> ShellResult:
         streams = {1: bytearray(), 2: bytearray()}
-        with open_service(self.port, self.serial, f"shell,v2,raw:{command}", timeout) as conn:
+        with self.connect(f"shell,v2,raw:{command}", timeout) as conn:
             while True:
                 kind = conn.read_exact(1)[0]
                 data = conn.read_exact(int.from_bytes(conn.read_exact(4), "little"))
@@ -214,15 +266,15 @@ class Phone:
 
     def _run_v1(self, command: str, timeout: float) -> ShellResult:
         wrapped = f"{command}; echo {_EXIT_MARK}$?"
-        with open_service(self.port, self.serial, f"shell:{wrapped}", timeout) as conn:
+        with self.connect(f"shell:{wrapped}", timeout) as conn:
             data = bytearray()
             while chunk := conn.sock.recv(65536):
                 data += chunk
         # Old phones run v1 commands on a terminal: CRLF line ends, no separate stderr.
-        out, mark, code = _text(data).replace("\r\n", "\n").rpartition(_EXIT_MARK)
-        status = code.strip()
+        out, mark, tail = _text(data).replace("\r\n", "\n").rpartition(_EXIT_MARK)
+        status = tail.split("\n", 1)[0].strip()
         if not mark or not status.isdigit():  # cut off before the marker
-            return ShellResult(255, out or code, "")
+            return ShellResult(255, out or tail, "")
         return ShellResult(int(status), out, "")
 
     def run(self, command: str, timeout: float = SHELL_TIMEOUT) -> str:

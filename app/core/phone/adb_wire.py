@@ -8,6 +8,7 @@ or FAIL with a length-prefixed message. See adb's SERVICES.TXT.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 from dataclasses import dataclass, field
@@ -34,6 +35,11 @@ class AdbSocket:
 
     def close(self) -> None:
         self.sock.close()
+
+    def shutdown(self) -> None:
+        """Wake a thread blocked on this socket (it then sees the connection closed)."""
+        with contextlib.suppress(OSError):  # already closed
+            self.sock.shutdown(socket.SHUT_RDWR)
 
     def request(self, service: str) -> None:
         data = service.encode("utf-8")
@@ -97,6 +103,14 @@ def parse_devices(text: str) -> list[RawDevice]:
             state = "no permissions"
         found.append(RawDevice(words[0], state, tags))
     return found
+
+
+def device_features(port: int, serial: str, timeout: float = 10.0) -> frozenset[str]:
+    """What the phone's adbd supports (shell_v2, fixed_push_mkdir, ...)."""
+    with AdbSocket(port, timeout) as conn:
+        conn.request(f"host-serial:{serial}:features")
+        text = conn.read_block().decode("utf-8", "replace")
+    return frozenset(f.strip() for f in text.split(",") if f.strip())
 
 
 def list_devices(port: int, timeout: float = 10.0) -> list[RawDevice]:

@@ -148,6 +148,7 @@ class PushJob(TrackedJob[PushStatus]):
         self.root = root
         self._margin = margin
         self._stop = False
+        self._phone: Phone | None = None
         super().__init__(
             PushStatus(pack.name, serial, posixpath.join(root, pack.name), recipe_only)
         )
@@ -156,6 +157,9 @@ class PushJob(TrackedJob[PushStatus]):
 
     def cancel(self) -> None:
         self._stop = True
+        phone = self._phone
+        if phone is not None:  # do not wait for a long command on the phone to end
+            phone.abort()
 
     pause = cancel  # a stopped push resumes when started again
 
@@ -180,8 +184,11 @@ class PushJob(TrackedJob[PushStatus]):
         except PushCancelled:
             final = {"state": CANCELLED, "error": STOPPED}
         except PhoneError as exc:
-            log.warning("push of %s to %s failed: %s", self.pack, self.status().serial, exc)
-            final = {"state": FAILED, "error": self._explain(exc), "error_code": exc.code}
+            if self._stop:  # the connection was closed by cancel()
+                final = {"state": CANCELLED, "error": STOPPED}
+            else:
+                log.warning("push of %s to %s failed: %s", self.pack, self.status().serial, exc)
+                final = {"state": FAILED, "error": self._explain(exc), "error_code": exc.code}
         except DraftDeckError as exc:
             final = {"state": FAILED, "error": str(exc), "error_code": "error"}
         except Exception as exc:  # a local file vanished, a bug: a stuck "pushing" row is worse
@@ -214,7 +221,8 @@ class PushJob(TrackedJob[PushStatus]):
     def _run(self) -> None:
         self._check_cancel()  # cancelled while it waited in the queue
         status = self.status()
-        phone = self.adb.phone(status.serial)
+        phone = self._phone = self.adb.phone(status.serial)
+        self._check_cancel()  # cancelled while the phone was being reached
         files = pack_files(self.pack, status.recipe_only)
         dest = pack_path(self.root, self.pack.name)
         self._set(state=CHECKING, files_total=len(files), dest=dest)

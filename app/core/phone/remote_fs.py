@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from app.core.errors import PhoneError
 from app.core.phone.adb import Phone
 
+NOT_FOUND = 127  # the shell's exit status for an unknown command
 COMMAND_BUDGET = 3000  # characters per shell command line; adb's limit is 4 KiB on old phones
 _SHA_LINE = re.compile(r"^([0-9a-f]{64})\s+\*?(.+)$")
 
@@ -98,8 +99,14 @@ def sha256_of(phone: Phone, paths: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for batch in batches(paths):
         # A missing file makes sha256sum exit 1 but it still hashes the others.
-        out = phone.shell("sha256sum " + " ".join(quote(p) for p in batch)).out
-        found.update(parse_sha256sum(out))
+        result = phone.shell("sha256sum " + " ".join(quote(p) for p in batch))
+        if result.code == NOT_FOUND:
+            raise PhoneError(
+                f"{phone.serial} has no sha256sum command, so copies cannot be verified "
+                "(it arrived with Android 8); DraftDeck needs Android 8 or newer.",
+                "no_sha256sum",
+            )
+        found.update(parse_sha256sum(result.out))
     return found
 
 

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from app.core.errors import PhoneError, UnreadableFileError
 from app.core.phone.adb import Phone, lost
-from app.core.phone.adb_wire import AdbSocket
+from app.core.phone.adb_wire import AdbRefused, AdbSocket
 
 SYNC_DATA_MAX = 64 * 1024
 # Several DATA messages per write: the adb server forwards what one read of its socket
@@ -46,22 +46,35 @@ def send_file(
         handle = local.open("rb")
     except OSError as exc:
         raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
-    with handle, phone.open("sync:", SYNC_TIMEOUT) as conn:
+    with handle:
         try:
-            spec = f"{remote},{FILE_MODE}".encode()
-            conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
-            while block := _read(handle, local):
-                if cancelled():
-                    raise PushCancelled(remote)
-                digest.update(block)
-                conn.sock.sendall(_data_messages(block))
-                on_bytes(len(block))
-            conn.sock.sendall(b"DONE" + struct.pack("<I", int(time.time())))
-            _check_reply(phone, conn, remote)
-            conn.sock.sendall(b"QUIT" + struct.pack("<I", 0))
-        except OSError as exc:
+            _send(phone, handle, local, remote, digest.update, on_bytes, cancelled)
+        except (AdbRefused, OSError) as exc:
             raise lost(phone.serial, exc) from exc
     return digest.hexdigest()
+
+
+def _send(
+    phone: Phone,
+    handle: BinaryIO,
+    local: Path,
+    remote: str,
+    hash_block: Callable[[bytes], None],
+    on_bytes: Callable[[int], None],
+    cancelled: Callable[[], bool],
+) -> None:
+    with phone.connect("sync:", SYNC_TIMEOUT) as conn:
+        spec = f"{remote},{FILE_MODE}".encode()
+        conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
+        while block := _read(handle, local):
+            if cancelled():
+                raise PushCancelled(remote)
+            hash_block(block)
+            conn.sock.sendall(_data_messages(block))
+            on_bytes(len(block))
+        conn.sock.sendall(b"DONE" + struct.pack("<I", int(time.time())))
+        _check_reply(phone, conn, remote)
+        conn.sock.sendall(b"QUIT" + struct.pack("<I", 0))
 
 
 def _read(handle: BinaryIO, local: Path) -> bytes:
