@@ -102,8 +102,8 @@ def sha256_of(phone: Phone, paths: list[str]) -> dict[str, str]:
         result = phone.shell("sha256sum " + " ".join(quote(p) for p in batch))
         if result.code == NOT_FOUND:
             raise PhoneError(
-                f"{phone.serial} has no sha256sum command, so copies cannot be verified "
-                "(it arrived with Android 8); DraftDeck needs Android 8 or newer.",
+                f"{phone.serial} has no sha256sum command, so copies cannot be verified. "
+                "Older Android versions lack it; Android 8 and newer have it.",
                 "no_sha256sum",
             )
         found.update(parse_sha256sum(result.out))
