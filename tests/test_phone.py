@@ -306,10 +306,12 @@ def test_cancel_keeps_what_is_verified_and_resumes(
     partial = phone.local(f"{ROOT}/fast-draft.partial")
     # A SEND closed without DONE leaves no half file (the phone deletes it on its own
     # time, once the close reaches it).
-    deadline = time.monotonic() + 10
-    while (partial / "llm.mnn.weight").exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    # The copy in flight had a hidden name of its own, never the real one.
     assert not (partial / "llm.mnn.weight").exists()
+    deadline = time.monotonic() + 10
+    while list(partial.glob(".llm.mnn.weight.*")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not list(partial.glob(".llm.mnn.weight.*"))
     resumed = _push(phone, pack).status()
     assert resumed.state == DONE and set(status.verified) <= set(resumed.skipped)
     _same_files(pack, _phone_copy(phone))

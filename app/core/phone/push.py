@@ -15,6 +15,7 @@ import logging
 import posixpath
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,7 +39,7 @@ FINISHED = (DONE, FAILED, CANCELLED)
 # Files a pack folder may hold that are ours, not the pack's (hidden files and folders,
 # such as the Hub client's .cache, are never part of a pack to begin with).
 NOT_PACK_SUFFIXES = (".bak", ".before-update")
-RECIPE_TEMP = ".draftdeck-partial"
+TEMP_SUFFIX = ".draftdeck-partial"
 STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
 
 
@@ -312,13 +313,15 @@ class PushJob(TrackedJob[PushStatus]):
             verified=skipped,
         )
         for item in todo:
-            final = posixpath.join(dest, item.rel)
-            temp = posixpath.join(posixpath.dirname(final), f".{item.rel}{RECIPE_TEMP}")
-            self._send_verified(phone, item, temp)
-            fs.move(phone, temp, final)
+            self._send_verified(phone, item, posixpath.join(dest, item.rel))
 
-    def _send_verified(self, phone: Phone, item: LocalFile, remote: str) -> None:
+    def _send_verified(self, phone: Phone, item: LocalFile, final: str) -> None:
+        """Send under a hidden name of its own, verify, then rename into place: the real
+        name never holds half a file, and the phone's clean-up of an earlier, cut copy
+        (which it does on its own time) can never hit this one."""
         self._set(current_file=item.rel, file_done=0, file_size=item.size)
+        folder, name = posixpath.split(final)
+        remote = posixpath.join(folder, f".{name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
         sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
         got = fs.sha256_of(phone, [remote]).get(remote)
         if got != sha:
@@ -329,6 +332,7 @@ class PushJob(TrackedJob[PushStatus]):
                 "keeps failing, try another cable or USB port.",
                 "verify_failed",
             )
+        fs.move(phone, remote, final)
         with self._lock:
             s = self._status
             self._status = replace(
