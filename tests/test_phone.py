@@ -254,7 +254,7 @@ def test_full_disk_during_a_push_is_reported_not_installed(
 ) -> None:
     # Another app fills the phone between our `df` and the copy: df says there is room,
     # the writes fail.
-    monkeypatch.setattr(fs, "free_bytes", lambda _phone, _folder: 10**9)
+    monkeypatch.setattr(fs, "free_bytes", lambda _phone, _folder, **_kw: 10**9)
     phone.free_bytes = 300_000
     status = _push(phone, _pack(bundle_copy, tmp_path)).status()
     assert status.state == FAILED and status.error_code == "no_space"

@@ -232,36 +232,40 @@ class PushJob(TrackedJob[PushStatus]):
         else:
             self._push_pack(phone, files, dest)
 
-    def _already_there(self, phone: Phone, files: list[LocalFile], folder: str) -> set[str]:
-        """Files whose copy in `folder` has the local sha256. Only files the phone has
-        are hashed here; the others are hashed on the way out."""
-        remote = fs.sha256_of(phone, [posixpath.join(folder, f.rel) for f in files])
-        same = set()
+    def _already_there(
+        self, phone: Phone, files: list[LocalFile], folders: list[str]
+    ) -> list[set[str]]:
+        """For each folder, the files whose copy there has the local sha256 (one
+        sha256sum on the phone for all). Only files the phone has are hashed here; the
+        others are hashed on the way out."""
+        paths = [posixpath.join(folder, f.rel) for folder in folders for f in files]
+        remote = fs.sha256_of(phone, paths)
+        found: list[set[str]] = [set() for _ in folders]
         for item in files:
-            theirs = remote.get(posixpath.join(folder, item.rel))
-            if theirs is not None:
+            theirs = [remote.get(posixpath.join(folder, item.rel)) for folder in folders]
+            if any(theirs):
                 self._set(current_file=item.rel)
-                if local_sha256(item.path, self._cancelled) == theirs:
-                    same.add(item.rel)
-        return same
+                mine = local_sha256(item.path, self._cancelled)
+                for same, sha in zip(found, theirs, strict=True):
+                    if sha == mine:
+                        same.add(item.rel)
+        return found
 
     def _push_pack(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
         partial = dest + PARTIAL
-        in_dest = self._already_there(phone, files, dest)
-        in_partial = self._already_there(phone, files, partial)
+        in_dest, in_partial = self._already_there(phone, files, [dest, partial])
         present = fs.existing(phone, [dest, partial])
         dest_exists, partial_exists = dest in present, partial in present
         todo = [f for f in files if f.rel not in in_dest | in_partial]
         if not todo and dest_exists and len(in_dest) == len(files):
             if partial_exists:
                 fs.remove_tree(phone, partial)  # a stale attempt; the pack is complete
-            self._remove_strays(phone, dest, files)
+            self._tidy(phone, dest, files, check=False)
             everything = tuple(f.rel for f in files)
             self._set(skipped=everything, verified=everything)
             return
         needed = sum(f.size for f in todo)
-        fs.make_dirs(phone, [self.root])
-        free = fs.free_bytes(phone, self.root)
+        free = fs.free_bytes(phone, self.root, create=True)
         if free < needed + self._margin(needed):
             raise PhoneError(
                 f"Not enough space on {phone.serial} in {self.root}: the pack needs "
@@ -291,9 +295,10 @@ class PushJob(TrackedJob[PushStatus]):
             verified=verified,
         )
         for item in todo:
-            self._send_verified(phone, item, posixpath.join(partial, item.rel))
-        self._remove_strays(phone, partial, files)
-        self._check_complete(phone, partial, files)
+            # Inside .partial a file may take its name before the check: the folder is
+            # not installed until every file passed (one round trip less per file).
+            self._send_verified(phone, item, posixpath.join(partial, item.rel), early=True)
+        self._tidy(phone, partial, files, check=True)
         fs.move(phone, partial, dest)
 
     def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
@@ -303,7 +308,7 @@ class PushJob(TrackedJob[PushStatus]):
                 "pack once, then recipes alone.",
                 "not_on_phone",
             )
-        same = self._already_there(phone, files, dest)
+        [same] = self._already_there(phone, files, [dest])
         todo = [f for f in files if f.rel not in same]
         skipped = tuple(f.rel for f in files if f.rel in same)
         self._set(
@@ -315,45 +320,52 @@ class PushJob(TrackedJob[PushStatus]):
         for item in todo:
             self._send_verified(phone, item, posixpath.join(dest, item.rel))
 
-    def _send_verified(self, phone: Phone, item: LocalFile, final: str) -> None:
-        """Send under a hidden name of its own, verify, then rename into place: the real
+    def _send_verified(
+        self, phone: Phone, item: LocalFile, final: str, early: bool = False
+    ) -> None:
+        """Send under a hidden name of its own, verify, and rename into place: the real
         name never holds half a file, and the phone's clean-up of an earlier, cut copy
-        (which it does on its own time) can never hit this one."""
+        (which it does on its own time) can never hit this one. With `early`, the
+        rename goes in the same shell command as the hash and a bad copy is removed
+        from its final name."""
         self._set(current_file=item.rel, file_done=0, file_size=item.size)
         folder, name = posixpath.split(final)
         remote = posixpath.join(folder, f".{name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
         sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
-        got = fs.sha256_of(phone, [remote]).get(remote)
+        then = f"mv {fs.quote(remote)} {fs.quote(final)}" if early else ""
+        got = fs.sha256_of(phone, [remote], then=then).get(remote)
         if got != sha:
-            phone.shell(f"rm -f {fs.quote(remote)}")
+            phone.shell(f"rm -f {fs.quote(final if early else remote)}")
             raise PhoneError(
                 f"{item.rel} did not arrive intact on {phone.serial} (sha256 "
                 f"{(got or 'missing')[:12]}… instead of {sha[:12]}…). Push again; if it "
                 "keeps failing, try another cable or USB port.",
                 "verify_failed",
             )
-        fs.move(phone, remote, final)
+        if not early:
+            fs.move(phone, remote, final)
         with self._lock:
             s = self._status
             self._status = replace(
                 s, pushed=(*s.pushed, item.rel), verified=(*s.verified, item.rel)
             )
 
-    def _check_complete(self, phone: Phone, partial: str, files: list[LocalFile]) -> None:
-        """Every file there with its size, just before the rename: something on the phone
-        (another app, a delete) may have removed files verified earlier."""
-        listing = {e.name: e.size for e in fs.list_dir(phone, partial) if not e.is_dir}
+    def _tidy(self, phone: Phone, folder: str, files: list[LocalFile], check: bool) -> None:
+        """The phone's copy becomes exactly the pack: files of an older version go. With
+        `check`, just before the rename: every file is there with its size (another
+        app, or a delete, may have removed files verified earlier)."""
+        entries = fs.list_dir(phone, folder)
+        wanted = {f.rel.split("/", 1)[0] for f in files}
+        for entry in entries:
+            if entry.name not in wanted:
+                fs.remove_tree(phone, posixpath.join(folder, entry.name))
+        if not check:
+            return
+        listing = {e.name: e.size for e in entries if not e.is_dir}
         missing = [f.rel for f in files if "/" not in f.rel and listing.get(f.rel) != f.size]
         if missing:
             raise PhoneError(
-                f"{', '.join(missing)} went missing from {partial} on {phone.serial} during "
+                f"{', '.join(missing)} went missing from {folder} on {phone.serial} during "
                 "the push; push again to copy them.",
                 "verify_failed",
             )
-
-    def _remove_strays(self, phone: Phone, partial: str, files: list[LocalFile]) -> None:
-        """The phone's copy becomes exactly the pack: files of an older version go."""
-        wanted = {f.rel.split("/", 1)[0] for f in files}
-        for entry in fs.list_dir(phone, partial):
-            if entry.name not in wanted:
-                fs.remove_tree(phone, posixpath.join(partial, entry.name))

@@ -77,8 +77,12 @@ def batches(paths: list[str], budget: int = COMMAND_BUDGET) -> Iterator[list[str
         yield batch
 
 
-def free_bytes(phone: Phone, folder: str) -> int:
-    return parse_df_available(phone.run(f"df -k {quote(folder)}"), folder)
+def free_bytes(phone: Phone, folder: str, create: bool = False) -> int:
+    """Bytes available in `folder` (made first with `create`, in the same round trip)."""
+    command = f"df -k {quote(folder)}"
+    if create:
+        command = f"mkdir -p {quote(folder)} && {command}"
+    return parse_df_available(phone.run(command), folder)
 
 
 def existing(phone: Phone, paths: list[str]) -> set[str]:
@@ -94,13 +98,17 @@ def list_dir(phone: Phone, folder: str) -> list[RemoteEntry]:
     return parse_ls_long(result.out) if result.code == 0 else []
 
 
-def sha256_of(phone: Phone, paths: list[str]) -> dict[str, str]:
-    """sha256 of those files that exist (missing ones are simply absent)."""
+def sha256_of(phone: Phone, paths: list[str], then: str = "") -> dict[str, str]:
+    """sha256 of those files that exist (missing ones are simply absent). `then` is a
+    command run right after, in the same round trip (its exit status is ignored)."""
     found: dict[str, str] = {}
     for batch in batches(paths):
         # A missing file makes sha256sum exit 1 but it still hashes the others.
-        result = phone.shell("sha256sum " + " ".join(quote(p) for p in batch))
-        if result.code == NOT_FOUND:
+        command = "sha256sum " + " ".join(quote(p) for p in batch)
+        result = phone.shell(f"{command}; {then}" if then else command)
+        # (With `then`, the status is its command's: pushes learn whether the phone has
+        # sha256sum from their first, plain call.)
+        if result.code == NOT_FOUND and not then:
             raise PhoneError(
                 f"{phone.serial} has no sha256sum command, so copies cannot be verified. "
                 "Older Android versions lack it; Android 8 and newer have it.",
