@@ -11,7 +11,7 @@ from typing import Any
 
 from app import __version__
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.errors import CodedError, EngineError, FileError
+from app.core.errors import CodedError, FileError
 from app.core.jsonfile import read_json_object
 from app.core.units import format_bytes
 
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", _cmd_gui)
     try:
         return int(func(args))
-    except (FileError, EngineError, CodedError) as exc:
+    except (FileError, CodedError) as exc:
         print(f"draftdeck: {exc}", file=sys.stderr)
         return 1
 

@@ -7,27 +7,8 @@ import sys
 import threading
 from typing import Protocol
 
+from app.core.job_queue import JobProgress
 from app.core.units import format_bytes
-
-
-class _Status(Protocol):
-    @property
-    def done_bytes(self) -> int: ...
-
-    @property
-    def total_bytes(self) -> int: ...
-
-    @property
-    def fraction(self) -> float: ...
-
-    @property
-    def speed(self) -> float: ...
-
-    @property
-    def eta_seconds(self) -> float | None: ...
-
-    @property
-    def current_file(self) -> str: ...
 
 
 class _Job(Protocol):
@@ -35,10 +16,10 @@ class _Job(Protocol):
 
     def pause(self) -> None: ...
 
-    def status(self) -> _Status: ...
+    def status(self) -> JobProgress: ...
 
 
-def progress_line(name: str, s: _Status) -> str:
+def progress_line(name: str, s: JobProgress) -> str:
     eta = f", {s.eta_seconds:.0f} s left" if s.eta_seconds else ""
     return (
         f"{name}: {format_bytes(s.done_bytes)} / {format_bytes(s.total_bytes)} "

@@ -37,12 +37,20 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         if p.speculative.tok_s and p.baseline.tok_s
     ]
     d = pairs[0].speculative.draft_length
-    drafted = sum(p.speculative.drafted for p in pairs)
-    accepted = sum(p.speculative.accepted for p in pairs)
-    rounds = sum(p.speculative.rounds for p in pairs)
-    round_tokens = sum(p.speculative.decode_tokens for p in pairs)
-    reached = [sum(p.speculative.position_reached[i] for p in pairs) for i in range(d)]
-    hits = [sum(p.speculative.position_accepted[i] for p in pairs) for i in range(d)]
+    # All speculative runs as one, so the figures keep DecodeStats' exact definitions.
+    total = DecodeStats(
+        "speculative",
+        d,
+        rounds=sum(p.speculative.rounds for p in pairs),
+        drafted=sum(p.speculative.drafted for p in pairs),
+        accepted=sum(p.speculative.accepted for p in pairs),
+        tokens=sum(p.speculative.tokens for p in pairs),
+        first_tokens=sum(p.speculative.first_tokens for p in pairs),
+        position_reached=[sum(p.speculative.position_reached[i] for p in pairs) for i in range(d)],
+        position_accepted=[
+            sum(p.speculative.position_accepted[i] for p in pairs) for i in range(d)
+        ],
+    )
 
     target_step = _median([s for p in pairs if (s := p.baseline.mean_target_seconds)])
     draft_step = _median([s for p in pairs if (s := p.speculative.mean_draft_seconds)])
@@ -53,8 +61,8 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
     draft_per_round = _median(
         [p.speculative.draft_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
     )
-    acceptance = accepted / drafted if drafted else None
-    mean_len = round_tokens / rounds if rounds else None
+    acceptance = total.acceptance
+    mean_len = total.mean_accepted_length
     c = cost_ratio(draft_step, target_step) if draft_step and target_step else None
     predicted = None
     if mean_len and target_step and draft_per_round is not None and verify_per_round:
@@ -70,9 +78,7 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         "uplift": uplift,
         "acceptance": acceptance,
         "mean_accepted_length": mean_len,
-        "per_position_acceptance": [
-            h / r if r else None for h, r in zip(hits, reached, strict=True)
-        ],
+        "per_position_acceptance": total.per_position_acceptance,
         "cost_ratio": c,
         "target_step_ms": target_step * 1000 if target_step else None,
         "draft_step_ms": draft_step * 1000 if draft_step else None,

@@ -143,6 +143,8 @@ def read_bundle(folder: Path) -> BundleInfo:
     recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
     runtime_config: dict[str, Any] = {}
     for name in recipes:
+        if name == "config.json":
+            continue  # read above
         parsed = read_json_object(folder / name)  # every recipe must at least be valid JSON
         if name == "runtime_config.json":
             runtime_config = parsed

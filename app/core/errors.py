@@ -75,7 +75,19 @@ class AlreadyExistsError(FileError):
     code = "already_exists"
 
 
-class EngineError(DraftDeckError):
+class CodedError(DraftDeckError):
+    """An error with a short machine-readable code besides its message."""
+
+    code = "error"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+
+
+class EngineError(CodedError):
     """A run could not start or went wrong inside the engine."""
 
     code = "engine_error"
@@ -83,11 +95,8 @@ class EngineError(DraftDeckError):
     def __init__(
         self, message: str, code: str | None = None, reasons: list[dict[str, Any]] | None = None
     ) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, code)
         self.reasons = reasons or []
-        if code:
-            self.code = code
 
 
 class EngineCrashed(EngineError):
@@ -99,18 +108,6 @@ class EngineCrashed(EngineError):
         super().__init__(message)
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
-
-
-class CodedError(DraftDeckError):
-    """An error with a short machine-readable code besides its message."""
-
-    code = "error"
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code:
-            self.code = code
 
 
 class HubError(CodedError):

@@ -12,18 +12,38 @@ from typing import ClassVar, Generic, Protocol, TypeVar
 from app.core.transfer_stats import SpeedMeter
 
 
-class _Progress(Protocol):
+class JobProgress(Protocol):
+    """What a job's status shows, whatever the job (downloads, pushes)."""
+
     @property
     def state(self) -> str: ...
+
+    @property
+    def error(self) -> str: ...
+
+    @property
+    def current_file(self) -> str: ...
 
     @property
     def done_bytes(self) -> int: ...
 
     @property
+    def total_bytes(self) -> int: ...
+
+    @property
     def file_done(self) -> int: ...
 
+    @property
+    def speed(self) -> float: ...
 
-S = TypeVar("S", bound=_Progress)
+    @property
+    def fraction(self) -> float: ...
+
+    @property
+    def eta_seconds(self) -> float | None: ...
+
+
+S = TypeVar("S", bound=JobProgress)
 
 
 class TrackedJob(Generic[S]):

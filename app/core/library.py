@@ -75,14 +75,19 @@ class Library:
         self.settings.library_dir = str(Path(folder).resolve())
         self._save(self.settings)
 
-    def scan(self) -> list[PackEntry]:
-        entries: list[PackEntry] = []
+    def pack_folders(self) -> list[tuple[Path, bool]]:
+        """Every pack folder (and whether it is a reference), without reading the packs:
+        for callers that only need paths."""
+        found: list[tuple[Path, bool]] = []
         if self.root.is_dir():
             for child in sorted(self.root.iterdir()):
                 if child.is_dir() and not child.name.startswith("."):
-                    entries.append(read_entry(child, by_reference=False))
-        for ref in self.settings.references:
-            entries.append(read_entry(Path(ref), by_reference=True))
+                    found.append((child, False))
+        found += [(Path(ref), True) for ref in self.settings.references]
+        return found
+
+    def scan(self) -> list[PackEntry]:
+        entries = [read_entry(path, by_reference=ref) for path, ref in self.pack_folders()]
         return sorted(entries, key=lambda e: (e.name.lower(), str(e.path)))
 
     def add_folder(self, folder: Path) -> list[PackEntry]:
@@ -163,7 +168,7 @@ class Library:
                 shutil.rmtree(child, ignore_errors=True)
 
     def _known_paths(self) -> list[Path]:
-        return [e.path.resolve() for e in self.scan()]
+        return [path.resolve() for path, _ref in self.pack_folders()]
 
 
 def _checked_members(archive: Path) -> tuple[list[zipfile.ZipInfo], str | None]:

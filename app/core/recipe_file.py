@@ -57,11 +57,7 @@ class RecipeDocument:
     @classmethod
     def load(cls, path: Path) -> RecipeDocument:
         text = read_text(path)
-        data = parse_json(text, path)
-        if not isinstance(data, dict):
-            raise InvalidJsonError(
-                path, f"expected an object at the top, found {type(data).__name__}"
-            )
+        data = cls.parse(path, text)
         return cls(
             path=path,
             text=text,

@@ -31,3 +31,21 @@ class SpeedMeter:
             self._samples.pop(0)
         first_t, first_done = self._samples[0]
         return (done - first_done) / (now - first_t) if now > first_t else 0.0
+
+
+class TransferFigures:
+    """Figures derived from a transfer's status (mixed into the frozen status
+    dataclasses of downloads and pushes, which hold these three fields)."""
+
+    done_bytes: int
+    total_bytes: int
+    speed: float  # bytes per second over the last few seconds
+
+    @property
+    def fraction(self) -> float:
+        return self.done_bytes / self.total_bytes if self.total_bytes else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        left = self.total_bytes - self.done_bytes
+        return left / self.speed if self.speed > 0 and left > 0 else None

@@ -20,9 +20,13 @@ from typing import Any
 
 import psutil
 
+from app.core.errors import FileError
+from app.core.hub.install import installed_source
 from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.metrics import break_even_acceptance
 from app.core.paths import app_dirs
+from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
+from app.core.recipe_schema import FIELDS
 
 TUNE_SCHEMA_VERSION = 1
 # Measured spread of uplift between identical runs on a 2-core machine: about 3 %.
@@ -50,7 +54,7 @@ class Setting:
         )
 
     def target_config(self) -> dict[str, Any]:
-        return {"thread_num": self.target_threads, "draft_predict_length": self.draft_length}
+        return {"draft_predict_length": self.draft_length, "thread_num": self.target_threads}
 
     def draft_config(self) -> dict[str, Any]:
         return {
@@ -267,8 +271,6 @@ class TuneRun:
 
 
 def _recipe(path: Path) -> dict[str, Any]:
-    from app.core.errors import FileError
-
     try:
         return read_json_object(path) if path.is_file() else {}
     except FileError:
@@ -277,9 +279,6 @@ def _recipe(path: Path) -> dict[str, Any]:
 
 def recipe_defaults(target: Path, draft: Path) -> dict[str, Any]:
     """The current recipe's values for the swept keys (MNN's defaults where unset)."""
-    from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
-    from app.core.recipe_schema import FIELDS
-
     t, d = _recipe(target / TARGET_CONFIG), _recipe(draft / DRAFT_RECIPE)
 
     def get(data: dict[str, Any], key: str) -> Any:
@@ -317,9 +316,6 @@ def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> S
 
 
 def pack_facts(target: Path, draft: Path) -> dict[str, Any]:
-    from app.core.hub.install import installed_source
-    from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
-
     facts = {}
     for role, path, recipe in (("target", target, TARGET_CONFIG), ("draft", draft, DRAFT_RECIPE)):
         source = installed_source(path) or {}

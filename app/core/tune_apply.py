@@ -13,15 +13,8 @@ Snapshot = dict[Path, dict[str, Any] | None]
 
 def _changes(setting: Setting, target: Path, draft: Path) -> dict[Path, dict[str, Any]]:
     return {
-        target / TARGET_CONFIG: {
-            "draft_predict_length": setting.draft_length,
-            "thread_num": setting.target_threads,
-        },
-        draft / DRAFT_RECIPE: {
-            "thread_num": setting.draft_threads,
-            "precision": setting.draft_precision,
-            "memory": setting.draft_memory,
-        },
+        target / TARGET_CONFIG: setting.target_config(),
+        draft / DRAFT_RECIPE: setting.draft_config(),
     }
 
 

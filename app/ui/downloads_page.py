@@ -240,8 +240,8 @@ class DownloadsPage(QWidget):
 
     def _mark_installed(self, updates: dict[str, str] | None = None) -> None:
         marks: dict[str, str] = {}
-        for entry in self.library.scan():
-            source = installed_source(entry.path)
+        for path, _ref in self.library.pack_folders():
+            source = installed_source(path)
             if source and isinstance(source.get("repo"), str):
                 marks[source["repo"]] = "installed"
         marks.update(updates or {})
@@ -249,11 +249,11 @@ class DownloadsPage(QWidget):
 
     def check_updates(self) -> None:
         config = self.config()
-        packs = [e.path for e in self.library.scan() if installed_source(e.path)]
+        folders = [path for path, _ref in self.library.pack_folders()]
 
         def work() -> dict[str, str]:
             found = {}
-            for pack in packs:
+            for pack in (p for p in folders if installed_source(p)):
                 try:
                     info = check_update(config, pack)
                 except HubError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QModelIndex, QRect, Qt
 from PySide6.QtGui import QPainter
@@ -15,30 +15,14 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
+from app.core.job_queue import JobProgress, TrackedJob
 from app.ui.table_model import ColumnsModel, Index
 
 FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
-class JobStatusLike(Protocol):
-    @property
-    def state(self) -> str: ...
-
-    @property
-    def fraction(self) -> float: ...
-
-    @property
-    def error(self) -> str: ...
-
-
-S = TypeVar("S", bound=JobStatusLike)
-
-
-class JobLike(Protocol[S]):  # type: ignore[misc]
-    def status(self) -> S: ...
-
-
-J = TypeVar("J", bound=JobLike[Any])
+S = TypeVar("S", bound=JobProgress)
+J = TypeVar("J", bound=TrackedJob[Any])
 
 
 def format_eta(seconds: float | None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ class Catalog:
         return (now or time.time()) - self.live_fetched_at
 
 
+@cache
 def _curated() -> dict[str, Any]:
     data: dict[str, Any] = json.loads(read_text("catalog.json"))
     return data

@@ -21,7 +21,7 @@ from app.core.hub.install import PART, discard_staging, install, prepare_staging
 from app.core.hub.plan import RepoPlan
 from app.core.hub.transfer import DownloadCancelled, download_file
 from app.core.job_queue import TrackedJob
-from app.core.transfer_stats import disk_margin
+from app.core.transfer_stats import TransferFigures, disk_margin
 from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.hub")
@@ -32,7 +32,7 @@ FINISHED = (DONE, FAILED, PAUSED, CANCELLED)
 
 
 @dataclass(frozen=True)
-class JobStatus:
+class JobStatus(TransferFigures):
     repo_id: str
     state: str = QUEUED
     revision: str | None = None
@@ -47,15 +47,6 @@ class JobStatus:
     error: str = ""
     path: str = ""  # the installed pack
     skipped: tuple[str, ...] = field(default=())
-
-    @property
-    def fraction(self) -> float:
-        return self.done_bytes / self.total_bytes if self.total_bytes else 0.0
-
-    @property
-    def eta_seconds(self) -> float | None:
-        left = self.total_bytes - self.done_bytes
-        return left / self.speed if self.speed > 0 and left > 0 else None
 
 
 class DownloadJob(TrackedJob[JobStatus]):

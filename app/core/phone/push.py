@@ -28,7 +28,7 @@ from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.sync_send import PushCancelled, send_file
-from app.core.transfer_stats import disk_margin
+from app.core.transfer_stats import TransferFigures, disk_margin
 from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.phone")
@@ -51,7 +51,7 @@ class LocalFile:
 
 
 @dataclass(frozen=True)
-class PushStatus:
+class PushStatus(TransferFigures):
     pack: str
     serial: str
     dest: str
@@ -73,14 +73,8 @@ class PushStatus:
 
     @property
     def fraction(self) -> float:
-        if self.state == DONE:
-            return 1.0
-        return self.done_bytes / self.total_bytes if self.total_bytes else 0.0
-
-    @property
-    def eta_seconds(self) -> float | None:
-        left = self.total_bytes - self.done_bytes
-        return left / self.speed if self.speed > 0 and left > 0 else None
+        # A push with nothing to send (all verified already) is complete, not at 0 %.
+        return 1.0 if self.state == DONE else super().fraction
 
     def to_json(self) -> dict[str, Any]:
         return {
