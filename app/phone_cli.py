@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli_progress import run_with_progress
+from app.core.bundle import BundleInfo
 from app.core.errors import PhoneError
 from app.core.library import Library
 from app.core.phone.adb import NO_DEVICES, Adb
@@ -21,8 +22,8 @@ from app.core.settings import load_settings, save_settings
 from app.core.units import format_bytes
 
 
-def _library_packs() -> dict[str, Path]:
-    return {e.name: e.path for e in Library(load_settings(), save_settings).scan()}
+def _library_packs() -> dict[str, BundleInfo]:
+    return {e.name: e.info for e in Library(load_settings(), save_settings).scan() if e.info}
 
 
 def _pick_device(adb: Adb, serial: str | None) -> DeviceInfo:
@@ -72,7 +73,7 @@ def _resolve_pack(text: str) -> Path:
         return path.resolve()
     packs = _library_packs()
     if text in packs:
-        return packs[text]
+        return packs[text].path
     raise PhoneError(f"{text} is neither a pack folder nor the name of a pack in the library.")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.bundle import read_bundle
 from app.core.errors import PhoneError
 from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
@@ -441,10 +442,11 @@ def test_phone_packs_listing_matching_and_delete(
     # Sizes come from `ls -l`, not from sync STAT's 32 bits: a 5 GiB file stays 5 GiB.
     with phone.local(f"{ROOT}/stranger/llm.mnn.weight").open("r+b") as handle:
         handle.truncate(5 * 1024**3)
-    (other / "tokenizer.mtok").write_bytes(b"changed")
+    recipe = other / "config_cpu.json"
+    recipe.write_text(recipe.read_text() + "\n\n")  # the library's copy moved on
 
     device = Adb().phone(phone.address)
-    library = {"fast-draft": pack, "noisy": other}
+    library = {"fast-draft": read_bundle(pack), "noisy": read_bundle(other)}
     packs = {p.name: p for p in list_packs(device, ROOT, library)}
     assert {n: p.match for n, p in packs.items()} == {
         "fast-draft": SAME,

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.bundle import BundleInfo
 from app.core.errors import PhoneError
 from app.core.job_queue import JobQueue
 from app.core.library import Library, PackEntry
@@ -68,7 +69,7 @@ class PhonePage(QWidget):
         self.queue: JobQueue[PushJob] = JobQueue(1, "adb")
         self.devices: list[DeviceInfo] = []
         self._polling = False
-        self._library_packs: dict[str, Path] = {}
+        self._library_packs: dict[str, BundleInfo] = {}
         self._packs_request = 0
         self._shut_down = False
         self._packs_source: tuple[str, str] | None = None  # (serial, root) of the list shown
@@ -413,9 +414,8 @@ class PhonePage(QWidget):
     def _on_library(self, entries: list[PackEntry]) -> None:
         if self._shut_down:
             return
-        packs = {entry.name: entry.path for entry in entries if entry.ok}
-        self._library_packs = packs
-        self.pack_list.show_packs(packs)
+        self._library_packs = {e.name: e.info for e in entries if e.info is not None}
+        self.pack_list.show_packs({name: info.path for name, info in self._library_packs.items()})
         self._update_buttons()
 
     # -- pushing -----------------------------------------------------------------------

@@ -184,6 +184,10 @@ class Adb:
             advice = GUIDANCE.get(state, "")
             code = "unauthorized" if state == "unauthorized" else "not_ready"
             raise PhoneError(f"{serial} is {state}. {advice}".strip(), code)
+        return self.attach(serial)
+
+    def attach(self, serial: str) -> Phone:
+        """A phone just listed as ready (no second listing to check it)."""
         try:
             features = device_features(self.port, serial)
         except (AdbRefused, OSError) as exc:

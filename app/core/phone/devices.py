@@ -50,8 +50,8 @@ def parse_meminfo_total(text: str) -> int:
 
 
 def describe(adb: Adb, serial: str) -> DeviceInfo:
-    """Model, Android version, ABI and RAM of a ready phone (one shell call)."""
-    out = adb.phone(serial).shell("getprop; cat /proc/meminfo", DESCRIBE_TIMEOUT).out
+    """Model, Android version, ABI and RAM of a phone just listed as ready."""
+    out = adb.attach(serial).shell("getprop; cat /proc/meminfo", DESCRIBE_TIMEOUT).out
     props = parse_getprop(out)
     return DeviceInfo(
         serial,

@@ -5,14 +5,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from app.core.errors import DraftDeckError
+from app.core.bundle import BundleInfo
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.destinations import PARTIAL, pack_path
-from app.core.phone.push import pack_files
+from app.core.phone.push import files_of
 
 SAME, DIFFERS, NOT_IN_LIBRARY, INCOMPLETE = "same", "differs", "not in library", "incomplete"
 
@@ -29,7 +28,7 @@ class PhonePack:
         return asdict(self)
 
 
-def list_packs(phone: Phone, root: str, library: Mapping[str, Path]) -> list[PhonePack]:
+def list_packs(phone: Phone, root: str, library: Mapping[str, BundleInfo]) -> list[PhonePack]:
     """Folders of `root` that hold a config.json, and interrupted pushes (`.partial`).
 
     "same" means the same file names and sizes as the library's pack of that name;
@@ -49,14 +48,10 @@ def list_packs(phone: Phone, root: str, library: Mapping[str, Path]) -> list[Pho
     return sorted(packs, key=lambda p: p.name.lower())
 
 
-def _compare(listing: dict[str, int], local: Path | None) -> str:
+def _compare(listing: dict[str, int], local: BundleInfo | None) -> str:
     if local is None:
         return NOT_IN_LIBRARY
-    try:
-        files = pack_files(local)
-    except (DraftDeckError, OSError):
-        return DIFFERS
-    wanted = {f.rel: f.size for f in files}
+    wanted = {f.rel: f.size for f in files_of(local)}
     shown = {name: size for name, size in listing.items() if not name.startswith(".")}
     return SAME if shown == wanted else DIFFERS
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.core.bundle import read_bundle
+from app.core.bundle import BundleInfo, read_bundle
 from app.core.errors import DraftDeckError, PhoneError
 from app.core.job_queue import TrackedJob
 from app.core.phone import remote_fs as fs
@@ -94,14 +94,18 @@ class PushStatus(TransferFigures):
 
 def pack_files(folder: Path, recipe_only: bool = False) -> list[LocalFile]:
     """The files of a pack to put on a phone; a broken pack is refused by name."""
-    info = read_bundle(folder)
+    return files_of(read_bundle(folder), recipe_only)
+
+
+def files_of(info: BundleInfo, recipe_only: bool = False) -> list[LocalFile]:
+    """The files of an already read pack to put on a phone."""
     if recipe_only:
-        names = list(info.recipe_files)
-        if not names:
-            raise PhoneError(f"{folder} has no recipe files to push.", "no_recipes")
+        wanted = set(info.recipe_files)
+        if not wanted:
+            raise PhoneError(f"{info.path} has no recipe files to push.", "no_recipes")
     else:
-        names = [f.name for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES)]
-    return [LocalFile(n, folder / n, (folder / n).stat().st_size) for n in names]
+        wanted = {f.name for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES)}
+    return [LocalFile(f.name, info.path / f.name, f.size) for f in info.files if f.name in wanted]
 
 
 _hash_cache: dict[tuple[str, int, int], str] = {}
