@@ -176,15 +176,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from app.core.compat import BLOCKED, assess, assess_paths
+    from app.core.compat import BLOCKED, assess_paths
 
-    try:
-        target, draft = read_bundle(Path(args.target)), read_bundle(Path(args.draft))
-    except FileError:
-        verdict = assess_paths(Path(args.target), Path(args.draft))
+    verdict = assess_paths(Path(args.target), Path(args.draft))  # each bundle read once
+    if any(reason.code == "broken_bundle" for reason in verdict.reasons):
         code = 2
     else:
-        verdict = assess(target, draft)
         code = 1 if verdict.blocked else 0
     if args.json:
         print(json.dumps(verdict.to_json(), indent=2))

@@ -19,7 +19,7 @@ from app.core.units import format_bytes
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     settings = load_settings()
-    config = HubConfig(token=settings.hub_token or None)
+    config = HubConfig.from_settings(settings)
     note = ""
     if args.refresh:
         try:
@@ -55,7 +55,7 @@ def cmd_download(args: argparse.Namespace) -> int:
     job = DownloadJob(
         args.repo,
         settings.library_path(),
-        HubConfig(token=settings.hub_token or None),
+        HubConfig.from_settings(settings),
         args.revision,
         include_all=args.all_files,
     )

@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from app.core.errors import FileError
 from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG, RecipeDocument, parse_value
-from app.core.recipe_schema import DRAFT, ERROR, FIELDS, TARGET, Problem, host_warnings, validate
+from app.core.recipe_schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
 
 def scope_of(path: Path) -> str:
@@ -20,8 +18,7 @@ def scope_of(path: Path) -> str:
 
 
 def check(path: Path, data: dict[str, Any]) -> list[Problem]:
-    cores = psutil.cpu_count(logical=False)
-    return validate(data, scope_of(path)) + host_warnings(data, path.parent, cores)
+    return recipe_problems(data, scope_of(path), path.parent)
 
 
 def _describe(path: Path) -> dict[str, Any]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from app.core.tune import best_result, plan_for, recipe_defaults, runs_dir
+from app.core.tune import best_result, new_run_path, plan_for, recipe_defaults
 from app.core.tune_apply import apply_setting
 
 
@@ -37,7 +36,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("draftdeck: cancelled", file=sys.stderr)
         return 1
-    path = args.save or runs_dir() / f"{time.strftime('%Y%m%d-%H%M%S')}-{draft.name}.json"
+    path = args.save or new_run_path(draft)
     run.save(Path(path))
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)

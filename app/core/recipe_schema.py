@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 DRAFT = "draft"
 TARGET = "target"
 ERROR = "error"
@@ -295,3 +297,9 @@ def host_warnings(
                 )
             )
     return problems
+
+
+def recipe_problems(data: Mapping[str, Any], scope: str, base_dir: Path) -> list[Problem]:
+    """Everything to say about a recipe on this computer: its own problems, then what
+    differs here (backends, threads, paths relative to `base_dir`)."""
+    return validate(data, scope) + host_warnings(data, base_dir, psutil.cpu_count(logical=False))

@@ -13,6 +13,7 @@ import csv
 import io
 import itertools
 import platform
+import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -107,6 +108,11 @@ class SweepPlan:
 def runs_dir() -> Path:
     """Where saved tuning runs live (JSON + CSV), so the Tune page can reopen them."""
     return app_dirs().data / "tune-runs"
+
+
+def new_run_path(draft: Path) -> Path:
+    """Where a run of this draft, starting now, is saved by default."""
+    return runs_dir() / f"{time.strftime('%Y%m%d-%H%M%S')}-{draft.name}.json"
 
 
 def physical_cores() -> int:

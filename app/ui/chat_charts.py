@@ -93,8 +93,7 @@ class ChatCharts(QWidget):
         grid.addWidget(self.position_plot, 1, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
-        self.timer.timeout.connect(self._on_tick)
-        self.timer.start()
+        self.timer.timeout.connect(self._on_tick)  # runs only while something is to draw
 
     @staticmethod
     def _plot(title: str, unit: str) -> pg.PlotWidget:
@@ -134,7 +133,7 @@ class ChatCharts(QWidget):
                 self.acceptance.append(now, sum(r[1] for r in window) / drafted_sum)
             self.accepted_length.append(now, sum(r[0] for r in window) / len(window))
         self._last_elapsed = elapsed
-        self._dirty = [True] * 4
+        self._mark(0, 1, 2, 3)
 
     def _add_round(self, emitted: int, accepted: int, drafted: int) -> None:
         self._recent.append((emitted, accepted, drafted))
@@ -152,7 +151,7 @@ class ChatCharts(QWidget):
 
     def set_reference(self, tok_s: float | None) -> None:
         self.reference_tok_s = tok_s
-        self._dirty[0] = True
+        self._mark(0)
 
     def clear(self) -> None:
         for ring in (self.speed, self.acceptance, self.accepted_length):
@@ -162,7 +161,7 @@ class ChatCharts(QWidget):
         self._recent = []
         self._batches = []
         self._offset = self._last_elapsed = 0.0
-        self._dirty = [True] * 4
+        self._mark(0, 1, 2, 3)
 
     def per_position(self) -> list[float]:
         reached = self.position_reached
@@ -178,12 +177,20 @@ class ChatCharts(QWidget):
             self._draw(part)
         self._dirty = [False] * 4
 
+    def _mark(self, *parts: int) -> None:
+        for part in parts:
+            self._dirty[part] = True
+        if not self.timer.isActive():
+            self.timer.start()
+
     def _on_tick(self) -> None:
         part = self._turn
         self._turn = (self._turn + 1) % 4
         if self._dirty[part]:
             self._dirty[part] = False
             self._draw(part)
+        if not any(self._dirty):
+            self.timer.stop()  # an idle chart costs no wake-ups
 
     def _draw(self, part: int) -> None:
         if part == 0:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -41,8 +40,6 @@ from app.ui.engine_bridge import (
     EngineBridge,
 )
 from app.ui.pair_selection import PairSelection
-
-log = logging.getLogger("draftdeck.ui.chat")
 
 STATE_WORDS = {
     "stopped": ("○", "Engine not started", "#5c6475"),

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from app.core.errors import FileError
+
 Button = QMessageBox.StandardButton
 # Boxes without a parent window would be garbage-collected while shown; hold them here.
 _parentless: set[QMessageBox] = set()
@@ -38,6 +40,11 @@ def show_error(
         box.setDetailedText(details)
     box.open()
     return box
+
+
+def show_file_error(parent: QWidget | None, title: str, exc: FileError) -> QMessageBox:
+    """The problem, then the file it is in (every FileError names one)."""
+    return show_error(parent, title, f"{exc.problem}\n\nFile: {exc.path}")
 
 
 def ask(

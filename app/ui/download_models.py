@@ -47,7 +47,7 @@ class CatalogModel(ColumnsModel):
             return entry.summary or entry.repo_id
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        column = self.COLUMNS[index.column()] if 0 <= index.column() < len(self.COLUMNS) else ""
+        column = self.COLUMNS[index.column()]  # valid() checked the range
         return {
             "Repository": entry.repo_id,
             "Role": entry.role,

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from html import escape
 
 from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -38,8 +35,8 @@ from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel
 from app.ui.job_models import ProgressDelegate
+from app.ui.table_model import setup_table
 
-log = logging.getLogger("draftdeck.ui.downloads")
 POLL_MS = 200
 
 
@@ -51,7 +48,6 @@ class DownloadsPage(QWidget):
         super().__init__(parent)
         self.library = library
         self.manager = DownloadManager()
-        self._plans: dict[str, RepoPlan] = {}
         self._checked_updates = False
 
         title = QLabel("Downloads")
@@ -82,7 +78,7 @@ class DownloadsPage(QWidget):
         self.catalog_proxy.setSourceModel(self.catalog_model)
         self.catalog_view = QTableView()
         self.catalog_view.setModel(self.catalog_proxy)
-        self._table(self.catalog_view)
+        setup_table(self.catalog_view)
         self.catalog_view.setSortingEnabled(True)
         self.catalog_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
@@ -104,7 +100,7 @@ class DownloadsPage(QWidget):
         self.queue_model = QueueModel()
         self.queue_view = QTableView()
         self.queue_view.setModel(self.queue_model)
-        self._table(self.queue_view)
+        setup_table(self.queue_view)
         self.queue_view.setItemDelegateForColumn(
             QueueModel.COLUMNS.index("Progress"), ProgressDelegate(self.queue_view)
         )
@@ -168,18 +164,8 @@ class DownloadsPage(QWidget):
         self.timer.timeout.connect(self.poll)
         self.reload_catalog()
 
-    @staticmethod
-    def _table(view: QTableView) -> None:
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.verticalHeader().setVisible(False)
-        view.setWordWrap(False)
-        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        view.horizontalHeader().setStretchLastSection(True)
-
     def config(self) -> HubConfig:
-        return HubConfig(token=self.library.settings.hub_token or None)
+        return HubConfig.from_settings(self.library.settings)
 
     # -- catalog ----------------------------------------------------------------------------
 
@@ -290,7 +276,6 @@ class DownloadsPage(QWidget):
         )
 
     def _show_plan(self, entry: CatalogEntry, plan: RepoPlan) -> None:
-        self._plans[entry.repo_id] = plan
         if self.selected_entry() != entry:
             return
         rows = "".join(
@@ -336,9 +321,7 @@ class DownloadsPage(QWidget):
     def poll(self) -> None:
         for status in self.queue_model.refresh():
             self._on_status(status)
-        if all(
-            self.queue_model.status(r).state in FINISHED for r in range(self.queue_model.rowCount())
-        ):
+        if self.queue_model.all_shown_in(FINISHED):
             self.timer.stop()
 
     def _on_status(self, status: JobStatus) -> None:
@@ -349,12 +332,8 @@ class DownloadsPage(QWidget):
         elif status.state == FAILED:
             self.message.emit(f"Download of {status.repo_id} failed: {status.error}")
 
-    def _selected_job(self) -> DownloadJob | None:
-        rows = self.queue_view.selectionModel().selectedRows()
-        return self.queue_model.jobs[rows[0].row()] if rows else None
-
     def _on_job_action(self, action: str) -> None:
-        job = self._selected_job()
+        job = self.queue_model.selected_job(self.queue_view)
         if job is None:
             return
         if action == "pause":

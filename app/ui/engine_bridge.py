@@ -8,7 +8,6 @@ imports) runs on the thread pool.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +17,6 @@ from app.core.errors import EngineCrashed
 from app.engine.client import EngineClient
 from app.ui.background import run_in_background
 
-log = logging.getLogger("draftdeck.ui.engine")
 POLL_MS = 15
 
 STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"

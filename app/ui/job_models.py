@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QModelIndex, QRect, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QStyle,
     QStyledItemDelegate,
@@ -77,6 +79,16 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
 
     def status(self, row: int) -> S:
         return self._shown[row]
+
+    def all_shown_in(self, states: Iterable[str]) -> bool:
+        """Whether every row, as last shown, is in one of these states (a job finishing
+        after its row was read is shown, and counted, by the next refresh)."""
+        wanted = set(states)
+        return all(status.state in wanted for status in self._shown)
+
+    def selected_job(self, view: QAbstractItemView) -> J | None:
+        rows = view.selectionModel().selectedRows()
+        return self.jobs[rows[0].row()] if rows else None
 
     def row_total(self) -> int:
         return len(self.jobs)

@@ -84,12 +84,6 @@ class LibraryModel(ColumnsModel):
         del self._entries[row]
         self.endRemoveRows()
 
-    def entries(self) -> list[PackEntry]:
-        return list(self._entries)
-
-    def entry(self, row: int) -> PackEntry:
-        return self._entries[row]
-
     def row_total(self) -> int:
         return len(self._entries)
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import FileError
 from app.core.library import Library, PackEntry
 from app.core.units import format_bytes
-from app.ui.dialogs import ask, show_error
+from app.ui.dialogs import ask, show_file_error
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.pack_details import PackDetails
 
@@ -202,7 +202,7 @@ class LibraryPage(QWidget):
                     added.extend(self.library.add_folder(path))
             except FileError as exc:
                 log.warning("could not add %s: %s", path, exc)
-                show_error(self, "Could not add pack", f"{exc.problem}\n\nFile: {exc.path}")
+                show_file_error(self, "Could not add pack", exc)
         if added:
             # The library already read the new packs: add their rows, no full re-scan.
             for entry in added:
@@ -234,7 +234,7 @@ class LibraryPage(QWidget):
         try:
             self.library.remove(entry)
         except FileError as exc:
-            show_error(self, "Could not remove pack", f"{exc.problem}\n\nFile: {exc.path}")
+            show_file_error(self, "Could not remove pack", exc)
             return
         self.model.remove_entry(entry)
         self._show_details()

@@ -47,9 +47,6 @@ class PairMatrixModel(QAbstractTableModel):
         self._verdicts = [[verdict_of(t, d) for d in self.drafts] for t in self.targets]
         self.endResetModel()
 
-    def verdict(self, row: int, column: int) -> Verdict:
-        return self._verdicts[row][column]
-
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.targets)
 

@@ -7,15 +7,14 @@ replugged phone does not flicker); pushes run one at a time on their own lane.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QHideEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QPushButton,
@@ -41,16 +40,9 @@ from app.ui.background import run_in_background
 from app.ui.dialogs import ask, show_error
 from app.ui.job_models import ProgressDelegate
 from app.ui.phone_models import DeviceList, PackList, PhonePacksModel, PushQueueModel
+from app.ui.table_model import setup_table
 
 DEVICE_POLL_MS = 1000
-
-
-class _StaleOr(Exception):
-    """A failed phone read, tagged with the request it answers."""
-
-    def __init__(self, request: int, error: PhoneError) -> None:
-        super().__init__(str(error))
-        self.request, self.error = request, error
 
 
 QUEUE_POLL_MS = 200
@@ -159,15 +151,8 @@ class PhonePage(QWidget):
         for button in (self.cancel_button, self.retry_button, self.clear_button):
             queue_buttons.addWidget(button)
 
-        for view in (self.packs_view, self.queue_view):
-            view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-            view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-            view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-            view.verticalHeader().setVisible(False)
-            view.setWordWrap(False)
-            header = view.horizontalHeader()
-            header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-            header.setStretchLastSection(True)
+        setup_table(self.packs_view)
+        setup_table(self.queue_view)
 
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
@@ -291,9 +276,12 @@ class PhonePage(QWidget):
         self._polling = False
         self.device_hint.setText(str(error))
 
+    def _device(self, serial: str | None) -> DeviceInfo | None:
+        return next((d for d in self.devices if d.serial == serial), None)
+
     def selected_device(self) -> DeviceInfo | None:
         serial = self.device_list.selected_serial()
-        return next((d for d in self.devices if d.serial == serial), None)
+        return self._device(serial)
 
     def _show_device_hint(self) -> None:
         device = self.selected_device()
@@ -325,37 +313,37 @@ class PhonePage(QWidget):
         request, serial, root = self._packs_request, device.serial, self.root()
         library = dict(self._library_packs)
 
-        def work() -> tuple[int, str, str, int, list[PhonePack]]:
+        def work() -> tuple[int, list[PhonePack]]:
+            phone = self.adb.phone(serial)
+            packs = list_packs(phone, root, library)
             try:
-                phone = self.adb.phone(serial)
-                packs = list_packs(phone, root, library)
-                try:
-                    free = free_bytes(phone, root)
-                except PhoneError:  # the folder does not exist yet: nothing pushed there
-                    free = -1
-            except PhoneError as exc:
-                raise _StaleOr(request, exc) from exc
-            return request, serial, root, free, packs
+                free = free_bytes(phone, root)
+            except PhoneError:  # the folder does not exist yet: nothing pushed there
+                free = -1
+            return free, packs
 
         self.free_label.setText(f"Reading {root} on {device.title}…")
-        run_in_background(work, self._on_phone_read, self._on_phone_failed)
+        run_in_background(
+            work,
+            partial(self._on_phone_read, request, serial, root),
+            partial(self._on_phone_failed, request),
+        )
 
-    def _on_phone_read(self, result: tuple[int, str, str, int, list[PhonePack]]) -> None:
-        request, serial, root, free, packs = result
+    def _on_phone_read(
+        self, request: int, serial: str, root: str, result: tuple[int, list[PhonePack]]
+    ) -> None:
         if request != self._packs_request or self._shut_down:
             return  # an answer for a phone or folder no longer shown
+        free, packs = result
         self.packs_model.set_packs(packs)
         self._packs_source = (serial, root)
         space = f"{format_bytes(free)} free" if free >= 0 else "folder not created yet"
         self.free_label.setText(f"{len(packs)} packs in {root} · {space}")
         self._update_buttons()
 
-    def _on_phone_failed(self, error: Exception) -> None:
-        if isinstance(error, _StaleOr):
-            if error.request != self._packs_request:
-                return
-            error = error.error
-        self.free_label.setText(str(error))
+    def _on_phone_failed(self, request: int, error: Exception) -> None:
+        if request == self._packs_request and not self._shut_down:
+            self.free_label.setText(str(error))
 
     def selected_phone_pack(self) -> PhonePack | None:
         rows = self.packs_view.selectionModel().selectedRows()
@@ -373,7 +361,7 @@ class PhonePage(QWidget):
                 f"{pack.name} is being pushed to {serial}. Cancel that push first.",
             )
             return
-        device = next((d for d in self.devices if d.serial == serial), None)
+        device = self._device(serial)
         ask(
             self,
             "Delete from phone",
@@ -441,7 +429,7 @@ class PhonePage(QWidget):
         return self.push_selected(recipe_only=True)
 
     def _on_pack_dropped(self, serial: str, folder: str) -> None:
-        device = next((d for d in self.devices if d.serial == serial), None)
+        device = self._device(serial)
         if device is None or not device.ready:
             show_error(self, "Phone not ready", device.guidance if device else NO_DEVICES)
             return
@@ -468,10 +456,7 @@ class PhonePage(QWidget):
     def poll_queue(self) -> None:
         for status in self.queue_model.refresh():
             self._on_status(status)
-        # Decided on what was just shown: a job finishing after its row was read is
-        # shown by the next tick.
-        shown = (self.queue_model.status(r) for r in range(self.queue_model.rowCount()))
-        if all(status.state in FINISHED for status in shown):
+        if self.queue_model.all_shown_in(FINISHED):
             self.queue_timer.stop()
 
     def _on_status(self, status: PushStatus) -> None:
@@ -485,17 +470,13 @@ class PhonePage(QWidget):
         elif status.state == FAILED:
             self.message.emit(f"Push of {status.pack} failed: {status.error}")
 
-    def _selected_job(self) -> PushJob | None:
-        rows = self.queue_view.selectionModel().selectedRows()
-        return self.queue_model.jobs[rows[0].row()] if rows else None
-
     def cancel_selected(self) -> None:
-        job = self._selected_job()
+        job = self.queue_model.selected_job(self.queue_view)
         if job is not None:
             job.cancel()
 
     def retry_selected(self) -> None:
-        job = self._selected_job()
+        job = self.queue_model.selected_job(self.queue_view)
         if job is not None and job.is_finished():
             self.queue.submit(job)  # resumes: verified files are skipped
             self.queue_timer.start()

@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import psutil
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
@@ -40,8 +39,7 @@ from app.core.recipe_schema import (
     FIELDS,
     TARGET_FORM_KEYS,
     Problem,
-    host_warnings,
-    validate,
+    recipe_problems,
 )
 from app.ui.recipe_fields import NOT_SET, FieldEditor, make_editor
 
@@ -253,9 +251,7 @@ class RecipeEditor(QWidget):
 
     def _refresh_checks(self) -> None:
         base = self.doc.path.parent if self.doc else Path()
-        self.problems = validate(self.data, self.scope) + host_warnings(
-            self.data, base, psutil.cpu_count(logical=False)
-        )
+        self.problems = recipe_problems(self.data, self.scope, base)
         by_key: dict[str, str] = {}
         for problem in self.problems:
             if problem.key and problem.severity == ERROR:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -22,11 +21,9 @@ from app.core.errors import FileError
 from app.core.presets import Preset, presets_for
 from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG, ChangedOnDiskError
 from app.core.recipe_schema import DRAFT, TARGET
-from app.ui.dialogs import ask, show_error
+from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
-
-log = logging.getLogger("draftdeck.ui.recipes")
 
 
 class RecipesPage(QWidget):
@@ -142,7 +139,7 @@ class RecipesPage(QWidget):
                 editor.load(path)
             except FileError as exc:
                 editor.clear()
-                show_error(self, "Cannot open recipe", f"{exc.problem}\n\nFile: {exc.path}")
+                show_file_error(self, "Cannot open recipe", exc)
         self._fill_presets(draft)
         self._update_state()
 
@@ -219,7 +216,7 @@ class RecipesPage(QWidget):
                 lambda: self._save_one(editor, overwrite=True),
             )
         except FileError as exc:
-            show_error(self, "Recipe not saved", f"{exc.problem}\n\nFile: {exc.path}")
+            show_file_error(self, "Recipe not saved", exc)
         self._update_state()
 
     def revert(self) -> None:
@@ -243,7 +240,7 @@ class RecipesPage(QWidget):
             try:
                 restored = editor.reset_to_pack()
             except FileError as exc:
-                show_error(self, "Reset failed", f"{exc.problem}\n\nFile: {exc.path}")
+                show_file_error(self, "Reset failed", exc)
                 return
             if not restored:
                 show_error(

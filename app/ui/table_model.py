@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -39,3 +40,15 @@ class ColumnsModel(QAbstractTableModel):
         ):
             return self.COLUMNS[section]
         return None
+
+
+def setup_table(view: QTableView) -> None:
+    """A read-only list of rows: whole-row single selection, no row numbers, columns
+    sized to their contents with the last one taking the rest."""
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().setVisible(False)
+    view.setWordWrap(False)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    view.horizontalHeader().setStretchLastSection(True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ from app.core.tune import (
     SweepPlan,
     TuneRun,
     best_result,
+    new_run_path,
     physical_cores,
     plan_for,
     recipe_defaults,
@@ -48,7 +48,6 @@ from app.ui.dialogs import show_error
 from app.ui.pair_selection import PairSelection
 from app.ui.table_model import ColumnsModel, Index
 
-log = logging.getLogger("draftdeck.ui.tune")
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -230,9 +229,7 @@ class TunePage(QWidget):
         self.chart.setLabel("bottom", "draft length d")
         self.chart.setLabel("left", "uplift over plain decoding", units="x")
         self.chart.addLegend()
-        self.chart.addItem(
-            pg.InfiniteLine(angle=0, pos=1.0, pen=pg.mkPen("#a1261b", style=Qt.PenStyle.DashLine))
-        )
+        self._add_parity_line()
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
@@ -403,7 +400,7 @@ class TunePage(QWidget):
     def _on_finished(self, run: TuneRun) -> None:
         self.run = run
         self._end()
-        path = runs_dir() / f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(run.draft).name}.json"
+        path = new_run_path(Path(run.draft))
         try:
             run.save(path)
         except (OSError, DraftDeckError) as exc:
@@ -438,11 +435,15 @@ class TunePage(QWidget):
             by_threads.setdefault(result.setting.draft_threads, []).append(result)
         return by_threads
 
-    def _draw_chart(self, other: TuneRun | None = None) -> None:
-        self.chart.clear()
+    def _add_parity_line(self) -> None:
+        """Uplift 1: below it, speculation loses to plain decoding."""
         self.chart.addItem(
             pg.InfiniteLine(angle=0, pos=1.0, pen=pg.mkPen("#a1261b", style=Qt.PenStyle.DashLine))
         )
+
+    def _draw_chart(self, other: TuneRun | None = None) -> None:
+        self.chart.clear()
+        self._add_parity_line()
         colours = ["#3b5bdb", "#1e6b34", "#8a5300", "#862e9c"]
         runs = [(self.model.results, "", Qt.PenStyle.SolidLine)]
         if other is not None:

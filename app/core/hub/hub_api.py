@@ -25,6 +25,7 @@ from huggingface_hub.errors import (
 
 from app.core.errors import HubError
 from app.core.hub.plan import PlanFile, RepoPlan, build_plan
+from app.core.settings import Settings
 
 API_TIMEOUT = 20.0  # seconds; a Hub that never answers must not hang a download
 
@@ -33,6 +34,11 @@ API_TIMEOUT = 20.0  # seconds; a Hub that never answers must not hang a download
 class HubConfig:
     endpoint: str | None = None  # None: HF_ENDPOINT or huggingface.co
     token: str | bool | None = None  # None: HF_TOKEN or the login cache; False: none
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HubConfig:
+        """The user's token from settings; without one, HF_TOKEN or the login cache."""
+        return cls(token=settings.hub_token or None)
 
     def resolved_endpoint(self) -> str:
         return (self.endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
