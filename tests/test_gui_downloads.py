@@ -159,3 +159,12 @@ def test_update_available_badge(
     qtbot.waitUntil(
         lambda: page.catalog_model.installed.get(REPO) == "update available", timeout=10_000
     )
+    # Another download finishing keeps the badge; updating the pack clears it.
+    hub.add_folder("me/other-pack", fixture_bundle("fast-draft"))
+    page.start_download("me/other-pack")
+    _wait_state(qtbot, window, DONE, row=1)
+    assert page.catalog_model.installed.get("me/other-pack") == "installed"
+    assert page.catalog_model.installed.get(REPO) == "update available"
+    page.start_download(REPO)
+    _wait_state(qtbot, window, DONE, row=2)
+    assert page.catalog_model.installed.get(REPO) == "installed"

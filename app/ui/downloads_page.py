@@ -49,6 +49,7 @@ class DownloadsPage(QWidget):
         self.library = library
         self.manager = DownloadManager()
         self._checked_updates = False
+        self._updates: set[str] = set()  # repos with a newer revision on the Hub
 
         title = QLabel("Downloads")
         title.setObjectName("pageTitle")
@@ -224,31 +225,35 @@ class DownloadsPage(QWidget):
             "" if self.family_filter.currentIndex() == 0 else self.family_filter.currentText(),
         )
 
-    def _mark_installed(self, updates: dict[str, str] | None = None) -> None:
+    def _mark_installed(self) -> None:
         marks: dict[str, str] = {}
         for path, _ref in self.library.pack_folders():
             source = installed_source(path)
             if source and isinstance(source.get("repo"), str):
                 marks[source["repo"]] = "installed"
-        marks.update(updates or {})
+        marks.update({repo: "update available" for repo in self._updates if repo in marks})
         self.catalog_model.set_installed(marks)
+
+    def _on_updates(self, repos: set[str]) -> None:
+        self._updates = repos
+        self._mark_installed()
 
     def check_updates(self) -> None:
         config = self.config()
         folders = [path for path, _ref in self.library.pack_folders()]
 
-        def work() -> dict[str, str]:
-            found = {}
+        def work() -> set[str]:
+            found = set()
             for pack in (p for p in folders if installed_source(p)):
                 try:
                     info = check_update(config, pack)
                 except HubError:
                     continue  # offline or gone: keep "installed"
                 if info is not None and info.available:
-                    found[info.repo_id] = "update available"
+                    found.add(info.repo_id)
             return found
 
-        run_in_background(work, self._mark_installed, lambda _e: None)
+        run_in_background(work, self._on_updates, lambda _e: None)
 
     # -- plan and download ------------------------------------------------------------------
 
@@ -327,6 +332,7 @@ class DownloadsPage(QWidget):
     def _on_status(self, status: JobStatus) -> None:
         if status.state == DONE:
             self.message.emit(f"Installed {status.repo_id} in {status.path}")
+            self._updates.discard(status.repo_id)  # just installed: the newest revision
             self._mark_installed()
             self.installed.emit(status.path)
         elif status.state == FAILED:
