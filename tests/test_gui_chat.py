@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
+from app.ui.chat_charts import ROLLING, ChatCharts
 from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
 
@@ -82,6 +83,20 @@ def test_send_streams_and_counts_match_the_engine(window: MainWindow, qtbot: QtB
     assert page.charts.per_position() == pytest.approx(expected)
     page.charts.redraw()
     assert page.charts.speed.count > 0 and page.charts.acceptance.count > 0
+
+
+def test_rolling_figures_of_a_short_reply_equal_the_engines(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(40)
+    _send(qtbot, window, "Tell me about lighthouses.")
+    stats = _stats(window)
+    assert stats["rounds"] <= ROLLING  # the rolling window holds the whole reply
+    _, acceptance = page.charts.acceptance.data()
+    assert acceptance[-1] == pytest.approx(stats["acceptance"])
+    _, length = page.charts.accepted_length.data()
+    assert length[-1] == pytest.approx(stats["mean_accepted_length"])
 
 
 def test_stop_is_quick_and_a_second_turn_follows(window: MainWindow, qtbot: QtBot) -> None:
@@ -178,3 +193,26 @@ def test_blocked_pair_is_refused_with_the_reason(window: MainWindow, qtbot: QtBo
     qtbot.waitUntil(lambda: page.bridge.state == ERROR, timeout=30_000)
     assert "cannot work" in page.state_label.text() and "vocabularies" in page.state_label.text()
     assert not page.send_button.isEnabled()
+
+
+def test_chart_figures_match_hand_counted_batches(qtbot: QtBot) -> None:
+    charts = ChatCharts()
+    qtbot.addWidget(charts)
+    charts.start_reply()
+    # (emitted, accepted, drafted, draft s, target s) per round. The first batch arrives
+    # after a 2 s prefill: it starts the clock and gives no speed point.
+    charts.add_rounds({"elapsed": 2.0, "tokens": [1, 2, 3], "rounds": [[3, 2, 3, 0, 0]]})
+    assert charts.speed.count == 0
+    charts.add_rounds(
+        {"elapsed": 2.1, "tokens": [4, 5, 6, 7], "rounds": [[4, 3, 3, 0, 0], [0, 0, 0, 0, 0]]}
+    )
+    charts.add_rounds({"elapsed": 2.2, "tokens": [8, 9], "rounds": [[2, 1, 3, 0, 0]]})
+    xs, ys = charts.speed.data()
+    # Tokens after the first batch over the time since it: 4 in 0.1 s, then 6 in 0.2 s.
+    assert list(ys) == pytest.approx([40.0, 30.0])
+    assert list(xs) == pytest.approx([2.1, 2.2])
+    _, acceptance = charts.acceptance.data()
+    assert acceptance[-1] == pytest.approx((2 + 3 + 0 + 1) / (3 + 3 + 0 + 3))
+    _, length = charts.accepted_length.data()
+    assert length[-1] == pytest.approx((3 + 4 + 0 + 2) / 4)
+    assert charts.per_position() == pytest.approx([3 / 3, 2 / 3, 1 / 2])

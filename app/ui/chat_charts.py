@@ -116,13 +116,15 @@ class ChatCharts(QWidget):
         tokens = len(event.get("tokens", ()))
         now = self._offset + elapsed
         # Speed over the last SPEED_WINDOW seconds, not per batch: batches are 20 ms apart
-        # and a per-batch rate would be mostly noise.
+        # and a per-batch rate would be mostly noise. A reply's first batch only starts
+        # the clock: its time includes the prompt's prefill, which is not decoding.
+        first = not self._batches and self._last_elapsed == 0.0
         self._batches.append((elapsed, tokens))
         while self._batches and elapsed - self._batches[0][0] > SPEED_WINDOW:
             self._batches.pop(0)
         span = elapsed - (self._batches[0][0] if len(self._batches) > 1 else self._last_elapsed)
         counted = sum(n for _, n in self._batches[1:]) if len(self._batches) > 1 else tokens
-        if span > 0 and counted:
+        if span > 0 and counted and not first:
             self.speed.append(now, counted / span)
         for emitted, accepted, drafted, *_ in event.get("rounds", ()):
             self._add_round(int(emitted), int(accepted), int(drafted))
