@@ -10,6 +10,7 @@ closes without DONE.
 from __future__ import annotations
 
 import hashlib
+import socket
 import struct
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ SYNC_DATA_MAX = 64 * 1024
 # gets as one packet and waits for the phone's ack before the next, so bigger writes
 # mean fewer round trips (this doubled throughput over one message per write).
 SEND_BLOCK = 4 * SYNC_DATA_MAX
+SEND_BUFFER = 256 * 1024
 FILE_MODE = 0o100644  # a regular file, rw-r--r--
 SYNC_TIMEOUT = 60.0  # a phone that takes no data for a minute is gone
 
@@ -64,6 +66,10 @@ def _send(
     cancelled: Callable[[], bool],
 ) -> None:
     with phone.connect("sync:", SYNC_TIMEOUT) as conn:
+        # A small send buffer keeps the bytes counted as sent close to the bytes the phone
+        # has taken: with the default (megabytes between us and the adb server) the speed
+        # shown started several times too high and the last seconds ran at "100 %".
+        conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         spec = f"{remote},{FILE_MODE}".encode()
         conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
         while block := _read(handle, local):
