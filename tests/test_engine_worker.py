@@ -197,7 +197,15 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
         assert key in result
     assert result["acceptance"] == 1.0 and result["lossless"] is True
     assert result["tokens"] == 60
-    assert len(result["per_position_acceptance"]) == 3
+    # An identical draft: every position always accepted, 4 tokens a round (59 after the
+    # prefill's first, in 15 rounds), and the i.i.d. speedup of the measured c.
+    assert result["per_position_acceptance"] == [1.0, 1.0, 1.0]
+    assert result["mean_accepted_length"] == pytest.approx(59 / 15)
+    c = result["cost_ratio"]
+    assert 0.5 < c < 2.0  # the same model drafts and verifies
+    assert result["iid_speedup"] == pytest.approx(4 / (3 * c + 1))
+    low, high = result["uplift_spread"]
+    assert low <= result["uplift"] <= high
 
 
 def test_cli_generate_json_and_blocked_exit(fixture_bundle: Fixture) -> None:

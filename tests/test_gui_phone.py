@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.paths import app_dirs
 from app.core.phone.push import DONE
+from app.core.units import format_bytes
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.main_window import MainWindow
@@ -63,6 +64,7 @@ def test_push_then_list_then_delete(
     qtbot: QtBot, window: MainWindow, phone: FakePhone, qtmodeltester: object
 ) -> None:
     page = window.phone_page
+    phone.free_bytes = 8 * 1024**3  # what the phone's df reports (less what we push)
     page.pack_list.setCurrentRow(0)
     page.push_button.click()
     _wait_done(qtbot, window, 0)
@@ -74,6 +76,7 @@ def test_push_then_list_then_delete(
     qtmodeltester.check(page.queue_model)  # type: ignore[attr-defined]
     assert page.packs_model.packs[0].match == "same"
     assert "free" in page.free_label.text()
+    assert f"{format_bytes(phone.free_bytes // 1024 * 1024)} free" in page.free_label.text()
 
     # Recipes only: nothing but the recipes travels, and the row says so.
     page.recipes_button.click()

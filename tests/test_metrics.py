@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from app.core.bench import RunPair, summarize
+from app.core.hub.job import JobStatus
 from app.core.metrics import (
     DecodeStats,
     RoundStats,
@@ -12,6 +15,7 @@ from app.core.metrics import (
     expected_speedup,
     predicted_speedup,
 )
+from app.core.transfer_stats import SpeedMeter
 
 
 def test_rounds_add_up_by_hand() -> None:
@@ -69,3 +73,20 @@ def test_summary_uses_time_per_round_for_stepwise_verify() -> None:
     summary = summarize([RunPair(base, spec, True)])
     assert math.isclose(summary["verify_ms"], 30.0)
     assert math.isclose(summary["predicted_speedup"], 3 * 0.010 / (0.002 + 0.030))
+
+
+def test_speed_meter_is_the_rate_over_its_window() -> None:
+    meter = SpeedMeter(window=3.0)
+    assert meter.add(0, now=10.0) == 0.0  # one sample: no rate yet
+    assert meter.add(100, now=11.0) == 100.0
+    assert meter.add(400, now=12.0) == 200.0  # (400 - 0) / 2 s
+    assert meter.add(500, now=14.0) == pytest.approx(400 / 3)  # 10.0 fell out: (500-100)/3
+    meter.reset()
+    assert meter.add(900, now=20.0) == 0.0
+
+
+def test_eta_is_what_is_left_over_the_speed() -> None:
+    status = JobStatus("me/pack", done_bytes=300, total_bytes=1000, speed=100.0)
+    assert status.fraction == 0.3 and status.eta_seconds == 7.0
+    assert JobStatus("me/pack", done_bytes=1000, total_bytes=1000, speed=100.0).eta_seconds is None
+    assert JobStatus("me/pack", total_bytes=1000).eta_seconds is None  # no speed yet

@@ -4,6 +4,7 @@ wire is real: the adb server, adbutils, our push, the files on the "phone"."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -30,7 +31,9 @@ from app.core.phone.phone_packs import (
     delete_pack,
     list_packs,
 )
-from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
+from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob, pack_files
+from app.core.transfer_stats import disk_margin
+from app.core.units import format_bytes
 from tests.adb_harness import AdbServer, free_port
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli
@@ -240,9 +243,16 @@ def test_push_refused_when_the_phone_is_full(
     tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
 ) -> None:
     phone.free_bytes = 300_000
-    status = _push(phone, _pack(bundle_copy, tmp_path)).status()
+    pack = _pack(bundle_copy, tmp_path)
+    status = _push(phone, pack).status()
     assert status.state == FAILED and status.error_code == "no_space"
     assert "Not enough space" in status.error and "free" in status.error
+    # The amounts are the true ones: the pack's files, the margin, and what df says.
+    needed = sum(f.size for f in pack_files(pack))
+    assert f"needs {format_bytes(needed)} (plus {format_bytes(disk_margin(needed))}" in (
+        status.error
+    )
+    assert f"and {format_bytes(300_000 // 1024 * 1024)} is free" in status.error
     assert not _phone_copy(phone).exists()
     assert not phone.local(f"{ROOT}/fast-draft.partial").exists()
 
@@ -287,6 +297,35 @@ def test_cable_pulled_mid_push_then_resume(
     assert "llm.mnn.weight" in resumed.pushed
     _same_files(pack, _phone_copy(phone))
     assert not partial.exists()
+
+
+def test_push_progress_figures_are_true(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=4)
+    cap = 4_000_000
+    phone.throttle_bytes_per_s = cap  # a slow cable with a known speed
+    job = PushJob(Adb(), phone.address, pack, ROOT)
+    worker = threading.Thread(target=job.run)
+    worker.start()
+    seen = []
+    while worker.is_alive():
+        status = job.status()
+        if status.state == "pushing" and status.speed:
+            seen.append(status)
+        time.sleep(0.02)
+    worker.join()
+    final = job.status()
+    assert final.state == DONE and final.fraction == 1.0
+    assert final.done_bytes == final.total_bytes == sum(f.size for f in pack_files(pack))
+    assert seen, "no progress was seen"
+    assert all(a.done_bytes <= b.done_bytes for a, b in itertools.pairwise(seen))
+    speeds = sorted(s.speed for s in seen)
+    assert 0.3 * cap < speeds[len(speeds) // 2] < 1.5 * cap
+    for s in seen:
+        assert s.fraction == s.done_bytes / s.total_bytes
+        if s.eta_seconds is not None:
+            assert s.eta_seconds == pytest.approx((s.total_bytes - s.done_bytes) / s.speed)
 
 
 def test_cancel_keeps_what_is_verified_and_resumes(
@@ -482,7 +521,7 @@ def test_cli_devices_push_and_phone_packs(
     result = json.loads(pushed.stdout.splitlines()[-1])
     assert result["serial"] == phone.address and result["dest"] == f"{ROOT}/fast-draft"
     assert sorted(result["pushed"]) == sorted(result["verified"])
-    assert result["skipped"] == [] and result["bytes"] > 0
+    assert result["skipped"] == [] and result["bytes"] == sum(f.size for f in pack_files(pack))
     _same_files(pack, _phone_copy(phone))
 
     again = run_cli("push", str(pack), "--serial", phone.address, "--recipe-only", "--json")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.metrics import break_even_acceptance
 from app.core.tune import SweepPlan, TuneRun, best_result, pays_off, plan_for, recipe_defaults
 from app.core.tune_apply import apply_setting, restore
 from app.engine.client import EngineClient
@@ -62,6 +63,11 @@ def test_fast_pair_gains_and_the_best_is_reported(client: EngineClient, bundle_c
             "break_even_acceptance",
         ):
             assert key in row
+        # The figures derive from each other as documented.
+        assert row["break_even_acceptance"] == break_even_acceptance(
+            row["draft_length"], row["cost_ratio"]
+        )
+    assert record["best"]["uplift"] == max(row["uplift"] for row in record["results"])
     assert record["host"]["mnn"] == "3.6.1" and record["host"]["physical_cores"]
 
 
