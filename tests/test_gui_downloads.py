@@ -104,9 +104,13 @@ def test_failure_shows_the_error_and_retry_resumes(
     assert "do not match" in details
     assert not (window.library.root / "Qwen3-0.6B-kl-baseline-20k-MNN").exists()
     hub.corrupt.clear()
+    before = {name: n for name, n in hub.bytes_served.items() if name != "llm.mnn.weight"}
+    assert before, "files before the weight were fetched"
     page.queue_view.selectRow(0)
     page.retry_button.click()
     _wait_state(qtbot, window, DONE)
+    # Resumed: the files verified in the first attempt were not fetched again.
+    assert {name: hub.bytes_served[name] for name in before} == before
 
 
 def test_pause_and_cancel_buttons(window: MainWindow, qtbot: QtBot, hub: FakeHub) -> None:

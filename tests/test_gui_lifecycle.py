@@ -15,7 +15,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.hub_api import HubConfig
-from app.core.hub.job import DownloadJob
+from app.core.hub.job import PLANNING, DownloadJob
 from app.core.hub.manager import DownloadManager
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
@@ -66,7 +66,10 @@ def test_closing_does_not_wait_for_a_hub_that_never_answers(tmp_path: Path) -> N
         HubConfig(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}", token=False),
     )
     manager.submit(job)
-    time.sleep(0.3)  # the job is now waiting for the model info
+    deadline = time.monotonic() + 10
+    while job.status().state != PLANNING:  # now waiting for the model info, forever
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     started = time.monotonic()
     manager.shutdown(timeout=1.0)
     assert time.monotonic() - started < 2.0
