@@ -203,3 +203,15 @@ def test_each_defect_has_its_own_code() -> None:
         errors.TokenizerError,
     ]
     assert len({c.code for c in classes}) == len(classes)
+
+
+def test_file_names_in_llm_config_are_checked_too(bundle_copy: Copy) -> None:
+    # Found by the fuzz test: a list where a file name belongs, in llm_config.json.
+    pack = bundle_copy()
+    llm_config = json.loads((pack / "llm_config.json").read_text())
+    llm_config["embedding_file"] = [None, {"x": 1}]
+    (pack / "llm_config.json").write_text(json.dumps(llm_config))
+    _expect(errors.BadValueError, pack, "llm_config.json", "embedding_file must be a file name")
+    llm_config["embedding_file"] = "../../outside.bin"
+    (pack / "llm_config.json").write_text(json.dumps(llm_config))
+    _expect(errors.OutsideFolderError, pack, "llm_config.json", "points outside the pack")

@@ -122,6 +122,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     _check_paths_inside(folder, config, config_path)
     llm_config_path = _resolve(folder, config, "llm_config")
     llm_config = read_json_object(llm_config_path)
+    _check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
     # MNN merges config.json over llm_config.json: runtime settings win.
     merged = {**llm_config, **config}
 
