@@ -6,6 +6,7 @@ folder, no test may leave a thread running, and warnings fail tests (pyproject.t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from app.engine.client import EngineClient
+from app.engine.session import Session
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
 
@@ -58,16 +61,44 @@ def fixture_bundle() -> Callable[[str], Path]:
     return get
 
 
+# Recipe keys for running fixtures on a test machine: lossless (no run-time
+# activation quantization) and one thread each, kind to a 2-core CI runner.
+DESKTOP_RECIPE = {"memory": "normal", "thread_num": 1}
+
+
 @pytest.fixture
 def bundle_copy(tmp_path: Path, fixture_bundle: Callable[[str], Path]) -> Callable[..., Path]:
-    """A fresh, writable copy of a fixture bundle, to break in a test."""
+    """A fresh, writable copy of a fixture bundle, to break in a test. With
+    `desktop=True` its recipe (config_cpu.json for a draft, else config.json) gets
+    DESKTOP_RECIPE."""
 
-    def copy(name: str = "qwen3-target", dest: Path | None = None) -> Path:
+    def copy(name: str = "qwen3-target", dest: Path | None = None, desktop: bool = False) -> Path:
         target = dest or (tmp_path / "copies" / name)
         shutil.copytree(fixture_bundle(name), target)
+        if desktop:
+            recipe = target / "config_cpu.json"
+            recipe = recipe if recipe.is_file() else target / "config.json"
+            data = json.loads(recipe.read_text())
+            data.update(DESKTOP_RECIPE)
+            recipe.write_text(json.dumps(data, indent=4))
         return target
 
     return copy
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    """An in-process engine session (MNN in this process), unloaded after the test."""
+    engine = Session()
+    yield engine
+    engine.unload()
+
+
+@pytest.fixture
+def client() -> Iterator[EngineClient]:
+    """An engine worker process, closed after the test."""
+    with EngineClient() as engine:
+        yield engine
 
 
 @pytest.fixture(scope="session")

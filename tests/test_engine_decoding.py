@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +22,6 @@ from app.engine.session import Session
 NORMAL = {"memory": "normal", "thread_num": 1}
 PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
 Fixture = Callable[[str], Path]
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    s = Session()
-    yield s
-    s.unload()
 
 
 def _load(session: Session, fixture_bundle: Fixture, draft: str, d: int = 3) -> None:

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,6 @@ from tests.helpers.cli import run_cli
 
 NORMAL = {"memory": "normal", "thread_num": 1}
 Fixture = Callable[[str], Path]
-
-
-@pytest.fixture
-def client() -> Iterator[EngineClient]:
-    c = EngineClient()
-    yield c
-    c.close()
 
 
 def _load_pair(client: EngineClient, fixture_bundle: Fixture) -> dict[str, Any]:

@@ -46,11 +46,7 @@ def _wait_no_engines(timeout: float = 10.0) -> bool:
 def _window(qtbot: QtBot, bundle_copy: Copy, pairs: tuple[str, ...]) -> MainWindow:
     win = create_main_window()
     for name in pairs:
-        pack = bundle_copy(name, win.library.root / name)
-        recipe = pack / ("config_cpu.json" if "draft" in name else "config.json")
-        data = json.loads(recipe.read_text())
-        data.update({"memory": "normal", "thread_num": 1})
-        recipe.write_text(json.dumps(data, indent=4))
+        bundle_copy(name, win.library.root / name, desktop=True)
     win.show()
     return win
 

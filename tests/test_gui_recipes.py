@@ -120,7 +120,7 @@ def test_undo_and_redo(window: MainWindow) -> None:
     assert _combo(editor, "memory").currentText() == "normal"
 
 
-def test_save_writes_what_the_engine_reads(window: MainWindow) -> None:
+def test_save_writes_what_the_engine_reads(window: MainWindow, session: Session) -> None:
     editor = _draft(window)
     _spin(editor, "thread_num").setValue(1)
     _combo(editor, "memory").setCurrentText("normal")
@@ -134,13 +134,9 @@ def test_save_writes_what_the_engine_reads(window: MainWindow) -> None:
     assert recipe["thread_num"] == 1 and recipe["memory"] == "normal"
     assert list(recipe)[:3] == ["backend_type", "thread_num", "precision"]  # order kept
     root = window.library.root
-    session = Session()
-    try:
-        info = session.load(str(root / "qwen3-target"), str(root / "qwen3-draft-noisy"))
-        assert info["draft_length"] == 2 and info["lossless_expected"] is True
-        assert session.draft is not None and session.draft.config["thread_num"] == 1
-    finally:
-        session.unload()
+    info = session.load(str(root / "qwen3-target"), str(root / "qwen3-draft-noisy"))
+    assert info["draft_length"] == 2 and info["lossless_expected"] is True
+    assert session.draft is not None and session.draft.config["thread_num"] == 1
 
 
 def test_invalid_value_is_marked_and_saving_refused(window: MainWindow) -> None:

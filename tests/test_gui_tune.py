@@ -21,11 +21,8 @@ Copy = Callable[..., Path]
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     win = create_main_window()
     root = win.library.root
-    for name, recipe in (("fast-target", "config.json"), ("fast-draft", "config_cpu.json")):
-        pack = bundle_copy(name, root / name)
-        data = json.loads((pack / recipe).read_text())
-        data.update({"memory": "normal", "thread_num": 1})
-        (pack / recipe).write_text(json.dumps(data, indent=4))
+    for name in ("fast-target", "fast-draft"):
+        bundle_copy(name, root / name, desktop=True)
     qtbot.addWidget(win)
     win.show()
     win.show_page("pair")

@@ -271,7 +271,7 @@ def test_cli_show_set_validate(bundle_copy: Copy, capsys: pytest.CaptureFixture[
     assert main(["recipe", "validate", str(pack / "config_cpu.json")]) == 0
 
 
-def test_saved_recipe_is_what_the_engine_loads(bundle_copy: Copy) -> None:
+def test_saved_recipe_is_what_the_engine_loads(bundle_copy: Copy, session: Session) -> None:
     target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-noisy")
     assert (
         main(
@@ -287,12 +287,8 @@ def test_saved_recipe_is_what_the_engine_loads(bundle_copy: Copy) -> None:
         == 0
     )
     assert main(["recipe", "set", str(draft), "thread_num=1", "memory=normal"]) == 0
-    session = Session()
-    try:
-        info = session.load(str(target), str(draft))
-        assert info["draft_length"] == 2
-        assert info["lossless_expected"] is True
-        assert session.draft is not None
-        assert session.draft.config["thread_num"] == 1
-    finally:
-        session.unload()
+    info = session.load(str(target), str(draft))
+    assert info["draft_length"] == 2
+    assert info["lossless_expected"] is True
+    assert session.draft is not None
+    assert session.draft.config["thread_num"] == 1

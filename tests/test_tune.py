@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from app.core.metrics import break_even_acceptance
 from app.core.tune import SweepPlan, TuneRun, best_result, pays_off, plan_for, recipe_defaults
@@ -20,20 +18,8 @@ Copy = Callable[..., Path]
 QUICK = {"tokens": 48, "prompts": ("Tell me about rivers.", "def add(a, b):\n")}
 
 
-@pytest.fixture
-def client() -> Iterator[EngineClient]:
-    c = EngineClient()
-    yield c
-    c.close()
-
-
 def _pair(bundle_copy: Copy, target: str, draft: str) -> tuple[Path, Path]:
-    t, d = bundle_copy(target), bundle_copy(draft)
-    for path, name in ((t, "config.json"), (d, "config_cpu.json")):
-        data = json.loads((path / name).read_text())
-        data.update({"memory": "normal", "thread_num": 1})
-        (path / name).write_text(json.dumps(data, indent=4))
-    return t, d
+    return bundle_copy(target, desktop=True), bundle_copy(draft, desktop=True)
 
 
 def _quick(target: Path, draft: Path, **changes: object) -> SweepPlan:
