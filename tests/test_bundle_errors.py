@@ -41,28 +41,15 @@ def test_folder_without_bundle(tmp_path: Path) -> None:
     _expect(errors.NotABundleError, tmp_path, "", "no config.json")
 
 
-def test_missing_graph(bundle_copy: Copy) -> None:
+@pytest.mark.parametrize(
+    ("name", "what"), [("llm.mnn", "model graph"), ("llm.mnn.weight", "weight file")]
+)
+def test_missing_or_empty_model_file(bundle_copy: Copy, name: str, what: str) -> None:
     pack = bundle_copy()
-    (pack / "llm.mnn").unlink()
-    _expect(errors.MissingFileError, pack, "llm.mnn", "model graph is missing")
-
-
-def test_empty_graph(bundle_copy: Copy) -> None:
-    pack = bundle_copy()
-    (pack / "llm.mnn").write_bytes(b"")
-    _expect(errors.EmptyFileError, pack, "llm.mnn", "model graph is empty")
-
-
-def test_missing_weights(bundle_copy: Copy) -> None:
-    pack = bundle_copy()
-    (pack / "llm.mnn.weight").unlink()
-    _expect(errors.MissingFileError, pack, "llm.mnn.weight", "weight file is missing")
-
-
-def test_empty_weights(bundle_copy: Copy) -> None:
-    pack = bundle_copy()
-    (pack / "llm.mnn.weight").write_bytes(b"")
-    _expect(errors.EmptyFileError, pack, "llm.mnn.weight", "weight file is empty")
+    (pack / name).write_bytes(b"")
+    _expect(errors.EmptyFileError, pack, name, f"{what} is empty")
+    (pack / name).unlink()
+    _expect(errors.MissingFileError, pack, name, f"{what} is missing")
 
 
 def test_invalid_config_json_reports_line_and_column(bundle_copy: Copy) -> None:
