@@ -77,8 +77,14 @@ def test_send_streams_and_counts_match_the_engine(window: MainWindow, qtbot: QtB
         a / r for a, r in zip(stats["position_accepted"], stats["position_reached"], strict=True)
     ]
     assert page.charts.per_position() == pytest.approx(expected)
-    page.charts.redraw()
-    assert page.charts.speed.count > 0 and page.charts.acceptance.count > 0
+    # Whether the reply came in one batch or many, the speed chart ends on the reply's
+    # own figure, and the other charts hold the rounds.
+    _, reply_speed = page.charts.reply_speed.data()
+    assert list(reply_speed) == pytest.approx([stats["tok_s"]])
+    assert stats["tok_s"] == pytest.approx(
+        (stats["tokens"] - stats["first_tokens"]) / stats["decode_seconds"]
+    )
+    assert page.charts.acceptance.count > 0
 
 
 def test_rolling_figures_of_a_short_reply_equal_the_engines(
@@ -212,3 +218,22 @@ def test_chart_figures_match_hand_counted_batches(qtbot: QtBot) -> None:
     _, length = charts.accepted_length.data()
     assert length[-1] == pytest.approx((3 + 4 + 0 + 2) / 4)
     assert charts.per_position() == pytest.approx([3 / 3, 2 / 3, 1 / 2])
+
+
+def test_a_reply_in_one_batch_still_gets_its_speed_dot(qtbot: QtBot) -> None:
+    charts = ChatCharts()
+    qtbot.addWidget(charts)
+    charts.start_reply()
+    # The whole reply in one batch: no window to measure a rate over, so no line point.
+    charts.add_rounds({"elapsed": 0.5, "tokens": [1, 2, 3], "rounds": [[2, 1, 2, 0, 0]]})
+    assert charts.speed.count == 0
+    charts.finish_reply({"tok_s": 80.0})
+    # A second reply's dot sits after the first one's end: time runs on across turns.
+    charts.start_reply()
+    charts.add_rounds({"elapsed": 0.25, "tokens": [4], "rounds": [[1, 0, 2, 0, 0]]})
+    charts.finish_reply({"tok_s": 40.0})
+    charts.finish_reply({"tok_s": None})  # a reply with no decoding (stopped at once)
+    xs, ys = charts.reply_speed.data()
+    assert list(xs) == pytest.approx([0.5, 0.75]) and list(ys) == pytest.approx([80.0, 40.0])
+    charts.redraw()
+    assert list(charts.reply_dots.getData()[1]) == pytest.approx([80.0, 40.0])

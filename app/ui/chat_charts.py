@@ -50,6 +50,7 @@ class ChatCharts(QWidget):
         # No antialiasing: in software rendering it doubles the paint cost of a plot.
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.speed = Ring()
+        self.reply_speed = Ring()  # each finished reply's own decode tok/s, at its end
         self.acceptance = Ring()
         self.accepted_length = Ring()
         self.reference_tok_s: float | None = None
@@ -62,7 +63,9 @@ class ChatCharts(QWidget):
         self._dirty = [False] * 4
         self._turn = 0
 
-        self.speed_plot = self._plot("Decode speed", "tokens/s")
+        self.speed_plot = self._plot(
+            f"Decode speed (line: last {SPEED_WINDOW:g} s · dot: whole reply)", "tokens/s"
+        )
         self.acceptance_plot = self._plot("Acceptance (rolling)", "accepted / drafted")
         self.length_plot = self._plot("Mean accepted length", "tokens / round")
         self.position_plot = pg.PlotWidget(title="Acceptance by draft position")
@@ -72,6 +75,10 @@ class ChatCharts(QWidget):
         self.acceptance_plot.setYRange(0, 1)
         pen = pg.mkPen("#3b5bdb", width=2)
         self.speed_curve = self.speed_plot.plot(pen=pen)
+        # Every reply gets its dot, even one that arrived in a single batch (no line).
+        self.reply_dots = self.speed_plot.plot(
+            pen=None, symbol="o", symbolSize=8, symbolBrush="#3b5bdb", symbolPen="w"
+        )
         self.reference_line = pg.InfiniteLine(
             angle=0,
             pen=pg.mkPen("#a1261b", style=pg.QtCore.Qt.PenStyle.DashLine),
@@ -137,6 +144,13 @@ class ChatCharts(QWidget):
         self._last_elapsed = elapsed
         self._mark(0, 1, 2, 3)
 
+    def finish_reply(self, stats: dict[str, Any]) -> None:
+        """Mark the reply's own decode tok/s (the figure under the reply) at its end."""
+        tok_s = stats.get("tok_s")
+        if tok_s:
+            self.reply_speed.append(self._offset + self._last_elapsed, float(tok_s))
+            self._mark(0)
+
     def _add_round(self, emitted: int, accepted: int, drafted: int) -> None:
         self._recent.append((emitted, accepted, drafted))
         del self._recent[:-ROLLING]
@@ -156,7 +170,7 @@ class ChatCharts(QWidget):
         self._mark(0)
 
     def clear(self) -> None:
-        for ring in (self.speed, self.acceptance, self.accepted_length):
+        for ring in (self.speed, self.reply_speed, self.acceptance, self.accepted_length):
             ring.clear()
         self.position_reached = np.zeros(0)
         self.position_accepted = np.zeros(0)
@@ -197,6 +211,7 @@ class ChatCharts(QWidget):
     def _draw(self, part: int) -> None:
         if part == 0:
             self.speed_curve.setData(*self.speed.data())
+            self.reply_dots.setData(*self.reply_speed.data())
             if self.reference_tok_s:
                 self.reference_line.setValue(self.reference_tok_s)
                 self.reference_line.show()

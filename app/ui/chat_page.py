@@ -254,6 +254,7 @@ class ChatPage(QWidget):
     def _on_finished(self, event: dict[str, Any]) -> None:
         stats = event["stats"]
         self.transcript.finish(stats, event.get("stopped_by", ""))
+        self.charts.finish_reply(stats)
         if stats.get("mode") == "plain" and stats.get("tok_s"):
             self.charts.set_reference(stats["tok_s"])
         if self.isVisible():
