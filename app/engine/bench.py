@@ -8,6 +8,7 @@ from typing import Any
 
 from app.core.bench import RunPair, summarize
 from app.core.metrics import DecodeStats
+from app.core.verify_agreement import annotate
 from app.engine.client import EngineClient
 
 DEFAULT_PROMPT = (
@@ -53,6 +54,11 @@ def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
     )
 
 
+def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
+    """Add the loaded pair's verify agreement (cached per target and recipe) to a summary."""
+    annotate(summary, client.run("agreement"))
+
+
 def run_pairs(
     client: EngineClient,
     plan: BenchPlan,
@@ -88,6 +94,7 @@ def run_bench(
 ) -> dict[str, Any]:
     loaded = load_pair(client, plan)
     summary = summarize(run_pairs(client, plan, progress=progress))
+    measure_agreement(client, summary)
     summary["lossless_expected"] = loaded["lossless_expected"]
     summary["linear_attention"] = loaded["linear_attention"]
     summary["target"] = plan.target

@@ -12,10 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core import verify_agreement
 from app.core.bundle import BundleInfo, read_bundle
 from app.core.compat import assess
 from app.core.errors import EngineError, FileError
 from app.core.jsonfile import read_json_object
+from app.engine import agreement
 from app.engine.decoder import Decoder, Generation, RoundOutput
 from app.engine.mnn_llm import MnnLlm
 
@@ -24,6 +26,7 @@ log = logging.getLogger("draftdeck.engine.session")
 Emit = Callable[[dict[str, Any]], None]
 DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
 FLUSH_SECONDS = 0.02  # batch round events: the GUI needs ~10 Hz, not one per token
+AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
 
 
 def draft_overrides(draft: Path, overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -41,6 +44,8 @@ class Session:
         self.target_info: BundleInfo | None = None
         self.draft_info: BundleInfo | None = None
         self.draft_length = 0
+        self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
+        self.verify = ""
         self._conversation: tuple[str, list[int]] | None = None
 
     # -- load ------------------------------------------------------------------------------
@@ -96,6 +101,8 @@ class Session:
             else None
         )
         self.target, self.draft = target_llm, draft_llm
+        self.target_recipe = {**saved, **target_cfg}
+        self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         memory = target_cfg.get("memory", saved.get("memory", "low"))
         return {
@@ -107,9 +114,41 @@ class Session:
             # steps bit for bit unless memory "low" quantizes activations at run time;
             # step-by-step verification always does.
             "lossless_expected": stepwise or memory != "low",
-            "verify": ("stepwise" if stepwise else "batched") if d_info else None,
+            "verify": self.verify or None,
             "linear_attention": t_info.linear_attention,
         }
+
+    def verify_agreement(self, rows: int = agreement.DEFAULT_ROWS) -> dict[str, Any]:
+        """How often the target's verify agrees with its own single steps (cached per
+        target, recipe and d; measured with the target alone, which leaves its cache
+        empty)."""
+        target = self._require_target()
+        assert self.target_info is not None
+        if not self.verify:
+            raise EngineError("verify agreement needs a draft: none is loaded", "bad_request")
+        d = self.draft_length
+        if self.verify == "stepwise":
+            checked = agreement.checked_rows(d, rows)
+            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, "stepwise").to_json()
+        key = verify_agreement.cache_key(
+            self.target_info.path,
+            self.target_recipe,
+            d,
+            f"mnn {_mnn_version()}",
+            f"{AGREEMENT_PROMPT}|{rows}",
+        )
+        found = verify_agreement.cached(key)
+        if found is None:
+            prompt = target.encode(
+                target.chat_prompt([{"role": "user", "content": AGREEMENT_PROMPT}])
+            )
+            agree = agreement.measure(target, prompt, d, rows)
+            matched, checked = sum(agree), len(agree)
+            found = verify_agreement.VerifyAgreement(
+                matched / checked, matched, checked, d, "batched"
+            )
+            verify_agreement.store(key, found)
+        return found.to_json()
 
     def unload(self) -> None:
         self.target = self.draft = None
@@ -194,6 +233,15 @@ class Session:
         if self.target is None:
             raise EngineError("no model is loaded", "not_loaded")
         return self.target
+
+
+def _mnn_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("mnn")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 class _RoundBatch:

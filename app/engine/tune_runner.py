@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.core.bench import RunPair, summarize
 from app.core.tune import SettingResult, SweepPlan, TuneRun, host_facts, pack_facts
-from app.engine.bench import BenchCancelled, BenchPlan, load_pair, run_pairs
+from app.engine.bench import BenchCancelled, BenchPlan, load_pair, measure_agreement, run_pairs
 from app.engine.client import EngineClient
 
 
@@ -59,7 +59,9 @@ def run_sweep(
         except BenchCancelled as stop:
             pairs, run.cancelled = stop.args[0], True
         if pairs:
-            result = SettingResult(setting, summarize(pairs))
+            summary = summarize(pairs)
+            measure_agreement(client, summary)
+            result = SettingResult(setting, summary)
             run.results.append(result)
             if on_result is not None:
                 on_result(result)

@@ -4,8 +4,9 @@ MNN prints to C-level stdout, so the protocol gets its own copy of the original
 stdout descriptor and descriptor 1 is pointed at stderr before MNN is imported:
 nothing MNN prints can corrupt the event stream.
 
-Requests: {"op": "load" | "generate" | "reset" | "cancel" | "ping" | "shutdown", "id": …}.
-Events: {"event": "ready" | "loaded" | "rounds" | "done" | "reset" | "pong" | "error", "id": …}.
+Requests: {"op": "load" | "generate" | "agreement" | "reset" | "cancel" | "ping" | "shutdown",
+"id": …}. Events: {"event": "ready" | "loaded" | "rounds" | "done" | "agreement" | "reset" |
+"pong" | "error", "id": …}.
 A reader thread takes requests so that "cancel" lands while a generation runs. A cancel
 names the request it stops ({"op": "cancel", "target": id}) so that it also works when it
 arrives before that request has started; without a target it stops whatever runs.
@@ -131,6 +132,9 @@ class Worker:
                     "stats": result.stats.to_json(),
                 }
             )
+        elif op == "agreement":
+            measured = session.verify_agreement(int(request.get("rows", 64)))
+            self.emit({"event": "agreement", "id": request_id, **measured})
         elif op == "reset":
             session.reset()
             self.emit({"event": "reset", "id": request_id})

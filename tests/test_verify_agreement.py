@@ -1,0 +1,146 @@
+"""Verify agreement: measured with the target alone, true to what the decoder does."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.core import verify_agreement
+from app.core.verify_agreement import VerifyAgreement
+from app.engine import agreement
+from app.engine.client import EngineClient
+from app.engine.session import AGREEMENT_PROMPT, Session
+from tests.helpers.cli import run_cli
+
+Copy = Callable[..., Path]
+Fixture = Callable[[str], Path]
+LOW = {"memory": "low", "thread_num": 1}
+NORMAL = {"memory": "normal", "thread_num": 1}
+D = 3
+
+
+def _load(session: Session, fixture_bundle: Fixture, recipe: dict[str, object]) -> None:
+    session.load(
+        str(fixture_bundle("qwen3-target")),
+        str(fixture_bundle("qwen3-draft-identical")),
+        dict(recipe),
+        dict(recipe),
+        D,
+    )
+
+
+def test_exact_recipe_agrees_everywhere(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, NORMAL)
+    found = session.verify_agreement(rows=64)
+    assert found["matched"] == found["checked"] == 64 and found["exact"] is True
+    assert found["agreement"] == 1.0 and found["verify"] == "batched"
+
+
+def test_disagreement_is_where_an_identical_draft_first_loses(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    """Ground truth from the decoder itself: an identical draft proposes exactly the
+    target's one-token steps, so speculative output follows plain output up to the first
+    row the verify gets wrong, and differs right there."""
+    _load(session, fixture_bundle, LOW)
+    target = session.target
+    assert target is not None
+    prompt = target.encode(target.chat_prompt([{"role": "user", "content": AGREEMENT_PROMPT}]))
+    flags = agreement.measure(target, prompt, D, 128)
+    assert len(flags) == agreement.checked_rows(D, 128) == 128
+    # memory "low" on this fixture: measured 120/128 (see tests/fixtures/README.md).
+    assert not all(flags), "memory low should make the batched verify disagree somewhere"
+    first_bad = flags.index(False)
+
+    def run(mode: str) -> list[int]:
+        session.reset()
+        result = session.generate(
+            {"prompt_ids": prompt, "max_tokens": first_bad + 2, "mode": mode, "ignore_stop": True},
+            lambda _event: None,
+            lambda: False,
+        )
+        return result.tokens
+
+    plain, spec = run("plain"), run("speculative")
+    # Token 0 comes from the prefill; verify row i decides token i + 1.
+    assert spec[: first_bad + 1] == plain[: first_bad + 1]
+    assert spec[first_bad + 1] != plain[first_bad + 1]
+
+
+def test_cached_per_target_and_recipe(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, LOW)
+    first = session.verify_agreement(rows=32)
+    assert first["cached"] is False and first["checked"] == 32
+    again = session.verify_agreement(rows=32)
+    assert again == {**first, "cached": True}
+    # Another recipe is another figure.
+    _load(session, fixture_bundle, NORMAL)
+    assert session.verify_agreement(rows=32)["cached"] is False
+
+
+def test_stepwise_verify_is_exact_by_construction(
+    session: Session, fixture_bundle: Callable[[str], Path]
+) -> None:
+    # A Qwen3.5 (mrope) target is verified one token at a time: nothing to measure.
+    draft = str(fixture_bundle("qwen35-draft"))
+    session.load(draft, draft, dict(LOW), dict(LOW), D)
+    found = session.verify_agreement(rows=16)
+    assert found["verify"] == "stepwise" and found["exact"] is True
+
+
+def test_damaged_cache_is_measured_again(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle, NORMAL)
+    session.verify_agreement(rows=16)
+    cache = verify_agreement._cache_file()
+    cache.write_text("{ not json")
+    assert session.verify_agreement(rows=16)["cached"] is False
+    assert json.loads(cache.read_text())["version"] == verify_agreement.CACHE_VERSION
+
+
+def test_what_the_user_is_told() -> None:
+    exact = VerifyAgreement(1.0, 64, 64, 3, "batched")
+    assert exact.sentence(0.4) == (
+        "Verify agreement 1.00 (64/64 tokens): the batched verify matches single steps; "
+        "acceptance is the draft's."
+    )
+    low = VerifyAgreement(56 / 64, 56, 64, 3, "batched")
+    # 0.80 >= 0.9 * 0.875: the draft is about as good as the verify allows.
+    assert low.limited(0.80) and not low.limited(0.70) and not exact.limited(1.0)
+    assert low.sentence(0.80).endswith("Acceptance 0.80 is limited by the recipe, not the draft.")
+    assert "even an identical draft is accepted only about 0.88" in low.sentence(0.3)
+    assert "limited by the recipe" not in low.sentence(0.3)
+    summary: dict[str, object] = {"acceptance": 0.8}
+    verify_agreement.annotate(summary, low.to_json())
+    assert summary["acceptance_limited_by_verify"] is True
+    assert summary["verify_agreement"] == {**low.to_json(), "exact": False}
+
+
+def test_worker_and_bench_report_it(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-identical")
+    client.run("load", target=str(target), draft=str(draft), target_config=LOW, draft_length=D)
+    found = client.run("agreement", rows=32)
+    assert found["event"] == "agreement" and found["checked"] == 32
+    assert 0.0 < found["agreement"] < 1.0
+
+
+@pytest.mark.slow
+def test_cli_bench_shows_agreement(bundle_copy: Copy, tmp_path: Path) -> None:
+    recipe = tmp_path / "low.json"
+    recipe.write_text(json.dumps(LOW))
+    common = ["--target", str(bundle_copy("qwen3-target")), "--draft"]
+    draft = str(bundle_copy("qwen3-draft-identical"))
+    args = [*common, draft, "--recipe", str(recipe), "--draft-recipe", str(recipe)]
+    out = json.loads(
+        run_cli("bench", *args, "--tokens", "40", "--runs", "1", "--json", check=True).stdout
+    )
+    found = out["verify_agreement"]
+    assert found["checked"] == agreement.checked_rows(out["draft_length"], agreement.DEFAULT_ROWS)
+    assert out["verify_note"] == VerifyAgreement.from_json(found).sentence(out["acceptance"])
+    text = run_cli("bench", *args, "--tokens", "40", "--runs", "1", check=True).stdout
+    assert re.search(rf"^Verify agreement +{found['agreement']:.3f}$", text, re.MULTILINE)
+    # The same deterministic pair (one thread): the same acceptance, so the same note.
+    assert out["verify_note"] in text
