@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_charts import ROLLING, ChatCharts
+from app.ui.chat_transcript import Message, figures_line
 from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
 
@@ -237,3 +238,32 @@ def test_a_reply_in_one_batch_still_gets_its_speed_dot(qtbot: QtBot) -> None:
     assert list(xs) == pytest.approx([0.5, 0.75]) and list(ys) == pytest.approx([80.0, 40.0])
     charts.redraw()
     assert list(charts.reply_dots.getData()[1]) == pytest.approx([80.0, 40.0])
+
+
+def test_verify_agreement_is_shown_with_the_pair_and_each_reply(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    qtbot.waitUntil(lambda: page.verify_agreement is not None, timeout=30_000)
+    found = page.verify_agreement
+    assert found is not None and found.exact  # the desktop recipe (memory normal) is exact
+    assert "verify agreement 1.00" in page.pair_label.text()
+    page.max_tokens.setValue(20)
+    _send(qtbot, window, "Hello.")
+    stats = _stats(window)
+    assert stats["verify_agreement"] == found.to_json()
+    assert "verify agreement 1.00" in page.transcript.toPlainText()
+    assert "limits acceptance" not in page.transcript.toPlainText()
+
+
+def test_a_limiting_agreement_is_said_under_the_reply() -> None:
+    limited = {"agreement": 0.875, "matched": 56, "checked": 64, "draft_length": 3}
+    reply = Message("assistant", mode="speculative")
+    reply.stats = {
+        "tokens": 30,
+        "acceptance": 0.85,
+        "verify_agreement": {**limited, "verify": "batched"},
+    }
+    assert "verify agreement 0.88, limits acceptance" in figures_line(reply)
+    reply.stats["acceptance"] = 0.3
+    assert figures_line(reply).endswith("verify agreement 0.88 · speculative")

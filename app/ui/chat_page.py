@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import FileError
 from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
+from app.core.verify_agreement import VerifyAgreement
 from app.ui.chat_charts import ChatCharts
 from app.ui.chat_transcript import Transcript, figures_line
 from app.ui.dialogs import show_error
@@ -65,6 +66,7 @@ class ChatPage(QWidget):
         self.bridge = bridge or EngineBridge()
         self._loaded_pair: tuple[Path | None, Path | None] = (None, None)
         self.last_error = ""
+        self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
 
         title = QLabel("Chat")
         title.setObjectName("pageTitle")
@@ -155,6 +157,7 @@ class ChatPage(QWidget):
         self.bridge.failed.connect(self._on_failed)
         self.bridge.crashed.connect(self._on_crashed)
         self.bridge.loaded.connect(self._on_loaded)
+        self.bridge.agreement.connect(self._on_agreement)
         selection.changed.connect(self._on_pair_changed)
         self._on_state(self.bridge.state)
 
@@ -166,10 +169,22 @@ class ChatPage(QWidget):
             self.pair_label.setText("Choose a target and a draft on the Pair page first.")
             return
         self._loaded_pair = (target, draft)
-        self.pair_label.setText(
-            f"Target {target.name} · draft {draft.name} · with their saved recipes"
-        )
+        self.verify_agreement = None
+        self._show_pair()
         self.bridge.load(target=str(target), draft=str(draft))
+
+    def _show_pair(self) -> None:
+        target, draft = self._loaded_pair
+        if target is None or draft is None:
+            return
+        text = f"Target {target.name} · draft {draft.name} · with their saved recipes"
+        found = self.verify_agreement
+        if found is not None:
+            text += f" · verify agreement {found.agreement:.2f}"
+            if not found.exact:
+                text += " (acceptance cannot go higher with this recipe)"
+        self.pair_label.setText(text)
+        self.pair_label.setToolTip(found.sentence() if found else "")
 
     def _on_pair_changed(self) -> None:
         if self.isVisible():
@@ -253,6 +268,8 @@ class ChatPage(QWidget):
 
     def _on_finished(self, event: dict[str, Any]) -> None:
         stats = event["stats"]
+        if stats.get("mode") == "speculative" and self.verify_agreement is not None:
+            stats["verify_agreement"] = self.verify_agreement.to_json()
         self.transcript.finish(stats, event.get("stopped_by", ""))
         self.charts.finish_reply(stats)
         if stats.get("mode") == "plain" and stats.get("tok_s"):
@@ -262,6 +279,10 @@ class ChatPage(QWidget):
 
     def _on_loaded(self, event: dict[str, Any]) -> None:
         self.last_error = ""
+
+    def _on_agreement(self, event: dict[str, Any]) -> None:
+        self.verify_agreement = VerifyAgreement.from_json(event) if event else None
+        self._show_pair()
 
     def _on_failed(self, code: str, message: str) -> None:
         self.last_error = message
@@ -336,6 +357,9 @@ class ChatPage(QWidget):
             "figures": {
                 "per_position_acceptance": self.charts.per_position(),
                 "plain_reference_tok_s": self.charts.reference_tok_s,
+                "verify_agreement": (
+                    self.verify_agreement.to_json() if self.verify_agreement else None
+                ),
             },
         }
 

@@ -15,6 +15,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from app.core.verify_agreement import VerifyAgreement
+
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 DRAFT_BACKGROUND = "#ffe8a3"
 
@@ -50,6 +52,11 @@ def figures_line(message: Message) -> str:
         parts.append(f"{stats['tok_s']:.1f} tok/s")
     if stats.get("acceptance") is not None:
         parts.append(f"acceptance {stats['acceptance']:.2f}")
+        verify = stats.get("verify_agreement")
+        if verify:
+            found = VerifyAgreement.from_json(verify)
+            limited = ", limits acceptance" if found.limited(stats["acceptance"]) else ""
+            parts.append(f"verify agreement {found.agreement:.2f}{limited}")
     if stats.get("mean_accepted_length"):
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(message.mode)

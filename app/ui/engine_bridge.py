@@ -26,6 +26,7 @@ GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 class EngineBridge(QObject):
     state_changed = Signal(str)
     loaded = Signal(dict)
+    agreement = Signal(dict)  # the loaded pair's verify agreement, measured after load
     rounds = Signal(dict)
     finished = Signal(dict)
     failed = Signal(str, str)  # code, message
@@ -135,6 +136,10 @@ class EngineBridge(QObject):
         if op is None:
             return
         del self._pending[event["id"]]
+        if op == "agreement":
+            # A side figure: it never changes the state (a reply may be queued behind it).
+            self.agreement.emit(event if kind == "agreement" else {})
+            return
         if kind == "error":
             if op == "generate":
                 self.generating_id = None
@@ -143,6 +148,8 @@ class EngineBridge(QObject):
         elif kind == "loaded":
             self._set_state(READY)
             self.loaded.emit(event)
+            if event.get("verify"):
+                self._pending[self.client.send("agreement")] = "agreement"
         elif kind == "done":
             self.generating_id = None
             self._set_state(READY)
