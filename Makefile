@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 
-.PHONY: run test lint screenshots bench bench-pair package clean
+.PHONY: run test lint screenshots bench bench-pair bench-real-pair bench-real package clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,15 @@ $(FIXVENV)/.installed: pyproject.toml
 bench-pair: $(FIXVENV)/.installed
 	$(FIXVENV)/bin/python tests/fixtures/make_bundles.py --bench-pair benchmarks/.cache/pair \
 		--target-layers 16 --hidden 512
+
+# A Qwen3-0.6B-shaped pair with the real Qwen3 tokenizer (random weights, 810 MB, about
+# 6 min): benchmarks/.cache/real/{target,draft,draft-identical}, cached via pair.json.
+bench-real-pair: $(FIXVENV)/.installed
+	$(FIXVENV)/bin/python tests/fixtures/make_bundles.py --real-pair benchmarks/.cache/real
+
+# The figures at real vocabulary (benchmarks/README.md records them).
+bench-real: $(VENV)/.installed bench-real-pair
+	$(PY) benchmarks/real_scale.py
 
 bench: $(VENV)/.installed bench-pair
 	$(PY) benchmarks/bundle_read.py
