@@ -20,7 +20,8 @@ from tests.helpers.cli import run_cli
 from tests.helpers.strategies import json_values
 
 Fixture = Callable[[str], Path]
-QWEN3_TOKENS = {"type": "pipeline", "special_ids": [1200, 1202, 1201], "stop_ids": [1202]}
+# Stop ids: <|im_end|> from the header, and <|endoftext|> as for every Qwen model.
+QWEN3_TOKENS = {"type": "pipeline", "special_ids": [1200, 1202, 1201], "stop_ids": [1202, 1200]}
 # Ground truth: the shapes make_bundles.py builds (README table).
 EXPECTED: dict[str, dict[str, Any]] = {
     "qwen3-target": {
@@ -105,7 +106,7 @@ def test_fixture_is_described_correctly(
     tok = info["tokenizer"]
     assert tok["file"] == "tokenizer.mtok"
     if name.startswith("qwen35"):
-        assert tok["stop_ids"] == [1502]
+        assert tok["stop_ids"] == [1502, 1500]  # <|im_end|>, and Qwen's <|endoftext|>
         assert len(tok["special_ids"]) == 7
     else:
         for key, value in QWEN3_TOKENS.items():

@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from app.cli import main
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.compat import BLOCKED, COMPATIBLE, WARNINGS, assess, assess_paths
+from app.core.compat import (
+    BLOCKED,
+    CANNOT_PAY,
+    COMPATIBLE,
+    WARNING,
+    WARNINGS,
+    assess,
+    assess_paths,
+)
 from app.core.known_models import identify, known_models
 from tests.helpers.cli import run_cli
 from tests.helpers.strategies import json_values
@@ -64,7 +72,12 @@ def _info(fixture_bundle: Fixture, name: str) -> BundleInfo:
                 "stop_ids_mismatch",
             },
         ),
-        ("qwen35-draft", "qwen35-draft", WARNINGS, {"draft_not_smaller", "linear_attention_pair"}),
+        (
+            "qwen35-draft",
+            "qwen35-draft",
+            CANNOT_PAY,
+            {"draft_not_smaller", "linear_attention_pair"},
+        ),
     ],
 )
 def test_fixture_pairs(
@@ -85,6 +98,33 @@ def test_blocked_reasons_carry_both_values(fixture_bundle: Fixture) -> None:
     attention = next(r for r in verdict.reasons if r.code == "attention_mismatch")
     assert (attention.target, attention.draft) == ("full", "linear")
     assert "vocabularies" in verdict.summary()
+
+
+def test_qwen35_pair_runs_but_cannot_pay(
+    fixture_bundle: Fixture, bundle_copy: Copy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two Qwen3.5 bundles (an identical pair): compatible, not blocked, and clearly
+    told that speculation cannot pay on MNN 3.6.1 and why."""
+    target = bundle_copy("qwen35-draft")
+    draft = fixture_bundle("qwen35-draft")
+    verdict = assess(read_bundle(target), read_bundle(draft))
+    assert verdict.level == CANNOT_PAY and verdict.cannot_pay and not verdict.blocked
+    assert verdict.label == (
+        "Compatible, but speculation cannot pay on MNN 3.6.1 "
+        "(the linear-attention state cannot be rolled back)"
+    )
+    reason = next(r for r in verdict.reasons if r.code == "linear_attention_pair")
+    assert reason.severity == WARNING and (reason.target, reason.draft) == ("mix", "mix")
+    assert "cannot beat plain decoding" in reason.message
+    assert "MNN 3.6.1 cannot roll that state back" in reason.message
+    # The reason speculation cannot pay leads, before lesser warnings.
+    assert verdict.summary().startswith(reason.message)
+    assert verdict.to_json()["verdict"] == "cannot_pay"
+    # It can run: `check` exits 0 and names the level.
+    assert main(["check", str(target), str(draft)]) == 0
+    assert capsys.readouterr().out.startswith("Compatible, but speculation cannot pay")
+    # A Qwen3.5 draft with a Qwen3 target stays blocked.
+    assert assess(_info(fixture_bundle, "qwen3-target"), read_bundle(draft)).blocked
 
 
 def _rewrite_header(pack: Path, special: list[int], stop: list[int]) -> None:
@@ -114,7 +154,11 @@ def test_changed_stop_ids_block(fixture_bundle: Fixture, bundle_copy: Copy) -> N
 def test_tokenizer_type_differs_blocks(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
     pack = bundle_copy("qwen3-draft-noisy")
     path = pack / "tokenizer.mtok"
-    path.write_bytes(path.read_bytes().replace(b"430 4\n", b"430 3\n", 1))
+    # The same ids in the older text format (huggingface: one byte-level token a line).
+    header = path.read_bytes().split(b"\n", 3)[1:3]
+    names = [f"t{i}" for i in range(1200)] + ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    vocab = f"{len(names)} 0\n" + "\n".join(names) + "\n"
+    path.write_bytes(b"430 3\n" + b"\n".join(header) + b"\n" + vocab.encode())
     assert "tokenizer_type_mismatch" in _codes(
         _info(fixture_bundle, "qwen3-target"), read_bundle(pack), BLOCKED
     )

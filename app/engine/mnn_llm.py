@@ -12,12 +12,14 @@ Facts this relies on (MNN 3.6.1, see DESIGN.md):
 - A token id outside the vocabulary makes MNN crash natively: ids are checked first.
 - With `reuse_kv`, `generate_init()` keeps the cache and switches to prefill mode; the
   next multi-token forward then uses the prefill module (no module clone per length).
+- `tokenizer_decode()` gives empty text for every added token of a `tokenizer.mtok`
+  (`<think>`, `</think>`, `<|im_end|>`...): their text is read from the file itself.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from app.core.bundle import TOKENIZER_CANDIDATES
-from app.core.errors import EngineError
+from app.core.errors import EngineError, FileError
+from app.core.jsonfile import read_json_object
+from app.core.recipe_schema import FIELDS, physical_cores
+from app.core.tokenizer_info import read_tokenizer_info
 
 log = logging.getLogger("draftdeck.engine.mnn")
 
@@ -36,8 +41,6 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     """Settings passed to MNN: the caller's overrides plus the fixes every pack needs."""
     config = dict(overrides)
     if "tokenizer_file" not in config:
-        from app.core.jsonfile import read_json_object
-
         named = read_json_object(bundle / "config.json").get("tokenizer_file")
         if not (isinstance(named, str) and (bundle / named).is_file()):
             # Stock MNN defaults to tokenizer.txt; llmexport 0.0.5 writes tokenizer.mtok.
@@ -45,9 +48,26 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
                 if (bundle / candidate).is_file():
                     config["tokenizer_file"] = candidate
                     break
+    if "thread_num" not in config and "thread_num" not in read_json_object(bundle / "config.json"):
+        # No recipe names a thread count: MNN would take 4 whatever the machine, and
+        # threads beyond the physical cores only compete.
+        config["thread_num"] = min(FIELDS["thread_num"].default, physical_cores())
     # The KV cache must survive generate_init() so turns and rounds can build on it.
     config["reuse_kv"] = True
     return config
+
+
+def added_token_bytes(bundle: Path, config: dict[str, Any]) -> Mapping[int, bytes]:
+    """The added tokens' text, from the tokenizer file MNN loads with `config`."""
+    named = config.get("tokenizer_file")
+    if not isinstance(named, str):
+        named = read_json_object(bundle / "config.json").get("tokenizer_file")
+    if not isinstance(named, str) or not (bundle / named).is_file():
+        return {}
+    try:
+        return read_tokenizer_info(bundle / named).added_bytes
+    except FileError as exc:
+        raise EngineError(str(exc), exc.code) from None
 
 
 class MnnLlm:
@@ -66,6 +86,8 @@ class MnnLlm:
             config["speculative_type"] = "draftmodel"
             config["draft_predict_length"] = verify_length - 1
         self.config = config
+        # Read before MNN loads: a tokenizer file it cannot parse fails here, not in MNN.
+        self.added_tokens = added_token_bytes(bundle, config)
         self._llm = mnn_llm.create(str(bundle / "config.json"))
         self._llm.set_config(config)
         if not self._llm._c_obj.load():
@@ -86,6 +108,9 @@ class MnnLlm:
 
     def token_bytes(self, token: int) -> bytes:
         """The raw bytes of one token, even when they end inside a UTF-8 sequence."""
+        added = self.added_tokens.get(token)
+        if added is not None:
+            return added  # MNN would give b"" (see the module's notes)
         try:
             return str(self._c.tokenizer_decode(token)).encode("utf-8")
         except UnicodeDecodeError as exc:
