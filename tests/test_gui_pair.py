@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core import ram_estimate
 from app.core.settings import load_settings
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
@@ -117,3 +118,23 @@ def test_empty_library_explains(qtbot: QtBot) -> None:
     assert "Library page" in win.pair_page.card.body.text()
     assert isinstance(win.pair_page.matrix_model, PairMatrixModel)
     assert win.pair_page.matrix_model.rowCount() == 0
+
+
+def test_memory_estimate_beside_the_verdict(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = window.pair_page
+    root = window.library.root
+    page.choose(root / "fast-target", root / "fast-draft")
+    label = page.memory_label
+    assert label.isVisible()
+    text = label.text()
+    assert text.startswith("Memory: this pair needs about ")
+    assert "weights" in text and "KV cache" in text and "of memory is available" in text
+    assert label.property("level") == "fits"
+
+    monkeypatch.setattr(ram_estimate, "available_memory", lambda: 20_000_000)
+    page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    assert label.text().startswith("✕ Not enough memory: this pair needs about ")
+    assert "19.1 MB of memory is available" in label.text()
+    assert label.property("level") == "too_big"

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from PySide6.QtWidgets import QApplication, QComboBox, QMessageBox, QSpinBox
 from pytestqt.qtbot import QtBot
@@ -212,3 +213,37 @@ def test_quitting_with_unsaved_changes_asks(window: MainWindow) -> None:
     box = _box("confirmDialog")
     next(b for b in box.buttons() if b.text() == "Discard and Quit").click()
     assert not window.isVisible()
+
+
+def _cores(monkeypatch: pytest.MonkeyPatch, physical: int) -> None:
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: physical * (2 if logical else 1))
+
+
+def _no_dialogs() -> None:
+    assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+
+
+def test_too_many_threads_warn_inline(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    _cores(monkeypatch, 2)
+    draft = _draft(window)
+    _spin(draft, "thread_num").setValue(8)
+    assert "⚠ thread_num: 8 threads on 2 physical cores" in draft.problem_label.text()
+    assert draft.problem_label.isVisible()
+    _no_dialogs()
+    # Not set in the draft recipe: the pack's config.json (llmexport's 4) applies.
+    _spin(draft, "thread_num").setValue(_spin(draft, "thread_num").minimum())
+    assert "thread_num" not in draft.data
+    assert (
+        "thread_num: not set here, so the draft runs with the 4 threads of its config.json "
+        "on 2 physical cores"
+    ) in draft.problem_label.text()
+    target = window.recipes_page.target_editor
+    _spin(target, "thread_num").setValue(3)
+    assert "thread_num: 3 threads on 2 physical cores" in target.problem_label.text()
+    _no_dialogs()
+    assert window.recipes_page.act_save.isEnabled()  # a warning, not a refusal
+
+    _cores(monkeypatch, 8)
+    _spin(draft, "thread_num").setValue(4)
+    _spin(target, "thread_num").setValue(4)
+    assert "physical cores" not in draft.problem_label.text() + target.problem_label.text()

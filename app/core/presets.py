@@ -1,14 +1,19 @@
-"""Recipe presets: data in resources/presets.json plus the pack's own recommendation."""
+"""Recipe presets: data in resources/presets.json plus the pack's own recommendation.
+
+Presets meant for this computer (`"this_computer": true`) never ask for more threads
+than it has physical cores; the phone recipe and MNN's defaults stay as published.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
 from app.core.bundle import BundleInfo
+from app.core.recipe_schema import physical_cores
 from app.core.resources import read_text
 
 # runtime_config.json "recommended" keys and where they belong.
@@ -32,13 +37,34 @@ class Preset:
     description: str
     target: Mapping[str, Any] = field(default_factory=dict)
     draft: Mapping[str, Any] = field(default_factory=dict)
+    this_computer: bool = False  # thread counts capped at the physical cores
+
+    def for_cores(self, cores: int) -> Preset:
+        """This preset with thread counts no higher than `cores` (if it is for here)."""
+        if not self.this_computer:
+            return self
+
+        def cap(values: Mapping[str, Any]) -> dict[str, Any]:
+            threads = values.get("thread_num")
+            if isinstance(threads, int) and not isinstance(threads, bool) and threads > cores:
+                return {**values, "thread_num": cores}
+            return dict(values)
+
+        return replace(self, target=cap(self.target), draft=cap(self.draft))
 
 
 @cache
 def builtin_presets() -> tuple[Preset, ...]:
     data = json.loads(read_text("presets.json"))
     return tuple(
-        Preset(p["key"], p["name"], p["description"], dict(p["target"]), dict(p["draft"]))
+        Preset(
+            p["key"],
+            p["name"],
+            p["description"],
+            dict(p["target"]),
+            dict(p["draft"]),
+            bool(p.get("this_computer", False)),
+        )
         for p in data["presets"]
     )
 
@@ -64,7 +90,8 @@ def pack_preset(draft: BundleInfo) -> Preset | None:
     )
 
 
-def presets_for(draft: BundleInfo | None) -> list[Preset]:
-    found = list(builtin_presets())
+def presets_for(draft: BundleInfo | None, cores: int | None = None) -> list[Preset]:
+    limit = cores or physical_cores()
+    found = [preset.for_cores(limit) for preset in builtin_presets()]
     own = pack_preset(draft) if draft is not None else None
     return [own, *found] if own else found

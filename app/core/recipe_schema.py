@@ -16,6 +16,9 @@ from typing import Any
 
 import psutil
 
+from app.core.errors import FileError
+from app.core.jsonfile import read_json_object
+
 DRAFT = "draft"
 TARGET = "target"
 ERROR = "error"
@@ -299,7 +302,40 @@ def host_warnings(
     return problems
 
 
+def inherited_threads_warning(
+    data: Mapping[str, Any], base_dir: Path, cores: int | None
+) -> list[Problem]:
+    """A draft recipe without thread_num runs with the thread count of its pack's
+    config.json (llmexport writes 4), which the Draft recipe form does not show."""
+    config = base_dir / "config.json"
+    if "thread_num" in data or not cores or not config.is_file():
+        return []
+    try:
+        inherited = read_json_object(config).get("thread_num")
+    except FileError:
+        return []
+    backend = data.get("backend_type", "cpu")
+    if not isinstance(inherited, int) or inherited <= cores or backend != "cpu":
+        return []
+    return [
+        Problem(
+            "thread_num",
+            f"not set here, so the draft runs with the {inherited} threads of its "
+            f"config.json on {cores} physical cores: threads will compete and "
+            f"run slower. Set thread_num to {cores} or fewer.",
+            WARNING,
+        )
+    ]
+
+
+def physical_cores() -> int:
+    """This computer's physical cores (1 if the system does not say)."""
+    return psutil.cpu_count(logical=False) or 1
+
+
 def recipe_problems(data: Mapping[str, Any], scope: str, base_dir: Path) -> list[Problem]:
     """Everything to say about a recipe on this computer: its own problems, then what
     differs here (backends, threads, paths relative to `base_dir`)."""
-    return validate(data, scope) + host_warnings(data, base_dir, psutil.cpu_count(logical=False))
+    cores = psutil.cpu_count(logical=False)
+    inherited = inherited_threads_warning(data, base_dir, cores) if scope == DRAFT else []
+    return validate(data, scope) + host_warnings(data, base_dir, cores) + inherited

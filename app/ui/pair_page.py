@@ -20,12 +20,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.library import Library, PackEntry
+from app.core.ram_estimate import TIGHT, TOO_BIG, assess_memory
 from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel, verdict_of
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard
 
 TARGET_ROLES = ("target", "either")
 DRAFT_ROLES = ("draft", "either")
+# (mark, colour) for the memory estimate: words and a symbol, never colour alone.
+MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b")}
 
 
 def _role(entry: PackEntry) -> str:
@@ -72,6 +75,20 @@ class PairPage(QWidget):
         form.addWidget(self.swap_button)
 
         self.card = VerdictCard()
+        self.memory_label = QLabel()
+        self.memory_label.setObjectName("memoryEstimate")
+        self.memory_label.setWordWrap(True)
+        self.memory_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.memory_label.setToolTip(
+            "Estimated from the weight files, the recipes saved for this pair (memory "
+            "low keeps weights 4-bit, normal makes MNN hold them as fp32) and a KV "
+            "cache for MNN's default context of 2,048 tokens."
+        )
+        card_box = QWidget()
+        card_layout = QVBoxLayout(card_box)
+        card_layout.setContentsMargins(0, 0, 0, 0)
+        card_layout.addWidget(self.card, 1)
+        card_layout.addWidget(self.memory_label)
 
         self.matrix_model = PairMatrixModel()
         self.matrix = QTableView()
@@ -94,7 +111,7 @@ class PairPage(QWidget):
         matrix_layout.addWidget(self.matrix)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.card)
+        splitter.addWidget(card_box)
         splitter.addWidget(matrix_box)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -153,6 +170,7 @@ class PairPage(QWidget):
 
     def _on_choice_changed(self) -> None:
         target, draft = self.current()
+        self._show_memory(target, draft)
         if target is None or draft is None:
             missing = "a target" if target is None else "a draft"
             self.card.show_verdict(
@@ -164,6 +182,19 @@ class PairPage(QWidget):
             return
         self.card.show_verdict(verdict_of(target, draft))
         self.selection.select(target.path, draft.path)
+
+    def _show_memory(self, target: PackEntry | None, draft: PackEntry | None) -> None:
+        """How much memory the pair needs under its saved recipes, and whether this
+        computer has it now (refused by the engine when it does not)."""
+        if target is None or draft is None or target.info is None or draft.info is None:
+            self.memory_label.hide()
+            return
+        _, fit = assess_memory(target.info, draft.info, worker_running=False)
+        mark, colour = MEMORY_STYLES.get(fit.level, ("", ""))
+        self.memory_label.setText(mark + fit.message)
+        self.memory_label.setStyleSheet(f"color: {colour};" if colour else "")
+        self.memory_label.setProperty("level", fit.level)
+        self.memory_label.show()
 
     def _on_matrix_double_clicked(self, index: QModelIndex) -> None:
         pair = index.data(PAIR_ROLE)

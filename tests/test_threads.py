@@ -1,0 +1,84 @@
+"""Thread counts DraftDeck chooses stay within the physical cores (llmexport writes 4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from app.core.presets import presets_for
+from app.core.recipe_schema import DRAFT, TARGET, recipe_problems
+from app.core.tune import plan_for, recipe_defaults
+from app.engine import mnn_llm
+
+Copy = Callable[..., Path]
+
+
+def _edit(path: Path, drop: str | None = None, **values: object) -> None:
+    data = json.loads(path.read_text())
+    if drop:
+        data.pop(drop, None)
+    data.update(values)
+    path.write_text(json.dumps(data, indent=4))
+
+
+def test_desktop_preset_is_capped_but_published_ones_are_not() -> None:
+    by_key = {p.key: p for p in presets_for(None, cores=1)}
+    assert by_key["desktop_cpu"].draft["thread_num"] == 1
+    assert by_key["desktop_cpu"].target["thread_num"] == 1
+    # The phone recipe and MNN's own defaults are shown as published.
+    assert by_key["tokforge"].target["thread_num"] == 4
+    assert by_key["mnn_defaults"].draft["thread_num"] == 4
+    roomy = {p.key: p for p in presets_for(None, cores=16)}
+    assert roomy["desktop_cpu"].draft["thread_num"] == 2
+
+
+def test_tune_defaults_stay_within_the_cores(bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    # As exported: config.json says 4 threads; the draft recipe says 2.
+    assert recipe_defaults(target, draft, cores=2)["target_threads"] == 2
+    assert recipe_defaults(target, draft, cores=2)["draft_threads"] == 2
+    assert recipe_defaults(target, draft, cores=1)["draft_threads"] == 1
+    # A draft recipe without thread_num runs with its config.json's 4, capped here.
+    _edit(draft / "config_cpu.json", drop="thread_num")
+    defaults = recipe_defaults(target, draft, cores=3)
+    assert (defaults["draft_threads"], defaults["target_threads"]) == (3, 3)
+    assert recipe_defaults(target, draft, cores=8)["draft_threads"] == 4
+    quick = plan_for("quick", defaults, cores=3)
+    assert quick.draft_threads == (3,) and quick.target_threads == (3,)
+    thorough = plan_for("thorough", defaults, cores=3)
+    assert max(thorough.draft_threads + thorough.target_threads) == 3
+
+
+def test_engine_default_when_no_recipe_names_threads(
+    bundle_copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mnn_llm, "physical_cores", lambda: 2)
+    pack = bundle_copy("qwen3-target")
+    assert "thread_num" not in mnn_llm.runtime_config(pack, {})  # config.json's 4 applies
+    assert mnn_llm.runtime_config(pack, {"thread_num": 6})["thread_num"] == 6
+    _edit(pack / "config.json", drop="thread_num")
+    assert mnn_llm.runtime_config(pack, {})["thread_num"] == 2  # not MNN's 4
+    monkeypatch.setattr(mnn_llm, "physical_cores", lambda: 16)
+    assert mnn_llm.runtime_config(pack, {})["thread_num"] == 4
+
+
+def test_recipe_warnings_name_both_numbers(
+    bundle_copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 2)
+    draft = bundle_copy("qwen3-draft-noisy")
+    explicit = recipe_problems({"thread_num": 4}, TARGET, draft)
+    assert [str(p) for p in explicit] == [
+        "thread_num: 4 threads on 2 physical cores: threads will compete and run slower."
+    ]
+    inherited = recipe_problems({"memory": "low"}, DRAFT, draft)
+    assert [p.key for p in inherited] == ["thread_num"]
+    assert "the 4 threads of its config.json on 2 physical cores" in inherited[0].message
+    assert "Set thread_num to 2 or fewer" in inherited[0].message
+    # The target's own config.json is the file being edited: nothing is inherited.
+    assert recipe_problems({"memory": "low"}, TARGET, draft) == []
+    assert recipe_problems({"thread_num": 2}, DRAFT, draft) == []
