@@ -13,6 +13,7 @@ from app.core.tune_apply import apply_setting
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from app.engine.bench import SpeculationCannotPay
     from app.engine.client import EngineClient
     from app.engine.tune_runner import run_sweep
 
@@ -32,18 +33,23 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     try:
         with EngineClient() as client:
-            run = run_sweep(client, target, draft, plan, on_progress=progress)
+            run = run_sweep(client, target, draft, plan, on_progress=progress, force=args.force)
     except KeyboardInterrupt:
         print("draftdeck: cancelled", file=sys.stderr)
+        return 1
+    except SpeculationCannotPay as exc:
+        print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
         return 1
     path = args.save or new_run_path(draft)
     run.save(Path(path))
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)
     best = best_result(run.results)
-    if args.apply and best is not None:
+    if args.apply and best is not None and run.cannot_pay is None:
         apply_setting(best.setting, target, draft)
         result["applied"] = best.setting.label()
+    elif args.apply and run.cannot_pay is not None:
+        result["not_applied"] = run.cannot_pay
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -58,6 +64,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(result["verdict"])
     if "applied" in result:
         print(f"applied {result['applied']} to the pair's recipes")
+    if "not_applied" in result:
+        print(f"nothing applied: {result['not_applied']}")
     print(f"saved {path} (and .csv)")
     return 0
 
@@ -85,4 +93,9 @@ def add_parser(sub: Any) -> None:
     )
     tune.add_argument("--save", metavar="FILE", help="where to save the results (JSON + CSV)")
     tune.add_argument("--json", action="store_true", help="print results, best, pays_off")
+    tune.add_argument(
+        "--force",
+        action="store_true",
+        help="sweep a pair that cannot gain on this MNN (marked cannot_pay; never applied)",
+    )
     tune.set_defaults(func=cmd_tune)

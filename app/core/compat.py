@@ -3,7 +3,9 @@
 No MNN loading. Each finding has a code, a severity, a sentence a user understands and
 the values on both sides. "Can work" (blocking rules) is kept apart from "recommended"
 (warnings and the pack's own advice). A pair with any blocking finding must not run:
-the engine and every page that starts a run refuse it with these reasons.
+the engine and every page that starts a run refuse it with these reasons. A pair that
+can run but cannot gain (two linear-attention models on an MNN that cannot roll their
+state back) gets its own level, "cannot_pay", between warnings and blocked.
 """
 
 from __future__ import annotations
@@ -23,11 +25,21 @@ INFO = "info"
 
 COMPATIBLE = "compatible"
 WARNINGS = "warnings"
+# The pair runs and its output is right, but speculation cannot beat plain decoding.
+CANNOT_PAY = "cannot_pay"
+MEASURED_MNN = "3.6.1"  # the MNN release the cannot-pay rule was measured on
 VERDICT_LABELS = {
     COMPATIBLE: "Compatible",
     WARNINGS: "Compatible, with warnings",
+    CANNOT_PAY: f"Compatible, but speculation cannot pay on MNN {MEASURED_MNN} "
+    "(the linear-attention state cannot be rolled back)",
     BLOCKED: "Blocked",
 }
+# Warnings that make speculation pointless rather than merely worse.
+CANNOT_PAY_CODES = frozenset({"linear_attention_pair"})
+# How bench, tune and the engine's load event mark such a pair when the engine's
+# probe finds that this MNN cannot roll linear-attention state back.
+LINEAR_CANNOT_PAY = "speculation cannot pay on this MNN: linear-attention state"
 # A draft costs roughly its parameter share of a target step; above this share the
 # draft steps eat most of what acceptance saves.
 TOO_CLOSE_RATIO = 0.5
@@ -83,6 +95,10 @@ class Verdict:
         return self.level == BLOCKED
 
     @property
+    def cannot_pay(self) -> bool:
+        return self.level == CANNOT_PAY
+
+    @property
     def label(self) -> str:
         return VERDICT_LABELS[self.level]
 
@@ -91,7 +107,10 @@ class Verdict:
 
     def summary(self) -> str:
         """One sentence per blocking reason (or warning), for refusals and tooltips."""
-        shown = self.of(BLOCKED) or self.of(WARNING)
+        # Why speculation cannot pay comes before lesser warnings.
+        shown = self.of(BLOCKED) or sorted(
+            self.of(WARNING), key=lambda r: r.code not in CANNOT_PAY_CODES
+        )
         return " ".join(r.message for r in shown) or "No problems found."
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +125,8 @@ class Verdict:
 def _verdict(reasons: list[Reason], rec: Recommendation | None, model: str | None) -> Verdict:
     if any(r.severity == BLOCKED for r in reasons):
         level = BLOCKED
+    elif any(r.code in CANNOT_PAY_CODES for r in reasons):
+        level = CANNOT_PAY
     elif any(r.severity == WARNING for r in reasons):
         level = WARNINGS
     else:
@@ -210,9 +231,15 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 d_tok.type,
             )
         )
-    for kind in ("special", "stop", "prefix"):
-        t_ids = getattr(t_tok, f"{kind}_ids")
-        d_ids = getattr(d_tok, f"{kind}_ids")
+    # The tokenizer files' own ids: a stop id that only one pack adds elsewhere (say a
+    # generation_config.json) changes where replies end, not how text becomes tokens.
+    for kind, attribute in (
+        ("special", "special_ids"),
+        ("stop", "file_stop_ids"),
+        ("prefix", "prefix_ids"),
+    ):
+        t_ids = getattr(t_tok, attribute)
+        d_ids = getattr(d_tok, attribute)
         if sorted(t_ids) != sorted(d_ids):
             reasons.append(
                 Reason(
@@ -289,9 +316,11 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
             Reason(
                 "linear_attention_pair",
                 WARNING,
-                "Both models use linear attention, whose state cannot roll back one token: "
-                "the pair runs correctly but every rejection re-processes the text, so it "
-                "is slow.",
+                f"Both models use linear attention. MNN {MEASURED_MNN} cannot roll that "
+                "state back: erasing rejected draft tokens leaves them in it, so the only "
+                "exact ways re-process the text or verify one token at a time, and "
+                "speculation cannot beat plain decoding. The pair runs and its output is "
+                "right; Chat starts in plain decoding.",
                 target.attention,
                 draft.attention,
             )

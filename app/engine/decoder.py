@@ -9,12 +9,22 @@ feeds [last, t1..td] in one forward and returns d+1 logit rows g0..gd; the longe
 prefix with t_i == g_(i-1) is accepted, then g_n is added (a correction when n < d, a
 bonus when all matched). Both caches are cut back to what stays valid.
 
-Linear-attention models cannot drop single tokens (their state is a running sum), so
-after a rejection they are reset and re-prefilled from scratch: correct, but slow.
-Targets with multi-axis rotary positions (mrope: Qwen3.5) are verified one token at a
-time: MNN 3.6.1 fills only the first of the three position rows of its d+1 verify input
-(llm.cpp gen_position_ids), so those verify logits are wrong. Step-by-step verification
-only ever feeds accepted tokens, so the target never needs a rollback.
+Linear attention (Qwen3.5) keeps one running state per layer that every forward
+updates in place. On MNN 3.6.1 `erase_history` does not take rejected tokens out of it
+(a partial erase restores a prefix-cache snapshot or zeroes the state), and pymnn has
+no call that reads or restores it; only a reset and a full re-prefill is exact. So a
+model flagged `*_linear` here is reset and re-prefilled after a rejection, and a target
+flagged `verify_stepwise` is verified one token at a time, which only ever feeds
+accepted tokens and so never needs a rollback. Both are exact and neither can beat
+plain decoding: each accepted token still costs the target a step of its own. The
+session sets these flags from a probe at load (rollback_probe.py): an MNN that rolls
+the state back exactly gets the batched verify and plain cut-backs instead.
+
+That is the reason for stepwise verification, not rotary positions. MNN 3.6.1 does
+fill only the first of the three mrope position rows of a verify input, but only in
+text-only bundles and only for the length its verify module was made for at load
+(`draft_predict_length` + 1); the session loads mrope targets with another length, and
+their d+1 verify rows then match one-token steps.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.compat import BLOCKED, Verdict, assess_either
+from app.core.compat import BLOCKED, CANNOT_PAY, Verdict, assess_either
 from app.core.library import PackEntry
 from app.ui.verdict_card import STYLES
 
@@ -26,6 +26,8 @@ def cell_text(verdict: Verdict) -> str:
     symbol = STYLES[verdict.level][0]
     if verdict.level == BLOCKED:
         return f"{symbol} blocked"
+    if verdict.level == CANNOT_PAY:
+        return f"{symbol} cannot pay"
     warnings = len(verdict.of("warning"))
     return (
         f"{symbol} {warnings} warning{'s' if warnings != 1 else ''}"

@@ -9,12 +9,28 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from app.core.compat import BLOCKED, COMPATIBLE, INFO, WARNING, WARNINGS, Reason, Verdict
+from app.core.compat import (
+    BLOCKED,
+    CANNOT_PAY,
+    COMPATIBLE,
+    INFO,
+    MEASURED_MNN,
+    WARNING,
+    WARNINGS,
+    Reason,
+    Verdict,
+)
 
 # (symbol, title, background, border/text colour)
 STYLES = {
     COMPATIBLE: ("✓", "Compatible", "#e8f5ec", "#1e6b34"),
     WARNINGS: ("⚠", "Compatible, with warnings", "#fff5e1", "#8a5300"),
+    CANNOT_PAY: (
+        "⊘",
+        f"Compatible, but speculation cannot pay on MNN {MEASURED_MNN}",
+        "#eef1f6",
+        "#3d4a63",
+    ),
     BLOCKED: ("✕", "Blocked: this pair cannot run", "#fdecea", "#a1261b"),
 }
 SECTION_TITLES = {BLOCKED: "Why it cannot work", WARNING: "Warnings", INFO: "Good to know"}
