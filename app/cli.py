@@ -31,7 +31,11 @@ def _print_info(info: BundleInfo) -> None:
         ("Quantization", quant),
         ("Tokenizer", f"{tok.file} ({tok.type}), sha256 {tok.sha256[:12]}"),
         ("Special ids", " ".join(map(str, tok.special_ids)) or "-"),
-        ("Stop ids", " ".join(map(str, tok.stop_ids)) or "-"),
+        (
+            "Stop ids",
+            ", ".join(f"{s.id} {s.text or '?'} ({', '.join(s.sources)})" for s in tok.stop_tokens)
+            or "-",
+        ),
         ("Chat template", (info.chat_template_sha256 or "none")[:12]),
         ("Visual", "yes" if info.visual else "no"),
         ("Recipes", ", ".join(info.recipe_files) or "none"),
@@ -80,7 +84,11 @@ def _print_bench(result: dict[str, Any]) -> None:
     rows = [
         ("Baseline (plain)", _fmt(result["baseline_tok_s"], ".1f", " tok/s")),
         ("Speculative", _fmt(result["spec_tok_s"], ".1f", " tok/s")),
-        ("Uplift", _fmt(result["uplift"], ".3f", "x")),
+        (
+            "Uplift",
+            _fmt(result["uplift"], ".3f", "x")
+            + (" (not a speedup: see the note)" if result.get("cannot_pay") else ""),
+        ),
         ("Acceptance", _fmt(result["acceptance"], ".3f")),
         ("Mean accepted length", _fmt(result["mean_accepted_length"], ".2f", " tokens/round")),
         ("Per-position acceptance", positions),
@@ -93,10 +101,11 @@ def _print_bench(result: dict[str, Any]) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
-    if result["linear_attention"]:
+    if result.get("cannot_pay"):
         print(
-            "Note: linear-attention pair: every rejection re-prefills from scratch, "
-            "so these speed figures are not representative."
+            f"Note: {result['cannot_pay']} (linear_rollback false): rejected draft tokens "
+            "cannot be taken out of the target's state, so it is verified one token at a "
+            "time; the output is right, the uplift means nothing."
         )
     print(result["verify_note"])
     if not result["verify_agreement"]["exact"] and not result["lossless_expected"]:
@@ -108,7 +117,7 @@ def _print_bench(result: dict[str, Any]) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from app.engine.bench import DEFAULT_PROMPT, BenchPlan, run_bench
+    from app.engine.bench import DEFAULT_PROMPT, BenchPlan, SpeculationCannotPay, run_bench
     from app.engine.client import EngineClient
 
     target_cfg, draft_cfg = _engine_overrides(args)
@@ -124,8 +133,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"run {done}/{total}", file=sys.stderr)
 
-    with EngineClient() as client:
-        result = run_bench(client, plan, progress)
+    try:
+        with EngineClient() as client:
+            result = run_bench(client, plan, progress, force=args.force)
+    except SpeculationCannotPay as exc:
+        print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -138,7 +151,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     target_cfg, draft_cfg = _engine_overrides(args)
     with EngineClient() as client:
-        client.run(
+        loaded = client.run(
             "load",
             target=args.target,
             draft=args.draft,
@@ -146,6 +159,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
             draft_config=draft_cfg,
             draft_length=args.d,
         )
+        if loaded.get("memory_warning"):
+            print(f"draftdeck: {loaded['memory_warning']}", file=sys.stderr)
 
         def stream(event: dict[str, Any]) -> None:
             if not args.json:
@@ -263,6 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--prompt", metavar="TEXT")
     group.add_argument("--prompt-file", metavar="F")
     bench.add_argument("--json", action="store_true", help="print the stable JSON result")
+    bench.add_argument(
+        "--force",
+        action="store_true",
+        help="measure a pair that cannot gain on this MNN (marked cannot_pay)",
+    )
     bench.set_defaults(func=_cmd_bench)
 
     gen = sub.add_parser("generate", help="generate text with a target (and a draft)")

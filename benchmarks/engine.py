@@ -67,8 +67,10 @@ def interleaved(runs: int, first: Callable[[], float], second: Callable[[], floa
     return ratios
 
 
-def bench_python_vs_cpp(recipe: dict[str, Any], tokens: int, runs: int) -> dict[str, Any]:
-    target = MnnLlm(PAIR / "target", {**recipe, "sampler_type": "greedy"})
+def bench_python_vs_cpp(
+    pair: Path, recipe: dict[str, Any], tokens: int, runs: int
+) -> dict[str, Any]:
+    target = MnnLlm(pair / "target", {**recipe, "sampler_type": "greedy"})
     prompt = target.encode(target.chat_prompt([{"role": "user", "content": PROMPT}]))
     decoder = Decoder(target, None, 0, [])
     rates: dict[str, list[float]] = {"python": [], "cpp": []}
@@ -80,13 +82,22 @@ def bench_python_vs_cpp(recipe: dict[str, Any], tokens: int, runs: int) -> dict[
         rates["python"].append(rate)
         return rate
 
+    def timed_generate(count: int) -> tuple[int, float]:
+        target.reset()
+        started = time.perf_counter()
+        out = target._c.generate(prompt, count)
+        elapsed = time.perf_counter() - started
+        target.reset()
+        return len(out), elapsed
+
     def mnn() -> float:
-        target.reset()
-        out = target._c.generate(prompt, tokens)
-        context = target._c.get_context()
-        # Same definition as ours: tokens after the prefill's own / decode time.
-        rate = (len(out) - 1) / (float(context["decode_us"]) / 1e6)
-        target.reset()
+        # Same definition as ours: tokens after the prefill's own / decode time. The
+        # decode time is a full generate() less a one-token one (prompt and prefill
+        # alike): get_context()'s own timer is not read, because reading the context
+        # segfaults when the output ends inside a UTF-8 sequence (real tokenizers).
+        produced, full = timed_generate(tokens)
+        _, prefill = timed_generate(1)
+        rate = (produced - 1) / (full - prefill)
         rates["cpp"].append(rate)
         return rate
 
@@ -101,9 +112,9 @@ def bench_python_vs_cpp(recipe: dict[str, Any], tokens: int, runs: int) -> dict[
     }
 
 
-def _session(recipe: dict[str, Any], d: int) -> Session:
+def _session(pair: Path, recipe: dict[str, Any], d: int, draft: str = "draft") -> Session:
     session = Session()
-    session.load(str(PAIR / "target"), str(PAIR / "draft"), dict(recipe), dict(recipe), d)
+    session.load(str(pair / "target"), str(pair / draft), dict(recipe), dict(recipe), d)
     return session
 
 
@@ -113,8 +124,10 @@ def _generate(session: Session, mode: str, tokens: int) -> Any:
     return session.generate(request, lambda event: None, lambda: False)
 
 
-def bench_prediction(recipe: dict[str, Any], d: int, tokens: int, runs: int) -> dict[str, Any]:
-    session = _session(recipe, d)
+def bench_prediction(
+    pair: Path, recipe: dict[str, Any], d: int, tokens: int, runs: int, draft: str = "draft"
+) -> dict[str, Any]:
+    session = _session(pair, recipe, d, draft)
     _generate(session, "plain", tokens), _generate(session, "speculative", tokens)
     pairs = []
     for i in range(runs):
@@ -151,13 +164,15 @@ class _Observer:
         return self.after_first / (time.perf_counter() - self.first)
 
 
-def bench_worker(recipe: dict[str, Any], d: int, tokens: int, runs: int) -> dict[str, Any]:
-    session = _session(recipe, d)
+def bench_worker(
+    pair: Path, recipe: dict[str, Any], d: int, tokens: int, runs: int
+) -> dict[str, Any]:
+    session = _session(pair, recipe, d)
     client = EngineClient()
     client.run(
         "load",
-        target=str(PAIR / "target"),
-        draft=str(PAIR / "draft"),
+        target=str(pair / "target"),
+        draft=str(pair / "draft"),
         target_config=recipe,
         draft_config=recipe,
         draft_length=d,
@@ -226,11 +241,11 @@ def main() -> int:
     parts = set(args.only or ("cpp", "prediction", "worker"))
     result: dict[str, Any] = {"recipe": recipe, "tokens": args.tokens, "runs": args.runs}
     if "cpp" in parts:
-        result["python_vs_cpp"] = bench_python_vs_cpp(recipe, args.tokens, args.runs)
+        result["python_vs_cpp"] = bench_python_vs_cpp(PAIR, recipe, args.tokens, args.runs)
     if "prediction" in parts:
-        result["prediction"] = bench_prediction(recipe, args.d, args.tokens, args.runs)
+        result["prediction"] = bench_prediction(PAIR, recipe, args.d, args.tokens, args.runs)
     if "worker" in parts:
-        result["worker_vs_in_process"] = bench_worker(recipe, args.d, args.tokens, args.runs)
+        result["worker_vs_in_process"] = bench_worker(PAIR, recipe, args.d, args.tokens, args.runs)
     result["seconds"] = time.perf_counter() - started
     if args.json:
         print(json.dumps(result, indent=2), file=out)

@@ -82,6 +82,9 @@ def test_identical_draft_accepts_all_yet_gains_nothing(
     run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(2, 3)))
     assert all(r.summary["acceptance"] == 1.0 for r in run.results)
     assert all(r.summary["lossless"] for r in run.results)
+    # The desktop recipe (memory normal) verifies exactly, so nothing limits acceptance.
+    assert all(r.row()["verify_agreement"] == 1.0 for r in run.results)
+    assert not any(r.summary["acceptance_limited_by_verify"] for r in run.results)
     # Whether it gains is a measurement (a busy machine moves it); the verdict must
     # follow the measured figures either way. What it says for a draft as costly as the
     # target is checked on fixed figures below.
@@ -107,6 +110,9 @@ def test_verdicts_on_fixed_figures() -> None:
         "Speculation does not pay for this pair: acceptance 0.20 is below the 0.37 "
         "needed to gain anything at c = 0.25. Best uplift 0.80x."
     )
+    held = _result(2, 0.97, 0.85, 1.0)
+    held.summary.update(acceptance_limited_by_verify=True, verify_note="Verify agreement 0.88.")
+    assert verdict_sentence([held]).endswith("Best uplift 0.97x. Verify agreement 0.88.")
     good = [_result(1, 1.2, 0.9, 0.1), _result(3, 1.6, 0.9, 0.1)]
     assert pays_off(good)
     assert verdict_sentence(good).startswith(

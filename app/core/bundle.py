@@ -2,8 +2,11 @@
 
 The layout follows MNN's LlmConfig: `config.json` (runtime settings, may name the other
 files) merged over `llm_config.json` (model facts written by llmexport). Reading takes
-milliseconds: it parses two small JSON files, the tokenizer header, and scans the graph
-file (weights live in the separate `.weight` file) for linear-attention ops.
+milliseconds: it parses two small JSON files, the tokenizer's header and added tokens
+(the first read of a Qwen3-sized tokenizer takes 20-30 ms, then it is cached; the stop
+ids come from stop_tokens.py), and scans the graph file (weights live in the separate
+`.weight` file) for linear-attention ops and the widths of its linear layers (the
+parameter count, model_shape.py).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from app.core.errors import (
     UnreadableFileError,
 )
 from app.core.jsonfile import read_json_object
+from app.core.model_shape import Dimensions, ModelShape, model_shape
+from app.core.stop_tokens import with_pack_stops
 from app.core.tokenizer_info import TokenizerInfo, read_tokenizer_info
 
 INFO_SCHEMA_VERSION = 1
@@ -78,6 +83,7 @@ class BundleInfo:
     params_estimate: int
     role: str
     runtime_config: MappingProxyType[str, Any]
+    shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
 
     def to_json(self) -> dict[str, Any]:
         """The stable `draftdeck info --json` interface (documented in the README)."""
@@ -100,6 +106,7 @@ class BundleInfo:
             "recipe_files": list(self.recipe_files),
             "size_bytes": self.size_bytes,
             "params_estimate": self.params_estimate,
+            "shape": self.shape.to_json(),
             "role": self.role,
             "files": [{"name": f.name, "size": f.size} for f in self.files],
         }
@@ -141,6 +148,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     linear = _graph_has_linear_attention(model_path)
     attention = _attention_kind(llm_config, llm_config_path)
     tokenizer = read_tokenizer_info(_tokenizer_path(folder, config))
+    tokenizer = with_pack_stops(tokenizer, folder, config, llm_config, llm_config_path.name)
     recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
     runtime_config: dict[str, Any] = {}
     for name in recipes:
@@ -151,7 +159,13 @@ def read_bundle(folder: Path) -> BundleInfo:
             runtime_config = parsed
 
     files = _list_files(folder)
-    params = layers * 12 * hidden * hidden + (vocab or 0) * hidden
+    tied = (
+        merged.get("tie_embeddings") is not None
+        and not (folder / f"embeddings_int{bits}.bin").is_file()
+    )
+    dims = Dimensions(model_type, hidden, layers, vocab or 0, tied, bits, block)
+    shape = model_shape(dims, llm_config, model_path, weight_path)
+    params = shape.params
     visual = bool(llm_config.get("is_visual")) or (folder / "visual.mnn").is_file()
     return BundleInfo(
         path=folder,
@@ -174,6 +188,7 @@ def read_bundle(folder: Path) -> BundleInfo:
         params_estimate=params,
         role=_role(recipes, params),
         runtime_config=MappingProxyType(runtime_config),
+        shape=shape,
     )
 
 

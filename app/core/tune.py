@@ -28,6 +28,7 @@ from app.core.metrics import break_even_acceptance
 from app.core.paths import app_dirs
 from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
 from app.core.recipe_schema import FIELDS
+from app.core.recipe_schema import physical_cores as physical_cores  # used by the Tune page
 
 TUNE_SCHEMA_VERSION = 1
 # Measured spread of uplift between identical runs on a 2-core machine: about 3 %.
@@ -115,10 +116,6 @@ def new_run_path(draft: Path) -> Path:
     return runs_dir() / f"{time.strftime('%Y%m%d-%H%M%S')}-{draft.name}.json"
 
 
-def physical_cores() -> int:
-    return psutil.cpu_count(logical=False) or 1
-
-
 @dataclass
 class SettingResult:
     setting: Setting
@@ -146,6 +143,7 @@ class SettingResult:
                 break_even_acceptance(self.setting.draft_length, c) if c else None
             ),
             "lossless": s.get("lossless"),
+            "verify_agreement": (s.get("verify_agreement") or {}).get("agreement"),
         }
 
 
@@ -167,7 +165,7 @@ def verdict_sentence(results: list[SettingResult]) -> str:
     if pays_off(results):
         return (
             f"Speculation pays off: best {best.setting.label()} runs {best.uplift:.2f}x "
-            f"plain decoding (acceptance {row['acceptance']:.2f})."
+            f"plain decoding (acceptance {row['acceptance']:.2f})." + _verify_limit(best)
         )
     c, acceptance = row["cost_ratio"], row["acceptance"]
     need = row["break_even_acceptance"]
@@ -183,7 +181,17 @@ def verdict_sentence(results: list[SettingResult]) -> str:
         )
     else:
         why = "no setting beat plain decoding"
-    return f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x."
+    return (
+        f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x."
+        + _verify_limit(best)
+    )
+
+
+def _verify_limit(result: SettingResult) -> str:
+    """A sentence when the recipe's verify, not the draft, holds acceptance down."""
+    if result.summary.get("acceptance_limited_by_verify"):
+        return " " + str(result.summary["verify_note"])
+    return ""
 
 
 def host_facts() -> dict[str, Any]:
@@ -222,6 +230,24 @@ class TuneRun:
     packs: dict[str, Any] = field(default_factory=dict)  # source revisions, recipes
     started: str = ""
     cancelled: bool = False
+    # Set when the pair cannot gain on this MNN and was measured anyway (forced).
+    cannot_pay: str | None = None
+
+    @property
+    def pays_off(self) -> bool:
+        return self.cannot_pay is None and pays_off(self.results)
+
+    def verdict(self) -> str:
+        """The verdict sentence; for a pair that cannot gain, why, before any figure."""
+        best = best_result(self.results)
+        if self.cannot_pay is None or best is None:
+            return verdict_sentence(self.results)
+        reason = self.cannot_pay[:1].upper() + self.cannot_pay[1:]
+        return (
+            f"{reason}. Rejected draft tokens cannot be taken out of the target's state, "
+            "so it is verified one token at a time; the measured uplift (best "
+            f"{best.uplift:.2f}x) is not a recipe to apply."
+        )
 
     def to_json(self) -> dict[str, Any]:
         best = best_result(self.results)
@@ -236,8 +262,9 @@ class TuneRun:
             "cancelled": self.cancelled,
             "results": [{**r.row(), "summary": r.summary} for r in self.results],
             "best": {**best.row(), "label": best.setting.label()} if best else None,
-            "pays_off": pays_off(self.results),
-            "verdict": verdict_sentence(self.results),
+            "pays_off": self.pays_off,
+            "verdict": self.verdict(),
+            "cannot_pay": self.cannot_pay,
         }
 
     @classmethod
@@ -255,6 +282,7 @@ class TuneRun:
             packs=data.get("packs", {}),
             started=data.get("started", ""),
             cancelled=bool(data.get("cancelled")),
+            cannot_pay=data.get("cannot_pay"),
         )
 
     def csv_text(self) -> str:
@@ -283,19 +311,24 @@ def _recipe(path: Path) -> dict[str, Any]:
         return {}
 
 
-def recipe_defaults(target: Path, draft: Path) -> dict[str, Any]:
-    """The current recipe's values for the swept keys (MNN's defaults where unset)."""
-    t, d = _recipe(target / TARGET_CONFIG), _recipe(draft / DRAFT_RECIPE)
+def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
+    """The current recipe's values for the swept keys (MNN's defaults where unset; the
+    draft's recipe over its config.json, as the engine loads it). Thread counts stay
+    within the physical cores: llmexport writes 4, and on a 2-core machine the extra
+    threads only compete."""
+    t = _recipe(target / TARGET_CONFIG)
+    d = {**_recipe(draft / TARGET_CONFIG), **_recipe(draft / DRAFT_RECIPE)}
+    limit = cores or physical_cores()
 
     def get(data: dict[str, Any], key: str) -> Any:
         return data.get(key, FIELDS[key].default)
 
     return {
         "draft_length": int(get(t, "draft_predict_length")),
-        "draft_threads": int(get(d, "thread_num")),
+        "draft_threads": min(int(get(d, "thread_num")), limit),
         "draft_precision": str(get(d, "precision")),
         "draft_memory": str(get(d, "memory")),
-        "target_threads": int(get(t, "thread_num")),
+        "target_threads": min(int(get(t, "thread_num")), limit),
     }
 
 

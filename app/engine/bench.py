@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.bench import RunPair, summarize
+from app.core.errors import EngineError
 from app.core.metrics import DecodeStats
 from app.core.verify_agreement import annotate
 from app.engine.client import EngineClient
+
+log = logging.getLogger("draftdeck.engine.bench")
 
 DEFAULT_PROMPT = (
     "Write a short, friendly explanation of how a bicycle gear system works, "
@@ -34,6 +38,26 @@ class BenchCancelled(Exception):
     """Stopped between runs; the pairs measured so far are kept by the caller."""
 
 
+class SpeculationCannotPay(EngineError):
+    """The loaded pair cannot gain on this MNN; bench and tune measure it only if forced."""
+
+    code = "cannot_pay"
+
+
+def cannot_pay(loaded: dict[str, Any], force: bool) -> str | None:
+    """The load event's cannot-pay mark (None if the pair can gain); refuses unless
+    `force`: an uplift measured where no exact scheme can win would read as a finding."""
+    reason = loaded.get("cannot_pay")
+    if reason and not force:
+        raise SpeculationCannotPay(
+            f"Not measured: {reason} (linear_rollback false). This MNN cannot take "
+            "rejected draft tokens out of the target's linear-attention state, so the "
+            "target is verified one token at a time and every token still costs it a "
+            "step: an uplift figure would mean nothing."
+        )
+    return str(reason) if reason else None
+
+
 def _generate(
     client: EngineClient, prompt: str, tokens: int, mode: str
 ) -> tuple[DecodeStats, list[int]]:
@@ -44,7 +68,7 @@ def _generate(
 
 
 def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
-    return client.run(
+    loaded = client.run(
         "load",
         target=plan.target,
         draft=plan.draft,
@@ -52,6 +76,9 @@ def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
         draft_config=plan.draft_config,
         draft_length=plan.draft_length,
     )
+    if loaded.get("memory_warning"):  # a pair that does not fit is refused by the engine
+        log.warning("%s", loaded["memory_warning"])
+    return loaded
 
 
 def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
@@ -91,9 +118,13 @@ def run_bench(
     client: EngineClient,
     plan: BenchPlan,
     progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     loaded = load_pair(client, plan)
+    reason = cannot_pay(loaded, force)
     summary = summarize(run_pairs(client, plan, progress=progress))
+    summary["cannot_pay"] = reason
+    summary["linear_rollback"] = loaded.get("linear_rollback")
     measure_agreement(client, summary)
     summary["lossless_expected"] = loaded["lossless_expected"]
     summary["linear_attention"] = loaded["linear_attention"]

@@ -28,7 +28,7 @@ from app.core.errors import EngineCrashed, EngineError
 log = logging.getLogger("draftdeck.engine.client")
 
 Event = dict[str, Any]
-FINAL_EVENTS = {"loaded", "done", "agreement", "reset", "pong", "error"}
+FINAL_EVENTS = {"loaded", "done", "agreement", "decoded", "encoded", "reset", "pong", "error"}
 STDERR_LINES = 40
 
 

@@ -6,20 +6,22 @@ drive it in-process to measure what the process boundary costs.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core import verify_agreement
+from app.core import ram_estimate, verify_agreement
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.compat import assess
+from app.core.compat import LINEAR_CANNOT_PAY, assess
 from app.core.errors import EngineError, FileError
 from app.core.jsonfile import read_json_object
 from app.engine import agreement
 from app.engine.decoder import Decoder, Generation, RoundOutput
 from app.engine.mnn_llm import MnnLlm
+from app.engine.rollback_probe import probe_linear_rollback
 
 log = logging.getLogger("draftdeck.engine.session")
 
@@ -44,6 +46,7 @@ class Session:
         self.target_info: BundleInfo | None = None
         self.draft_info: BundleInfo | None = None
         self.draft_length = 0
+        self.linear_rollback: bool | None = None  # what the load-time probe found
         self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
         self.verify = ""
         self._conversation: tuple[str, list[int]] | None = None
@@ -85,25 +88,41 @@ class Session:
         d = d_value
         if d < 1 or d > 16:
             raise EngineError(f"draft length {d} is out of range (1 to 16)", "bad_request")
+        # Refuse what cannot fit before MNN tries (it would swap or be killed).
+        estimate, fit = ram_estimate.assess_memory(t_info, d_info, target_cfg, draft_config)
+        if fit.level == ram_estimate.TOO_BIG:
+            raise EngineError(fit.message, "not_enough_memory")
         started = time.perf_counter()
-        stepwise = d_info is not None and t_info.mrope
-        # mrope targets verify step by step (see decoder.py), so need no verify module.
+        # Any multi-row forward of a target loaded with a verify module returns every
+        # row. mrope targets get a module for d+2 rows, never used: MNN 3.6.1 fills one
+        # of the three position rows of the verify input whose length the module was
+        # made for (text-only bundles), while other lengths get correct positions.
+        verify_length = 0 if d_info is None else d + 2 if t_info.mrope else d + 1
         # Built into locals first: a draft that fails to load leaves nothing half set.
-        target_llm = MnnLlm(
-            t_info.path,
-            target_cfg,
-            t_info.vocab_size,
-            verify_length=0 if stepwise or not d_info else d + 1,
-        )
+        target_llm = MnnLlm(t_info.path, target_cfg, t_info.vocab_size, verify_length)
         draft_llm = (
             MnnLlm(d_info.path, draft_overrides(d_info.path, draft_config), d_info.vocab_size)
             if d_info is not None
             else None
         )
+        # Linear attention: ask this MNN whether erase_history rolls the state back
+        # exactly (rollback_probe.py). If it does, the pair verifies d+1 rows at once
+        # and cuts both caches back like KV caches; if not (MNN 3.6.1), the target is
+        # verified one token at a time and a linear draft is rebuilt after a rejection:
+        # exact, but never faster than plain decoding. One MNN, one LinearAttention op:
+        # the target's answer holds for the draft as well.
+        rollback = (
+            probe_linear_rollback(target_llm, d).exact
+            if d_info is not None and t_info.linear_attention
+            else None
+        )
+        stepwise = d_info is not None and t_info.linear_attention and not rollback
+        cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
         self.target, self.draft = target_llm, draft_llm
         self.target_recipe = {**saved, **target_cfg}
         self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
+        self.linear_rollback = rollback
         memory = target_cfg.get("memory", saved.get("memory", "low"))
         return {
             "target": t_info.to_json(),
@@ -116,6 +135,11 @@ class Session:
             "lossless_expected": stepwise or memory != "low",
             "verify": self.verify or None,
             "linear_attention": t_info.linear_attention,
+            # None: not probed (no draft, or no linear attention).
+            "linear_rollback": rollback,
+            "cannot_pay": cannot_pay,
+            "memory": {"estimate": estimate.to_json(), **fit.to_json()},
+            "memory_warning": fit.message if fit.level == ram_estimate.TIGHT else None,
         }
 
     def verify_agreement(self, rows: int = agreement.DEFAULT_ROWS) -> dict[str, Any]:
@@ -149,6 +173,32 @@ class Session:
             )
             verify_agreement.store(key, found)
         return found.to_json()
+
+    def encode(self, text: Any) -> list[int]:
+        """The target tokenizer's ids for a text (no chat template)."""
+        if not isinstance(text, str):
+            raise EngineError("text must be a string", "bad_request")
+        return self._require_target().encode(text)
+
+    def decode(self, tokens: Any) -> dict[str, Any]:
+        """The target's text for token ids: per token (a token that ends inside a UTF-8
+        sequence shows up with the one that completes it) and joined."""
+        target = self._require_target()
+        vocab = self.target_info.vocab_size if self.target_info else None
+        if not isinstance(tokens, list) or not all(
+            isinstance(t, int)
+            and not isinstance(t, bool)
+            and t >= 0
+            and (vocab is None or t < vocab)
+            for t in tokens
+        ):
+            raise EngineError(f"tokens must be a list of token ids below {vocab}", "bad_request")
+        text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pieces = [text_decoder.decode(target.token_bytes(t)) for t in tokens]
+        tail = text_decoder.decode(b"", final=True)  # an unfinished sequence at the end
+        if tail:
+            pieces[-1] += tail
+        return {"pieces": pieces, "text": "".join(pieces)}
 
     def unload(self) -> None:
         self.target = self.draft = None
@@ -212,9 +262,11 @@ class Session:
             self.draft if mode == "speculative" else None,
             self.draft_length,
             () if request.get("ignore_stop") else self.target_info.tokenizer.stop_ids,
-            target_linear=self.target_info.linear_attention,
-            draft_linear=bool(self.draft_info and self.draft_info.linear_attention),
-            verify_stepwise=self.target_info.mrope,
+            # Rebuilt after a rejection unless this MNN rolls their state back.
+            target_linear=self.target_info.linear_attention and not self.linear_rollback,
+            draft_linear=bool(self.draft_info and self.draft_info.linear_attention)
+            and not self.linear_rollback,
+            verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
         )
         ids, text = self.prompt_ids(request)
         batch = _RoundBatch(emit, request.get("id"))

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from app.core.bench import RunPair, summarize
 from app.core.tune import SettingResult, SweepPlan, TuneRun, host_facts, pack_facts
-from app.engine.bench import BenchCancelled, BenchPlan, load_pair, measure_agreement, run_pairs
+from app.engine.bench import (
+    BenchCancelled,
+    BenchPlan,
+    cannot_pay,
+    load_pair,
+    measure_agreement,
+    run_pairs,
+)
 from app.engine.client import EngineClient
 
 
@@ -20,8 +27,11 @@ def run_sweep(
     cancelled: Callable[[], bool] = lambda: False,
     on_result: Callable[[SettingResult], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
 ) -> TuneRun:
-    """Measure every setting; on cancel, what was measured so far is kept."""
+    """Measure every setting; on cancel, what was measured so far is kept. A pair that
+    cannot gain on this MNN is refused (SpeculationCannotPay) unless `force`; forced,
+    the run and every summary carry the reason."""
     run = TuneRun(
         str(target),
         str(draft),
@@ -46,7 +56,7 @@ def run_sweep(
             plan.repeats,
             plan.prompts,
         )
-        load_pair(client, bench)
+        run.cannot_pay = cannot_pay(load_pair(client, bench), force) or run.cannot_pay
         done_before = index * plan.pairs_per_setting
 
         def progress(done: int, _total: int, base: int = done_before) -> None:
@@ -61,6 +71,7 @@ def run_sweep(
         if pairs:
             summary = summarize(pairs)
             measure_agreement(client, summary)
+            summary["cannot_pay"] = run.cannot_pay
             result = SettingResult(setting, summary)
             run.results.append(result)
             if on_result is not None:

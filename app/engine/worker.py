@@ -4,9 +4,9 @@ MNN prints to C-level stdout, so the protocol gets its own copy of the original
 stdout descriptor and descriptor 1 is pointed at stderr before MNN is imported:
 nothing MNN prints can corrupt the event stream.
 
-Requests: {"op": "load" | "generate" | "agreement" | "reset" | "cancel" | "ping" | "shutdown",
-"id": …}. Events: {"event": "ready" | "loaded" | "rounds" | "done" | "agreement" | "reset" |
-"pong" | "error", "id": …}.
+Requests: {"op": "load" | "generate" | "agreement" | "encode" | "decode" | "reset" | "cancel" |
+"ping" | "shutdown", "id": …}. Events: {"event": "ready" | "loaded" | "rounds" | "done" |
+"agreement" | "encoded" | "decoded" | "reset" | "pong" | "error", "id": …}.
 A reader thread takes requests so that "cancel" lands while a generation runs. A cancel
 names the request it stops ({"op": "cancel", "target": id}) so that it also works when it
 arrives before that request has started; without a target it stops whatever runs.
@@ -138,6 +138,11 @@ class Worker:
         elif op == "reset":
             session.reset()
             self.emit({"event": "reset", "id": request_id})
+        elif op == "decode":
+            self.emit({"event": "decoded", "id": request_id, **session.decode(request["tokens"])})
+        elif op == "encode":
+            tokens = session.encode(request.get("text"))
+            self.emit({"event": "encoded", "id": request_id, "tokens": tokens})
         else:
             raise EngineError(f"unknown request {op!r}", "bad_request")
 

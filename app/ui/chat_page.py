@@ -52,6 +52,7 @@ STATE_WORDS = {
     CRASHED: ("✕", "Engine crashed", "#a1261b"),
 }
 SEND_KEYS = ("Enter sends", "Ctrl+Enter sends")
+MODES = ("speculative", "plain")  # the mode combo's items, in order
 
 
 class ChatPage(QWidget):
@@ -82,6 +83,12 @@ class ChatPage(QWidget):
             "Speculative: target + draft. Plain: the target alone, to compare "
             "on the same conversation"
         )
+        # Why the mode combo switched to Plain by itself (a pair that cannot gain).
+        self.mode_note = QLabel()
+        self.mode_note.setObjectName("pageHint")
+        self.mode_note.hide()
+        # The pair the mode was switched to Plain for (a replayed load keeps the choice).
+        self._plain_for: tuple[Path | None, Path | None] | None = None
         self.highlight = QCheckBox("Highlight drafts")
         self.highlight.setChecked(True)
         self.highlight.setToolTip(
@@ -142,6 +149,7 @@ class ChatPage(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.pair_label)
         layout.addLayout(options)
+        layout.addWidget(self.mode_note)
         layout.addWidget(splitter, 1)
 
         self.send_button.clicked.connect(self.send)
@@ -279,6 +287,40 @@ class ChatPage(QWidget):
 
     def _on_loaded(self, event: dict[str, Any]) -> None:
         self.last_error = ""
+        self._default_mode(event)
+
+    def _default_mode(self, event: dict[str, Any]) -> None:
+        """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
+        says so in the load event), with the reason in one line; the user may still
+        pick Speculative. The next pair that can gain gets Speculative back."""
+        reason = event.get("cannot_pay")
+        if reason:
+            if self._plain_for != self._loaded_pair:
+                self.mode.setCurrentIndex(MODES.index("plain"))
+                self._plain_for = self._loaded_pair
+            self.mode_note.setText(
+                f"Plain decoding by default: {reason} (linear_rollback false). "
+                "Speculative still works, exactly but slower."
+            )
+            self.mode_note.setToolTip(
+                "This MNN cannot take rejected draft tokens out of the target's "
+                "linear-attention state, so the target checks the draft one token at a "
+                "time: every token still costs it a step of its own."
+            )
+            self.mode_note.show()
+            return
+        if self._plain_for is not None:
+            self.mode.setCurrentIndex(MODES.index("speculative"))
+            self._plain_for = None
+        if event.get("linear_rollback"):
+            self.mode_note.setText(
+                "This MNN rolls linear-attention state back exactly (linear_rollback true): "
+                "the target checks the whole draft in one pass."
+            )
+            self.mode_note.setToolTip("")
+            self.mode_note.show()
+        else:
+            self.mode_note.hide()
 
     def _on_agreement(self, event: dict[str, Any]) -> None:
         self.verify_agreement = VerifyAgreement.from_json(event) if event else None

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.compat import MEASURED_MNN, assess_paths
 from app.core.errors import DraftDeckError
 from app.core.tune import (
     DEFAULT_PROMPTS,
@@ -40,9 +41,9 @@ from app.core.tune import (
     plan_for,
     recipe_defaults,
     runs_dir,
-    verdict_sentence,
 )
 from app.core.tune_apply import Snapshot, apply_setting, restore
+from app.engine.bench import SpeculationCannotPay
 from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
 from app.ui.pair_selection import PairSelection
@@ -67,6 +68,7 @@ class ResultsModel(ColumnsModel):
         "Predicted",
         "Break-even",
         "Lossless",
+        "Verify agr.",
     )
     KEYS = (
         "draft_length",
@@ -83,6 +85,7 @@ class ResultsModel(ColumnsModel):
         "predicted_speedup",
         "break_even_acceptance",
         "lossless",
+        "verify_agreement",
     )
 
     def __init__(self) -> None:
@@ -117,8 +120,10 @@ class ResultsModel(ColumnsModel):
             font = QFont()
             font.setBold(True)
             return font
-        if role == Qt.ItemDataRole.ToolTipRole and is_best:
-            return "Best setting"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if self.KEYS[index.column()] == "verify_agreement":
+                return self.results[index.row()].summary.get("verify_note")
+            return "Best setting" if is_best else None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if value is None:
@@ -169,6 +174,12 @@ class TunePage(QWidget):
         self.thorough_button = QPushButton("Thorough")
         self.start_button = QPushButton("Start")
         self.cancel_button = QPushButton("Cancel")
+        self.force = QCheckBox("Measure anyway")
+        self.force.setToolTip(
+            "Sweep a pair that cannot gain on this MNN (two linear-attention models): "
+            "the results are marked and never applied"
+        )
+        self.force.hide()
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setFormat("%p%")
@@ -240,7 +251,13 @@ class TunePage(QWidget):
         splitter.setStretchFactor(1, 3)
 
         controls = QHBoxLayout()
-        for widget in (self.start_button, self.cancel_button, self.progress, self.eta_label):
+        for widget in (
+            self.start_button,
+            self.force,
+            self.cancel_button,
+            self.progress,
+            self.eta_label,
+        ):
             controls.addWidget(widget)
         results_bar = QHBoxLayout()
         results_bar.addWidget(self.verdict, 1)
@@ -287,10 +304,21 @@ class TunePage(QWidget):
             self.pair_label.setText("Choose a target and a draft on the Pair page first.")
             self.start_button.setEnabled(False)
             return
-        self.pair_label.setText(
+        text = (
             f"Target {target.name} · draft {draft.name}. Settings not "
             "swept stay as the saved recipe has them."
         )
+        # Known from the bundles alone; the engine's probe decides at Start.
+        cannot_pay = assess_paths(target, draft).cannot_pay
+        if cannot_pay:
+            text += (
+                " Both use linear attention: speculation cannot pay on MNN "
+                f"{MEASURED_MNN}, so Start measures only if this MNN can roll their state "
+                "back, or with Measure anyway."
+            )
+        self.pair_label.setText(text)
+        self.force.setChecked(False)
+        self.force.setVisible(cannot_pay)
         self.start_button.setEnabled(not self._running)
         self.use_preset("quick")
 
@@ -359,6 +387,7 @@ class TunePage(QWidget):
         self.undo_button.setEnabled(False)
         self.verdict.setText(f"Measuring {len(plan.settings())} settings…")
         signals, cancel = self._signals, self._cancel
+        force = self.force.isChecked()
         self._running = True
 
         def emit(signal: Any, *args: Any) -> None:
@@ -380,6 +409,7 @@ class TunePage(QWidget):
                     cancel.is_set,
                     lambda r: emit(signals.result, r),
                     lambda done, total: emit(signals.progress, done, total),
+                    force,
                 )
 
         run_in_background(work, self._on_finished, self._on_failed)
@@ -408,12 +438,19 @@ class TunePage(QWidget):
         self.model.set_results(run.results)
         self._draw_chart()
         stopped = " (cancelled; partial results)" if run.cancelled else ""
-        self.verdict.setText(verdict_sentence(run.results) + stopped)
-        self.apply_button.setEnabled(best_result(run.results) is not None)
+        self.verdict.setText(run.verdict() + stopped)
+        self.apply_button.setEnabled(
+            best_result(run.results) is not None and run.cannot_pay is None
+        )
         self.refresh_past()
 
     def _on_failed(self, error: Exception) -> None:
         self._end()
+        if isinstance(error, SpeculationCannotPay):
+            # A refusal, not a failure: say why where the verdict goes, no dialog.
+            self.verdict.setText(f"{error.message} Tick “Measure anyway” to measure it.")
+            self.force.show()
+            return
         self.verdict.setText(f"Stopped: {error}")
         show_error(self, "Tuning stopped", str(error))
 
@@ -519,8 +556,8 @@ class TunePage(QWidget):
         self.run = run
         self.model.set_results(run.results)
         self._draw_chart()
-        self.verdict.setText(f"{path.stem}: {verdict_sentence(run.results)}")
-        self.apply_button.setEnabled(bool(run.results))
+        self.verdict.setText(f"{path.stem}: {run.verdict()}")
+        self.apply_button.setEnabled(bool(run.results) and run.cannot_pay is None)
         return run
 
     def open_selected(self) -> None:

@@ -1,0 +1,1 @@
+"""Performance scripts (see README.md); a package so they can share helpers."""

@@ -1,0 +1,78 @@
+"""The real Qwen3 tokenizer (vocabulary 151,936) end to end: the committed qwen3-realtok
+fixture answers any chat prompt with a fixed <think> chain (tests/fixtures/README.md),
+so what the user sees can be checked exactly, through the real engine and window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.engine.client import EngineClient
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.engine_bridge import READY
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+Fixture = Callable[[str], Path]
+THOUGHT = "\nOkay, a short answer is enough.\n"
+ANSWER = "\n\nHello! 你好 👋"
+PROMPTS = {
+    "chinese": "请用一句话介绍一下长城。",
+    "emoji": "Rate this: 🚀🔥👍🏽 and 🇯🇵 — and café, naïve, Ωmega",
+    "code": "def f(x):\n\treturn {'a': [x ** 2 for x in range(3)]}  # ≠ 0\r\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PROMPTS))
+def test_prompts_round_trip_at_real_vocabulary(
+    kind: str, client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    """MNN's encoder and our decoder agree on the text, and the reply is valid UTF-8."""
+    client.run("load", target=str(fixture_bundle("qwen3-realtok")), target_config={})
+    prompt = PROMPTS[kind]
+    ids = client.run("encode", text=prompt)["tokens"]
+    assert max(ids) >= 1000  # real BPE ranks, not bytes
+    assert client.run("decode", tokens=ids)["text"] == prompt
+    done = client.run("generate", prompt=prompt, max_tokens=64)
+    assert done["text"] == f"<think>{THOUGHT}</think>{ANSWER}"
+    assert "\ufffd" not in done["text"]
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-realtok", "realtok-as-draft"):
+        bundle_copy("qwen3-realtok", root / name, desktop=True)
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("pair")
+    win.pair_page.choose(root / "qwen3-realtok", root / "realtok-as-draft")
+    win.show_page("chat")
+    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def test_chat_folds_the_thinking_of_a_real_qwen3_reply(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.input.setPlainText("Hi there!")
+    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    qtbot.waitUntil(
+        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
+        timeout=30_000,
+    )
+    reply = page.transcript.messages[-1]
+    assert reply.stopped_by == "stop_token"  # <|endoftext|> ends it, not the token limit
+    assert reply.thinking_text == THOUGHT and reply.text == ANSWER
+    shown = page.transcript.toPlainText()
+    assert "▸ Thinking" in shown and "Okay, a short answer" not in shown  # folded
+    assert "Hello! 你好 👋" in shown
+    # An identical draft of an exact recipe: every drafted token accepted.
+    assert reply.stats is not None and reply.stats["acceptance"] == 1.0
