@@ -267,3 +267,14 @@ def test_a_limiting_agreement_is_said_under_the_reply() -> None:
     assert "verify agreement 0.88, limits acceptance" in figures_line(reply)
     reply.stats["acceptance"] = 0.3
     assert figures_line(reply).endswith("verify agreement 0.88 · speculative")
+
+
+def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot: QtBot) -> None:
+    # The engine's own figures decide this (tests/test_ram_estimate.py makes it say so);
+    # here: what the page does with the load event's warning.
+    page = window.chat_page
+    warning = "Memory is tight: this pair needs about 3.3 GB; 3.6 GB of memory is available."
+    page._on_loaded({"memory_warning": warning})
+    assert f"⚠ {warning}" in page.pair_label.text()
+    page._on_loaded({})
+    assert "⚠" not in page.pair_label.text()

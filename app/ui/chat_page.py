@@ -68,6 +68,7 @@ class ChatPage(QWidget):
         self._loaded_pair: tuple[Path | None, Path | None] = (None, None)
         self.last_error = ""
         self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
+        self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
 
         title = QLabel("Chat")
         title.setObjectName("pageTitle")
@@ -178,6 +179,7 @@ class ChatPage(QWidget):
             return
         self._loaded_pair = (target, draft)
         self.verify_agreement = None
+        self.memory_warning = ""
         self._show_pair()
         self.bridge.load(target=str(target), draft=str(draft))
 
@@ -191,6 +193,8 @@ class ChatPage(QWidget):
             text += f" · verify agreement {found.agreement:.2f}"
             if not found.exact:
                 text += " (acceptance cannot go higher with this recipe)"
+        if self.memory_warning:
+            text += f"\n⚠ {self.memory_warning}"
         self.pair_label.setText(text)
         self.pair_label.setToolTip(found.sentence() if found else "")
 
@@ -287,6 +291,8 @@ class ChatPage(QWidget):
 
     def _on_loaded(self, event: dict[str, Any]) -> None:
         self.last_error = ""
+        self.memory_warning = event.get("memory_warning") or ""
+        self._show_pair()
         self._default_mode(event)
 
     def _default_mode(self, event: dict[str, Any]) -> None:
