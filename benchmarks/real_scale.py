@@ -8,8 +8,8 @@ into benchmarks/.cache/real ({target, draft, draft-identical}; not committed).
    in a fresh process, the figures read by psutil), under memory low and normal.
 4. Verify agreement (app/core/verify_agreement.py) and plain decode speed for MNN's
    knobs that touch activation quantization: memory, dynamic_option, attention_mode,
-   precision; identical-draft acceptance under the pack's default recipe and under the
-   recommended one.
+   precision; identical-draft acceptance under the packs' default recipe (memory low)
+   and under the best-agreeing low-memory candidate ("tuned").
 
 Random weights make logits flatter than a trained model's, so near-ties, and with them
 disagreements, are likelier here: agreement on a real pack is at least as good.
@@ -138,9 +138,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rows", type=int, default=128, help="verify rows per agreement")
     parser.add_argument(
-        "--recommended",
+        "--tuned",
         default='{"memory": "low", "dynamic_option": 2, "attention_mode": 0}',
-        help="JSON recipe keys to compare",
+        help="JSON recipe keys of the low-memory candidate to compare",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -149,17 +149,17 @@ def main() -> int:
     out = claim_stdout()
     threads = {"thread_num": args.threads}
     default = {"memory": "low", **threads}
-    recommended = {**json.loads(args.recommended), **threads}
+    tuned = {**json.loads(args.tuned), **threads}
     started = time.perf_counter()
     result: dict[str, Any] = {"threads": args.threads, "tokens": args.tokens, "d": D}
     result["python_vs_cpp"] = bench_python_vs_cpp(PAIR, default, args.tokens, args.runs)
     result["prediction"] = {
         name: bench_prediction(PAIR, recipe, D, args.tokens, args.runs)
-        for name, recipe in (("default", default), ("recommended", recommended))
+        for name, recipe in (("default", default), ("tuned", tuned))
     }
     result["identical_draft"] = {
         name: bench_prediction(PAIR, recipe, D, args.tokens, 1, draft="draft-identical")
-        for name, recipe in (("default", default), ("recommended", recommended))
+        for name, recipe in (("default", default), ("tuned", tuned))
     }
     result["load"] = {
         "low": load_figures(default),
