@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.core.errors import SpeculationCannotPay
 from app.core.tune import best_result, new_run_path, plan_for, recipe_defaults
 from app.core.tune_apply import apply_setting
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from app.engine.bench import SpeculationCannotPay
     from app.engine.client import EngineClient
     from app.engine.tune_runner import run_sweep
 

@@ -17,15 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.core.bundle import read_bundle  # noqa: E402
-from app.core.ram_estimate import estimate_pair, run_recipes  # noqa: E402
 from app.core.units import format_bytes  # noqa: E402
-from app.engine.client import EngineClient  # noqa: E402
+from tests.helpers.worker_rss import measure_pair  # noqa: E402
 
 PAIRS = {
     "bench pair (16 layers, hidden 512)": ROOT / "benchmarks" / ".cache" / "pair",
@@ -37,36 +34,16 @@ FLOOR = (0.75, 1.25)
 
 
 def measure(target: Path, draft: Path, memory: str, prompt: int, new: int) -> dict[str, Any]:
-    recipe = {"memory": memory, "thread_num": 1}
-    with EngineClient() as client:
-        client.start()
-        assert client.pid is not None
-        worker = psutil.Process(client.pid)
-        ready = worker.memory_info().rss
-        client.run(
-            "load",
-            target=str(target),
-            draft=str(draft),
-            target_config=recipe,
-            draft_config=recipe,
-        )
-        info = read_bundle(target)
-        vocab = info.vocab_size or 1000
-        ids = [(i * 37) % min(vocab, 1000) for i in range(prompt)]
-        done = client.run(
-            "generate", prompt_ids=ids, max_tokens=new, ignore_stop=True, mode="speculative"
-        )
-        measured = worker.memory_info().rss - ready
-    tokens = prompt + len(done["tokens"])
-    target_run, draft_run = run_recipes(target, draft, recipe, recipe)
-    estimate = estimate_pair(info, target_run, read_bundle(draft), draft_run, tokens, prompt)
+    vocab = read_bundle(target).vocab_size or 1000
+    ids = [(i * 37) % min(vocab, 1000) for i in range(prompt)]
+    found = measure_pair(target, draft, {"memory": memory, "thread_num": 1}, ids, new)
     return {
         "memory": memory,
-        "tokens": tokens,
-        "measured": measured,
-        "estimate": estimate.engine,
-        "ratio": estimate.engine / measured,
-        "worker_ready": ready,
+        "tokens": found.tokens,
+        "measured": found.measured,
+        "estimate": found.estimate.engine,
+        "ratio": found.estimate.engine / found.measured,
+        "worker_ready": found.ready,
     }
 
 

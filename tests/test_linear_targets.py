@@ -19,8 +19,9 @@ import pytest
 
 from app.core.bundle import read_bundle
 from app.core.compat import LINEAR_CANNOT_PAY
+from app.core.errors import SpeculationCannotPay
 from app.core.tune import SweepPlan
-from app.engine.bench import BenchPlan, SpeculationCannotPay, run_bench
+from app.engine.bench import BenchPlan, run_bench
 from app.engine.client import EngineClient
 from app.engine.decoder import Decoder
 from app.engine.mnn_llm import MnnLlm

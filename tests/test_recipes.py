@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -21,10 +20,14 @@ from app.core.presets import builtin_presets, pack_preset, presets_for
 from app.core.recipe_file import (
     ChangedOnDiskError,
     RecipeDocument,
+    draft_run_recipe,
+    draft_settings,
     original_path,
     original_text,
     parse_value,
+    read_recipe,
     reset_to_original,
+    run_recipes,
 )
 from app.core.recipe_schema import DRAFT, ERROR, FIELDS, TARGET, WARNING, host_warnings, validate
 from app.engine.session import Session
@@ -233,7 +236,7 @@ def test_killed_while_saving_leaves_old_or_new(bundle_copy: Copy) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0, 0.01))
-        proc.send_signal(signal.SIGKILL)
+        proc.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
         proc.wait()
         proc.stdout.close()
         data = json.loads(path.read_text())  # never torn
@@ -292,3 +295,40 @@ def test_saved_recipe_is_what_the_engine_loads(bundle_copy: Copy, session: Sessi
     assert info["lossless_expected"] is True
     assert session.draft is not None
     assert session.draft.config["thread_num"] == 1
+
+
+def test_run_recipes_layer_the_files_as_the_engine_does(tmp_path: Path) -> None:
+    target, draft = tmp_path / "target", tmp_path / "draft"
+    target.mkdir()
+    draft.mkdir()
+    (target / "config.json").write_text('{"thread_num": 4, "memory": "low", "llm_model": "a"}')
+    (draft / "config.json").write_text('{"thread_num": 4, "precision": "low", "power": "high"}')
+    (draft / "config_cpu.json").write_text('{"thread_num": 2, "precision": "high"}')
+    target_run, draft_run = run_recipes(target, draft, {"memory": "normal"}, {"thread_num": 1})
+    # The target: its config.json under the caller's keys.
+    assert target_run == {"thread_num": 4, "memory": "normal", "llm_model": "a"}
+    # The draft: config.json, under config_cpu.json, under the caller's keys.
+    assert draft_run == {"thread_num": 1, "precision": "high", "power": "high"}
+    # MNN reads config.json itself: set_config gets only the recipe and the caller's keys.
+    assert draft_settings(draft, {"thread_num": 1}) == {"thread_num": 1, "precision": "high"}
+    # A recipe being edited stands for the saved config_cpu.json.
+    edited = draft_run_recipe(draft, recipe={"memory": "normal"})
+    assert edited == {"thread_num": 4, "precision": "low", "power": "high", "memory": "normal"}
+    # No draft, and files missing or broken: nothing from them.
+    assert run_recipes(target, None)[1] == {}
+    (draft / "config_cpu.json").write_text("{not json")
+    assert read_recipe(draft / "config_cpu.json") == {}
+    assert read_recipe(draft / "missing.json") == {}
+    saved_config = {"thread_num": 4, "precision": "low", "power": "high"}
+    assert run_recipes(tmp_path / "none", draft) == ({}, saved_config)
+
+
+def test_run_recipes_are_what_the_engine_loads(bundle_copy: Copy, session: Session) -> None:
+    target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-noisy")
+    target_cfg, draft_cfg = {"memory": "normal"}, {"thread_num": 1}
+    session.load(str(target), str(draft), target_cfg, draft_cfg)
+    assert session.draft is not None
+    target_run, _ = run_recipes(target, draft, target_cfg, draft_cfg)
+    assert session.target_recipe == target_run
+    # What the draft's MNN instance was handed (plus the fixes every pack gets).
+    assert session.draft.config.items() >= draft_settings(draft, draft_cfg).items()

@@ -53,13 +53,14 @@ def test_tune_defaults_stay_within_the_cores(bundle_copy: Copy) -> None:
     assert max(thorough.draft_threads + thorough.target_threads) == 3
 
 
-def test_engine_default_when_no_recipe_names_threads(
+def test_engine_threads_stay_within_the_cores_unless_chosen(
     bundle_copy: Copy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(mnn_llm, "physical_cores", lambda: 2)
     pack = bundle_copy("qwen3-target")
-    assert "thread_num" not in mnn_llm.runtime_config(pack, {})  # config.json's 4 applies
-    assert mnn_llm.runtime_config(pack, {"thread_num": 6})["thread_num"] == 6
+    # config.json says 4 (as llmexport writes): capped at the cores.
+    assert mnn_llm.runtime_config(pack, {})["thread_num"] == 2
+    assert mnn_llm.runtime_config(pack, {"thread_num": 6})["thread_num"] == 6  # chosen
     _edit(pack / "config.json", drop="thread_num")
     assert mnn_llm.runtime_config(pack, {})["thread_num"] == 2  # not MNN's 4
     monkeypatch.setattr(mnn_llm, "physical_cores", lambda: 16)

@@ -6,10 +6,12 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.core import verify_agreement
+from app.core.errors import EngineError
 from app.core.verify_agreement import VerifyAgreement
 from app.engine import agreement
 from app.engine.client import EngineClient
@@ -147,3 +149,22 @@ def test_cli_bench_shows_agreement(bundle_copy: Copy, tmp_path: Path) -> None:
     assert re.search(rf"^Verify agreement +{found['agreement']:.3f}$", text, re.MULTILINE)
     # The same deterministic pair (one thread): the same acceptance, so the same note.
     assert out["verify_note"] in text
+
+
+def test_a_cancelled_check_leaves_the_pair_usable(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-identical")
+    client.run("load", target=str(target), draft=str(draft), target_config=LOW, draft_length=D)
+    request: dict[str, Any] = {"prompt": "Hi", "max_tokens": 12, "mode": "plain"}
+    plain = client.run("generate", **request)["tokens"]
+    client.run("reset")  # memory low: a reused cache may steer the reply (see README)
+    # Queued behind a reply, the check is cancelled before its first forward.
+    reply = client.send("generate", **request)
+    check = client.send("agreement")
+    client.cancel(check)
+    assert client.wait(reply)["tokens"] == plain
+    with pytest.raises(EngineError) as caught:
+        client.wait(check)
+    assert caught.value.code == "cancelled"
+    client.run("reset")
+    assert client.run("generate", **request)["tokens"] == plain
+    assert client.run("agreement", rows=16)["cached"] is False  # nothing half-stored

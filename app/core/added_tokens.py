@@ -54,7 +54,6 @@ class TokenizerBody:
 
     added: tuple[AddedToken, ...]
     eos_text: str | None = None  # tokenizer_config.json's eos_token, as llmexport kept it
-    bos_text: str | None = None
 
 
 class _Reader:
@@ -159,7 +158,7 @@ def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
     # The rest is optional (older writers stop here); MNN reads each part only if bytes
     # remain, and so does this.
     reader.section = "chat template"
-    eos = bos = None
+    eos = None
     if reader.pos < len(data):
         reader.skip(reader.u32())
     if reader.pos < len(data):
@@ -169,8 +168,8 @@ def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
         reader.u8()  # flags
     if reader.pos < len(data):
         reader.section = "bos token"
-        bos = reader.text("bos token") or None
-    return TokenizerBody(tuple(added), eos, bos)
+        reader.text("bos token")  # checked like the rest, but nothing here needs it
+    return TokenizerBody(tuple(added), eos)
 
 
 def _nested(reader: _Reader, depth: int) -> int:
@@ -282,8 +281,9 @@ def _skip_decoder(reader: _Reader, depth: int) -> None:
 # -- tokenizer.txt --------------------------------------------------------------------------
 
 
-def _byte_level_decoder() -> dict[str, int]:
-    """GPT-2's bytes_to_unicode, reversed: the map MNN's huggingface decode applies."""
+def byte_level_chars() -> dict[int, str]:
+    """GPT-2's bytes_to_unicode: the printable character byte-level BPE vocabularies
+    write for each byte."""
     keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
     keep += range(ord("®"), ord("ÿ") + 1)
     chars = {b: b for b in keep}
@@ -292,10 +292,11 @@ def _byte_level_decoder() -> dict[str, int]:
         if b not in chars:
             chars[b] = 256 + extra
             extra += 1
-    return {chr(c): b for b, c in chars.items()}
+    return {b: chr(c) for b, c in chars.items()}
 
 
-_BYTE_LEVEL = _byte_level_decoder()
+# Reversed: the map MNN's huggingface decode applies.
+_BYTE_LEVEL = {c: b for b, c in byte_level_chars().items()}
 _BASE64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 

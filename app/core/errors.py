@@ -110,6 +110,12 @@ class EngineCrashed(EngineError):
         self.stderr_tail = stderr_tail
 
 
+class SpeculationCannotPay(EngineError):
+    """The loaded pair cannot gain on this MNN; bench and tune measure it only if forced."""
+
+    code = "cannot_pay"
+
+
 class HubError(CodedError):
     """The Hub (or its stand-in) refused, failed or could not be reached."""
 

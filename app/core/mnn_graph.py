@@ -2,8 +2,7 @@
 
 llmexport 0.0.5 writes no head counts or MLP width into llm_config.json, but the graph
 holds every linear layer as a Convolution op whose `common` table names its input and
-output widths, and whose `external` field says how many bytes its weights and scales
-take in the `.weight` file. Reading that needs no MNN. A FlatBuffers table starts with
+output widths. Reading that needs no MNN. A FlatBuffers table starts with
 the offset of its vtable, which lists where each field sits (0: absent, the default);
 fields are numbered in schema order (MNN's schema/default/MNN.fbs and CaffeOp.fbs) and a
 union takes two numbers, its type and its value.
@@ -23,9 +22,8 @@ OP_MAIN_TYPE, OP_MAIN, OP_NAME = 1, 2, 3
 # OpParameter union: NONE, QuantizedAdd, ArgMax, AsString, Axis, BatchNorm, BinaryOp,
 # Blob, CastParam, Convolution2D, ...
 PARAM_CONVOLUTION2D = 9
-# Convolution2D: common, weight, bias, quanParameter, symmetricQuan, sparseParameter,
-# external ([offset, weight bytes, scale bytes, ...] in the .weight file)
-CONV_COMMON, CONV_WEIGHT, CONV_EXTERNAL = 0, 1, 6
+# Convolution2D: common, weight, bias, quanParameter, symmetricQuan, sparseParameter, ...
+CONV_COMMON = 0
 # Convolution2DCommon: padX, padY, kernelX, kernelY, strideX, strideY, dilateX, dilateY,
 # padMode, group, outputCount, inputCount, ...
 COMMON_OUTPUT_COUNT, COMMON_INPUT_COUNT = 10, 11
@@ -40,7 +38,6 @@ class Linear:
     name: str
     inputs: int
     outputs: int
-    stored_bytes: int  # weights plus quantization scales, as stored
 
     @property
     def params(self) -> int:
@@ -125,19 +122,6 @@ def _linear_layers(buf: _Buffer) -> tuple[Linear, ...]:
                 name=buf.string(name_at) if name_at is not None else "",
                 inputs=buf.int_field(common, COMMON_INPUT_COUNT),
                 outputs=buf.int_field(common, COMMON_OUTPUT_COUNT),
-                stored_bytes=_stored_bytes(buf, conv),
             )
         )
     return tuple(found)
-
-
-def _stored_bytes(buf: _Buffer, conv: int) -> int:
-    external = buf.field(conv, CONV_EXTERNAL)
-    if external is not None:
-        start, count = buf.vector(external, 8)
-        sizes = struct.unpack_from(f"<{count}q", buf.data, start)
-        return sum(max(0, s) for s in sizes[1:3])  # weight bytes, scale bytes
-    weight = buf.field(conv, CONV_WEIGHT)
-    if weight is not None:
-        return 4 * buf.vector(weight, 4)[1]  # fp32 weights kept in the graph itself
-    return 0

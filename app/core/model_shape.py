@@ -39,10 +39,6 @@ class ModelShape:
     mlp_width: int  # the MLP's inner width (intermediate size)
     source: str  # GRAPH, LLM_CONFIG, WEIGHT_SIZE or RULE_OF_THUMB
 
-    @property
-    def exact(self) -> bool:
-        return self.source in (GRAPH, LLM_CONFIG)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "params": self.params,
@@ -150,19 +146,17 @@ def shape_from_weight_size(dims: Dimensions, weight_bytes: int) -> ModelShape:
     block = dims.block if dims.block and dims.block > 0 else 0
     bits_per_weight = bits + (SCALE_BITS_PER_BLOCK / block if block else 0)
     linear = int(weight_bytes * 8 / bits_per_weight)
-    return ModelShape(
-        params=linear + _separate_embedding(dims),
-        linear_params=linear,
-        weight_bytes=weight_bytes,
-        kv_values_per_token=2 * dims.layers * dims.hidden,
-        kv_layers=dims.layers,
-        mlp_width=ASSUMED_MLP_RATIO * dims.hidden,
-        source=WEIGHT_SIZE,
-    )
+    return _without_widths(dims, linear, weight_bytes, WEIGHT_SIZE)
 
 
 def rule_of_thumb(dims: Dimensions, weight_bytes: int) -> ModelShape:
     linear = dims.layers * 12 * dims.hidden**2 + dims.vocab * dims.hidden
+    return _without_widths(dims, linear, weight_bytes, RULE_OF_THUMB)
+
+
+def _without_widths(dims: Dimensions, linear: int, weight_bytes: int, source: str) -> ModelShape:
+    """A shape from a linear parameter count alone: full-width keys and values, an MLP
+    ASSUMED_MLP_RATIO times hidden wide."""
     return ModelShape(
         params=linear + _separate_embedding(dims),
         linear_params=linear,
@@ -170,5 +164,5 @@ def rule_of_thumb(dims: Dimensions, weight_bytes: int) -> ModelShape:
         kv_values_per_token=2 * dims.layers * dims.hidden,
         kv_layers=dims.layers,
         mlp_width=ASSUMED_MLP_RATIO * dims.hidden,
-        source=RULE_OF_THUMB,
+        source=source,
     )

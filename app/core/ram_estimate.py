@@ -19,15 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import psutil
 
 from app.core.bundle import BundleInfo
-from app.core.errors import FileError
-from app.core.jsonfile import read_json_object
 from app.core.model_shape import ModelShape
+from app.core.recipe_file import run_recipes
 from app.core.units import format_bytes
 
 MB = 1_000_000
@@ -221,32 +219,6 @@ def estimate_pair(
     )
 
 
-def _recipe(path: Path) -> dict[str, Any]:
-    try:
-        return read_json_object(path) if path.is_file() else {}
-    except FileError:
-        return {}
-
-
-def run_recipes(
-    target: Path,
-    draft: Path | None,
-    target_overrides: Mapping[str, Any] | None = None,
-    draft_overrides: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The settings each model runs with: its config.json, the draft's config_cpu.json
-    over it, and the caller's keys over both (as the engine hands them to MNN)."""
-    target_run = {**_recipe(target / "config.json"), **(target_overrides or {})}
-    draft_run: dict[str, Any] = {}
-    if draft is not None:
-        draft_run = {
-            **_recipe(draft / "config.json"),
-            **_recipe(draft / "config_cpu.json"),
-            **(draft_overrides or {}),
-        }
-    return target_run, draft_run
-
-
 def available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
@@ -300,7 +272,7 @@ def _advice(pair: PairMemory, available: int, worker_running: bool) -> str:
         needed = low.engine if worker_running else low.total
         fits = "which fits" if needed <= available * TIGHT_SHARE else "still too much"
         return (
-            f'memory: "low" keeps weights 4-bit: {format_bytes(then)} instead of '
+            f'memory: "low" keeps weights as stored: {format_bytes(then)} instead of '
             f"{format_bytes(now)}; the pair then needs about {format_bytes(needed)}, {fits} "
             '(speculative output may then differ slightly from plain decoding; see "lossless").'
         )

@@ -4,6 +4,11 @@ Saving writes atomically (temp file, fsync, replace) and keeps the previous file
 `<name>.bak`. A file changed by someone else since it was opened is detected before
 anything is overwritten. The first time a pack's recipe is saved, what the pack shipped
 is kept in `<pack>/.draftdeck-original/` so "reset to pack default" can bring it back.
+
+What a model runs with layers these files the way the engine hands them to MNN: MNN reads
+the pack's config.json itself and `set_config()` merges the engine's dict over it, which
+is the caller's keys for the target and, for the draft, its config_cpu.json under the
+caller's keys (`run_recipes`).
 """
 
 from __future__ import annotations
@@ -12,12 +17,19 @@ import hashlib
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import FileError, InvalidJsonError, WriteFailedError
-from app.core.jsonfile import atomic_write_bytes, parse_json, read_text, remove_stale_temps
+from app.core.jsonfile import (
+    atomic_write_bytes,
+    parse_json,
+    read_json_object,
+    read_text,
+    remove_stale_temps,
+)
 
 ORIGINALS = ".draftdeck-original"
 DRAFT_RECIPE = "config_cpu.json"
@@ -154,3 +166,53 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+# -- what a model runs with -----------------------------------------------------------------
+
+
+def read_recipe(path: Path) -> dict[str, Any]:
+    """A recipe file's keys: {} when the file is missing or not a JSON object."""
+    try:
+        return read_json_object(path) if path.is_file() else {}
+    except FileError:
+        return {}
+
+
+def draft_settings(
+    draft: Path,
+    overrides: Mapping[str, Any] | None = None,
+    recipe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the engine hands MNN's `set_config()` for a draft: its recipe (the pack's
+    config_cpu.json, or `recipe` as being edited) under the caller's keys."""
+    saved = read_recipe(draft / DRAFT_RECIPE) if recipe is None else recipe
+    return {**saved, **(overrides or {})}
+
+
+def target_run_recipe(target: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The settings the target runs with: its config.json under the caller's keys."""
+    return {**read_recipe(target / TARGET_CONFIG), **(overrides or {})}
+
+
+def draft_run_recipe(
+    draft: Path,
+    overrides: Mapping[str, Any] | None = None,
+    recipe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The settings the draft runs with: its config.json, under its recipe
+    (`draft_settings`), under the caller's keys."""
+    return {**read_recipe(draft / TARGET_CONFIG), **draft_settings(draft, overrides, recipe)}
+
+
+def run_recipes(
+    target: Path,
+    draft: Path | None,
+    target_overrides: Mapping[str, Any] | None = None,
+    draft_overrides: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings each model of a pair runs with ({} for no draft), as the engine
+    applies them (see the module's notes)."""
+    target_run = target_run_recipe(target, target_overrides)
+    draft_run = draft_run_recipe(draft, draft_overrides) if draft is not None else {}
+    return target_run, draft_run

@@ -16,8 +16,7 @@ from typing import Any
 
 import psutil
 
-from app.core.errors import FileError
-from app.core.jsonfile import read_json_object
+from app.core.recipe_file import draft_run_recipe
 
 DRAFT = "draft"
 TARGET = "target"
@@ -307,13 +306,9 @@ def inherited_threads_warning(
 ) -> list[Problem]:
     """A draft recipe without thread_num runs with the thread count of its pack's
     config.json (llmexport writes 4), which the Draft recipe form does not show."""
-    config = base_dir / "config.json"
-    if "thread_num" in data or not cores or not config.is_file():
+    if "thread_num" in data or not cores:
         return []
-    try:
-        inherited = read_json_object(config).get("thread_num")
-    except FileError:
-        return []
+    inherited = draft_run_recipe(base_dir, recipe=data).get("thread_num")
     backend = data.get("backend_type", "cpu")
     if not isinstance(inherited, int) or inherited <= cores or backend != "cpu":
         return []

@@ -9,10 +9,13 @@ uplift stays above 1 by more than the machine's noise.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
 import platform
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -21,14 +24,12 @@ from typing import Any
 
 import psutil
 
-from app.core.errors import FileError
 from app.core.hub.install import installed_source
 from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.metrics import break_even_acceptance
 from app.core.paths import app_dirs
-from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
-from app.core.recipe_schema import FIELDS
-from app.core.recipe_schema import physical_cores as physical_cores  # used by the Tune page
+from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG, read_recipe, run_recipes
+from app.core.recipe_schema import FIELDS, physical_cores
 
 TUNE_SCHEMA_VERSION = 1
 # Measured spread of uplift between identical runs on a 2-core machine: about 3 %.
@@ -202,7 +203,7 @@ def host_facts() -> dict[str, Any]:
         mnn_version = None
     return {
         "cpu": _cpu_model(),
-        "physical_cores": psutil.cpu_count(logical=False),
+        "physical_cores": physical_cores(),
         "logical_cores": psutil.cpu_count(logical=True),
         "ram_bytes": psutil.virtual_memory().total,
         "os": platform.platform(),
@@ -212,12 +213,53 @@ def host_facts() -> dict[str, Any]:
 
 
 def _cpu_model() -> str:
+    """The CPU's name as the OS reports it ("AMD Ryzen 7 7840U …", "Apple M2 Pro")."""
+    if sys.platform == "darwin":
+        name = _darwin_cpu_model()
+    elif sys.platform == "win32":
+        name = _windows_cpu_model()
+    else:
+        name = _linux_cpu_model()
+    return name or platform.processor() or platform.machine()
+
+
+def _linux_cpu_model() -> str:
     cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
+    with contextlib.suppress(OSError):
         for line in cpuinfo.read_text(errors="replace").splitlines():
             if line.lower().startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    return ""
+
+
+def _darwin_cpu_model() -> str:
+    # An app started from the Finder may not have /usr/sbin on its PATH.
+    sysctl = "/usr/sbin/sysctl" if Path("/usr/sbin/sysctl").exists() else "sysctl"
+    try:
+        done = subprocess.run(
+            [sysctl, "-n", "machdep.cpu.brand_string"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _windows_cpu_model() -> str:
+    if sys.platform == "win32":  # winreg exists only there
+        import winreg
+
+        key_path = r"HARDWARE\DESCRIPTION\System\CentralProcessor\0"
+        try:
+            with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, key_path) as key:
+                value, _kind = winreg.QueryValueEx(key, "ProcessorNameString")
+        except OSError:
+            return ""
+        return str(value).strip()
+    return ""
 
 
 @dataclass
@@ -304,20 +346,12 @@ class TuneRun:
         return cls.from_json(read_json_object(path))
 
 
-def _recipe(path: Path) -> dict[str, Any]:
-    try:
-        return read_json_object(path) if path.is_file() else {}
-    except FileError:
-        return {}
-
-
 def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
     """The current recipe's values for the swept keys (MNN's defaults where unset; the
     draft's recipe over its config.json, as the engine loads it). Thread counts stay
     within the physical cores: llmexport writes 4, and on a 2-core machine the extra
     threads only compete."""
-    t = _recipe(target / TARGET_CONFIG)
-    d = {**_recipe(draft / TARGET_CONFIG), **_recipe(draft / DRAFT_RECIPE)}
+    t, d = run_recipes(target, draft)
     limit = cores or physical_cores()
 
     def get(data: dict[str, Any], key: str) -> Any:
@@ -362,6 +396,6 @@ def pack_facts(target: Path, draft: Path) -> dict[str, Any]:
             "path": str(path),
             "repo": source.get("repo"),
             "revision": source.get("revision"),
-            "recipe": _recipe(path / recipe),
+            "recipe": read_recipe(path / recipe),
         }
     return facts

@@ -8,34 +8,54 @@ continuation, so no rollback happens between verifies and the comparison is row 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from app.core.errors import EngineError
 from app.engine.mnn_llm import MnnLlm
 
 DEFAULT_ROWS = 64  # verify rows compared: about +-0.05 at agreement 0.9
 
 
-def measure(target: MnnLlm, prompt: Sequence[int], draft_length: int, rows: int) -> list[bool]:
+def measure(
+    target: MnnLlm,
+    prompt: Sequence[int],
+    draft_length: int,
+    rows: int,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> list[bool]:
     """For each of `rounds * (d + 1)` verify rows (at least `rows`), whether it agrees with
-    the one-token step; the target's cache is left empty. The target must have been
-    loaded with verify_length = d + 1."""
+    the one-token step. Cancelling is checked between forwards. Afterwards (cancelled or
+    not) the target's cache holds what it held before, re-prefilled, so a chat's next turn
+    still reuses it. The target must have been loaded with verify_length = d + 1."""
     width = draft_length + 1
     rounds = checked_rows(draft_length, rows) // width
+
+    def forward(tokens: list[int]) -> list[int]:
+        """The greedy token of each returned row."""
+        if cancelled():
+            raise EngineError("the verify agreement check was cancelled", "cancelled")
+        return [int(t) for t in np.argmax(target.forward(tokens), axis=-1)]
+
+    held = list(target.kv_tokens)
     target.reset()
-    target.begin_prefill()
-    steps = [int(np.argmax(target.forward(list(prompt))[-1]))]
-    for _ in range(rounds * width):
-        steps.append(int(np.argmax(target.forward([steps[-1]])[-1])))
-    target.truncate(len(prompt))
-    agree: list[bool] = []
-    for r in range(rounds):
-        fed = steps[r * width : (r + 1) * width]
-        guesses = np.argmax(target.forward(fed), axis=-1)
-        expected = steps[r * width + 1 : (r + 1) * width + 1]
-        agree.extend(int(g) == e for g, e in zip(guesses, expected, strict=True))
-    target.reset()
+    try:
+        target.begin_prefill()
+        steps = [forward(list(prompt))[-1]]
+        for _ in range(rounds * width):
+            steps.append(forward([steps[-1]])[-1])
+        target.truncate(len(prompt))
+        agree: list[bool] = []
+        for r in range(rounds):
+            guesses = forward(steps[r * width : (r + 1) * width])
+            expected = steps[r * width + 1 : (r + 1) * width + 1]
+            agree.extend(g == e for g, e in zip(guesses, expected, strict=True))
+    finally:
+        target.reset()
+        if held:
+            target.begin_prefill()
+            target.forward(held)
     return agree
 
 

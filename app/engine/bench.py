@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.bench import RunPair, summarize
-from app.core.errors import EngineError
+from app.core.errors import SpeculationCannotPay
 from app.core.metrics import DecodeStats
 from app.core.verify_agreement import annotate
 from app.engine.client import EngineClient
@@ -36,12 +36,6 @@ class BenchPlan:
 
 class BenchCancelled(Exception):
     """Stopped between runs; the pairs measured so far are kept by the caller."""
-
-
-class SpeculationCannotPay(EngineError):
-    """The loaded pair cannot gain on this MNN; bench and tune measure it only if forced."""
-
-    code = "cannot_pay"
 
 
 def cannot_pay(loaded: dict[str, Any], force: bool) -> str | None:

@@ -13,10 +13,12 @@ steps it verifies draft A (d + 1 rows), erases all of it, verifies draft B from 
 same prefix, erases all but B's first token, then steps the next token twice (erasing
 the first step in between). An MNN that restores the state exactly gives:
 
-- B's first row equal to a plain step's (a multi-row forward may drift from one-token
-  steps when `memory: "low"` quantizes activations: A's first row measures that drift,
-  and twice it is allowed),
-- the step after the partial erase equal to plain stepping (same allowance),
+- B's first row equal to A's first row (both d+1-row verifies of the same token after
+  the same prefix; MNN quantizes activations per row, so even `memory: "low"` gives the
+  same row bit for bit when the state came back),
+- the step after the partial erase equal to plain stepping (a multi-row forward may
+  drift from one-token steps when `memory: "low"` quantizes activations: A's first row
+  against a plain step measures that drift, and twice it is allowed, within a cap),
 - the repeated step equal to the first (the state before it came from one step).
 
 MNN 3.6.1 misses each by about the size of the logits themselves. The target must be
@@ -42,6 +44,12 @@ PROBE_TEXT = (
 PREFIX = 4  # prompt tokens before the single steps
 DRIFT_ALLOWANCE = 2.0  # times the verify's own drift from one-token steps
 RELATIVE_TOLERANCE = 1e-3  # of the largest logit: what counts as equal
+# However noisy the recipe, never allow more than this many tolerances (10 % of the
+# largest logit): a false "exact" would verify linear state in one pass and give wrong
+# output; a false "no" only costs speed. Measured on full-attention fixtures at memory
+# low: drift about 37 tolerances, the step after an erase 33; MNN 3.6.1's linear
+# attention misses by 1,100-1,500.
+MAX_ALLOWANCE = 100.0
 
 
 @dataclass(frozen=True)
@@ -49,8 +57,8 @@ class ProbeResult:
     exact: bool
     drift: float  # a verify row against the same one-token step, max |difference|
     errors: tuple[float, float, float]  # B's first row, step after erase, repeated step
-    allowed: float  # the largest error of the first two that still counts as exact
-    tolerance: float  # the largest error of the repeated step (float rounding only)
+    allowed: float  # the largest error of the step after the erase that counts as exact
+    tolerance: float  # the largest error of the first row and repeated step (rounding)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -110,9 +118,9 @@ def probe_linear_rollback(model: MnnLlm, draft_length: int) -> ProbeResult:
 
     drift = _gap(rows_a[0], plain_b)
     tolerance = RELATIVE_TOLERANCE * max(1.0, float(np.max(np.abs(plain_c))))
-    allowed = DRIFT_ALLOWANCE * drift + tolerance
-    errors = (_gap(rows_b[0], plain_b), _gap(step_c, plain_c), _gap(again_c, step_c))
-    exact = errors[0] <= allowed and errors[1] <= allowed and errors[2] <= tolerance
+    allowed = min(DRIFT_ALLOWANCE * drift + tolerance, MAX_ALLOWANCE * tolerance)
+    errors = (_gap(rows_b[0], rows_a[0]), _gap(step_c, plain_c), _gap(again_c, step_c))
+    exact = errors[0] <= tolerance and errors[1] <= allowed and errors[2] <= tolerance
     result = ProbeResult(exact, drift, errors, allowed, tolerance)
     log.info("linear-attention rollback probe on %s: %s", model.bundle.name, result.to_json())
     return result

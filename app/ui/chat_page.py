@@ -167,6 +167,7 @@ class ChatPage(QWidget):
         self.bridge.crashed.connect(self._on_crashed)
         self.bridge.loaded.connect(self._on_loaded)
         self.bridge.agreement.connect(self._on_agreement)
+        self.bridge.agreement_started.connect(self._show_pair)
         selection.changed.connect(self._on_pair_changed)
         self._on_state(self.bridge.state)
 
@@ -192,7 +193,9 @@ class ChatPage(QWidget):
         if found is not None:
             text += f" · verify agreement {found.agreement:.2f}"
             if not found.exact:
-                text += " (acceptance cannot go higher with this recipe)"
+                text += f" (an identical draft would reach about {found.ceiling:.2f})"
+        elif self.bridge.agreement_id is not None:
+            text += " · measuring verify agreement…"
         if self.memory_warning:
             text += f"\n⚠ {self.memory_warning}"
         self.pair_label.setText(text)

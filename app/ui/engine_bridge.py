@@ -27,6 +27,7 @@ class EngineBridge(QObject):
     state_changed = Signal(str)
     loaded = Signal(dict)
     agreement = Signal(dict)  # the loaded pair's verify agreement, measured after load
+    agreement_started = Signal()
     rounds = Signal(dict)
     finished = Signal(dict)
     failed = Signal(str, str)  # code, message
@@ -39,6 +40,10 @@ class EngineBridge(QObject):
         self.load_params: dict[str, Any] | None = None
         self._pending: dict[int, str] = {}  # request id -> op
         self.generating_id: int | None = None
+        # The verify agreement runs on the engine's lane right after a load; a reply
+        # sent meanwhile cancels it (it would wait behind it) and it runs after the reply.
+        self.agreement_id: int | None = None
+        self._agreement_after_reply = False
         self._shut_down = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -75,6 +80,7 @@ class EngineBridge(QObject):
 
     def _send_load(self) -> None:
         assert self.load_params is not None
+        self._drop_agreement(again_after_reply=False)  # it was the old pair's
         self._set_state(LOADING)
         self._pending[self.client.send("load", **self.load_params)] = "load"
         self._timer.start()
@@ -84,6 +90,7 @@ class EngineBridge(QObject):
         self.crashed.emit(str(error))
 
     def generate(self, **params: Any) -> int:
+        self._drop_agreement(again_after_reply=True)
         request = self.client.send("generate", **params)
         self._pending[request] = "generate"
         self.generating_id = request
@@ -102,7 +109,7 @@ class EngineBridge(QObject):
     def restart(self) -> None:
         """A fresh worker with the last pair (after a crash, or on request)."""
         self._pending.clear()
-        self.generating_id = None
+        self.generating_id = self.agreement_id = None
         self.client.close()
         if self.load_params is not None:
             self.load(**self.load_params)
@@ -112,6 +119,20 @@ class EngineBridge(QObject):
         self._timer.stop()
         self.client.close()
         self._set_state(STOPPED)
+
+    def _request_agreement(self) -> None:
+        self._agreement_after_reply = False
+        self.agreement_id = self.client.send("agreement")
+        self._pending[self.agreement_id] = "agreement"
+        self.agreement_started.emit()
+
+    def _drop_agreement(self, again_after_reply: bool) -> None:
+        """Cancel a pending measurement; its late answer is ignored."""
+        if self.agreement_id is not None:
+            self.client.cancel(self.agreement_id)
+            self._pending.pop(self.agreement_id, None)
+            self.agreement_id = None
+            self._agreement_after_reply = again_after_reply
 
     # -- events ----------------------------------------------------------------------------
 
@@ -124,7 +145,7 @@ class EngineBridge(QObject):
         if kind == "exit":
             error: EngineCrashed = self.client.crash_error(event)
             self._pending.clear()
-            self.generating_id = None
+            self.generating_id = self.agreement_id = None
             self._timer.stop()
             self._set_state(CRASHED)
             self.crashed.emit(str(error))
@@ -138,6 +159,7 @@ class EngineBridge(QObject):
         del self._pending[event["id"]]
         if op == "agreement":
             # A side figure: it never changes the state (a reply may be queued behind it).
+            self.agreement_id = None
             self.agreement.emit(event if kind == "agreement" else {})
             return
         if kind == "error":
@@ -149,8 +171,10 @@ class EngineBridge(QObject):
             self._set_state(READY)
             self.loaded.emit(event)
             if event.get("verify"):
-                self._pending[self.client.send("agreement")] = "agreement"
+                self._request_agreement()
         elif kind == "done":
             self.generating_id = None
             self._set_state(READY)
             self.finished.emit(event)
+            if self._agreement_after_reply:
+                self._request_agreement()

@@ -81,7 +81,7 @@ class PairPage(QWidget):
         self.memory_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.memory_label.setToolTip(
             "Estimated from the weight files, the recipes saved for this pair (memory "
-            "low keeps weights 4-bit, normal makes MNN hold them as fp32) and a KV "
+            "low keeps weights as stored, normal makes MNN hold them as fp32) and a KV "
             "cache for MNN's default context of 2,048 tokens."
         )
         card_box = QWidget()

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.compat import MEASURED_MNN, assess_paths
-from app.core.errors import DraftDeckError
+from app.core.errors import DraftDeckError, SpeculationCannotPay
+from app.core.recipe_schema import physical_cores
 from app.core.tune import (
     DEFAULT_PROMPTS,
     SettingResult,
@@ -37,13 +38,11 @@ from app.core.tune import (
     TuneRun,
     best_result,
     new_run_path,
-    physical_cores,
     plan_for,
     recipe_defaults,
     runs_dir,
 )
 from app.core.tune_apply import Snapshot, apply_setting, restore
-from app.engine.bench import SpeculationCannotPay
 from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
 from app.ui.pair_selection import PairSelection
