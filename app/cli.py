@@ -11,7 +11,7 @@ from typing import Any
 
 from app import __version__
 from app.core.bundle import BundleInfo, read_bundle
-from app.core.errors import CodedError, FileError
+from app.core.errors import CodedError, FileError, SpeculationCannotPay
 from app.core.jsonfile import read_json_object
 from app.core.units import format_bytes
 
@@ -117,7 +117,7 @@ def _print_bench(result: dict[str, Any]) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from app.engine.bench import DEFAULT_PROMPT, BenchPlan, SpeculationCannotPay, run_bench
+    from app.engine.bench import DEFAULT_PROMPT, BenchPlan, run_bench
     from app.engine.client import EngineClient
 
     target_cfg, draft_cfg = _engine_overrides(args)
@@ -298,12 +298,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _never_fail_on_text() -> None:
+    """Print what the stream's encoding cannot hold as escapes instead of failing.
+
+    Windows gives a redirected stdout the ANSI code page (cp1252 for José), which holds
+    no CJK: `draftdeck info` on a pack under 模型 would die with UnicodeEncodeError.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # None in a windowed app
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--engine-worker"]:  # the frozen app re-launching itself as a worker
         from app.engine.worker import main as worker_main
 
         return worker_main()
+    _never_fail_on_text()
     if argv[:1] == ["--self-test"]:  # a build checking itself, headless
         from app.self_test import run_self_test
 

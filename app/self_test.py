@@ -4,7 +4,8 @@ Opens the main window offscreen, loads a tiny target and its identical draft in 
 engine worker (a second copy of the executable in a frozen build), generates a few
 tokens and checks the statistics add up (an identical draft accepts everything),
 reads a bundle and checks a pair. Prints one line per step; exit 0 when all pass.
-Uses a throwaway DraftDeck home, so the user's settings are never touched.
+Uses a throwaway DraftDeck home, so the user's settings are never touched. On an Intel
+Mac the engine step fails and says why: MNN 3.6.1 has no working x86_64 macOS build.
 """
 
 from __future__ import annotations
@@ -19,6 +20,28 @@ from pathlib import Path
 
 TARGET, DRAFT = "qwen3-target", "qwen3-draft-identical"
 TOKENS = 8
+
+# Why the engine cannot run as x86_64 on macOS (README.md, packaging/README.md).
+MACOS_X86_64 = (
+    "MNN 3.6.1 cannot run as x86_64 on macOS (an Intel Mac, or an Intel Python under "
+    "Rosetta): in its macOS x86_64 wheels, _mnncengine leaves 375 of MNN's own functions "
+    "to be found at run time and links no libMNN, and the libMNN.dylib they carry is "
+    "arm64-only, so nothing provides them. DraftDeck needs an Apple Silicon Mac (and an "
+    "arm64 Python when run from source)."
+)
+
+
+class UnsupportedPlatform(RuntimeError):
+    """The engine cannot run on this kind of machine."""
+
+
+def macos_x86_64(system: str | None = None, machine: str | None = None) -> bool:
+    """An x86_64 process on macOS (an Intel Mac, or Rosetta): MNN 3.6.1 cannot load."""
+    import platform
+
+    system = sys.platform if system is None else system
+    machine = platform.machine() if machine is None else machine
+    return system == "darwin" and machine == "x86_64"
 
 
 def bundles_dir() -> Path:
@@ -60,6 +83,17 @@ def _open_window() -> str:
 
 
 def _generate(folder: Path) -> str:
+    from app.core.errors import EngineError
+
+    try:
+        return _speculate(folder)
+    except EngineError as exc:
+        if macos_x86_64():  # say why instead of MNN's missing-symbol message alone
+            raise UnsupportedPlatform(f"{MACOS_X86_64} (The engine said: {exc})") from exc
+        raise
+
+
+def _speculate(folder: Path) -> str:
     from app.engine.client import EngineClient
 
     with EngineClient() as client:
@@ -72,13 +106,26 @@ def _generate(folder: Path) -> str:
         raise AssertionError(f"token counts do not add up: {stats}")
     if stats["drafted"] and stats["accepted"] != stats["drafted"]:
         raise AssertionError(f"an identical draft must accept everything: {stats}")
-    return f"{stats['tokens']} tokens, {stats['accepted']}/{stats['drafted']} drafts accepted"
+    accepted = f"{stats['accepted']}/{stats['drafted']} drafts accepted"
+    return f"{stats['tokens']} tokens, {accepted}, MNN {_mnn_version()}"
+
+
+def _mnn_version() -> str:
+    """MNN's version from its package metadata, which a build must carry (the spec copies
+    it): tune records and the verify-agreement cache are keyed by it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("mnn")
+    except metadata.PackageNotFoundError:
+        raise AssertionError("MNN's package metadata is missing from this build") from None
 
 
 def _find_adb() -> str:
     import subprocess
 
     from app.core.phone.adb import adb_executable, bundled_adb
+    from app.core.processes import no_window_flags
 
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root and sys.platform.startswith("linux"):
@@ -91,7 +138,13 @@ def _find_adb() -> str:
         if sys.platform == "darwin":  # the adbutils wheel ships no macOS adb
             return "none bundled on macOS; install Android platform-tools"
         raise AssertionError("adb is missing from this build")
-    version = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=30)
+    version = subprocess.run(
+        [exe, "version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        creationflags=no_window_flags(),  # no console window on Windows
+    )
     first = (version.stdout.splitlines() or ["?"])[0]
     return f"{exe} ({first})"
 

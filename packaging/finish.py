@@ -4,7 +4,8 @@
 
 Linux: install.sh, the .desktop entry and the icon go next to the executable, and the
 folder is archived as DraftDeck-VERSION-linux-ARCH.tar.gz. Windows: a .zip. macOS: the
-.app is archived as a .zip (sign and notarize before sharing: packaging/README.md).
+.app's LSMinimumSystemVersion is checked against its binaries (packaging/macho.py), and
+the .app is archived as a .zip (sign and notarize before sharing: packaging/README.md).
 The size report names what dominates the package.
 """
 
@@ -61,6 +62,13 @@ def main() -> int:
         base = dist / f"DraftDeck-{__version__}-linux-{machine}"
         archive = shutil.make_archive(str(base), "gztar", dist, "DraftDeck")
     elif sys.platform == "darwin":
+        from macho import check_info_plist
+
+        # The spec derived LSMinimumSystemVersion from the binaries; check the result.
+        try:
+            print(check_info_plist(dist / "DraftDeck.app", platform.machine()))
+        except ValueError as exc:
+            raise SystemExit(f"{exc}\n(packaging/draftdeck.spec sets it)") from None
         # ditto keeps the bundle's symlinks (Qt frameworks, Resources); a zipfile-made
         # archive would unpack into a broken, unsigned app.
         archive = str(dist / f"DraftDeck-{__version__}-macos-{machine}.zip")

@@ -20,15 +20,21 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "resources" / "icons" / "draftdeck.svg"
 PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512, 1024)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
-ICNS_TYPES = {
-    16: b"icp4",
-    32: b"icp5",
-    64: b"icp6",
-    128: b"ic07",
-    256: b"ic08",
-    512: b"ic09",
-    1024: b"ic10",
-}
+# ICNS entry types and the pixel size each holds: the 1x sizes, then the Retina (@2x)
+# ones that iconutil writes for a full .iconset, so a Retina Mac never scales an icon up.
+ICNS_TYPES = (
+    (b"icp4", 16),
+    (b"icp5", 32),
+    (b"icp6", 64),
+    (b"ic07", 128),
+    (b"ic08", 256),
+    (b"ic09", 512),
+    (b"ic11", 32),  # 16x16@2x
+    (b"ic12", 64),  # 32x32@2x
+    (b"ic13", 256),  # 128x128@2x
+    (b"ic14", 512),  # 256x256@2x
+    (b"ic10", 1024),  # 512x512@2x
+)
 
 
 def render(size: int, path: Path) -> bytes:
@@ -68,7 +74,7 @@ def ico(pngs: dict[int, bytes]) -> bytes:
 
 def icns(pngs: dict[int, bytes]) -> bytes:
     body = b""
-    for size, kind in ICNS_TYPES.items():
+    for kind, size in ICNS_TYPES:
         data = pngs[size]
         body += kind + struct.pack(">I", len(data) + 8) + data
     return b"icns" + struct.pack(">I", len(body) + 8) + body

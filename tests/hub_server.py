@@ -16,7 +16,8 @@ Errors carry the ``X-Error-Code`` header that ``hf_raise_for_status`` maps to
 and ``GatedRepoError``.
 
 Switches (plain attributes, may be changed while the servers run): ``throttle_bytes_per_s``,
-``drop_after_bytes``, ``corrupt``, ``hostile_names``. Counters: ``bytes_served`` and
+``drop_after_bytes``, ``corrupt``, ``hostile_names``, ``ignore_range`` (paths answered
+with the whole file, 200, whatever the Range header asks). Counters: ``bytes_served`` and
 ``requests``.
 """
 
@@ -394,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = hub._served_bytes(file)
         total = len(data)
         start, end, status = 0, total - 1, 200
-        wanted = self.headers.get("Range")
+        wanted = None if file.path in hub.ignore_range else self.headers.get("Range")
         if wanted:
             match = _RANGE.match(wanted)
             first, last = match.groups() if match else ("", "")
@@ -449,6 +450,7 @@ class FakeHub:
         self.throttle_bytes_per_s: int | None = None
         self.drop_after_bytes: dict[str, int] = {}
         self.corrupt: set[str] = set()
+        self.ignore_range: set[str] = set()
         self.hostile_names: dict[str, list[str]] = {}
         # Counters.
         self.bytes_served: dict[str, int] = {}

@@ -4,6 +4,7 @@ CI runs it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import struct
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,6 +35,36 @@ def test_self_test_passes_from_source() -> None:
     ]
 
 
+def _packaging_module(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "packaging" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("version", "windows", "macos"),
+    [
+        ("0.1.0", (0, 1, 0, 0), "0.1.0"),
+        ("0.2.0rc1", (0, 2, 0, 0), "0.2.0"),
+        ("1.0.dev3", (1, 0, 0, 0), "1.0.0"),
+        ("1.1.post2", (1, 1, 0, 0), "1.1.0"),
+        ("1!2.0+local.7", (2, 0, 0, 0), "2.0.0"),
+        ("2.0b1", (2, 0, 0, 0), "2.0.0"),
+        ("1.2.3.4.5", (1, 2, 3, 4), "1.2.3"),
+        ("2026.70000", (2026, 65535, 0, 0), "2026.70000.0"),
+    ],
+)
+def test_versions_for_windows_and_macos_metadata(
+    version: str, windows: tuple[int, ...], macos: str
+) -> None:
+    """A pre-release version must not break the Windows or macOS build."""
+    versioning = _packaging_module("versioning")
+    assert versioning.windows_version(version) == windows
+    assert versioning.macos_version(version) == macos
+
+
 def test_icons_are_rendered_for_every_os(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "make_icons.py"), str(tmp_path)],
@@ -51,7 +83,20 @@ def test_icons_are_rendered_for_every_os(tmp_path: Path) -> None:
     assert width == 16 and ico[offset : offset + 4] == b"\x89PNG" and size > 0
     icns = (tmp_path / "draftdeck.icns").read_bytes()
     assert icns[:4] == b"icns" and struct.unpack(">I", icns[4:8])[0] == len(icns)
-    assert b"ic10" in icns  # the 1024 px Retina entry
+    entries: dict[str, int] = {}  # entry type: the width of its PNG
+    at = 8
+    while at < len(icns):
+        entry_type = icns[at : at + 4].decode()
+        (length,) = struct.unpack(">I", icns[at + 4 : at + 8])
+        png = icns[at + 8 : at + length]
+        assert png[:8] == b"\x89PNG\r\n\x1a\n", entry_type
+        entries[entry_type] = struct.unpack(">II", png[16:24])[0]
+        at += length
+    assert at == len(icns)
+    # Every size a Mac asks for, 1x and Retina (@2x: ic11 to ic14 and ic10), in pixels.
+    one_x = {"icp4": 16, "icp5": 32, "icp6": 64, "ic07": 128, "ic08": 256, "ic09": 512}
+    retina = {"ic11": 32, "ic12": 64, "ic13": 256, "ic14": 512, "ic10": 1024}
+    assert entries == one_x | retina
 
 
 @pytest.mark.slow

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+import platform
+import subprocess
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from app.core import tune
 from app.core.metrics import break_even_acceptance
 from app.core.tune import (
     Setting,
@@ -75,7 +83,7 @@ def test_independent_draft_gains_nowhere(client: EngineClient, bundle_copy: Copy
     assert "does not pay" in run.to_json()["verdict"]
 
 
-def test_identical_draft_accepts_all_yet_gains_nothing(
+def test_identical_draft_accepts_all_and_the_verdict_follows_the_figures(
     client: EngineClient, bundle_copy: Copy
 ) -> None:
     target, draft = _pair(bundle_copy, "qwen3-target", "qwen3-draft-identical")
@@ -187,3 +195,51 @@ def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> Non
     applied = json.loads((target / "config.json").read_text())["draft_predict_length"]
     assert applied == out["best"]["draft_length"]
     assert Path(out["saved"]).is_file() and Path(out["saved"]).with_suffix(".csv").is_file()
+
+
+def test_cpu_name_on_macos_comes_from_sysctl(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[list[str]] = []
+
+    def sysctl(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, "Apple M2 Pro\n", "")
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(subprocess, "run", sysctl)
+    assert tune._cpu_model() == "Apple M2 Pro"
+    assert asked[0][-2:] == ["-n", "machdep.cpu.brand_string"]
+
+
+def test_cpu_name_on_windows_comes_from_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+
+    class Key:
+        def __enter__(self) -> Key:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    def open_key(root: object, path: str) -> Key:
+        opened.append(path)
+        return Key()
+
+    winreg = types.SimpleNamespace(
+        HKEY_LOCAL_MACHINE=object(),
+        OpenKey=open_key,
+        QueryValueEx=lambda key, name: ("Intel(R) Core(TM) i7-1185G7 @ 3.00GHz  ", 1),
+    )
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "winreg", winreg)
+    assert tune._cpu_model() == "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz"
+    assert opened == [r"HARDWARE\DESCRIPTION\System\CentralProcessor\0"]
+
+
+def test_cpu_name_falls_back_to_platform(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_sysctl(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        raise FileNotFoundError(command[0])
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(subprocess, "run", no_sysctl)
+    monkeypatch.setattr(platform, "processor", lambda: "arm")
+    assert tune._cpu_model() == "arm"

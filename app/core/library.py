@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from app.core.bundle import BundleInfo, looks_like_bundle, read_bundle
+from app.core.deletion import remove_tree
 from app.core.errors import (
     AlreadyExistsError,
     FileError,
@@ -131,8 +132,11 @@ class Library:
         # Rename first so a failure half-way through never leaves a half pack visible.
         doomed = entry.path.with_name(f".deleting-{entry.path.name}")
         try:
+            if doomed.exists():  # left by a delete that could not finish: in the way
+                remove_tree(doomed)
+            # Windows refuses while a file of the pack is open (say, loaded in a chat).
             entry.path.rename(doomed)
-            shutil.rmtree(doomed)
+            remove_tree(doomed)
         except OSError as exc:
             raise WriteFailedError(entry.path, f"could not delete: {exc.strerror or exc}") from None
 
@@ -152,9 +156,14 @@ class Library:
                 raise NotABundleError(
                     archive, "the zip holds no MNN bundle (no config.json or llm.mnn)"
                 )
-            staging.rename(dest)
+            try:
+                staging.rename(dest)
+            except OSError as exc:  # e.g. Windows, while a scanner holds a new file open
+                raise WriteFailedError(
+                    dest, f"could not move the unpacked pack into place: {exc.strerror or exc}"
+                ) from None
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
             raise
         log.info("imported %s into %s", archive, dest)
         return read_entry(dest, by_reference=False)
@@ -165,7 +174,7 @@ class Library:
             return
         for child in self.root.iterdir():
             if child.name.startswith((STAGING_PREFIX, ".deleting-")):
-                shutil.rmtree(child, ignore_errors=True)
+                remove_tree(child, ignore_errors=True)
 
     def _known_paths(self) -> list[Path]:
         return [path.resolve() for path, _ref in self.pack_folders()]

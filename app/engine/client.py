@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from app.core.errors import EngineCrashed, EngineError
+from app.core.processes import no_window_flags
 
 log = logging.getLogger("draftdeck.engine.client")
 
@@ -39,6 +40,17 @@ def worker_command() -> list[str]:
     return [sys.executable, "-m", "app.engine"]
 
 
+# Windows ends a process that crashes natively with its exception code as exit code.
+WINDOWS_CRASHES = {
+    0xC0000005: "an access violation",
+    0xC000001D: "an illegal instruction",
+    0xC0000094: "an integer division by zero",
+    0xC00000FD: "a stack overflow",
+    0xC0000374: "a heap corruption",
+    0xC0000409: "a stack buffer overrun",
+}
+
+
 def describe_exit(code: int | None) -> str:
     if code is None:
         return "still running"
@@ -48,7 +60,45 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         return f"killed by {name}"
+    if code >= 0xC0000000:  # an NTSTATUS error: a native crash on Windows
+        what = WINDOWS_CRASHES.get(code, "a native exception")
+        return f"crashed with {what} (0x{code:08X})"
     return f"exited with code {code}"
+
+
+EVENT_START = '{"event"'  # how every event the worker writes begins
+_decoder = json.JSONDecoder()
+
+
+def parse_event_line(raw: bytes) -> Event | None:
+    """The event on one line of the event pipe, or None if it holds none.
+
+    Only events are meant to reach this pipe, but on Windows a native library with its
+    own C runtime may still print to the original stdout: its text, often without a
+    newline, then comes before an event on the same line. The event is read from the
+    first '{"event"' that parses; whatever else the line holds goes to the engine log.
+    """
+    text = raw.decode("utf-8", "replace")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole  # the usual case: the line is one event
+    start = text.find(EVENT_START)
+    while start >= 0:
+        try:
+            event, end = _decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find(EVENT_START, start + 1)
+            continue
+        stray = (text[:start] + " " + text[end:]).strip()
+        log.warning("engine printed on the event pipe: %r", stray[:200])
+        return dict(event)
+    stray = text.strip()
+    if stray:
+        log.warning("engine wrote a line that holds no event: %r", stray[:200])
+    return None
 
 
 class EngineClient:
@@ -89,6 +139,7 @@ class EngineClient:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
+            creationflags=no_window_flags(),
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._threads = [
@@ -124,12 +175,9 @@ class EngineClient:
     ) -> None:
         # The queue is this worker's own: a late reader never writes into a newer one.
         for raw in stream:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                log.warning("engine wrote a line that is not JSON: %r", raw[:200])
-                continue
-            events.put(event)
+            event = parse_event_line(raw)
+            if event is not None:
+                events.put(event)
         events.put({"event": "exit", "code": proc.wait()})
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
@@ -190,10 +238,15 @@ class EngineClient:
             if pipe is not None:
                 pipe.close()
 
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Kill the worker (tests use SIGSEGV to stand for a native crash)."""
+    def kill(self, sig: int | None = None) -> None:
+        """Kill the worker: Popen.kill() (SIGKILL on POSIX, TerminateProcess on Windows),
+        or send `sig` (tests send SIGSEGV to stand for a native crash). No POSIX-only
+        name is evaluated here: Windows has no SIGKILL."""
         if self._proc is not None and self._proc.poll() is None:
-            os.kill(self._proc.pid, sig)
+            if sig is None:
+                self._proc.kill()
+            else:
+                os.kill(self._proc.pid, sig)
 
     # -- requests --------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ Facts this relies on (MNN 3.6.1, see DESIGN.md):
   next multi-token forward then uses the prefill module (no module clone per length).
 - `tokenizer_decode()` gives empty text for every added token of a `tokenizer.mtok`
   (`<think>`, `</think>`, `<|im_end|>`...): their text is read from the file itself.
+- MNN's Windows build opens files through the ANSI APIs: it is given "config.json" and
+  called from inside the pack folder, so no path it sees holds the folder's name
+  (pack_folder.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from app.core.errors import EngineError, FileError
 from app.core.jsonfile import read_json_object
 from app.core.recipe_schema import FIELDS, physical_cores
 from app.core.tokenizer_info import read_tokenizer_info
+from app.engine.pack_folder import CONFIG_NAME, PackFolder
 
 log = logging.getLogger("draftdeck.engine.mnn")
 
@@ -48,10 +52,13 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
                 if (bundle / candidate).is_file():
                     config["tokenizer_file"] = candidate
                     break
-    if "thread_num" not in config and "thread_num" not in read_json_object(bundle / "config.json"):
-        # No recipe names a thread count: MNN would take 4 whatever the machine, and
-        # threads beyond the physical cores only compete.
-        config["thread_num"] = min(FIELDS["thread_num"].default, physical_cores())
+    if "thread_num" not in config:
+        # The caller did not choose: the pack's config.json (llmexport writes 4) or MNN's
+        # own 4 would apply whatever the machine, and threads beyond the physical cores
+        # only compete. A caller's explicit choice (a tune sweep, --recipe) stands.
+        saved = read_json_object(bundle / "config.json").get("thread_num")
+        wanted = saved if isinstance(saved, int) and saved > 0 else FIELDS["thread_num"].default
+        config["thread_num"] = min(wanted, physical_cores())
     # The KV cache must survive generate_init() so turns and rounds can build on it.
     config["reuse_kv"] = True
     return config
@@ -80,7 +87,9 @@ class MnnLlm:
     ) -> None:
         import MNN.llm as mnn_llm  # only the engine imports MNN
 
-        self.bundle = bundle
+        # MNN sees only names relative to the pack folder, from inside it (pack_folder.py).
+        self._folder = PackFolder(bundle)
+        bundle = self.bundle = self._folder.path
         config = runtime_config(bundle, overrides)
         if verify_length > 1:
             config["speculative_type"] = "draftmodel"
@@ -88,17 +97,30 @@ class MnnLlm:
         self.config = config
         # Read before MNN loads: a tokenizer file it cannot parse fails here, not in MNN.
         self.added_tokens = added_token_bytes(bundle, config)
-        self._llm = mnn_llm.create(str(bundle / "config.json"))
-        self._llm.set_config(config)
-        if not self._llm._c_obj.load():
+        with self._folder.inside():
+            self._llm: Any = mnn_llm.create(CONFIG_NAME)
+            self._llm.set_config(config)
+            loaded = self._llm._c_obj.load()
+            if loaded:
+                self._c: Any = self._llm._c_obj
+                self._c.generate_init()
+            else:
+                self._llm = None  # freed in the folder it was made in
+        if not loaded:
             raise EngineError(f"{bundle}: MNN could not load this bundle", "load_failed")
-        self._c = self._llm._c_obj
         self.vocab_size = vocab_size
         self.kv_tokens: list[int] = []  # exactly what the KV cache holds
         self._erase_to: int | None = None  # a cut not yet handed to MNN
-        self._c.generate_init()
+
+    def close(self) -> None:
+        """Free MNN's instance now, inside its folder (a GPU runtime writes its cache then)."""
+        with self._folder.inside(required=False):
+            self._c = self._llm = None
 
     # -- text --------------------------------------------------------------------------
+
+    # The tokenizer is read whole at load and these run per token: they stay outside the
+    # pack folder (pack_folder.py).
 
     def encode(self, text: str) -> list[int]:
         return list(self._c.tokenizer_encode(text))
@@ -119,10 +141,11 @@ class MnnLlm:
     # -- cache -------------------------------------------------------------------------
 
     def reset(self) -> None:
-        self._c.reset()
+        with self._folder.inside(required=False):
+            self._c.reset()
+            self._c.generate_init()
         self.kv_tokens = []
         self._erase_to = None
-        self._c.generate_init()
 
     def truncate(self, keep: int) -> None:
         """Drop cached tokens after the first `keep` (applied at the next forward)."""
@@ -132,7 +155,8 @@ class MnnLlm:
 
     def begin_prefill(self) -> None:
         """Switch to prefill mode for the next forward, keeping the cache."""
-        self._c.generate_init()
+        with self._folder.inside(required=False):
+            self._c.generate_init()
 
     # -- stepping ----------------------------------------------------------------------
 
@@ -143,11 +167,12 @@ class MnnLlm:
             self.vocab_size is not None and not all(0 <= t < self.vocab_size for t in ids)
         ):
             raise EngineError(f"{self.bundle}: token ids outside the vocabulary", "bad_tokens")
-        if self._erase_to is not None:
-            self._c.erase_history(self._erase_to, 0)
-            self._erase_to = None
-        out = self._c.forward(ids)
-        data = np.asarray(out.read()) if out is not None else None
+        with self._folder.inside(required=False):
+            if self._erase_to is not None:
+                self._c.erase_history(self._erase_to, 0)
+                self._erase_to = None
+            out = self._c.forward(ids)
+            data = np.asarray(out.read()) if out is not None else None
         if data is None or data.size == 0:
             raise EngineError(f"{self.bundle}: MNN forward returned nothing", "forward_failed")
         self.kv_tokens.extend(ids)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from app.core import ram_estimate, verify_agreement
 from app.core.bundle import BundleInfo, read_bundle
 from app.core.compat import LINEAR_CANNOT_PAY, assess
 from app.core.errors import EngineError, FileError
-from app.core.jsonfile import read_json_object
+from app.core.recipe_file import draft_settings, target_run_recipe
 from app.engine import agreement
 from app.engine.decoder import Decoder, Generation, RoundOutput
 from app.engine.mnn_llm import MnnLlm
@@ -29,14 +30,6 @@ Emit = Callable[[dict[str, Any]], None]
 DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
 FLUSH_SECONDS = 0.02  # batch round events: the GUI needs ~10 Hz, not one per token
 AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
-
-
-def draft_overrides(draft: Path, overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """The draft runs with its pack's recipe (config_cpu.json) under the caller's keys."""
-    recipe = draft / "config_cpu.json"
-    merged = read_json_object(recipe) if recipe.is_file() else {}
-    merged.update(overrides or {})
-    return merged
 
 
 class Session:
@@ -64,8 +57,10 @@ class Session:
         self.unload()
         target_cfg = dict(target_config or {})
         try:
-            t_info = read_bundle(Path(target))
-            d_info = read_bundle(Path(draft)) if draft else None
+            # Absolute at once: MNN runs from inside the pack folders (pack_folder.py),
+            # and relative paths mean the working directory they were given in.
+            t_info = read_bundle(Path(os.path.abspath(target)))
+            d_info = read_bundle(Path(os.path.abspath(draft))) if draft else None
         except FileError as exc:
             raise EngineError(str(exc), exc.code) from None
         if d_info is not None:
@@ -76,11 +71,10 @@ class Session:
                     "blocked_pair",
                     [r.to_json() for r in verdict.reasons],
                 )
-        # The saved recipe (the target's config.json) decides d unless the caller does.
-        saved = read_json_object(t_info.path / "config.json")
-        d_value = draft_length or target_cfg.get(
-            "draft_predict_length", saved.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
-        )
+        # The saved recipe (the target's config.json) decides d unless the caller does
+        # (read_bundle has checked that every recipe file of both packs is valid JSON).
+        target_run = target_run_recipe(t_info.path, target_cfg)
+        d_value = draft_length or target_run.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
         if isinstance(d_value, bool) or not isinstance(d_value, int):
             raise EngineError(
                 f"draft_predict_length {d_value!r} is not a whole number", "bad_request"
@@ -101,7 +95,7 @@ class Session:
         # Built into locals first: a draft that fails to load leaves nothing half set.
         target_llm = MnnLlm(t_info.path, target_cfg, t_info.vocab_size, verify_length)
         draft_llm = (
-            MnnLlm(d_info.path, draft_overrides(d_info.path, draft_config), d_info.vocab_size)
+            MnnLlm(d_info.path, draft_settings(d_info.path, draft_config), d_info.vocab_size)
             if d_info is not None
             else None
         )
@@ -119,11 +113,11 @@ class Session:
         stepwise = d_info is not None and t_info.linear_attention and not rollback
         cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
         self.target, self.draft = target_llm, draft_llm
-        self.target_recipe = {**saved, **target_cfg}
+        self.target_recipe = target_run
         self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
-        memory = target_cfg.get("memory", saved.get("memory", "low"))
+        memory = target_run.get("memory", "low")
         return {
             "target": t_info.to_json(),
             "draft": d_info.to_json() if d_info else None,
@@ -142,10 +136,11 @@ class Session:
             "memory_warning": fit.message if fit.level == ram_estimate.TIGHT else None,
         }
 
-    def verify_agreement(self, rows: int = agreement.DEFAULT_ROWS) -> dict[str, Any]:
+    def verify_agreement(
+        self, rows: int = agreement.DEFAULT_ROWS, cancelled: Callable[[], bool] = lambda: False
+    ) -> dict[str, Any]:
         """How often the target's verify agrees with its own single steps (cached per
-        target, recipe and d; measured with the target alone, which leaves its cache
-        empty)."""
+        target, recipe and d; measured with the target alone, whose cache is put back)."""
         target = self._require_target()
         assert self.target_info is not None
         if not self.verify:
@@ -166,7 +161,7 @@ class Session:
             prompt = target.encode(
                 target.chat_prompt([{"role": "user", "content": AGREEMENT_PROMPT}])
             )
-            agree = agreement.measure(target, prompt, d, rows)
+            agree = agreement.measure(target, prompt, d, rows, cancelled)
             matched, checked = sum(agree), len(agree)
             found = verify_agreement.VerifyAgreement(
                 matched / checked, matched, checked, d, "batched"
@@ -184,23 +179,18 @@ class Session:
         """The target's text for token ids: per token (a token that ends inside a UTF-8
         sequence shows up with the one that completes it) and joined."""
         target = self._require_target()
-        vocab = self.target_info.vocab_size if self.target_info else None
-        if not isinstance(tokens, list) or not all(
-            isinstance(t, int)
-            and not isinstance(t, bool)
-            and t >= 0
-            and (vocab is None or t < vocab)
-            for t in tokens
-        ):
-            raise EngineError(f"tokens must be a list of token ids below {vocab}", "bad_request")
+        ids = self._token_ids(tokens, "tokens", allow_empty=True)
         text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        pieces = [text_decoder.decode(target.token_bytes(t)) for t in tokens]
+        pieces = [text_decoder.decode(target.token_bytes(t)) for t in ids]
         tail = text_decoder.decode(b"", final=True)  # an unfinished sequence at the end
         if tail:
             pieces[-1] += tail
         return {"pieces": pieces, "text": "".join(pieces)}
 
     def unload(self) -> None:
+        for model in (self.target, self.draft):
+            if model is not None:
+                model.close()
         self.target = self.draft = None
         self.target_info = self.draft_info = None
         self._conversation = None
@@ -217,25 +207,7 @@ class Session:
         """Token ids for a request, reusing the previous turn's ids when they still apply."""
         target = self._require_target()
         if "prompt_ids" in request:
-            ids = request["prompt_ids"]
-            vocab = self.target_info.vocab_size if self.target_info else None
-            if (
-                not isinstance(ids, list)
-                or not ids
-                or not all(
-                    isinstance(t, int)
-                    and not isinstance(t, bool)
-                    and t >= 0
-                    and (vocab is None or t < vocab)
-                    for t in ids
-                )
-            ):
-                # An id outside the vocabulary makes MNN crash natively.
-                raise EngineError(
-                    f"prompt_ids must be a non-empty list of token ids below {vocab}",
-                    "bad_request",
-                )
-            return list(ids), None
+            return self._token_ids(request["prompt_ids"], "prompt_ids", allow_empty=False), None
         if "messages" in request:
             text = target.chat_prompt(request["messages"])
         elif request.get("chat", True):
@@ -280,6 +252,27 @@ class Session:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
+
+    def _token_ids(self, value: Any, name: str, allow_empty: bool) -> list[int]:
+        """`value` as a list of the target's token ids, or a bad_request error naming
+        `name` (an id outside the vocabulary makes MNN crash natively)."""
+        vocab = self.target_info.vocab_size if self.target_info else None
+        if (
+            not isinstance(value, list)
+            or not (value or allow_empty)
+            or not all(
+                isinstance(t, int)
+                and not isinstance(t, bool)
+                and t >= 0
+                and (vocab is None or t < vocab)
+                for t in value
+            )
+        ):
+            some = "a" if allow_empty else "a non-empty"
+            raise EngineError(
+                f"{name} must be {some} list of token ids below {vocab}", "bad_request"
+            )
+        return list(value)
 
     def _require_target(self) -> MnnLlm:
         if self.target is None:

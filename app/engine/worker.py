@@ -1,8 +1,10 @@
 """The engine worker process: newline-delimited JSON requests in, events out.
 
 MNN prints to C-level stdout, so the protocol gets its own copy of the original
-stdout descriptor and descriptor 1 is pointed at stderr before MNN is imported:
-nothing MNN prints can corrupt the event stream.
+stdout descriptor and descriptor 1 (on Windows also the standard output handle) is
+pointed at stderr before MNN is imported: nothing MNN prints can corrupt the event
+stream. Should something still get there, the client reads the event that follows it
+on the line (client.parse_event_line).
 
 Requests: {"op": "load" | "generate" | "agreement" | "encode" | "decode" | "reset" | "cancel" |
 "ping" | "shutdown", "id": …}. Events: {"event": "ready" | "loaded" | "rounds" | "done" |
@@ -133,7 +135,9 @@ class Worker:
                 }
             )
         elif op == "agreement":
-            measured = session.verify_agreement(int(request.get("rows", 64)))
+            measured = session.verify_agreement(
+                int(request.get("rows", 64)), lambda: self._is_cancelled(request_id)
+            )
             self.emit({"event": "agreement", "id": request_id, **measured})
         elif op == "reset":
             session.reset()
@@ -152,8 +156,35 @@ def claim_stdout() -> IO[str]:
     sys.stdout.flush()
     own = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
+    _point_windows_stdout_at_stderr()
     sys.stdout = sys.stderr
     return own
+
+
+def _point_windows_stdout_at_stderr() -> None:
+    """On Windows, also point the process's standard output *handle* at stderr.
+
+    `os.dup2` moves descriptor 1 of Python's own C runtime. A DLL linked with its own
+    C runtime (MNN's .pyd may be) has its own descriptor table, whose stdout it set up
+    from the process's standard output handle when it was loaded: so this must happen
+    before MNN is imported. The protocol writes through a duplicate of the original
+    handle (`claim_stdout`'s `own`), which this does not touch.
+    """
+    if sys.platform != "win32":
+        return
+    import ctypes
+    import msvcrt
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32.SetStdHandle.argtypes = (wintypes.DWORD, wintypes.HANDLE)
+    kernel32.SetStdHandle.restype = wintypes.BOOL
+    std_output_handle = wintypes.DWORD(-11 & 0xFFFFFFFF)  # STD_OUTPUT_HANDLE, (DWORD)-11
+    if not kernel32.SetStdHandle(std_output_handle, msvcrt.get_osfhandle(2)):
+        log.warning(
+            "SetStdHandle failed (error %d): MNN may print on the event pipe",
+            ctypes.get_last_error(),
+        )
 
 
 def main() -> int:

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from app.core.deletion import remove_tree
 from app.core.errors import AlreadyExistsError, FileError, WriteFailedError
 from app.core.hub.plan import RepoPlan
 from app.core.jsonfile import atomic_write_json, read_json_object
@@ -36,14 +37,19 @@ def prepare_staging(library: Path, plan: RepoPlan) -> Path:
         except FileError:  # an unreadable plan means start over
             same = False
         if not same:
-            shutil.rmtree(staging)
+            try:
+                remove_tree(staging)
+            except OSError as exc:
+                raise WriteFailedError(
+                    staging, f"could not clear an older download: {exc.strerror or exc}"
+                ) from None
     (staging / "files").mkdir(parents=True, exist_ok=True)
     atomic_write_json(plan_file, plan.to_json(), indent=2)
     return staging
 
 
 def discard_staging(library: Path, repo_id: str) -> None:
-    shutil.rmtree(staging_dir(library, repo_id), ignore_errors=True)
+    remove_tree(staging_dir(library, repo_id), ignore_errors=True)
 
 
 def installed_source(pack: Path) -> dict[str, Any] | None:
@@ -76,8 +82,15 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
             raise AlreadyExistsError(dest, "a different pack with this name is installed")
         # An update: set the old copy aside so the swap is two renames.
         old = library / f".replaced-{plan.folder_name}"
-        shutil.rmtree(old, ignore_errors=True)
-        dest.rename(old)
+        try:
+            if old.exists():  # left by an update that could not finish: in the way
+                remove_tree(old)
+            # Windows refuses while a file of the pack is open (say, loaded in a chat).
+            dest.rename(old)
+        except OSError as exc:
+            raise WriteFailedError(
+                dest, f"could not set the installed copy aside: {exc.strerror or exc}"
+            ) from None
     try:
         files.rename(dest)
     except OSError as exc:
@@ -86,8 +99,8 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
         raise WriteFailedError(dest, f"could not install: {exc.strerror or exc}") from None
     if old is not None:
         _keep_user_recipes(old, dest)
-        shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(old, ignore_errors=True)
+    remove_tree(staging, ignore_errors=True)
     return dest
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from app.core.errors import DraftDeckError, HubError
+from app.core.errors import DraftDeckError, HubError, WriteFailedError
 from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, discard_staging, install, prepare_staging
 from app.core.hub.plan import RepoPlan
@@ -151,7 +151,12 @@ class DownloadJob(TrackedJob[JobStatus]):
                 if exc.code == "corrupt":  # its bytes were thrown away
                     self._set(done_bytes=max(self.status().done_bytes - item.size, 0))
                 raise
-            part.rename(final)
+            try:
+                # replace, not rename: on Windows rename fails when `final` exists (a
+                # leftover of the wrong size); download_file has closed the part.
+                part.replace(final)
+            except OSError as exc:
+                raise WriteFailedError(final, f"could not keep: {exc.strerror or exc}") from None
         self._set(state=INSTALLING, files_done=len(plan.files), current_file="")
         return install(self.library, plan, self.config.resolved_endpoint())
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx2
 from huggingface_hub import hf_hub_url
@@ -52,16 +52,21 @@ class _Hasher:
     every SYNC_EVERY bytes asks the OS to write the file out (fdatasync), so the fsync
     before the rename finds little left to do and disk writes overlap the network.
     hashlib and fdatasync release the GIL, so the two threads really run side by side.
+
+    It syncs through the writer's own descriptor, which it borrows: Windows can only
+    flush a descriptor opened for writing (a read-only one of its own failed there, every
+    time, so the periodic sync never happened), and one handle is one fewer that must be
+    closed before the file can be deleted or renamed. `close` joins the thread, so call
+    it before the writer closes that descriptor.
     """
 
-    def __init__(self, plan_file: PlanFile, part: Path) -> None:
+    def __init__(self, plan_file: PlanFile, write_fd: int) -> None:
         if plan_file.sha256:
             self._digest: Any = hashlib.sha256()
         else:
             self._digest = hashlib.sha1()  # git's blob id is sha1 by definition
             self._digest.update(b"blob %d\0" % plan_file.size)
-        part.touch()
-        self._fd = os.open(part, os.O_RDONLY)
+        self._fd = write_fd
         self._unsynced = 0
         self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name="hasher", daemon=True)
@@ -73,7 +78,7 @@ class _Hasher:
             self._unsynced += len(chunk)
             if self._unsynced >= SYNC_EVERY:
                 self._unsynced = 0
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):  # a file system without sync support
                     _datasync(self._fd)
 
     def update(self, chunk: bytes) -> None:
@@ -83,9 +88,6 @@ class _Hasher:
         if self._thread.is_alive():
             self._chunks.put(None)
             self._thread.join()
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
 
     def hexdigest(self) -> str:
         self.close()
@@ -107,6 +109,12 @@ def _hash_prefix(hasher: _Hasher, path: Path) -> None:
             hasher.update(block)
 
 
+def _written(out: BinaryIO) -> int:
+    """Bytes in the file so far, counting what `out` still buffers."""
+    out.flush()
+    return os.fstat(out.fileno()).st_size
+
+
 def download_file(
     config: HubConfig,
     repo_id: str,
@@ -116,7 +124,11 @@ def download_file(
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
 ) -> None:
-    """Fill `part` with the file's bytes and verify them; raises HubError on mismatch."""
+    """Fill `part` with the file's bytes and verify them; raises HubError on mismatch.
+
+    The file is open in one write handle for the whole download, and every handle on it
+    is closed before it is deleted: Windows refuses to delete (or rename) an open file.
+    """
     url = hf_hub_url(
         repo_id, plan_file.path, revision=revision, endpoint=config.resolved_endpoint()
     )
@@ -124,10 +136,35 @@ def download_file(
     what = f"{repo_id}/{plan_file.path}"
     part.parent.mkdir(parents=True, exist_ok=True)
     if part.exists() and part.stat().st_size > plan_file.size:
-        part.unlink()
-    size = part.stat().st_size if part.exists() else 0
-    hasher = _Hasher(plan_file, part)
+        part.unlink()  # nothing of ours has it open yet
     try:
+        with part.open("ab") as out:
+            verified = _fill(url, headers, what, plan_file, part, out, on_bytes, cancelled)
+    except OSError as exc:
+        raise WriteFailedError(part, f"could not write: {exc.strerror or exc}") from None
+    if not verified:
+        part.unlink()  # only now: `out` and the hasher have let go of it
+        raise HubError(
+            f"{what}: the downloaded bytes do not match the Hub's "
+            f"{'sha256' if plan_file.sha256 else 'git blob id'}; the file was discarded",
+            "corrupt",
+        )
+
+
+def _fill(
+    url: str,
+    headers: dict[str, str],
+    what: str,
+    plan_file: PlanFile,
+    part: Path,
+    out: BinaryIO,
+    on_bytes: Callable[[int], None],
+    cancelled: Callable[[], bool],
+) -> bool:
+    """Append the missing bytes to `out` and sync them; whether they match the Hub's hash."""
+    hasher = _Hasher(plan_file, out.fileno())
+    try:
+        size = _written(out)
         if size:
             _hash_prefix(hasher, part)
         failures = 0
@@ -136,16 +173,18 @@ def download_file(
             if size:
                 request["Range"] = f"bytes={size}-"
             try:
-                size = _stream(url, request, part, size, hasher, on_bytes, cancelled, what)
+                size = _stream(url, request, out, size, hasher, on_bytes, cancelled, what)
                 failures = 0
             except _RangeIgnored:
-                part.unlink()
+                # Start again from byte 0 in the same file: emptied through our own
+                # handle, as it could not be deleted while that handle is open (Windows).
                 hasher.close()
-                hasher, size = _Hasher(plan_file, part), 0
+                out.truncate(0)
+                hasher, size = _Hasher(plan_file, out.fileno()), 0
             except httpx2.TransportError as exc:
                 # A dropped connection: go on from what arrived. Every chunk written is
                 # also hashed, so the file's size is where the next request starts.
-                size = part.stat().st_size if part.exists() else 0
+                size = _written(out)
                 failures += 1
                 if failures > RETRIES:
                     raise HubError(
@@ -154,26 +193,20 @@ def download_file(
                         "connection_lost",
                     ) from None
                 time.sleep(min(0.2 * failures, 2.0))
-            except OSError as exc:
-                raise WriteFailedError(part, f"could not write: {exc.strerror or exc}") from None
         if size != plan_file.size:
             raise HubError(f"{what}: got {size} bytes, expected {plan_file.size}", "size_mismatch")
+        out.flush()
+        os.fsync(out.fileno())  # on disk before it is renamed into place
         expected = _expected(plan_file)
-        if expected is not None and hasher.hexdigest() != expected:
-            part.unlink()
-            raise HubError(
-                f"{what}: the downloaded bytes do not match the Hub's "
-                f"{'sha256' if plan_file.sha256 else 'git blob id'}; the file was discarded",
-                "corrupt",
-            )
+        return expected is None or hasher.hexdigest() == expected
     finally:
-        hasher.close()
+        hasher.close()  # before `out` closes: the hasher's thread syncs through it
 
 
 def _stream(
     url: str,
     headers: dict[str, str],
-    part: Path,
+    out: BinaryIO,
     size: int,
     hasher: _Hasher,
     on_bytes: Callable[[int], None],
@@ -188,14 +221,11 @@ def _stream(
             hf_raise_for_status(response)
         if size and response.status_code == 200:
             raise _RangeIgnored
-        with part.open("ab") as out:
-            for chunk in response.iter_bytes(CHUNK):
-                if cancelled():
-                    raise DownloadCancelled(what)
-                out.write(chunk)
-                hasher.update(chunk)
-                size += len(chunk)
-                on_bytes(len(chunk))
-            out.flush()
-            os.fsync(out.fileno())
+        for chunk in response.iter_bytes(CHUNK):
+            if cancelled():
+                raise DownloadCancelled(what)
+            out.write(chunk)
+            hasher.update(chunk)
+            size += len(chunk)
+            on_bytes(len(chunk))
     return size

@@ -28,6 +28,7 @@ from app.core.phone.adb_wire import (
     list_devices,
     open_service,
 )
+from app.core.processes import no_window_flags
 
 DEFAULT_PORT = 5037
 HOMEBREW_PREFIXES = ("/opt/homebrew", "/usr/local")
@@ -148,14 +149,13 @@ class Adb:
                 "which ships adb) and try again.",
                 "no_adb",
             )
-        flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
         try:
             subprocess.run(
                 [exe, "-P", str(self.port), "start-server"],
                 timeout=START_TIMEOUT,
                 capture_output=True,
                 check=False,
-                creationflags=flags,
+                creationflags=no_window_flags(),  # no console window on Windows
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise PhoneError(f"Could not start adb ({exe}): {exc}", "no_adb") from exc
