@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core.settings import Settings
+from app.ui.chat_page import ChatPage
 from app.ui.engine_bridge import READY, EngineBridge
+from app.ui.pair_selection import PairSelection
 
 Fixture = Callable[[str], Path]
 LOW = {"memory": "low", "thread_num": 1}
@@ -70,3 +73,26 @@ def test_a_reply_goes_first_and_the_agreement_follows(
     qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
     assert len(finished) == 1  # the reply came back before the measurement
     assert len(shown) == 1 and shown[0]["checked"] == 64 and 0 < shown[0]["agreement"] < 1
+
+
+def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixture) -> None:
+    bridge = EngineBridge()
+    page = ChatPage(PairSelection(Settings(), lambda _settings: None), bridge)
+    qtbot.addWidget(page)
+    page._loaded_pair = (fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical"))
+    seen: list[str] = []
+
+    def send_once() -> None:
+        bridge.agreement_started.disconnect(send_once)
+        seen.append(page.pair_label.text())
+        page.input.setPlainText("Hello")
+        page.send()
+        seen.append(page.pair_label.text())
+
+    bridge.agreement_started.connect(send_once)
+    bridge.load(**_pair(fixture_bundle, LOW))
+    qtbot.waitUntil(lambda: page.verify_agreement is not None, timeout=30_000)
+    assert seen[0].endswith("measuring verify agreement…")
+    assert seen[1].endswith("verify agreement after this reply")
+    assert "an identical draft would reach about" in page.pair_label.text()
+    bridge.shutdown()

@@ -64,7 +64,7 @@ class ChatCharts(QWidget):
         self._turn = 0
 
         self.speed_plot = self._plot(
-            f"Decode speed (line: last {SPEED_WINDOW:g} s · dot: whole reply)", "tokens/s"
+            f"Decode speed, last {SPEED_WINDOW:g} s", "tokens/s (● = whole reply)"
         )
         self.acceptance_plot = self._plot("Acceptance (rolling)", "accepted / drafted")
         self.length_plot = self._plot("Mean accepted length", "tokens / round")

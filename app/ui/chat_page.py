@@ -196,6 +196,8 @@ class ChatPage(QWidget):
                 text += f" (an identical draft would reach about {found.ceiling:.2f})"
         elif self.bridge.agreement_id is not None:
             text += " · measuring verify agreement…"
+        elif self.bridge.agreement_waits_for_reply:
+            text += " · verify agreement after this reply"
         if self.memory_warning:
             text += f"\n⚠ {self.memory_warning}"
         self.pair_label.setText(text)
@@ -262,6 +264,7 @@ class ChatPage(QWidget):
         self.bridge.generate(
             messages=self.conversation()[:-1], mode=mode, max_tokens=self.max_tokens.value()
         )
+        self._show_pair()  # a pending agreement check now waits for this reply
 
     def stop(self) -> None:
         self.bridge.stop()

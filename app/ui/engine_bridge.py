@@ -120,6 +120,11 @@ class EngineBridge(QObject):
         self.client.close()
         self._set_state(STOPPED)
 
+    @property
+    def agreement_waits_for_reply(self) -> bool:
+        """A measurement was put off until the reply being written is done."""
+        return self._agreement_after_reply
+
     def _request_agreement(self) -> None:
         self._agreement_after_reply = False
         self.agreement_id = self.client.send("agreement")
