@@ -85,9 +85,19 @@ def _print_bench(result: dict[str, Any]) -> None:
         ("Baseline (plain)", _fmt(result["baseline_tok_s"], ".1f", " tok/s")),
         ("Speculative", _fmt(result["spec_tok_s"], ".1f", " tok/s")),
         (
-            "Uplift",
+            "Uplift (median of pairs)",
             _fmt(result["uplift"], ".3f", "x")
             + (" (not a speedup: see the note)" if result.get("cannot_pay") else ""),
+        ),
+        (
+            f"Uplift interval ({_fmt(result.get('uplift_interval_level'), '.0%')})",
+            f"{_fmt(result.get('uplift_low'), '.3f', 'x')} to "
+            f"{_fmt(result.get('uplift_high'), '.3f', 'x')}",
+        ),
+        (
+            "Run-to-run variation",
+            f"plain {_fmt(result.get('baseline_cv'), '.1%')}, "
+            f"speculative {_fmt(result.get('spec_cv'), '.1%')} (coefficient of variation)",
         ),
         ("Acceptance", _fmt(result["acceptance"], ".3f")),
         ("Mean accepted length", _fmt(result["mean_accepted_length"], ".2f", " tokens/round")),
@@ -107,6 +117,8 @@ def _print_bench(result: dict[str, Any]) -> None:
             "cannot be taken out of the target's state, so it is verified one token at a "
             "time; the output is right, the uplift means nothing."
         )
+    for warning in result.get("warnings") or []:
+        print(f"Warning: {warning}.")
     print(result["verify_note"])
     if not result["verify_agreement"]["exact"] and not result["lossless_expected"]:
         print(

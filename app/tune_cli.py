@@ -10,22 +10,29 @@ from typing import Any
 
 from app.core.errors import SpeculationCannotPay
 from app.core.tune import best_result, new_run_path, plan_for, recipe_defaults
-from app.core.tune_apply import apply_setting
+from app.core.tune_apply import apply_refusal, apply_setting, planned_changes
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from app.engine.client import EngineClient
     from app.engine.tune_runner import run_sweep
 
     target, draft = Path(args.target), Path(args.draft)
     plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
     if args.tokens:
-        from dataclasses import replace
-
         plan = replace(plan, tokens=args.tokens)
+    if args.budget is not None:
+        plan = replace(plan, budget_seconds=args.budget)
+    if args.min_run_seconds is not None:
+        plan = replace(plan, min_run_seconds=args.min_run_seconds)
     settings = plan.settings()
     print(
-        f"measuring {len(settings)} settings x {plan.pairs_per_setting} run pairs", file=sys.stderr
+        f"measuring {len(settings)} settings x at least {plan.pairs_per_setting} run pairs "
+        f"(more until the uplift's 95 % interval is within +-{plan.target_half_width:.0%} "
+        f"or {plan.budget_seconds:g} s a setting are spent)",
+        file=sys.stderr,
     )
 
     def progress(done: int, total: int) -> None:
@@ -45,22 +52,27 @@ def cmd_tune(args: argparse.Namespace) -> int:
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)
     best = best_result(run.results)
-    if args.apply and best is not None and run.cannot_pay is None:
-        apply_setting(best.setting, target, draft)
-        result["applied"] = best.setting.label()
-    elif args.apply and run.cannot_pay is not None:
-        result["not_applied"] = run.cannot_pay
+    if args.apply:
+        refusal = apply_refusal(run, recipe_defaults(target, draft))
+        if refusal is None and best is not None:
+            fields = plan.swept_fields()
+            changes = planned_changes(best.setting, target, draft, fields)
+            result["changes"] = [
+                {"file": str(c.path), "key": c.key, "old": c.old, "new": c.new} for c in changes
+            ]
+            if not args.json:
+                print("Apply Best changes:")
+                for change in changes:
+                    print(f"  {change.text()}")
+            apply_setting(best.setting, target, draft, fields)
+            result["applied"] = best.setting.label()
+        else:
+            result["not_applied"] = refusal
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    for row in result["results"]:
-        print(
-            f"d={row['draft_length']} draft {row['draft_threads']}t "
-            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t: "
-            f"uplift {row['uplift']:.3f}x, acceptance {row['acceptance']:.2f}, "
-            f"c {row['cost_ratio']:.3f}, {row['spec_tok_s']:.1f} vs "
-            f"{row['baseline_tok_s']:.1f} tok/s"
-        )
+    for line in format_rows(result["results"]):
+        print(line)
     print(result["verdict"])
     if "applied" in result:
         print(f"applied {result['applied']} to the pair's recipes")
@@ -68,6 +80,29 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"nothing applied: {result['not_applied']}")
     print(f"saved {path} (and .csv)")
     return 0
+
+
+def format_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """One line a setting: the uplift (median of per-pair ratios) with its 95 % interval,
+    then the speeds it comes from (plain: the pooled baseline of the target setting)."""
+    lines = []
+    for row in rows:
+
+        def num(key: str, spec: str, row: dict[str, Any] = row) -> str:
+            value = row.get(key)
+            return "n/a" if value is None else f"{value:{spec}}"
+
+        lines.append(
+            f"d={row['draft_length']} draft {row['draft_threads']}t "
+            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t: "
+            f"uplift (median of pairs) {num('uplift', '.3f')}x "
+            f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
+            f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
+            f"spec {num('spec_tok_s', '.1f')} vs plain (pooled) "
+            f"{num('baseline_tok_s', '.1f')} tok/s, {row.get('pairs')} pairs"
+            + ("" if row.get("interval_target_met") else " (interval target not met)")
+        )
+    return lines
 
 
 def add_parser(sub: Any) -> None:
@@ -89,7 +124,21 @@ def add_parser(sub: Any) -> None:
     tune.add_argument(
         "--apply",
         action="store_true",
-        help="write the best setting into the recipes (config.json and config_cpu.json)",
+        help="write the best setting's swept keys into the recipes (config.json, "
+        "config_cpu.json), printing each change; refused when it is not better than the "
+        "current recipe beyond noise",
+    )
+    tune.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="time a setting may take while its uplift interval is still wide (default 20)",
+    )
+    tune.add_argument(
+        "--min-run-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="decoding time a run lasts at least, repeating its generation (default 0.5)",
     )
     tune.add_argument("--save", metavar="FILE", help="where to save the results (JSON + CSV)")
     tune.add_argument("--json", action="store_true", help="print results, best, pays_off")

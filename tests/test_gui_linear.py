@@ -115,6 +115,8 @@ def test_tune_refuses_unless_measured_anyway(window: MainWindow, qtbot: QtBot) -
     page.d_min.setValue(1)
     page.d_max.setValue(2)
     page.tokens.setValue(16)
+    page.budget.setValue(1)  # the refusal and the marking are the subject, not the figures
+    page.min_run.setValue(0.0)
     page.prompts.setPlainText("Tell me about rivers.")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=60_000)

@@ -197,7 +197,14 @@ def test_sweep_refuses_unless_forced_then_marks(
     worker: EngineClient, qwen35_pair: tuple[Path, Path]
 ) -> None:
     target, draft = qwen35_pair
-    plan = SweepPlan(draft_lengths=(1, 2), prompts=("Tell me about rivers.",), tokens=16)
+    # Refusal and marking are the subject here, not the statistics: one short round each.
+    plan = SweepPlan(
+        draft_lengths=(1, 2),
+        prompts=("Tell me about rivers.",),
+        tokens=16,
+        min_run_seconds=0.0,
+        budget_seconds=0.0,
+    )
     with pytest.raises(SpeculationCannotPay):
         run_sweep(worker, target, draft, plan)
     run = run_sweep(worker, target, draft, plan, force=True)
@@ -227,7 +234,19 @@ def test_cli_bench_and_tune_say_why(qwen35_pair: tuple[Path, Path], tmp_path: Pa
     before = (target / "config.json").read_text(), (draft / "config_cpu.json").read_text()
     save = tmp_path / "run.json"
     tune = run_cli(
-        "tune", *pair, "--tokens", "16", "--force", "--apply", "--json", "--save", str(save)
+        "tune",
+        *pair,
+        "--tokens",
+        "16",
+        "--budget",
+        "0",
+        "--min-run-seconds",
+        "0",
+        "--force",
+        "--apply",
+        "--json",
+        "--save",
+        str(save),
     )
     assert tune.returncode == 0, tune.stderr
     out = json.loads(tune.stdout)

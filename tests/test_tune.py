@@ -1,9 +1,16 @@
-"""Sweeps on the fixture pairs find what is true of them."""
+"""Sweeps on the fixture pairs, and the statistics and verdicts on fixed figures.
+
+Nothing here asserts a measured speed: a busy machine moves those. Sweeps are checked
+for structure and for figures that derive from each other; the statistics, the best's
+choice, the verdicts and Apply Best's refusals are checked on fixed, hand-computed
+numbers.
+"""
 
 from __future__ import annotations
 
 import json
 import platform
+import statistics
 import subprocess
 import sys
 import types
@@ -15,25 +22,38 @@ from typing import Any
 import pytest
 
 from app.core import tune
-from app.core.metrics import break_even_acceptance
+from app.core.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
+from app.core.intervals import coefficient_of_variation, median_interval, overlaps
+from app.core.metrics import DecodeStats, break_even_acceptance
 from app.core.tune import (
     Setting,
     SettingResult,
     SweepPlan,
     TuneRun,
     best_result,
+    equal_within_noise,
+    leading,
     pays_off,
     plan_for,
+    pooled_baselines,
     recipe_defaults,
+    rows,
     verdict_sentence,
 )
-from app.core.tune_apply import apply_setting, restore
+from app.core.tune_apply import apply_refusal, apply_setting, planned_changes, restore
 from app.engine.client import EngineClient
 from app.engine.tune_runner import run_sweep
+from app.tune_cli import format_rows
 from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]
-QUICK = {"tokens": 48, "prompts": ("Tell me about rivers.", "def add(a, b):\n")}
+# Short runs and budgets keep the sweeps quick; the figures are not asserted anyway.
+QUICK = {
+    "tokens": 48,
+    "prompts": ("Tell me about rivers.", "def add(a, b):\n"),
+    "min_run_seconds": 0.05,
+    "budget_seconds": 2.0,
+}
 
 
 def _pair(bundle_copy: Copy, target: str, draft: str) -> tuple[Path, Path]:
@@ -44,43 +64,80 @@ def _quick(target: Path, draft: Path, **changes: object) -> SweepPlan:
     return replace(plan_for("quick", recipe_defaults(target, draft)), **{**QUICK, **changes})  # type: ignore[arg-type]
 
 
-def test_fast_pair_gains_and_the_best_is_reported(client: EngineClient, bundle_copy: Copy) -> None:
-    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
-    run = run_sweep(client, target, draft, _quick(target, draft))
-    assert [r.setting.draft_length for r in run.results] == [1, 2, 3, 4]
-    assert pays_off(run.results)
-    best = best_result(run.results)
-    assert best is not None and best.uplift > 1.0
+def _check_consistent(run: TuneRun) -> None:
+    """What must hold of any measured run, however fast or busy the machine."""
     record = run.to_json()
-    assert record["pays_off"] is True and record["best"]["uplift"] == best.uplift
-    assert "pays off" in record["verdict"]
-    for row in record["results"]:
-        for key in (
-            "spec_tok_s",
-            "baseline_tok_s",
-            "uplift",
-            "acceptance",
-            "mean_accepted_length",
-            "cost_ratio",
-            "predicted_speedup",
-            "lossless",
-            "break_even_acceptance",
-        ):
-            assert key in row
-        # The figures derive from each other as documented.
+    table = record["results"]
+    for row, result in zip(table, run.results, strict=True):
+        s = result.summary
+        # The interval is the order-statistic interval of the pair ratios it reports.
+        interval = median_interval(s["pair_ratios"])
+        assert (row["uplift_low"], row["uplift"], row["uplift_high"]) == (
+            interval.low,
+            interval.median,
+            interval.high,
+        )
+        assert row["uplift_low"] <= row["uplift"] <= row["uplift_high"]
+        assert row["pairs"] == len(s["pair_ratios"]) == s["runs"]
+        assert row["pairs"] >= tune.MIN_PAIRS or row["interval_target_met"] is False
+        assert row["repeats"] >= run.plan.min_rounds and row["seconds"] > 0
+        assert isinstance(row["interval_target_met"], bool)
+        if row["interval_target_met"]:
+            assert interval.relative_half_width <= run.plan.target_half_width
         assert row["break_even_acceptance"] == break_even_acceptance(
             row["draft_length"], row["cost_ratio"]
         )
-    assert record["best"]["uplift"] == max(row["uplift"] for row in record["results"])
+        assert row["spec_tok_s"] == statistics.median(s["spec_runs_tok_s"])
+        too_short = s["shortest_run_seconds"] < MIN_RUN_SECONDS
+        assert any("too short" in w for w in s["warnings"]) == too_short
+    # One baseline per target setting: the same figure for every row sharing it, the
+    # median of all their plain runs.
+    by_target: dict[int, list[dict[str, Any]]] = {}
+    for row in table:
+        by_target.setdefault(row["target_threads"], []).append(row)
+    for threads, group in by_target.items():
+        plain = [
+            rate
+            for r in run.results
+            if r.setting.target_threads == threads
+            for rate in r.summary["baseline_runs_tok_s"]
+        ]
+        assert {row["baseline_tok_s"] for row in group} == {statistics.median(plain)}
+        assert {row["baseline_runs"] for row in group} == {len(plain)}
+    best = best_result(run.results)
+    assert best is not None and best in equal_within_noise(run.results)
+    assert record["best"]["label"] == best.setting.label()
+    assert record["pays_off"] == (best.interval.low > 1.0) == pays_off(run.results)
+    assert ("pays off" in record["verdict"]) == record["pays_off"]
+    assert f"{best.interval.low:.2f}-{best.interval.high:.2f}x" in record["verdict"]
+
+
+def test_fast_pair_sweep_reports_consistent_figures(
+    client: EngineClient, bundle_copy: Copy
+) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    run = run_sweep(client, target, draft, _quick(target, draft))
+    assert [r.setting.draft_length for r in run.results] == [1, 2, 3, 4]
+    assert not run.cancelled
+    _check_consistent(run)
+    record = run.to_json()
+    # Every setting warmed up and ran long enough (or said it could not).
+    for result in run.results:
+        assert result.summary["generations_per_run"] >= 1
+    # The leaders were measured afresh whenever more than one led.
+    remeasured = [r for r in run.results if r.summary.get("remeasured")]
+    assert len(remeasured) != 1
+    for r in remeasured:
+        assert set(r.summary["first_pass"]) >= {"uplift", "uplift_low", "uplift_high"}
     assert record["host"]["mnn"] == "3.6.1" and record["host"]["physical_cores"]
 
 
-def test_independent_draft_gains_nowhere(client: EngineClient, bundle_copy: Copy) -> None:
+def test_independent_draft_is_rarely_accepted(client: EngineClient, bundle_copy: Copy) -> None:
     target, draft = _pair(bundle_copy, "qwen3-target", "qwen3-draft-independent")
     run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(1, 3)))
-    assert not pays_off(run.results)
-    assert all(r.uplift < 1.0 for r in run.results)
-    assert "does not pay" in run.to_json()["verdict"]
+    _check_consistent(run)
+    # Acceptance is counted, not timed: greedy decoding makes it the same on any machine.
+    assert all(r.summary["acceptance"] < 0.5 for r in run.results)
 
 
 def test_identical_draft_accepts_all_and_the_verdict_follows_the_figures(
@@ -94,38 +151,264 @@ def test_identical_draft_accepts_all_and_the_verdict_follows_the_figures(
     assert all(r.row()["verify_agreement"] == 1.0 for r in run.results)
     assert not any(r.summary["acceptance_limited_by_verify"] for r in run.results)
     # Whether it gains is a measurement (a busy machine moves it); the verdict must
-    # follow the measured figures either way. What it says for a draft as costly as the
-    # target is checked on fixed figures below.
-    verdict = run.to_json()["verdict"]
-    assert ("pays off" in verdict) == pays_off(run.results)
+    # follow the measured figures either way.
+    _check_consistent(run)
 
 
-def _result(draft_length: int, uplift: float, acceptance: float, c: float) -> SettingResult:
-    setting = Setting(draft_length, 1, "low", "low", 1)
-    return SettingResult(setting, {"uplift": uplift, "acceptance": acceptance, "cost_ratio": c})
+# -- statistics on fixed numbers -------------------------------------------------------
+
+
+def test_median_interval_from_order_statistics() -> None:
+    # n = 6: P(B <= 0) = 1/64 <= 0.025, P(B <= 1) = 7/64 is not: k = 1, the full range,
+    # coverage 1 - 2/64.
+    i = median_interval([6.0, 1.0, 5.0, 2.0, 4.0, 3.0])
+    assert (i.median, i.low, i.high, i.level, i.n) == (3.5, 1.0, 6.0, 1 - 2 / 64, 6)
+    assert i.met_level
+    # n = 10: P(B <= 1) = 11/1024 <= 0.025 < P(B <= 2) = 56/1024: k = 2, [x(2), x(9)].
+    i = median_interval([float(x) for x in range(10, 0, -1)])
+    assert (i.low, i.high, i.median) == (2.0, 9.0, 5.5)
+    assert i.level == pytest.approx(1 - 22 / 1024)
+    # n = 20: the textbook table's ranks 6 and 15, coverage 0.9586.
+    i = median_interval([float(x) for x in range(1, 21)])
+    assert (i.low, i.high) == (6.0, 15.0) and i.level == pytest.approx(0.9586, abs=1e-4)
+    # Too few values for 95 %: the full range, and how much it holds.
+    i = median_interval([1.1, 0.9, 1.3, 1.0, 1.2])
+    assert (i.low, i.high, i.median) == (0.9, 1.3, 1.1)
+    assert i.level == pytest.approx(1 - 2 / 32) and not i.met_level
+    i = median_interval([2.0])
+    assert (i.low, i.high, i.level) == (2.0, 2.0, 0.0)
+    # Half-width relative to the median: (9 - 2) / 2 / 5.5.
+    assert median_interval([float(x) for x in range(1, 11)]).relative_half_width == (
+        pytest.approx(3.5 / 5.5)
+    )
+    with pytest.raises(ValueError):
+        median_interval([])
+
+
+def test_variation_and_overlap() -> None:
+    # mean 2, sample standard deviation 1.
+    assert coefficient_of_variation([1.0, 2.0, 3.0]) == pytest.approx(0.5)
+    assert coefficient_of_variation([5.0]) is None
+    a = median_interval([1.0] * 6)
+    b = median_interval([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+    c = median_interval([3.0] * 6)
+    assert overlaps(a, b) and overlaps(b, a) and not overlaps(a, c)
+
+
+def _stats(mode: str, tokens: int, seconds: float, d: int = 2) -> DecodeStats:
+    stats = DecodeStats(mode, d, tokens=tokens + 1, first_tokens=1, decode_seconds=seconds)
+    if mode == "speculative":
+        stats.rounds, stats.drafted, stats.accepted = tokens // 2, tokens, tokens // 2
+        stats.position_reached = [tokens // 2] * d
+        stats.position_accepted = ([3, 1] + [0] * d)[:d]
+    return stats
+
+
+def test_runs_combine_and_summaries_carry_variation_and_warnings() -> None:
+    one = _stats("speculative", 40, 0.2)
+    both = combine_runs([one, _stats("speculative", 60, 0.3)])
+    assert (both.tokens, both.decode_seconds, both.rounds) == (102, 0.5, 50)
+    assert both.position_accepted == [6, 2] and both.tok_s == pytest.approx(200.0)
+    # Plain 100 tokens each at 1.0, 0.5, 0.8 s; speculative at 0.5, 0.25, 0.5 s.
+    pairs = [
+        RunPair(_stats("plain", 100, b), _stats("speculative", 100, s), True)
+        for b, s in ((1.0, 0.5), (0.5, 0.25), (0.8, 0.5))
+    ]
+    summary = summarize(pairs)
+    assert summary["pair_ratios"] == [2.0, 2.0, 1.6]
+    assert (summary["uplift"], summary["uplift_low"], summary["uplift_high"]) == (2.0, 1.6, 2.0)
+    assert summary["uplift_interval_level"] == 0.75  # 3 pairs: 1 - 2/8
+    assert summary["baseline_runs_tok_s"] == [100.0, 200.0, 125.0]
+    assert summary["baseline_cv"] == pytest.approx(
+        statistics.stdev([100.0, 200.0, 125.0]) / statistics.fmean([100.0, 200.0, 125.0])
+    )
+    assert summary["shortest_run_seconds"] == 0.25 < MIN_RUN_SECONDS
+    assert any("too short to trust" in w for w in summary["warnings"])
+    assert any("too few run pairs" in w for w in summary["warnings"])
+    long_pairs = [
+        RunPair(_stats("plain", 100, 1.0 + i / 10), _stats("speculative", 100, 0.6), True)
+        for i in range(6)
+    ]
+    assert summarize(long_pairs)["warnings"] == []
+
+
+def _result(
+    draft_length: int,
+    uplift: float,
+    acceptance: float,
+    c: float,
+    low: float | None = None,
+    high: float | None = None,
+    target_threads: int = 1,
+    draft_threads: int = 1,
+    plain: list[float] | None = None,
+) -> SettingResult:
+    setting = Setting(draft_length, draft_threads, "low", "low", target_threads)
+    low = uplift if low is None else low
+    high = uplift if high is None else high
+    return SettingResult(
+        setting,
+        {
+            "uplift": uplift,
+            "uplift_low": low,
+            "uplift_high": high,
+            "uplift_interval_level": 0.96875,
+            "pair_ratios": [low, uplift, uplift, uplift, uplift, high],
+            "acceptance": acceptance,
+            "cost_ratio": c,
+            "baseline_runs_tok_s": plain or [100.0],
+            "baseline_tok_s": statistics.median(plain or [100.0]),
+            "spec_tok_s": 150.0,
+        },
+    )
 
 
 def test_verdicts_on_fixed_figures() -> None:
-    costly = [_result(2, 0.97, 1.0, 1.0), _result(3, 0.93, 1.0, 1.0)]
+    costly = [_result(2, 0.97, 1.0, 1.0, 0.95, 0.99), _result(3, 0.93, 1.0, 1.0, 0.9, 0.94)]
     assert not pays_off(costly)
     assert verdict_sentence(costly) == (
         "Speculation does not pay for this pair: the draft costs about as much as the "
-        "target (c = 1.00), so even perfect acceptance cannot win. Best uplift 0.97x."
+        "target (c = 1.00), so even perfect acceptance cannot win. Best uplift 0.97x "
+        "(95 % interval 0.95-0.99x, not above 1)."
     )
     # d=2, c=0.25: speedup (1 + a + a^2) / 1.5 > 1 from a = 0.366 (hand-solved).
-    weak = [_result(2, 0.8, 0.2, 0.25)]
-    assert verdict_sentence(weak) == (
+    weak = [_result(2, 0.8, 0.2, 0.25, 0.7, 0.9)]
+    assert verdict_sentence(weak).startswith(
         "Speculation does not pay for this pair: acceptance 0.20 is below the 0.37 "
-        "needed to gain anything at c = 0.25. Best uplift 0.80x."
+        "needed to gain anything at c = 0.25. Best uplift 0.80x"
     )
     held = _result(2, 0.97, 0.85, 1.0)
     held.summary.update(acceptance_limited_by_verify=True, verify_note="Verify agreement 0.88.")
-    assert verdict_sentence([held]).endswith("Best uplift 0.97x. Verify agreement 0.88.")
-    good = [_result(1, 1.2, 0.9, 0.1), _result(3, 1.6, 0.9, 0.1)]
+    assert verdict_sentence([held]).endswith("not above 1). Verify agreement 0.88.")
+    good = [_result(1, 1.2, 0.9, 0.1, 1.1, 1.3), _result(3, 1.6, 0.9, 0.1, 1.5, 1.7)]
     assert pays_off(good)
     assert verdict_sentence(good).startswith(
-        "Speculation pays off: best d=3 draft 1t low/low target 1t runs 1.60x"
+        "Speculation pays off: best d=3 draft 1t low/low target 1t runs 1.60x plain "
+        "decoding (95 % interval 1.50-1.70x, above 1;"
     )
+    # Above 1 by the median, but the interval reaches below 1: does not pay.
+    noisy = [_result(3, 1.08, 0.9, 0.1, 0.97, 1.2)]
+    assert not pays_off(noisy)
+    assert "beat plain decoding by more than the noise" in verdict_sentence(noisy)
+    few = _result(3, 1.5, 0.9, 0.1, 1.2, 1.8)
+    few.summary["uplift_interval_level"] = 0.75
+    assert "75% (too few pairs for 95 %) interval 1.20-1.80x" in verdict_sentence([few])
+
+
+def test_equal_within_noise_names_the_cheaper() -> None:
+    d2 = _result(2, 1.50, 0.9, 0.1, 1.40, 1.60)
+    d3 = _result(3, 1.55, 0.9, 0.1, 1.45, 1.65)  # the top, but overlaps d=2
+    d4 = _result(4, 1.30, 0.9, 0.1, 1.25, 1.35)  # clearly below
+    d1_two = _result(2, 1.52, 0.9, 0.1, 1.42, 1.62, draft_threads=2)
+    results = [d2, d3, d4, d1_two]
+    assert leading(results) == [d2, d3, d1_two]
+    assert equal_within_noise(results) == [d2, d1_two, d3]
+    assert best_result(results) is d2
+    assert "d=2, d=3 measured the same within noise; the cheaper" in verdict_sentence(results)
+    # Overlapping, but one pays off and the other does not: not a tie.
+    top = _result(3, 1.03, 0.9, 0.1, 1.01, 1.2)
+    below = _result(1, 1.02, 0.9, 0.1, 0.95, 1.05)
+    assert best_result([top, below]) is top
+    # Overlapping intervals, medians outside each other's: re-measured, but not a tie.
+    high = _result(3, 2.02, 0.9, 0.1, 1.71, 2.25)
+    low = _result(2, 1.57, 0.9, 0.1, 1.26, 1.77)
+    assert leading([low, high]) == [low, high]
+    assert equal_within_noise([low, high]) == [high]
+    # A higher median whose interval reaches below 1 does not outrank a sure gain.
+    wide = _result(2, 1.35, 0.9, 0.1, 0.98, 1.47)
+    sure = _result(3, 1.20, 0.9, 0.1, 1.13, 1.34)
+    assert best_result([wide, sure]) is sure and pays_off([wide, sure])
+
+
+def test_one_baseline_per_target_setting() -> None:
+    a = _result(1, 1.2, 0.9, 0.1, plain=[100.0, 110.0])
+    b = _result(2, 1.3, 0.9, 0.1, plain=[90.0, 300.0, 120.0])
+    c = _result(1, 1.1, 0.9, 0.1, target_threads=2, plain=[200.0])
+    assert pooled_baselines([a, b, c]) == {(1,): (110.0, 5), (2,): (200.0, 1)}
+    table = rows([a, b, c])
+    assert [r["baseline_tok_s"] for r in table] == [110.0, 110.0, 200.0]
+    assert [r["baseline_runs"] for r in table] == [5, 5, 1]
+    # The draft's settings do not split the baseline.
+    assert (
+        Setting(1, 1, "low", "low", 1).target_key()
+        == Setting(4, 2, "high", "normal", 1).target_key()
+    )
+    run = TuneRun("t", "d", SweepPlan(), results=[a, b, c])
+    assert [r["baseline_tok_s"] for r in run.to_json()["results"]] == [110.0, 110.0, 200.0]
+
+
+def test_cli_rows_show_the_interval_and_the_pooled_baseline() -> None:
+    line = format_rows(rows([_result(3, 1.6, 0.9, 0.1, 1.5, 1.7)]))[0]
+    assert line == (
+        "d=3 draft 1t low/low target 1t: uplift (median of pairs) 1.600x "
+        "[95 % interval 1.500-1.700], acceptance 0.90, c 0.100, spec 150.0 vs plain "
+        "(pooled) 100.0 tok/s, 6 pairs (interval target not met)"
+    )
+
+
+# -- Apply Best --------------------------------------------------------------------------
+
+
+def test_quick_sweep_applies_only_the_draft_length(bundle_copy: Copy) -> None:
+    # The fixture recipes ask for 4 target threads; a 2-core machine caps what is
+    # measured, and the Quick sweep must still leave thread_num alone.
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    defaults = recipe_defaults(target, draft, cores=2)
+    plan = plan_for("quick", defaults, cores=2)
+    assert plan.swept_fields() == ("draft_length",)
+    setting = replace(plan.settings()[2], target_threads=2, draft_threads=1)
+    changes = planned_changes(setting, target, draft, plan.swept_fields())
+    assert [(c.path.name, c.key, c.new) for c in changes] == [
+        ("config.json", "draft_predict_length", 3)
+    ]
+    assert changes[0].text() == "fast-target/config.json: draft_predict_length: (unset) → 3"
+    before = json.loads((target / "config.json").read_text())
+    snapshot = apply_setting(setting, target, draft, plan.swept_fields())
+    after = json.loads((target / "config.json").read_text())
+    assert after == {**before, "draft_predict_length": 3} and after["thread_num"] == 4
+    restore(snapshot)
+    assert json.loads((target / "config.json").read_text()) == before
+    thorough = plan_for("thorough", defaults, cores=2)
+    assert set(thorough.swept_fields()) == set(tune.RECIPE_KEYS)
+
+
+def test_apply_is_refused_unless_better_beyond_noise() -> None:
+    current = {
+        "draft_length": 1,
+        "draft_threads": 1,
+        "draft_precision": "low",
+        "draft_memory": "low",
+        "target_threads": 1,
+    }
+    plan = SweepPlan(draft_lengths=(1, 2, 3))
+
+    def run(*results: SettingResult) -> TuneRun:
+        return TuneRun("t", "d", plan, results=list(results))
+
+    # Best pays off and beats the current recipe (d=1, 1.2x) beyond noise.
+    ok = run(_result(1, 1.2, 0.9, 0.1, 1.1, 1.3), _result(3, 1.6, 0.9, 0.1, 1.5, 1.7))
+    assert apply_refusal(ok, current) is None
+    # Not above 1 beyond noise.
+    flat = run(_result(1, 0.9, 0.9, 0.1, 0.8, 0.95), _result(3, 1.05, 0.9, 0.1, 0.98, 1.1))
+    assert "not faster than plain decoding beyond noise" in str(apply_refusal(flat, current))
+    # The current recipe (d=3) measured 1.45x; d=2 ties with it and, cheaper, is named
+    # best, but its interval starts at 1.35: not better than the current beyond noise.
+    close = run(_result(2, 1.4, 0.9, 0.1, 1.35, 1.45), _result(3, 1.45, 0.9, 0.1, 1.3, 1.6))
+    assert "not better than the current recipe beyond noise" in str(
+        apply_refusal(close, {**current, "draft_length": 3})
+    )
+    # Better, but the best's interval starts at 1.4, under the current recipe's 1.45x
+    # (their medians are not inside each other's intervals: not a tie).
+    near = run(_result(1, 1.45, 0.9, 0.1, 1.42, 1.47), _result(3, 1.6, 0.9, 0.1, 1.4, 1.8))
+    assert best_result(near.results) is near.results[1]
+    assert "not better than the current recipe beyond noise" in str(apply_refusal(near, current))
+    # Equal within noise to a costlier one: the cheaper current recipe stays.
+    same = run(_result(1, 1.55, 0.9, 0.1, 1.42, 1.65), _result(3, 1.6, 0.9, 0.1, 1.5, 1.8))
+    assert "is the current recipe already" in str(apply_refusal(same, current))
+    cannot = run(_result(3, 1.6, 0.9, 0.1, 1.5, 1.7))
+    cannot.cannot_pay = "linear attention"
+    assert apply_refusal(cannot, current) == "linear attention"
+    assert apply_refusal(run(), current) == "nothing was measured"
 
 
 def test_cancel_keeps_what_was_measured(client: EngineClient, bundle_copy: Copy) -> None:
@@ -171,10 +454,13 @@ def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path:
     assert again.to_json() == run.to_json()
     csv_text = (tmp_path / "run.csv").read_text()
     assert csv_text.startswith("draft_length,") and len(csv_text.splitlines()) == 2
+    assert "uplift_low,uplift_high" in csv_text.splitlines()[0]
 
 
 def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    before = (target / "config.json").read_text(), (draft / "config_cpu.json").read_text()
+    current = recipe_defaults(target, draft)  # before --apply may change it
     proc = run_cli(
         "tune",
         "--target",
@@ -184,16 +470,34 @@ def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> Non
         "--quick",
         "--tokens",
         "48",
+        "--budget",
+        "2",
+        "--min-run-seconds",
+        "0.05",
         "--json",
         "--apply",
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert {"results", "best", "pays_off"} <= set(out)
-    assert out["pays_off"] is True
-    applied = json.loads((target / "config.json").read_text())["draft_predict_length"]
-    assert applied == out["best"]["draft_length"]
+    assert {"results", "best", "pays_off", "equal_within_noise"} <= set(out)
+    run = TuneRun.load(Path(out["saved"]))
+    _check_consistent(run)
+    # Applied exactly when the refusal rules allow it, whatever the machine measured.
+    refusal = apply_refusal(run, current)
+    if refusal is None:
+        assert out["applied"] == out["best"]["label"]
+        assert [(c["key"], c["new"]) for c in out["changes"]] == [
+            ("draft_predict_length", out["best"]["draft_length"])
+        ]
+        applied = json.loads((target / "config.json").read_text())
+        assert applied["draft_predict_length"] == out["best"]["draft_length"]
+    else:
+        assert "applied" not in out and out["not_applied"] == refusal
+        assert (
+            (target / "config.json").read_text(),
+            (draft / "config_cpu.json").read_text(),
+        ) == before
     assert Path(out["saved"]).is_file() and Path(out["saved"]).with_suffix(".csv").is_file()
 
 
@@ -243,3 +547,90 @@ def test_cpu_name_falls_back_to_platform(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(subprocess, "run", no_sysctl)
     monkeypatch.setattr(platform, "processor", lambda: "arm")
     assert tune._cpu_model() == "arm"
+
+
+class _ScriptedEngine:
+    """Stands in for the engine worker: decode times from a script, no clock involved.
+    Plain decoding: 100 tokens in 1 s. Speculative: 100 tokens in 1 / speed[d] s,
+    times (1 + wobble[d]) on every other call of that mode."""
+
+    def __init__(self, speed: dict[int, float], wobble: dict[int, float] | None = None) -> None:
+        self.speed, self.wobble = speed, wobble or {}
+        self.d = 1
+        self.loads: list[int] = []
+        self.calls = 0
+
+    def run(self, command: str, **kw: Any) -> dict[str, Any]:
+        if command == "load":
+            self.d = kw["draft_length"]
+            self.loads.append(self.d)
+            return {"cannot_pay": None, "lossless_expected": True, "linear_attention": False}
+        if command == "agreement":
+            return {
+                "agreement": 1.0,
+                "matched": 4,
+                "checked": 4,
+                "draft_length": self.d,
+                "verify": "batched",
+            }
+        if command == "generate":
+            self.calls += 1
+            seconds = 1.0
+            if kw["mode"] == "speculative":
+                seconds = 1.0 / self.speed[self.d]
+                if self.calls % 4 < 2:
+                    seconds *= 1 + self.wobble.get(self.d, 0.0)
+            stats = _stats(kw["mode"], 100, seconds, self.d)
+            return {"stats": stats.to_json(), "tokens": [1] * 101}
+        return {}
+
+
+def test_rounds_continue_until_the_interval_is_narrow_or_the_limit(bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    plan = SweepPlan(
+        draft_lengths=(1, 2),
+        prompts=("a", "b", "c"),
+        max_repeats=5,
+        min_run_seconds=0.5,
+        budget_seconds=600.0,
+    )
+    # d=1 steady: two rounds give 6 identical ratios, a zero-width 95 % interval.
+    # d=2 wobbles by 30 %: its interval never narrows to +-5 %, so it runs 5 rounds.
+    engine = _ScriptedEngine({1: 1.2, 2: 1.5}, {2: 0.3})
+    run = run_sweep(engine, target, draft, plan, remeasure=False)  # type: ignore[arg-type]
+    steady, wobbly = run.results
+    assert (steady.summary["repeats"], steady.summary["interval_target_met"]) == (2, True)
+    assert steady.row()["pairs"] == 6 and steady.uplift == pytest.approx(1.2)
+    assert (wobbly.summary["repeats"], wobbly.summary["interval_target_met"]) == (5, False)
+    assert wobbly.row()["pairs"] == 15
+    # Runs of 1 s already exceed the 0.5 s floor: one generation a run, no warning.
+    assert steady.summary["generations_per_run"] == 1
+    assert not any("too short" in w for w in steady.summary["warnings"])
+
+
+def test_leaders_are_measured_afresh_and_the_cheaper_tie_is_named(bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    plan = SweepPlan(draft_lengths=(1, 2, 3), prompts=("a", "b", "c"), max_repeats=2)
+    # d=2 and d=3 run equally fast; d=1 is clearly slower.
+    engine = _ScriptedEngine({1: 1.1, 2: 1.5, 3: 1.5})
+    run = run_sweep(engine, target, draft, plan)  # type: ignore[arg-type]
+    assert engine.loads == [1, 2, 3, 2, 3]  # the two leaders loaded again
+    assert [bool(r.summary.get("remeasured")) for r in run.results] == [False, True, True]
+    best = best_result(run.results)
+    assert best is not None and best.setting.draft_length == 2
+    record = run.to_json()
+    assert record["equal_within_noise"] == [r.setting.label() for r in run.results[1:]]
+    assert "d=3 measured the same within noise; the cheaper" in record["verdict"]
+    assert record["pays_off"] is True and "95 % interval 1.50-1.50x" in record["verdict"]
+
+
+def test_short_runs_are_repeated_to_last_long_enough(bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    # Speculative decoding at 10x: runs of 0.1 s, so 5 generations make 0.5 s.
+    engine = _ScriptedEngine({1: 10.0})
+    plan = SweepPlan(draft_lengths=(1,), prompts=("a", "b", "c"), max_repeats=2)
+    run = run_sweep(engine, target, draft, plan)  # type: ignore[arg-type]
+    summary = run.results[0].summary
+    assert summary["generations_per_run"] == 5
+    assert summary["shortest_run_seconds"] == pytest.approx(0.5)
+    assert summary["tokens"] == 5 * 101 and summary["uplift"] == pytest.approx(10.0)

@@ -2,9 +2,24 @@
 
 A sweep is the cartesian product of the chosen values. Each setting is measured with
 interleaved plain/speculative pairs over a few fixed prompts (app/engine/tune_runner.py)
-and summarised like `draftdeck bench`; uplift is the median of within-pair ratios, so a
-noisy machine's drift cancels. Speculation "pays off" only when the best setting's
-uplift stays above 1 by more than the machine's noise.
+and summarised like `draftdeck bench`: uplift is the median of within-pair ratios, so a
+noisy machine's drift cancels, and it carries the 95 % interval of that median
+(`uplift_low`, `uplift_high`: distribution-free, from order statistics; see
+app/core/intervals.py). Speculation "pays off" only when that interval's lower end is
+above 1.
+
+Plain decoding depends only on the target's settings, so the plain runs of every row
+that shares them are pooled into one baseline (`baseline_tok_s`, the same for those
+rows). The uplift is not that baseline divided into `spec_tok_s`: it is the median of
+the per-pair ratios, and is labelled so.
+
+The best is the setting with the highest uplift (among those that pay off, if any do),
+unless others are equal to it within
+noise (each one's median lies inside the other's 95 % interval, and they pay off
+alike): then the cheapest of those (shortest draft, fewest threads) is named and the
+tie is said. Merely overlapping intervals are too lax a test for a tie (two intervals
+can overlap while their medians differ clearly); they only mark the leading candidates
+that are measured again (`leading`).
 """
 
 from __future__ import annotations
@@ -14,6 +29,7 @@ import csv
 import io
 import itertools
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -25,15 +41,29 @@ from typing import Any
 import psutil
 
 from app.core.hub.install import installed_source
+from app.core.intervals import MedianInterval, overlaps
 from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.metrics import break_even_acceptance
 from app.core.paths import app_dirs
 from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG, read_recipe, run_recipes
 from app.core.recipe_schema import FIELDS, physical_cores
 
-TUNE_SCHEMA_VERSION = 1
-# Measured spread of uplift between identical runs on a 2-core machine: about 3 %.
-PAYS_OFF_ABOVE = 1.03
+TUNE_SCHEMA_VERSION = 2
+# Swept setting fields -> (which recipe, key). Only fields a plan sweeps are applied.
+RECIPE_KEYS = {
+    "draft_length": ("target", "draft_predict_length"),
+    "draft_threads": ("draft", "thread_num"),
+    "draft_precision": ("draft", "precision"),
+    "draft_memory": ("draft", "memory"),
+    "target_threads": ("target", "thread_num"),
+}
+_PLAN_FIELDS = {
+    "draft_length": "draft_lengths",
+    "draft_threads": "draft_threads",
+    "draft_precision": "draft_precisions",
+    "draft_memory": "draft_memories",
+    "target_threads": "target_threads",
+}
 
 DEFAULT_PROMPTS = (
     "Write a short story about a lighthouse keeper who finds a message in a bottle.",
@@ -56,6 +86,18 @@ class Setting:
             f"{self.draft_memory} target {self.target_threads}t"
         )
 
+    def target_key(self) -> tuple[int]:
+        """What plain decoding depends on (the target's settings; nothing of the draft)."""
+        return (self.target_threads,)
+
+    def cost(self) -> tuple[int, int, int]:
+        """Orders equal-within-noise settings: shorter draft, fewer threads first."""
+        return (
+            self.draft_length,
+            self.draft_threads + self.target_threads,
+            self.draft_threads,
+        )
+
     def target_config(self) -> dict[str, Any]:
         return {"draft_predict_length": self.draft_length, "thread_num": self.target_threads}
 
@@ -76,7 +118,14 @@ class SweepPlan:
     target_threads: tuple[int, ...] = (1,)
     prompts: tuple[str, ...] = DEFAULT_PROMPTS
     tokens: int = 96
-    repeats: int = 1  # measured pairs per prompt and setting
+    repeats: int = 1  # the fewest rounds (one pair per prompt each) a setting gets
+    # A run repeats its generation until it has decoded this long (set from the warm-up).
+    min_run_seconds: float = 0.5
+    # More rounds until the uplift's 95 % interval is within +-this fraction of it…
+    target_half_width: float = 0.05
+    # …or this many seconds were spent on the setting, or max_repeats rounds ran.
+    budget_seconds: float = 20.0
+    max_repeats: int = 12
 
     def settings(self) -> list[Setting]:
         return [
@@ -91,8 +140,18 @@ class SweepPlan:
         ]
 
     @property
+    def min_rounds(self) -> int:
+        """Rounds before stopping is considered: enough pairs for a 95 % interval."""
+        return max(self.repeats, -(-MIN_PAIRS // max(len(self.prompts), 1)))
+
+    @property
     def pairs_per_setting(self) -> int:
-        return self.repeats * len(self.prompts)
+        """Pairs each setting gets at least (more while its interval is wide)."""
+        return self.min_rounds * len(self.prompts)
+
+    def swept_fields(self) -> tuple[str, ...]:
+        """The Setting fields this plan varies; only these are ever applied."""
+        return tuple(f for f, plan in _PLAN_FIELDS.items() if len(set(getattr(self, plan))) > 1)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -126,16 +185,49 @@ class SettingResult:
     def uplift(self) -> float:
         return float(self.summary.get("uplift") or 0.0)
 
-    def row(self) -> dict[str, Any]:
+    @property
+    def interval(self) -> MedianInterval:
+        """The uplift's 95 % interval (a saved run from before intervals: its spread)."""
+        s = self.summary
+        spread = s.get("uplift_spread") or [self.uplift, self.uplift]
+        low = s.get("uplift_low", spread[0])
+        high = s.get("uplift_high", spread[1])
+        level = s.get("uplift_interval_level")
+        return MedianInterval(
+            self.uplift,
+            float(low if low is not None else self.uplift),
+            float(high if high is not None else self.uplift),
+            float(level) if level is not None else 0.0,
+            len(s.get("pair_ratios") or []) or int(s.get("runs") or 0),
+        )
+
+    @property
+    def pays_off(self) -> bool:
+        return self.interval.excludes(1.0)
+
+    def row(self, pooled_baseline: float | None = None, pooled_runs: int = 0) -> dict[str, Any]:
+        """The figures shown and saved; `pooled_baseline` is the plain tok/s of every row
+        sharing this target setting (pooled_baselines), else this row's own."""
         s = self.summary
         c = s.get("cost_ratio")
+        interval = self.interval
+        own_runs = len(s.get("baseline_runs_tok_s") or []) or int(s.get("runs") or 0)
         return {
             **asdict(self.setting),
             "spec_tok_s": s.get("spec_tok_s"),
-            "baseline_tok_s": s.get("baseline_tok_s"),
+            "baseline_tok_s": pooled_baseline if pooled_baseline else s.get("baseline_tok_s"),
+            "baseline_runs": pooled_runs if pooled_baseline else own_runs,
             "uplift": s.get("uplift"),
-            "uplift_low": (s.get("uplift_spread") or [None, None])[0],
-            "uplift_high": (s.get("uplift_spread") or [None, None])[1],
+            "uplift_low": interval.low if s.get("uplift") is not None else None,
+            "uplift_high": interval.high if s.get("uplift") is not None else None,
+            "uplift_interval_level": s.get("uplift_interval_level"),
+            "pairs": interval.n,
+            "repeats": s.get("repeats"),
+            "interval_target_met": s.get("interval_target_met"),
+            "seconds": s.get("seconds"),
+            "spec_cv": s.get("spec_cv"),
+            "baseline_cv": s.get("baseline_cv"),
+            "remeasured": bool(s.get("remeasured")),
             "acceptance": s.get("acceptance"),
             "mean_accepted_length": s.get("mean_accepted_length"),
             "cost_ratio": c,
@@ -148,13 +240,93 @@ class SettingResult:
         }
 
 
-def best_result(results: list[SettingResult]) -> SettingResult | None:
+MIN_PAIRS = 6  # the fewest pairs whose ratios give a 95 % interval for their median
+
+
+def pooled_baselines(results: list[SettingResult]) -> dict[tuple[int], tuple[float, int]]:
+    """Per target setting: the median plain tok/s of all plain runs of the rows sharing
+    it, and how many runs that is."""
+    runs: dict[tuple[int], list[float]] = {}
+    for r in results:
+        rates = r.summary.get("baseline_runs_tok_s")
+        if rates is None and r.summary.get("baseline_tok_s"):
+            rates = [r.summary["baseline_tok_s"]]  # a run saved before pooling
+        runs.setdefault(r.setting.target_key(), []).extend(rates or [])
+    return {key: (statistics.median(v), len(v)) for key, v in runs.items() if v}
+
+
+def rows(results: list[SettingResult]) -> list[dict[str, Any]]:
+    """Every result's row, each with its target setting's pooled baseline."""
+    pooled = pooled_baselines(results)
+    out = []
+    for r in results:
+        baseline, n = pooled.get(r.setting.target_key(), (None, 0))
+        out.append(r.row(baseline, n))
+    return out
+
+
+def _top(results: list[SettingResult]) -> SettingResult | None:
     return max(results, key=lambda r: r.uplift, default=None)
 
 
+def _same_within_noise(a: MedianInterval, b: MedianInterval) -> bool:
+    return a.low <= b.median <= a.high and b.low <= a.median <= b.high
+
+
+def equal_within_noise(results: list[SettingResult]) -> list[SettingResult]:
+    """The highest-uplift setting and every other one the noise cannot tell from it:
+    each median inside the other's interval, paying off (or not) alike. Cheapest first.
+    When any setting pays off (interval above 1), only those compete: a higher median
+    whose interval reaches below 1 does not outrank a setting that surely gains."""
+    paying = [r for r in results if r.pays_off]
+    results = paying or results
+    top = _top(results)
+    if top is None:
+        return []
+    tied = [
+        r
+        for r in results
+        if r is top or (_same_within_noise(r.interval, top.interval) and r.pays_off == top.pays_off)
+    ]
+    return sorted(tied, key=lambda r: (r.setting.cost(), -r.uplift))
+
+
+def leading(results: list[SettingResult]) -> list[SettingResult]:
+    """Candidates to re-measure before naming a best: the top one and all whose
+    interval overlaps its interval."""
+    top = _top(results)
+    if top is None:
+        return []
+    return [r for r in results if r is top or overlaps(r.interval, top.interval)]
+
+
+def best_result(results: list[SettingResult]) -> SettingResult | None:
+    """The cheapest of the settings equal within noise to the highest uplift."""
+    tied = equal_within_noise(results)
+    return tied[0] if tied else None
+
+
 def pays_off(results: list[SettingResult]) -> bool:
+    """The best's 95 % interval lies above 1."""
     best = best_result(results)
-    return best is not None and best.uplift > PAYS_OFF_ABOVE
+    return best is not None and best.pays_off
+
+
+def _interval_text(result: SettingResult) -> str:
+    i = result.interval
+    level = "95 %" if i.met_level else f"{i.level:.0%} (too few pairs for 95 %)"
+    return f"{level} interval {i.low:.2f}-{i.high:.2f}x"
+
+
+def _tie_text(results: list[SettingResult]) -> str:
+    tied = equal_within_noise(results)
+    if len(tied) < 2:
+        return ""
+    others = ", ".join(f"d={r.setting.draft_length}" for r in tied[1:])
+    return (
+        f" {others} measured the same within noise; the cheaper "
+        f"(shorter draft, fewer threads) is named."
+    )
 
 
 def verdict_sentence(results: list[SettingResult]) -> str:
@@ -166,7 +338,8 @@ def verdict_sentence(results: list[SettingResult]) -> str:
     if pays_off(results):
         return (
             f"Speculation pays off: best {best.setting.label()} runs {best.uplift:.2f}x "
-            f"plain decoding (acceptance {row['acceptance']:.2f})." + _verify_limit(best)
+            f"plain decoding ({_interval_text(best)}, above 1; "
+            f"acceptance {row['acceptance']:.2f})." + _tie_text(results) + _verify_limit(best)
         )
     c, acceptance = row["cost_ratio"], row["acceptance"]
     need = row["break_even_acceptance"]
@@ -175,16 +348,18 @@ def verdict_sentence(results: list[SettingResult]) -> str:
             f"the draft costs about as much as the target (c = {c:.2f}), so even perfect "
             "acceptance cannot win"
         )
-    elif need is not None and acceptance is not None:
+    elif need is not None and acceptance is not None and acceptance < need:
         why = (
             f"acceptance {acceptance:.2f} is below the {need:.2f} needed to gain anything "
             f"at c = {c:.2f}"
         )
+    elif best.uplift > 1.0:
+        why = "no setting beat plain decoding by more than the noise"
     else:
         why = "no setting beat plain decoding"
     return (
-        f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x."
-        + _verify_limit(best)
+        f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x "
+        f"({_interval_text(best)}, not above 1)." + _verify_limit(best)
     )
 
 
@@ -302,8 +477,16 @@ class TuneRun:
             "packs": self.packs,
             "started": self.started,
             "cancelled": self.cancelled,
-            "results": [{**r.row(), "summary": r.summary} for r in self.results],
-            "best": {**best.row(), "label": best.setting.label()} if best else None,
+            "results": [
+                {**row, "summary": r.summary}
+                for row, r in zip(rows(self.results), self.results, strict=True)
+            ],
+            "best": (
+                {**rows(self.results)[self.results.index(best)], "label": best.setting.label()}
+                if best
+                else None
+            ),
+            "equal_within_noise": [r.setting.label() for r in equal_within_noise(self.results)],
             "pays_off": self.pays_off,
             "verdict": self.verdict(),
             "cannot_pay": self.cannot_pay,
@@ -329,11 +512,11 @@ class TuneRun:
 
     def csv_text(self) -> str:
         out = io.StringIO()
-        rows = [r.row() for r in self.results]
-        if rows:
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        table = rows(self.results)
+        if table:
+            writer = csv.DictWriter(out, fieldnames=list(table[0]))
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(table)
         return out.getvalue()
 
     def save(self, path: Path) -> None:

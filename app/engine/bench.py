@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.bench import RunPair, summarize
+from app.core.bench import RunPair, combine_runs, summarize
 from app.core.errors import SpeculationCannotPay
 from app.core.metrics import DecodeStats
 from app.core.verify_agreement import annotate
@@ -32,6 +33,11 @@ class BenchPlan:
     runs: int = 3  # measured pairs per prompt
     prompts: tuple[str, ...] = (DEFAULT_PROMPT,)
     warmup: bool = True
+    # > 0: each run repeats its generation until it has decoded about this long.
+    min_run_seconds: float = 0.0
+
+
+MAX_GENERATIONS_PER_RUN = 64
 
 
 class BenchCancelled(Exception):
@@ -80,16 +86,39 @@ def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
     annotate(summary, client.run("agreement"))
 
 
+def warm_up(client: EngineClient, plan: BenchPlan) -> int:
+    """One unmeasured run of each mode on the loaded configuration; returns how many
+    generations make one run last `plan.min_run_seconds` (1 when that is 0)."""
+    seconds = [
+        _generate(client, plan.prompts[0], plan.tokens, mode)[0].decode_seconds
+        for mode in ("plain", "speculative")
+    ]
+    if plan.min_run_seconds <= 0:
+        return 1
+    shortest = max(min(seconds), 1e-6)
+    return max(1, min(MAX_GENERATIONS_PER_RUN, math.ceil(plan.min_run_seconds / shortest)))
+
+
+def _run(
+    client: EngineClient, prompt: str, tokens: int, mode: str, generations: int
+) -> tuple[DecodeStats, list[list[int]]]:
+    runs = [_generate(client, prompt, tokens, mode) for _ in range(generations)]
+    return combine_runs([stats for stats, _ in runs]), [ids for _, ids in runs]
+
+
 def run_pairs(
     client: EngineClient,
     plan: BenchPlan,
     cancelled: Callable[[], bool] = lambda: False,
     progress: Callable[[int, int], None] | None = None,
+    generations: int | None = None,
 ) -> list[RunPair]:
-    """Interleaved plain/speculative pairs over every prompt (the pair must be loaded)."""
+    """Interleaved plain/speculative pairs over every prompt (the pair must be loaded).
+    Each run is `generations` back-to-back generations (from the warm-up when None)."""
     if plan.warmup:
-        _generate(client, plan.prompts[0], plan.tokens, "plain")
-        _generate(client, plan.prompts[0], plan.tokens, "speculative")
+        wanted = warm_up(client, plan)
+        generations = generations or wanted
+    generations = generations or 1
     pairs: list[RunPair] = []
     total = plan.runs * len(plan.prompts)
     for _ in range(plan.runs):
@@ -99,7 +128,7 @@ def run_pairs(
             # Alternate which mode goes first so neither always gets the warmer caches.
             first = len(pairs) % 2 == 0
             order = ("plain", "speculative") if first else ("speculative", "plain")
-            results = {mode: _generate(client, prompt, plan.tokens, mode) for mode in order}
+            results = {mode: _run(client, prompt, plan.tokens, mode, generations) for mode in order}
             base, base_tokens = results["plain"]
             spec, spec_tokens = results["speculative"]
             pairs.append(RunPair(base, spec, base_tokens == spec_tokens))

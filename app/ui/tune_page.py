@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -33,6 +34,7 @@ from app.core.errors import DraftDeckError, SpeculationCannotPay
 from app.core.recipe_schema import physical_cores
 from app.core.tune import (
     DEFAULT_PROMPTS,
+    Setting,
     SettingResult,
     SweepPlan,
     TuneRun,
@@ -40,11 +42,18 @@ from app.core.tune import (
     new_run_path,
     plan_for,
     recipe_defaults,
+    rows,
     runs_dir,
 )
-from app.core.tune_apply import Snapshot, apply_setting, restore
+from app.core.tune_apply import (
+    Snapshot,
+    apply_refusal,
+    apply_setting,
+    planned_changes,
+    restore,
+)
 from app.ui.background import run_in_background
-from app.ui.dialogs import show_error
+from app.ui.dialogs import ask, show_error
 from app.ui.pair_selection import PairSelection
 from app.ui.table_model import ColumnsModel, Index
 
@@ -59,8 +68,10 @@ class ResultsModel(ColumnsModel):
         "Memory",
         "Target threads",
         "Spec tok/s",
-        "Plain tok/s",
-        "Uplift",
+        "Plain tok/s (pooled)",
+        "Uplift (median of pairs)",
+        "95 % interval",
+        "Pairs",
         "Acceptance",
         "Mean length",
         "c",
@@ -78,6 +89,8 @@ class ResultsModel(ColumnsModel):
         "spec_tok_s",
         "baseline_tok_s",
         "uplift",
+        "uplift_interval",
+        "pairs",
         "acceptance",
         "mean_accepted_length",
         "cost_ratio",
@@ -93,13 +106,41 @@ class ResultsModel(ColumnsModel):
         self._rows: list[dict[str, Any]] = []
         self.best: SettingResult | None = None
 
+    HEADER_TIPS: ClassVar[dict[str, str]] = {
+        "baseline_tok_s": (
+            "Plain decoding depends only on the target's settings: the median of the plain "
+            "runs of every row with these target settings (the same for all of them)"
+        ),
+        "uplift": (
+            "The median of per-pair ratios (each speculative run over the plain run beside "
+            "it), not Spec tok/s over Plain tok/s: pairing cancels a busy machine's drift"
+        ),
+        "uplift_interval": (
+            "95 % interval of the uplift (distribution-free, from order statistics); "
+            "speculation pays off only when it lies above 1. Marked * when the setting's "
+            "interval target was not met within its time budget"
+        ),
+        "pairs": "Interleaved plain/speculative run pairs measured; r = re-measured fresh",
+    }
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.ToolTipRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self.KEYS)
+        ):
+            return self.HEADER_TIPS.get(self.KEYS[section])
+        return super().headerData(section, orientation, role)
+
     def row_total(self) -> int:
         return len(self.results)
 
     def set_results(self, results: list[SettingResult]) -> None:
         self.beginResetModel()
         self.results = list(results)
-        self._rows = [r.row() for r in self.results]
+        self._rows = rows(self.results)
         self.best = best_result(self.results)
         self.endResetModel()
 
@@ -109,8 +150,15 @@ class ResultsModel(ColumnsModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.valid(index):
             return None
-        value = self._rows[index.row()][self.KEYS[index.column()]]
+        key = self.KEYS[index.column()]
+        row = self._rows[index.row()]
+        value = row["uplift_low"] if key == "uplift_interval" else row[key]
         is_best = self.results[index.row()] is self.best
+        if role == Qt.ItemDataRole.DisplayRole:
+            if key == "uplift_interval":
+                return format_interval(row)
+            if key == "pairs":
+                return f"{value}{' r' if row['remeasured'] else ''}"
         if role == SORT_ROLE:
             return value if value is not None else -1
         if role == Qt.ItemDataRole.BackgroundRole and is_best:
@@ -120,8 +168,10 @@ class ResultsModel(ColumnsModel):
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
-            if self.KEYS[index.column()] == "verify_agreement":
+            if key == "verify_agreement":
                 return self.results[index.row()].summary.get("verify_note")
+            if key in self.HEADER_TIPS:
+                return self.HEADER_TIPS[key]
             return "Best setting" if is_best else None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
@@ -130,8 +180,19 @@ class ResultsModel(ColumnsModel):
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, float):
-            return f"{value:.1f}" if "tok_s" in self.KEYS[index.column()] else f"{value:.3f}"
+            if "tok_s" in key:
+                return f"{value:,.1f}"
+            return f"{value:.2f}x" if key == "uplift" else f"{value:.3f}"
         return str(value)
+
+
+def format_interval(row: dict[str, Any]) -> str:
+    """ "1.42-1.61x", with "*" when the interval target was not met in the budget."""
+    low, high = row.get("uplift_low"), row.get("uplift_high")
+    if low is None or high is None:
+        return "—"
+    unmet = "*" if row.get("interval_target_met") is False else ""
+    return f"{low:.2f}-{high:.2f}x{unmet}"
 
 
 class _Signals(QObject):
@@ -165,6 +226,19 @@ class TunePage(QWidget):
         self.memories = {m: QCheckBox(m) for m in ("low", "normal")}
         self.tokens = self._spin(16, 4096, 96)
         self.repeats = self._spin(1, 10, 1)
+        self.budget = self._spin(1, 600, 20)
+        self.budget.setToolTip(
+            "Seconds a setting may take: rounds continue until its uplift's 95 % interval "
+            "is within +-5 % or this is spent"
+        )
+        self.min_run = QDoubleSpinBox()
+        self.min_run.setRange(0.0, 10.0)
+        self.min_run.setSingleStep(0.1)
+        self.min_run.setValue(0.5)
+        self.min_run.setToolTip(
+            "Each run repeats its generation until it has decoded this long: shorter runs "
+            "measure the timer more than the decoder"
+        )
         self.prompts = QPlainTextEdit("\n\n".join(DEFAULT_PROMPTS))
         self.prompts.setToolTip(
             "The prompts every setting is measured on, separated by an empty line"
@@ -214,6 +288,10 @@ class TunePage(QWidget):
         form.addWidget(self.tokens, 5, 1)
         form.addWidget(QLabel("Repeats"), 5, 2)
         form.addWidget(self.repeats, 5, 3)
+        form.addWidget(QLabel("Seconds a setting"), 6, 0)
+        form.addWidget(self.budget, 6, 1)
+        form.addWidget(QLabel("Min s a run"), 6, 2)
+        form.addWidget(self.min_run, 6, 3)
         presets = QHBoxLayout()
         for button in (self.quick_button, self.thorough_button):
             presets.addWidget(button)
@@ -235,7 +313,9 @@ class TunePage(QWidget):
         self.table.setSortingEnabled(True)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.chart = pg.PlotWidget(title="Uplift by draft length")
+        self.chart = pg.PlotWidget(
+            title="Uplift by draft length (median of pairs; bars: 95 % interval)"
+        )
         self.chart.setLabel("bottom", "draft length d")
         self.chart.setLabel("left", "uplift over plain decoding", units="x")
         self.chart.addLegend()
@@ -342,6 +422,8 @@ class TunePage(QWidget):
             box.setChecked(name in plan.draft_memories)
         self.tokens.setValue(plan.tokens)
         self.repeats.setValue(plan.repeats)
+        self.budget.setValue(round(plan.budget_seconds))
+        self.min_run.setValue(plan.min_run_seconds)
 
     def current_plan(self) -> SweepPlan:
         def span(low: QSpinBox, high: QSpinBox) -> tuple[int, ...]:
@@ -358,6 +440,8 @@ class TunePage(QWidget):
             prompts=prompts or DEFAULT_PROMPTS,
             tokens=self.tokens.value(),
             repeats=self.repeats.value(),
+            budget_seconds=float(self.budget.value()),
+            min_run_seconds=self.min_run.value(),
         )
 
     # -- running ---------------------------------------------------------------------------
@@ -438,9 +522,7 @@ class TunePage(QWidget):
         self._draw_chart()
         stopped = " (cancelled; partial results)" if run.cancelled else ""
         self.verdict.setText(run.verdict() + stopped)
-        self.apply_button.setEnabled(
-            best_result(run.results) is not None and run.cannot_pay is None
-        )
+        self._update_apply(run)
         self.refresh_past()
 
     def _on_failed(self, error: Exception) -> None:
@@ -493,12 +575,9 @@ class TunePage(QWidget):
                         best_per_d[d] = r
                 xs = np.array(sorted(best_per_d), dtype=float)
                 ys = np.array([best_per_d[int(x)].uplift for x in xs])
-                spreads = [
-                    best_per_d[int(x)].summary.get("uplift_spread") or [y, y]
-                    for x, y in zip(xs, ys, strict=True)
-                ]
-                low = ys - np.array([s[0] for s in spreads])
-                high = np.array([s[1] for s in spreads]) - ys
+                intervals = [best_per_d[int(x)].interval for x in xs]
+                low = ys - np.array([i.low for i in intervals])
+                high = np.array([i.high for i in intervals]) - ys
                 pen = pg.mkPen(colours[i % len(colours)], width=2, style=style)
                 self.chart.plot(
                     xs,
@@ -512,20 +591,60 @@ class TunePage(QWidget):
                     pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=0.15, pen=pen)
                 )
 
+    def apply_refusal(self, run: TuneRun) -> str | None:
+        """Why Apply Best is off for this run (None: it may be applied)."""
+        try:
+            current = recipe_defaults(Path(run.target), Path(run.draft))
+        except (OSError, DraftDeckError) as exc:
+            return f"the pair's recipes cannot be read: {exc}"
+        return apply_refusal(run, current)
+
+    def _update_apply(self, run: TuneRun) -> None:
+        refusal = self.apply_refusal(run)
+        self.apply_button.setEnabled(refusal is None)
+        self.apply_button.setToolTip(
+            "Shows what it will change, then writes the best's swept keys"
+            if refusal is None
+            else f"Not applied: {refusal}."
+        )
+        if refusal is not None and run.results and run.cannot_pay is None:
+            self.verdict.setText(f"{self.verdict.text()} Apply Best is off: {refusal}.")
+
     def apply_best(self) -> None:
+        """Show the changes (key: old → new per file); on consent, write them."""
         best = best_result(self.model.results)
         if best is None or self.run is None:
             return
+        run = self.run
+        refusal = self.apply_refusal(run)
+        if refusal is not None:
+            self.verdict.setText(f"Not applied: {refusal}.")
+            return
         # The pair the run measured, not whatever is selected now.
-        target, draft = Path(self.run.target), Path(self.run.draft)
+        target, draft = Path(run.target), Path(run.draft)
+        fields = run.plan.swept_fields()
+        changes = planned_changes(best.setting, target, draft, fields)
+        if not changes:
+            self.verdict.setText("Nothing to change: the recipes already have these values.")
+            return
+        listing = "\n".join(c.text() for c in changes)
+        self.confirm_box = ask(
+            self,
+            "Apply Best",
+            f"Apply {best.setting.label()}? These keys change:\n\n{listing}",
+            "Apply",
+            lambda: self._apply(best.setting, target, draft, fields),
+        )
+
+    def _apply(self, setting: Setting, target: Path, draft: Path, fields: tuple[str, ...]) -> None:
         try:
-            self._undo = apply_setting(best.setting, target, draft)
+            self._undo = apply_setting(setting, target, draft, fields)
         except DraftDeckError as exc:
             show_error(self, "Could not apply", str(exc))
             return
         self.undo_button.setEnabled(True)
         self.verdict.setText(
-            f"Applied {best.setting.label()} to the recipes; Chat and the phone push use it now."
+            f"Applied {setting.label()} to the recipes; Chat and the phone push use it now."
         )
 
     def undo_apply(self) -> None:
@@ -556,7 +675,7 @@ class TunePage(QWidget):
         self.model.set_results(run.results)
         self._draw_chart()
         self.verdict.setText(f"{path.stem}: {run.verdict()}")
-        self.apply_button.setEnabled(bool(run.results) and run.cannot_pay is None)
+        self._update_apply(run)
         return run
 
     def open_selected(self) -> None:
