@@ -12,11 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.core.errors import EngineError
 from app.core.metrics import DecodeStats
+from app.core.recipe_file import draft_settings
 from app.engine.decoder import Decoder
+from app.engine.mnn_llm import MnnLlm
 from app.engine.session import Session
 
 NORMAL = {"memory": "normal", "thread_num": 1}
@@ -101,6 +104,98 @@ def test_noisy_draft_is_partly_accepted_and_still_lossless(
     assert 0.2 < spec.stats.acceptance < 0.99
     assert spec.tokens == plain.tokens
     _check_counts(spec.stats, _flags(spec_run["events"]))
+
+
+def _truth(target: MnnLlm, prompt: list[int], count: int) -> list[int]:
+    """The target's own greedy tokens after the prompt, one forward per token."""
+    target.begin_prefill()
+    tokens = [int(np.argmax(target.forward(prompt)[-1]))]
+    while len(tokens) < count:
+        tokens.append(int(np.argmax(target.forward([tokens[-1]])[-1])))
+    return tokens
+
+
+def _reference_counts(
+    draft: MnnLlm, prompt: list[int], truth: list[int], d: int, max_tokens: int
+) -> dict[str, Any]:
+    """Speculative decoding's counts, worked out from the draft's own greedy proposals
+    and the target's tokens: per round, how long a prefix of the d proposals matches."""
+    draft.begin_prefill()
+    draft.forward(prompt)
+    out = [truth[0]]  # the first token comes from the target's prefill, outside any round
+    counts: dict[str, Any] = {"rounds": 0, "drafted": 0, "accepted": 0, "from_draft": 0}
+    reached, accepted = [0] * d, [0] * d
+    while len(out) < max_tokens:
+        seq = prompt + out
+        for token in seq[len(draft.kv_tokens) :]:  # what the draft has not seen, a step each
+            rows = draft.forward([token])
+        proposal: list[int] = []
+        for i in range(d):
+            proposal.append(int(np.argmax(rows[-1])))
+            if i < d - 1:
+                rows = draft.forward([proposal[-1]])
+        draft.truncate(len(seq))  # only the true tokens stay
+        pos = len(out)
+        n = 0
+        while n < d and proposal[n] == truth[pos + n]:
+            n += 1
+        emitted = min(n + 1, max_tokens - pos)  # the matches and the target's own token
+        counts["rounds"] += 1
+        counts["drafted"] += d
+        counts["accepted"] += n
+        counts["from_draft"] += min(n, emitted)
+        for i in range(min(n + 1, d)):
+            reached[i] += 1
+        for i in range(n):
+            accepted[i] += 1
+        out.extend(truth[pos : pos + emitted])
+    counts.update(tokens=out, position_reached=reached, position_accepted=accepted)
+    return counts
+
+
+def test_partial_acceptance_matches_a_step_by_step_reference(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    d, max_tokens = 3, 120
+    _load(session, fixture_bundle, "qwen3-draft-noisy", d)
+    session.reset()
+    prompt, _ = session.prompt_ids({"prompt": PROMPT})
+    spec = session.generate(
+        {
+            "prompt_ids": prompt,
+            "max_tokens": max_tokens,
+            "mode": "speculative",
+            "ignore_stop": True,
+        },
+        lambda _event: None,
+        lambda: False,
+    )
+    session.unload()
+
+    target_path, draft_path = fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-noisy")
+    target = MnnLlm(target_path, dict(NORMAL))
+    try:
+        truth = _truth(target, prompt, max_tokens + d)
+    finally:
+        target.close()
+    draft = MnnLlm(draft_path, draft_settings(draft_path, dict(NORMAL)))
+    try:
+        ref = _reference_counts(draft, prompt, truth, d, max_tokens)
+    finally:
+        draft.close()
+
+    assert 0 < ref["accepted"] < ref["drafted"]  # the noisy draft is partly right
+    stats = spec.stats
+    assert spec.tokens == ref["tokens"] == truth[:max_tokens]
+    assert (stats.rounds, stats.drafted, stats.accepted, stats.from_draft) == (
+        ref["rounds"],
+        ref["drafted"],
+        ref["accepted"],
+        ref["from_draft"],
+    )
+    assert stats.position_reached == ref["position_reached"]
+    assert stats.position_accepted == ref["position_accepted"]
+    assert stats.acceptance == ref["accepted"] / ref["drafted"]
 
 
 def test_independent_draft_is_rejected(session: Session, fixture_bundle: Fixture) -> None:

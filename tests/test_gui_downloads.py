@@ -124,7 +124,7 @@ def test_pause_and_cancel_buttons(window: MainWindow, qtbot: QtBot, hub: FakeHub
     page.cancel_button.click()
     qtbot.waitUntil(
         lambda: not any(p.name.startswith(".download-") for p in window.library.root.iterdir()),
-        timeout=5000,
+        timeout=30_000,
     )
     page.clear_button.click()
     assert page.queue_model.rowCount() == 0

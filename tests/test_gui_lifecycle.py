@@ -62,17 +62,17 @@ def test_closing_does_not_wait_for_a_hub_that_never_answers(tmp_path: Path) -> N
         HubConfig(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}", token=False),
     )
     manager.submit(job)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a guard against a hang, not a speed limit
     while job.status().state != PLANNING:  # now waiting for the model info, forever
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    started = time.monotonic()
     manager.shutdown(timeout=1.0)
-    assert time.monotonic() - started < 2.0
+    # It came back while its worker is still stuck on the silent Hub: it did not wait.
+    workers = [t for t in threading.enumerate() if t.name.startswith("download")]
+    assert any(t.is_alive() for t in workers)
     silent.close()  # let the stuck request fail so its thread ends
-    for thread in threading.enumerate():
-        if thread.name.startswith("download"):
-            thread.join(30)
+    for thread in workers:
+        thread.join(30)
 
 
 def test_closing_mid_sweep_stops_the_sweep_and_its_worker(qtbot: QtBot, bundle_copy: Copy) -> None:
@@ -100,6 +100,8 @@ def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -
     win.show_page("tune")
     page = win.tune_page
     page.tokens.setValue(32)
+    page.budget.setValue(1)  # which pair gets the result is the subject, not the figures
+    page.min_run.setValue(0.0)
     page.prompts.setPlainText("Tell me about rivers.")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
@@ -109,12 +111,22 @@ def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -
     assert not page.start_button.isEnabled()  # one sweep at a time
     qtbot.waitUntil(lambda: page.cancel_button.isEnabled() is False, timeout=120_000)
     other = (root / "qwen3-target" / "config.json").read_text()
+    measured = (root / "fast-target" / "config.json").read_text()
+    assert page.run is not None and page.run.target == str(root / "fast-target")
+    refusal = page.apply_refusal(page.run)  # whether the figures allow it is measured
     page.apply_button.click()
+    if refusal is None:
+        box = page.confirm_box
+        assert str(Path("fast-target") / "config.json") in box.text()
+        assert "qwen3-target" not in box.text()
+        next(b for b in box.buttons() if b.text() == "Apply").click()
+        best = page.model.best
+        assert best is not None
+        applied = json.loads((root / "fast-target" / "config.json").read_text())
+        assert applied["draft_predict_length"] == best.setting.draft_length
+    else:
+        assert (root / "fast-target" / "config.json").read_text() == measured
     assert (root / "qwen3-target" / "config.json").read_text() == other
-    best = page.model.best
-    assert best is not None
-    applied = json.loads((root / "fast-target" / "config.json").read_text())
-    assert applied["draft_predict_length"] == best.setting.draft_length
     win.close()
     wait_for_background()
 

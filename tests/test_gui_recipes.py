@@ -98,7 +98,7 @@ def test_form_and_json_stay_in_sync(window: MainWindow) -> None:
 def test_json_view_updates_by_itself_after_typing(window: MainWindow, qtbot: QtBot) -> None:
     editor = _draft(window)
     editor.json_edit.setPlainText(editor.json_edit.toPlainText().replace('"low"', '"high"', 1))
-    qtbot.waitUntil(lambda: _combo(editor, "precision").currentText() == "high", timeout=3000)
+    qtbot.waitUntil(lambda: _combo(editor, "precision").currentText() == "high", timeout=30_000)
 
 
 def test_undo_and_redo(window: MainWindow) -> None:

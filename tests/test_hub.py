@@ -182,12 +182,12 @@ def test_cancel_leaves_nothing_and_pause_resumes(hub: FakeHub, library: Path) ->
         job = _job(hub, library)
         thread = threading.Thread(target=job.run)
         thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a guard against a hang, not a speed limit
         while job.status().done_bytes < 20_000 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert job.status().done_bytes >= 20_000, "the download never got going"
         getattr(job, action)()
-        thread.join(10)
+        thread.join(60)
         assert job.status().state == expected
         assert Library(load_settings(), save_settings).scan() == []
         assert staging_dir(library, REPO).exists() == (action == "pause")
@@ -287,13 +287,9 @@ def test_progress_per_file_and_overall(hub: FakeHub, library: Path, big: bytes) 
     assert middle.done_bytes >= middle.file_done and middle.total_bytes > BIG_SIZE
     assert any(s.speed > 0 for s in seen)
     assert any(s.eta_seconds for s in seen)
-    # The figures are true: bytes only grow, the speed is about the server's cap, and
-    # the time left is what is left over that speed.
+    # Bytes only grow and the speed never beats the server's cap (a busy machine can only
+    # make it slower: no lower bound). Speed and time left by hand, on a fake clock, in
+    # test_job_cells.py.
     assert all(a.done_bytes <= b.done_bytes for a, b in itertools.pairwise(seen))
     speeds = sorted(s.speed for s in seen if s.speed)
-    assert (
-        0.1 * hub.throttle_bytes_per_s < speeds[len(speeds) // 2] < 1.5 * hub.throttle_bytes_per_s
-    )
-    for s in seen:
-        if s.eta_seconds is not None:
-            assert s.eta_seconds == pytest.approx((s.total_bytes - s.done_bytes) / s.speed)
+    assert speeds[len(speeds) // 2] < 1.5 * hub.throttle_bytes_per_s

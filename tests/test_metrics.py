@@ -32,7 +32,7 @@ def test_rounds_add_up_by_hand() -> None:
     assert s.position_reached == [4, 3, 2] and s.position_accepted == [3, 2, 1]
     assert s.per_position_acceptance == [0.75, 2 / 3, 0.5]
     assert s.mean_accepted_length == 8 / 4
-    assert s.tok_s == 8 / 2.0
+    assert s.tok_s == 4.0  # 8 decoded tokens (the first one is prefill's) in 2 s
     assert DecodeStats.from_json(s.to_json()).to_json() == s.to_json()
 
 
@@ -41,12 +41,36 @@ def test_speedup_formulas() -> None:
     assert expected_speedup(1.0, 3, 0.0) == 4.0
     # Nothing accepted: one token per round and the draft cost on top.
     assert math.isclose(expected_speedup(0.0, 3, 0.1), 1 / 1.3)
-    assert predicted_speedup(4.0, 0.010, 0.003, 0.012) == 4.0 * 0.010 / 0.015
-    # An identical-cost draft (c = 1) can never pay off.
-    assert break_even_acceptance(3, 1.0) is None
-    threshold = break_even_acceptance(3, 0.1)
-    assert threshold is not None and 0 < threshold < 1
-    assert math.isclose(expected_speedup(threshold, 3, 0.1), 1.0, rel_tol=1e-4)
+    # d = 2, a = 0.5, free draft: 1 + 0.5 + 0.25 tokens per round.
+    assert math.isclose(expected_speedup(0.5, 2, 0.0), 1.75)
+    # d = 1, c = 0.5, a = 0.8: (1 + 0.8) / 1.5.
+    assert math.isclose(expected_speedup(0.8, 1, 0.5), 1.2)
+    # 3 tokens a round, 10 ms per plain step, 5 + 10 ms per round: 30 ms of work in 15 ms.
+    assert math.isclose(predicted_speedup(3.0, 0.010, 0.005, 0.010), 2.0)
+    assert math.isclose(predicted_speedup(4.0, 0.010, 0.003, 0.012), 0.040 / 0.015)
+    # 1.5 tokens a round for 20 ms of work where plain needs 15 ms: slower.
+    assert math.isclose(predicted_speedup(1.5, 0.010, 0.008, 0.012), 0.75)
+
+
+@pytest.mark.parametrize(
+    ("d", "c", "truth"),
+    [
+        (1, 0.5, 0.5),  # (1 + a) / 1.5 > 1  iff  a > 0.5
+        (2, 0.25, (math.sqrt(3) - 1) / 2),  # (1 + a + a^2) / 1.5 = 1: a^2 + a - 0.5 = 0
+        (1, 0.0, 0.0),  # a free draft pays off with any acceptance at all
+        (2, 0.5, (math.sqrt(5) - 1) / 2),  # (1 + a + a^2) / 2 = 1: a^2 + a - 1 = 0
+    ],
+)
+def test_break_even_by_hand(d: int, c: float, truth: float) -> None:
+    threshold = break_even_acceptance(d, c)
+    assert threshold is not None
+    assert threshold == pytest.approx(truth, abs=1e-5)
+
+
+def test_break_even_never_when_the_draft_costs_a_target_step() -> None:
+    assert break_even_acceptance(3, 1.0) is None  # d + 1 tokens for d + 1 steps at best
+    assert break_even_acceptance(1, 1.0) is None
+    assert break_even_acceptance(2, 0.6) is not None  # 3 tokens for 2.2 steps at best
 
 
 def _stats(

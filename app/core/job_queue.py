@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import ClassVar, Generic, Protocol, TypeVar
@@ -52,10 +53,10 @@ class TrackedJob(Generic[S]):
 
     finished_states: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, status: S) -> None:
+    def __init__(self, status: S, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._status = status
-        self._meter = SpeedMeter()
+        self._meter = SpeedMeter(clock=clock)  # the clock behind `speed` (tests fake it)
 
     def status(self) -> S:
         with self._lock:

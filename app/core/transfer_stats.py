@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 SPEED_WINDOW = 3.0  # seconds of samples behind the speed figure
 
@@ -16,8 +17,11 @@ class SpeedMeter:
     """Bytes per second over the last few seconds (not since the start, which would
     hide a stall behind an early burst). Not thread-safe: callers hold their lock."""
 
-    def __init__(self, window: float = SPEED_WINDOW) -> None:
+    def __init__(
+        self, window: float = SPEED_WINDOW, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.window = window
+        self.clock = clock  # seconds; tests drive a fake one
         self._samples: list[tuple[float, int]] = []
 
     def reset(self) -> None:
@@ -25,7 +29,7 @@ class SpeedMeter:
 
     def add(self, done: int, now: float | None = None) -> float:
         """Record that `done` bytes are done by now; return the current speed."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         self._samples.append((now, done))
         while self._samples and now - self._samples[0][0] > self.window:
             self._samples.pop(0)

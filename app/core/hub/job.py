@@ -9,6 +9,7 @@ Pause keeps the staging folder (a later run resumes); cancel removes it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         include_all: bool = False,
         free_bytes: Callable[[Path], int] | None = None,
         margin: Callable[[int], int] = disk_margin,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.repo_id = repo_id
         self.library = library
@@ -69,7 +71,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         self.include_all = include_all
         self._free_bytes = free_bytes or (lambda p: int(psutil.disk_usage(str(p)).free))
         self._margin = margin
-        super().__init__(JobStatus(repo_id))
+        super().__init__(JobStatus(repo_id), clock)  # the clock behind speed and ETA
         self._stop: str | None = None  # PAUSED or CANCELLED once asked
 
     # -- control and observation (any thread) -------------------------------------------------
