@@ -53,8 +53,8 @@ def bundles_dir() -> Path:
 
 
 def _check_bundles(folder: Path) -> str:
-    from app.core.bundle import read_bundle
-    from app.core.compat import assess
+    from app.core.pack.bundle import read_bundle
+    from app.core.pack.compat import assess
 
     target, draft = read_bundle(folder / TARGET), read_bundle(folder / DRAFT)
     verdict = assess(target, draft)
@@ -83,7 +83,7 @@ def _open_window() -> str:
 
 
 def _generate(folder: Path) -> str:
-    from app.core.errors import EngineError
+    from app.core.infra.errors import EngineError
 
     try:
         return _speculate(folder)
@@ -94,7 +94,7 @@ def _generate(folder: Path) -> str:
 
 
 def _speculate(folder: Path) -> str:
-    from app.engine.client import EngineClient
+    from app.engine.client.engine_client import EngineClient
 
     with EngineClient() as client:
         client.run("load", target=str(folder / TARGET), draft=str(folder / DRAFT))
@@ -124,8 +124,8 @@ def _mnn_version() -> str:
 def _find_adb() -> str:
     import subprocess
 
+    from app.core.infra.processes import no_window_flags
     from app.core.phone.adb import adb_executable, bundled_adb
-    from app.core.processes import no_window_flags
 
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root and sys.platform.startswith("linux"):

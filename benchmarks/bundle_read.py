@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.bundle import read_bundle  # noqa: E402
+from app.core.pack.bundle import read_bundle  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "bundles" / "qwen3-target"
 BIG = 4 << 30

@@ -42,7 +42,7 @@ def _summary(name: str, millis: list[float]) -> str:
 
 
 def engine_stops(runs: int) -> list[float]:
-    from app.engine.client import EngineClient
+    from app.engine.client.engine_client import EngineClient
 
     millis = []
     with EngineClient() as client:

@@ -28,12 +28,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.bench import RunPair, summarize  # noqa: E402
-from app.engine.client import EngineClient  # noqa: E402
-from app.engine.decoder import Decoder  # noqa: E402
-from app.engine.mnn_llm import MnnLlm  # noqa: E402
-from app.engine.session import Session  # noqa: E402
-from app.engine.worker import claim_stdout  # noqa: E402
+from app.core.measure.bench import RunPair, summarize  # noqa: E402
+from app.engine.client.engine_client import EngineClient  # noqa: E402
+from app.engine.worker.decoder import Decoder  # noqa: E402
+from app.engine.worker.mnn_llm import MnnLlm  # noqa: E402
+from app.engine.worker.server import claim_stdout  # noqa: E402
+from app.engine.worker.session import Session  # noqa: E402
 
 PAIR = ROOT / "benchmarks" / ".cache" / "pair"
 PROMPT = "Explain, step by step, how a refrigerator keeps food cold, for a curious child."

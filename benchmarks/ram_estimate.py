@@ -1,4 +1,4 @@
-"""The RAM estimate (app/core/ram_estimate.py) against the engine worker's real memory.
+"""The RAM estimate (app/core/measure/ram_estimate.py) against the engine worker's real memory.
 
 For each pair found (the 16-layer hidden-512 bench pair from `make bench-pair`, and the
 Qwen3-0.6B-shaped real-tokenizer pair in benchmarks/.cache/real when it exists), under
@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.bundle import read_bundle  # noqa: E402
-from app.core.units import format_bytes  # noqa: E402
+from app.core.infra.units import format_bytes  # noqa: E402
+from app.core.pack.bundle import read_bundle  # noqa: E402
 from tests.helpers.worker_rss import measure_pair  # noqa: E402
 
 PAIRS = {

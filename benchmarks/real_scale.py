@@ -6,7 +6,7 @@ into benchmarks/.cache/real ({target, draft, draft-identical}; not committed).
 2. Measured vs predicted speculative speedup with the small draft.
 3. Load time and RSS of the pair through the engine worker vs MNN alone (each loaded
    in a fresh process, the figures read by psutil), under memory low and normal.
-4. Verify agreement (app/core/verify_agreement.py) and plain decode speed for MNN's
+4. Verify agreement (app/core/measure/verify_agreement.py) and plain decode speed for MNN's
    knobs that touch activation quantization: memory, dynamic_option, attention_mode,
    precision; identical-draft acceptance under the packs' default recipe (memory low)
    and under the best-agreeing low-memory candidate ("tuned").
@@ -31,12 +31,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.bundle import read_bundle  # noqa: E402
-from app.engine import agreement  # noqa: E402
-from app.engine.decoder import Decoder  # noqa: E402
-from app.engine.mnn_llm import MnnLlm  # noqa: E402
-from app.engine.session import AGREEMENT_PROMPT  # noqa: E402
-from app.engine.worker import claim_stdout  # noqa: E402
+from app.core.pack.bundle import read_bundle  # noqa: E402
+from app.engine.worker import agreement  # noqa: E402
+from app.engine.worker.decoder import Decoder  # noqa: E402
+from app.engine.worker.mnn_llm import MnnLlm  # noqa: E402
+from app.engine.worker.server import claim_stdout  # noqa: E402
+from app.engine.worker.session import AGREEMENT_PROMPT  # noqa: E402
 from benchmarks.engine import bench_prediction, bench_python_vs_cpp  # noqa: E402
 
 PAIR = ROOT / "benchmarks" / ".cache" / "real"
@@ -63,7 +63,7 @@ before = proc.memory_info().rss
 started = time.perf_counter()
 if kind == "mnn":
     import MNN.llm
-    from app.engine.mnn_llm import runtime_config
+    from app.engine.worker.mnn_llm import runtime_config
     held = []
     for path in (target, draft):
         llm = MNN.llm.create(str(Path(path) / "config.json"))
@@ -72,7 +72,7 @@ if kind == "mnn":
         held.append(llm)
     rss = proc.memory_info().rss
 else:
-    from app.engine.client import EngineClient
+    from app.engine.client.engine_client import EngineClient
     client = EngineClient()
     client.start()
     worker = psutil.Process(client.pid)

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core import tokenizer_info  # noqa: E402
+from app.core.pack import tokenizer_info  # noqa: E402
 from tests.helpers.mtok import qwen3_shaped  # noqa: E402
 
 REALTOK = ROOT / "tests" / "fixtures" / "bundles" / "qwen3-realtok" / "tokenizer.mtok"

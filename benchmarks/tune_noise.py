@@ -26,10 +26,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.intervals import MedianInterval, overlaps  # noqa: E402
-from app.core.tune import TuneRun, best_result, plan_for, recipe_defaults, rows  # noqa: E402
-from app.engine.client import EngineClient  # noqa: E402
-from app.engine.tune_runner import run_sweep  # noqa: E402
+from app.core.measure.intervals import MedianInterval, overlaps  # noqa: E402
+from app.core.measure.tune import TuneRun, best_result, plan_for, recipe_defaults, rows  # noqa: E402
+from app.engine.client.engine_client import EngineClient  # noqa: E402
+from app.engine.client.tune_runner import run_sweep  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "bundles"
 DESKTOP_RECIPE = {"memory": "normal", "thread_num": 1}  # as tests/conftest.py

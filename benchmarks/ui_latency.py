@@ -42,7 +42,7 @@ def main() -> int:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.engine.client import EngineClient
+    from app.engine.client.engine_client import EngineClient
     from app.ui.application import create_main_window
     from app.ui.engine_bridge import READY
 

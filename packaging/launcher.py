@@ -1,7 +1,8 @@
 """The frozen app's entry point: the same `draftdeck` command as `python -m app`.
 
 In a frozen build there is no `python -m`: the engine worker is this executable run
-with `--engine-worker`, which `app.cli.main` handles first.
+with `--engine-worker`, handled here so that the command line never imports the
+worker side.
 """
 
 import multiprocessing
@@ -26,6 +27,10 @@ def _restore_library_path() -> None:
 if __name__ == "__main__":
     multiprocessing.freeze_support()
     _restore_library_path()
-    from app.cli import main
+    if sys.argv[1:2] == ["--engine-worker"]:  # the frozen app re-launching itself
+        from app.engine.worker.server import main as worker_main
+
+        sys.exit(worker_main())
+    from app.entry import main
 
     sys.exit(main())

@@ -25,7 +25,7 @@ def main() -> int:
     os.environ["DRAFTDECK_HOME"] = str(home)
     from PySide6.QtWidgets import QApplication
 
-    from app.core.resources import read_text
+    from app.core.infra.resources import read_text
     from app.ui.application import create_main_window
 
     library = home / "data" / "packs"

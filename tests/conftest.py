@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.client import EngineClient
-from app.engine.session import Session
+from app.engine.client.engine_client import EngineClient
+from app.engine.worker.session import Session
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
 

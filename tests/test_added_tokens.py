@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
-from app.core.added_tokens import AddedToken
-from app.core.bundle import read_bundle
-from app.core.errors import TokenizerError
-from app.core.tokenizer_info import TokenizerInfo, read_tokenizer_info
+from app.cli.main import main
+from app.core.infra.errors import TokenizerError
+from app.core.pack.added_tokens import AddedToken
+from app.core.pack.bundle import read_bundle
+from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 from tests.helpers import mtok
 from tests.helpers.mtok import Mtok
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import errors
-from app.core.bundle import read_bundle
+from app.core.infra import errors
+from app.core.pack.bundle import read_bundle
 
 Copy = Callable[..., Path]
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
-from app.core.bundle import read_bundle
-from app.core.errors import FileError
+from app.cli.main import main
+from app.core.infra.errors import FileError
+from app.core.pack.bundle import read_bundle
 from tests.helpers.cli import run_cli
 from tests.helpers.strategies import json_values
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
-from app.core.bundle import BundleInfo, read_bundle
-from app.core.compat import (
+from app.cli.main import main
+from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.compat import (
     BLOCKED,
     CANNOT_PAY,
     COMPATIBLE,
@@ -24,7 +24,7 @@ from app.core.compat import (
     assess,
     assess_paths,
 )
-from app.core.known_models import identify, known_models
+from app.core.pack.known_models import identify, known_models
 from tests.helpers.cli import run_cli
 from tests.helpers.strategies import json_values
 

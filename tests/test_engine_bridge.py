@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.core.settings import Settings
+from app.core.infra.settings import Settings
 from app.ui.chat_page import ChatPage
 from app.ui.engine_bridge import READY, EngineBridge
 from app.ui.pair_selection import PairSelection

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.core.errors import EngineError
-from app.core.metrics import DecodeStats
-from app.core.recipe_file import draft_settings
-from app.engine.decoder import Decoder
-from app.engine.mnn_llm import MnnLlm
-from app.engine.session import Session
+from app.core.infra.errors import EngineError
+from app.core.measure.metrics import DecodeStats
+from app.core.recipe.files import draft_settings
+from app.engine.worker.decoder import Decoder
+from app.engine.worker.mnn_llm import MnnLlm
+from app.engine.worker.session import Session
 
 NORMAL = {"memory": "normal", "thread_num": 1}
 PROMPT = "Tell me a short story about a lighthouse keeper and a storm."

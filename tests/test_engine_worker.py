@@ -13,8 +13,8 @@ from typing import IO, Any
 
 import pytest
 
-from app.core.errors import EngineCrashed, EngineError
-from app.engine.client import EngineClient, parse_event_line, worker_command
+from app.core.infra.errors import EngineCrashed, EngineError
+from app.engine.client.engine_client import EngineClient, parse_event_line, worker_command
 from tests.helpers.cli import run_cli
 
 NORMAL = {"memory": "normal", "thread_num": 1}

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from app.core.errors import EngineError
-from app.engine.client import EngineClient, parse_event_line
+from app.core.infra.errors import EngineError
+from app.engine.client.engine_client import EngineClient, parse_event_line
 
 # A worker that prints like a leaky native library around every event it sends.
 STAND_IN = textwrap.dedent(

@@ -9,7 +9,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.job import DONE, FAILED
-from app.core.settings import load_settings
+from app.core.infra.settings import load_settings
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.download_models import QueueModel

@@ -12,7 +12,7 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.core.settings import load_settings
+from app.core.infra.settings import load_settings
 from app.ui.application import create_main_window
 from app.ui.library_model import COLUMNS, LibraryModel
 from app.ui.main_window import MainWindow
@@ -46,7 +46,7 @@ def _cell(win: MainWindow, row: int, column: str) -> str:
 def test_library_model_passes_qt_model_tester(
     qtmodeltester: object, bundle_copy: Copy, tmp_path: Path
 ) -> None:
-    from app.core.library import read_entry
+    from app.core.pack.library import read_entry
 
     model = LibraryModel()
     good = read_entry(bundle_copy("qwen3-target"), by_reference=False)

@@ -29,7 +29,7 @@ def _engine_children() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "app.engine" in " ".join(child.cmdline()):
+            if "app.engine.worker" in " ".join(child.cmdline()):
                 found.append(child)
         except psutil.Error:
             continue

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.core.compat import LINEAR_CANNOT_PAY
+from app.core.pack.compat import LINEAR_CANNOT_PAY
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.engine_bridge import READY

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.core import ram_estimate
-from app.core.settings import load_settings
+from app.core.infra.settings import load_settings
+from app.core.measure import ram_estimate
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.pair_matrix import PairMatrixModel

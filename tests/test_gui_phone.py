@@ -12,9 +12,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.core.paths import app_dirs
+from app.core.infra.paths import app_dirs
+from app.core.infra.units import format_bytes
 from app.core.phone.push import DONE
-from app.core.units import format_bytes
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.main_window import MainWindow

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QComboBox, QMessageBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from app.engine.session import Session
+from app.engine.worker.session import Session
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.recipe_editor import RecipeEditor

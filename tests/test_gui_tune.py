@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.core.tune import Setting, SettingResult, SweepPlan, TuneRun, best_result, runs_dir
+from app.core.measure.tune import Setting, SettingResult, SweepPlan, TuneRun, best_result, runs_dir
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.main_window import MainWindow

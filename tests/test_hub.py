@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle import read_bundle
 from app.core.hub.catalog import load_catalog, refresh_live
 from app.core.hub.hub_api import HubConfig, fetch_plan
-from app.core.hub.install import SOURCE_FILE, staging_dir
+from app.core.hub.install import staging_dir
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.hub.manager import DownloadManager
 from app.core.hub.transfer import CHUNK
 from app.core.hub.updates import check_update
-from app.core.library import Library
-from app.core.settings import load_settings, save_settings
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.bundle import read_bundle
+from app.core.pack.files import SOURCE_FILE
+from app.core.pack.library import Library
 from tests.helpers.cli import APP, run_cli
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import errors
-from app.core.library import Library
-from app.core.settings import Settings, load_settings, save_settings
+from app.core.infra import errors
+from app.core.infra.settings import Settings, load_settings, save_settings
+from app.core.pack.library import Library
 
 Copy = Callable[..., Path]
 

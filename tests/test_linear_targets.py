@@ -17,17 +17,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core.bundle import read_bundle
-from app.core.compat import LINEAR_CANNOT_PAY
-from app.core.errors import SpeculationCannotPay
-from app.core.tune import SweepPlan
-from app.engine.bench import BenchPlan, run_bench
-from app.engine.client import EngineClient
-from app.engine.decoder import Decoder
-from app.engine.mnn_llm import MnnLlm
-from app.engine.rollback_probe import probe_linear_rollback
-from app.engine.session import Session
-from app.engine.tune_runner import run_sweep
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure.tune import SweepPlan
+from app.core.pack.bundle import read_bundle
+from app.core.pack.compat import LINEAR_CANNOT_PAY
+from app.engine.client.bench import BenchPlan, run_bench
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.tune_runner import run_sweep
+from app.engine.worker.decoder import Decoder
+from app.engine.worker.mnn_llm import MnnLlm
+from app.engine.worker.rollback_probe import probe_linear_rollback
+from app.engine.worker.session import Session
 from tests.helpers.cli import run_cli
 
 Fixture = Callable[[str], Path]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app import self_test
-from app.core.errors import EngineError
+from app.core.infra.errors import EngineError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packaging"))
 import macho

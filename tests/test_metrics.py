@@ -6,16 +6,16 @@ import math
 
 import pytest
 
-from app.core.bench import RunPair, summarize
 from app.core.hub.job import JobStatus
-from app.core.metrics import (
+from app.core.infra.transfer_stats import SpeedMeter
+from app.core.measure.bench import RunPair, summarize
+from app.core.measure.metrics import (
     DecodeStats,
     RoundStats,
     break_even_acceptance,
     expected_speedup,
     predicted_speedup,
 )
-from app.core.transfer_stats import SpeedMeter
 
 
 def test_rounds_add_up_by_hand() -> None:

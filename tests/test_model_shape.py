@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle import read_bundle
-from app.core.mnn_graph import GraphFormatError, read_linear_layers
-from app.core.model_shape import (
+from app.core.pack.bundle import read_bundle
+from app.core.pack.mnn_graph import GraphFormatError, read_linear_layers
+from app.core.pack.model_shape import (
     GRAPH,
     LLM_CONFIG,
     WEIGHT_SIZE,

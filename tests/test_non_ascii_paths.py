@@ -2,7 +2,7 @@
 
 MNN's Windows build opens files through the ANSI APIs, so the engine hands it only
 names relative to the pack folder and calls it from inside that folder
-(app/engine/pack_folder.py). The same code runs on every OS: these tests exercise it
+(app/engine/worker/pack_folder.py). The same code runs on every OS: these tests exercise it
 here with real MNN and the fixture bundles, in-process, through the worker and through
 the CLI. On Linux a folder name that is not UTF-8 at all is a path pymnn cannot even be
 handed, which shows that it never is.
@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from app.core.errors import EngineError
-from app.engine.client import EngineClient
-from app.engine.decoder import Generation
-from app.engine.pack_folder import PackFolder
-from app.engine.session import Session
+from app.core.infra.errors import EngineError
+from app.engine.client.engine_client import EngineClient
+from app.engine.worker.decoder import Generation
+from app.engine.worker.pack_folder import PackFolder
+from app.engine.worker.session import Session
 from tests.helpers.cli import APP, run_cli
 
 NORMAL = {"memory": "normal", "thread_num": 1}

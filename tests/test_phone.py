@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle import read_bundle
-from app.core.errors import PhoneError
+from app.core.infra.errors import PhoneError
+from app.core.infra.transfer_stats import disk_margin
+from app.core.infra.units import format_bytes
+from app.core.pack.bundle import read_bundle
 from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import GUIDANCE, Adb, adb_executable
@@ -32,8 +34,6 @@ from app.core.phone.phone_packs import (
     list_packs,
 )
 from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob, pack_files
-from app.core.transfer_stats import disk_margin
-from app.core.units import format_bytes
 from tests.adb_harness import AdbServer, free_port
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli

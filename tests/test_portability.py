@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 import app
-from app.cli import build_parser
-from app.core import processes
-from app.core.errors import EngineCrashed
+from app.cli.main import build_parser
+from app.core.infra import processes
+from app.core.infra.errors import EngineCrashed
 from app.core.phone import adb
-from app.engine.client import EngineClient, describe_exit
+from app.engine.client.engine_client import EngineClient, describe_exit
 
 HELPER = Path(__file__).parent / "helpers" / "posix_free.py"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="strips POSIX names from Python")
@@ -83,7 +83,11 @@ print(json.dumps({"stripped": stripped, "failed": failed}))
 @posix_only
 def test_every_app_module_imports_without_posix_names(windows_like_env: dict[str, str]) -> None:
     modules = _modules()
-    assert {"app.ui.main_window", "app.engine.client", "app.engine.worker"} <= set(modules)
+    assert {
+        "app.ui.main_window",
+        "app.engine.client.engine_client",
+        "app.engine.worker.server",
+    } <= set(modules)
     done = _python(IMPORT_ALL, windows_like_env, *modules)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import ram_estimate
-from app.core.bundle import BundleInfo, read_bundle
-from app.core.errors import EngineError
-from app.core.model_shape import Dimensions, shape_from_config
-from app.core.ram_estimate import FITS, TIGHT, TOO_BIG, check_fit, estimate_pair
-from app.core.units import format_bytes
-from app.engine.session import Session
+from app.core.infra.errors import EngineError
+from app.core.infra.units import format_bytes
+from app.core.measure import ram_estimate
+from app.core.measure.ram_estimate import FITS, TIGHT, TOO_BIG, check_fit, estimate_pair
+from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.model_shape import Dimensions, shape_from_config
+from app.engine.worker.session import Session
 from tests.helpers.worker_rss import measure_pair
 
 Fixture = Callable[[str], Path]

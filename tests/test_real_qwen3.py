@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.engine.client import EngineClient
+from app.engine.client.engine_client import EngineClient
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.engine_bridge import READY

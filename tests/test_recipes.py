@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.core.bundle import read_bundle
-from app.core.errors import InvalidJsonError
-from app.core.presets import builtin_presets, pack_preset, presets_for
-from app.core.recipe_file import (
+from app.cli.main import main
+from app.core.infra.errors import InvalidJsonError
+from app.core.pack.bundle import read_bundle
+from app.core.recipe.files import (
     ChangedOnDiskError,
     RecipeDocument,
     draft_run_recipe,
@@ -29,8 +28,9 @@ from app.core.recipe_file import (
     reset_to_original,
     run_recipes,
 )
-from app.core.recipe_schema import DRAFT, ERROR, FIELDS, TARGET, WARNING, host_warnings, validate
-from app.engine.session import Session
+from app.core.recipe.presets import builtin_presets, pack_preset, presets_for
+from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, WARNING, host_warnings, validate
+from app.engine.worker.session import Session
 
 Fixture = Callable[[str], Path]
 Copy = Callable[..., Path]

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.core.bundle import read_bundle
-from app.core.compat import assess
-from app.core.errors import BadValueError
-from app.engine.client import EngineClient
-from app.engine.session import Session
+from app.cli.main import main
+from app.core.infra.errors import BadValueError
+from app.core.pack.bundle import read_bundle
+from app.core.pack.compat import assess
+from app.engine.client.engine_client import EngineClient
+from app.engine.worker.session import Session
 from tests.helpers.cli import run_cli
 
 Fixture = Callable[[str], Path]

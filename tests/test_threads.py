@@ -9,10 +9,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.presets import presets_for
-from app.core.recipe_schema import DRAFT, TARGET, recipe_problems
-from app.core.tune import plan_for, recipe_defaults
-from app.engine import mnn_llm
+from app.core.measure.tune import plan_for, recipe_defaults
+from app.core.recipe.presets import presets_for
+from app.core.recipe.schema import DRAFT, TARGET, recipe_problems
+from app.engine.worker import mnn_llm
 
 Copy = Callable[..., Path]
 

@@ -21,11 +21,12 @@ from typing import Any
 
 import pytest
 
-from app.core import tune
-from app.core.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
-from app.core.intervals import coefficient_of_variation, median_interval, overlaps
-from app.core.metrics import DecodeStats, break_even_acceptance
-from app.core.tune import (
+from app.cli.tune import format_rows
+from app.core.measure import tune
+from app.core.measure.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
+from app.core.measure.intervals import coefficient_of_variation, median_interval, overlaps
+from app.core.measure.metrics import DecodeStats, break_even_acceptance
+from app.core.measure.tune import (
     Setting,
     SettingResult,
     SweepPlan,
@@ -40,10 +41,9 @@ from app.core.tune import (
     rows,
     verdict_sentence,
 )
-from app.core.tune_apply import apply_refusal, apply_setting, planned_changes, restore
-from app.engine.client import EngineClient
-from app.engine.tune_runner import run_sweep
-from app.tune_cli import format_rows
+from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes, restore
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.tune_runner import run_sweep
 from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]

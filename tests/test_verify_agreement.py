@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from app.core import verify_agreement
-from app.core.errors import EngineError
-from app.core.verify_agreement import VerifyAgreement
-from app.engine import agreement
-from app.engine.client import EngineClient
-from app.engine.session import AGREEMENT_PROMPT, Session
+from app.core.infra.errors import EngineError
+from app.core.measure import verify_agreement
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.engine.client.engine_client import EngineClient
+from app.engine.worker import agreement
+from app.engine.worker.session import AGREEMENT_PROMPT, Session
 from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]

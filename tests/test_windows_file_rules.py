@@ -29,9 +29,9 @@ from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, prepare_staging, staging_dir
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.hub.transfer import CHUNK
-from app.core.library import Library
-from app.core.recipe_file import RecipeDocument
-from app.core.settings import load_settings, save_settings
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.library import Library
+from app.core.recipe.files import RecipeDocument
 from tests.helpers.windows_rules import WindowsRules, handles_under
 from tests.hub_server import FakeHub
 
@@ -243,7 +243,7 @@ def test_saving_a_recipe_twice(bundle_copy: Copy, rules: WindowsRules) -> None:
 _READ_ONLY_TREES = """
 import shutil, sys
 from pathlib import Path
-from app.core.deletion import remove_tree
+from app.core.infra.deletion import remove_tree
 
 root = Path(sys.argv[1])
 for name in ("plain", "ours"):

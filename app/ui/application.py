@@ -9,10 +9,10 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
 from app import __version__
-from app.core.library import Library
-from app.core.logsetup import setup_logging
-from app.core.resources import read_text, resource
-from app.core.settings import load_settings, save_settings
+from app.core.infra.logsetup import setup_logging
+from app.core.infra.resources import read_text, resource
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.library import Library
 from app.ui.background import wait_for_background
 from app.ui.crash_guard import CrashGuard, route_qt_messages
 from app.ui.main_window import MainWindow

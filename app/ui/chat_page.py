@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import FileError
-from app.core.jsonfile import atomic_write_json, atomic_write_text, read_json_object
-from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG
-from app.core.verify_agreement import VerifyAgreement
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.files import TARGET_CONFIG
 from app.ui.chat_charts import ChatCharts
 from app.ui.chat_transcript import Transcript, figures_line
 from app.ui.dialogs import show_error

@@ -15,7 +15,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.core.verify_agreement import VerifyAgreement
+from app.core.measure.verify_agreement import VerifyAgreement
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 DRAFT_BACKGROUND = "#ffe8a3"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from app.core.errors import FileError
+from app.core.infra.errors import FileError
 
 Button = QMessageBox.StandardButton
 # Boxes without a parent window would be garbage-collected while shown; hold them here.

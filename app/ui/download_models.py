@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.job import DownloadJob, JobStatus
-from app.core.units import format_bytes
+from app.core.infra.units import format_bytes
 from app.ui.job_models import JobQueueModel, format_eta
 from app.ui.table_model import ColumnsModel, Index
 

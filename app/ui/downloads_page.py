@@ -20,17 +20,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import HubError
 from app.core.hub.catalog import CatalogEntry, load_catalog, refresh_live
 from app.core.hub.hub_api import HubConfig, fetch_plan
-from app.core.hub.install import installed_source
 from app.core.hub.job import DONE, FAILED, FINISHED, DownloadJob, JobStatus
 from app.core.hub.manager import DownloadManager
 from app.core.hub.plan import RepoPlan, unsafe_name
 from app.core.hub.updates import check_update
-from app.core.library import Library
-from app.core.settings import save_settings
-from app.core.units import format_bytes
+from app.core.infra.errors import HubError
+from app.core.infra.settings import save_settings
+from app.core.infra.units import format_bytes
+from app.core.pack.files import installed_source
+from app.core.pack.library import Library
 from app.ui.background import run_in_background
 from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel

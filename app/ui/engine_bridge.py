@@ -13,8 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.core.errors import EngineCrashed
-from app.engine.client import EngineClient
+from app.core.infra.errors import EngineCrashed
+from app.engine.client.engine_client import EngineClient
 from app.ui.background import run_in_background
 
 POLL_MS = 15

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
-from app.core.job_queue import JobProgress, TrackedJob
+from app.core.infra.job_queue import JobProgress, TrackedJob
 from app.ui.table_model import ColumnsModel, Index
 
 FRACTION_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.library import PackEntry
-from app.core.units import format_bytes
+from app.core.infra.units import format_bytes
+from app.core.pack.library import PackEntry
 from app.ui.table_model import ColumnsModel, Index
 
 COLUMNS = (

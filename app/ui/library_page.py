@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import FileError
-from app.core.library import Library, PackEntry
-from app.core.units import format_bytes
+from app.core.infra.errors import FileError
+from app.core.infra.units import format_bytes
+from app.core.pack.library import Library, PackEntry
 from app.ui.dialogs import ask, show_file_error
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.pack_details import PackDetails

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
-from app.core.library import Library
-from app.core.paths import app_dirs
-from app.core.settings import Settings, save_settings
+from app.core.infra.paths import app_dirs
+from app.core.infra.settings import Settings, save_settings
+from app.core.pack.library import Library
 from app.ui.chat_page import ChatPage
 from app.ui.dialogs import ask
 from app.ui.downloads_page import DownloadsPage

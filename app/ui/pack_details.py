@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.core.library import PackEntry
-from app.core.units import format_bytes
+from app.core.infra.units import format_bytes
+from app.core.pack.library import PackEntry
 
 
 def _ids(ids: tuple[int, ...]) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.compat import BLOCKED, CANNOT_PAY, Verdict, assess_either
-from app.core.library import PackEntry
+from app.core.pack.compat import BLOCKED, CANNOT_PAY, Verdict, assess_either
+from app.core.pack.library import PackEntry
 from app.ui.verdict_card import STYLES
 
 Index = QModelIndex | QPersistentModelIndex

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.library import Library, PackEntry
-from app.core.ram_estimate import TIGHT, TOO_BIG, assess_memory
+from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
+from app.core.pack.library import Library, PackEntry
 from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel, verdict_of
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard

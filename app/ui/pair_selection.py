@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.settings import Settings
+from app.core.infra.settings import Settings
 
 
 class PairSelection(QObject):

@@ -10,10 +10,10 @@ from PySide6.QtCore import QMimeData, Qt, QUrl, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
+from app.core.infra.units import format_bytes
 from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
 from app.core.phone.push import PushJob, PushStatus
-from app.core.units import format_bytes
 from app.ui.job_models import JobQueueModel, format_eta
 from app.ui.table_model import ColumnsModel, Index
 

@@ -24,18 +24,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.bundle import BundleInfo
-from app.core.errors import PhoneError
-from app.core.job_queue import JobQueue
-from app.core.library import Library, PackEntry
+from app.core.infra.errors import PhoneError
+from app.core.infra.job_queue import JobQueue
+from app.core.infra.settings import save_settings
+from app.core.infra.units import format_bytes
+from app.core.pack.bundle import BundleInfo
+from app.core.pack.library import Library, PackEntry
 from app.core.phone.adb import NO_DEVICES, Adb
 from app.core.phone.destinations import PARTIAL, all_destinations, check_root
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
 from app.core.phone.push import DONE, FAILED, FINISHED, PushJob, PushStatus
 from app.core.phone.remote_fs import free_bytes
-from app.core.settings import save_settings
-from app.core.units import format_bytes
 from app.ui.background import run_in_background
 from app.ui.dialogs import ask, show_error
 from app.ui.job_models import ProgressDelegate

@@ -24,15 +24,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import FileError, InvalidJsonError
-from app.core.presets import Preset
-from app.core.recipe_file import (
+from app.core.infra.errors import FileError, InvalidJsonError
+from app.core.recipe.files import (
     InvalidRecipeError,
     RecipeDocument,
     original_text,
     reset_to_original,
 )
-from app.core.recipe_schema import (
+from app.core.recipe.presets import Preset
+from app.core.recipe.schema import (
     DRAFT,
     DRAFT_FORM_KEYS,
     ERROR,

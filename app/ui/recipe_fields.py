@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
-from app.core.recipe_schema import Field
+from app.core.recipe.schema import Field
 
 NOT_SET = object()
 

@@ -16,11 +16,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.bundle import read_bundle
-from app.core.errors import FileError
-from app.core.presets import Preset, presets_for
-from app.core.recipe_file import DRAFT_RECIPE, TARGET_CONFIG, ChangedOnDiskError
-from app.core.recipe_schema import DRAFT, TARGET
+from app.core.infra.errors import FileError
+from app.core.pack.bundle import read_bundle
+from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.files import TARGET_CONFIG, ChangedOnDiskError
+from app.core.recipe.presets import Preset, presets_for
+from app.core.recipe.schema import DRAFT, TARGET
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor

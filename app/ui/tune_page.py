@@ -29,10 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.compat import MEASURED_MNN, assess_paths
-from app.core.errors import DraftDeckError, SpeculationCannotPay
-from app.core.recipe_schema import physical_cores
-from app.core.tune import (
+from app.core.infra.errors import DraftDeckError, SpeculationCannotPay
+from app.core.measure.tune import (
     DEFAULT_PROMPTS,
     Setting,
     SettingResult,
@@ -45,13 +43,15 @@ from app.core.tune import (
     rows,
     runs_dir,
 )
-from app.core.tune_apply import (
+from app.core.measure.tune_apply import (
     Snapshot,
     apply_refusal,
     apply_setting,
     planned_changes,
     restore,
 )
+from app.core.pack.compat import MEASURED_MNN, assess_paths
+from app.core.recipe.schema import physical_cores
 from app.ui.background import run_in_background
 from app.ui.dialogs import ask, show_error
 from app.ui.pair_selection import PairSelection
@@ -480,8 +480,8 @@ class TunePage(QWidget):
                 cancel.set()
 
         def work() -> TuneRun:
-            from app.engine.client import EngineClient
-            from app.engine.tune_runner import run_sweep
+            from app.engine.client.engine_client import EngineClient
+            from app.engine.client.tune_runner import run_sweep
 
             with EngineClient() as client:
                 return run_sweep(

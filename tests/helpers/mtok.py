@@ -10,7 +10,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.added_tokens import AddedToken
+from app.core.pack.added_tokens import AddedToken
 
 QWEN3_VOCAB = 151_936
 QWEN3_BPE = 151_643  # ids below are the BPE vocabulary; the added tokens follow

@@ -4,7 +4,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from app.core.recipe_file import RecipeDocument
+from app.core.recipe.files import RecipeDocument
 
 path = Path(sys.argv[1])
 doc = RecipeDocument.load(path)

@@ -13,10 +13,10 @@ from typing import Any
 
 import psutil
 
-from app.core.bundle import read_bundle
-from app.core.ram_estimate import PairMemory, estimate_pair
-from app.core.recipe_file import run_recipes
-from app.engine.client import EngineClient
+from app.core.measure.ram_estimate import PairMemory, estimate_pair
+from app.core.pack.bundle import read_bundle
+from app.core.recipe.files import run_recipes
+from app.engine.client.engine_client import EngineClient
 
 
 @dataclass(frozen=True)

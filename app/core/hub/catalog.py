@@ -10,11 +10,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import FileError
 from app.core.hub.hub_api import HubConfig, collection_repos
-from app.core.jsonfile import atomic_write_json, read_json_object
-from app.core.paths import app_dirs
-from app.core.resources import read_text
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import atomic_write_json, read_json_object
+from app.core.infra.paths import app_dirs
+from app.core.infra.resources import read_text
 
 
 @dataclass(frozen=True)

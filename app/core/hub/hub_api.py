@@ -23,9 +23,9 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from app.core.errors import HubError
 from app.core.hub.plan import PlanFile, RepoPlan, build_plan
-from app.core.settings import Settings
+from app.core.infra.errors import HubError
+from app.core.infra.settings import Settings
 
 API_TIMEOUT = 20.0  # seconds; a Hub that never answers must not hang a download
 

@@ -8,17 +8,15 @@ so a partial or unverified download never appears in the library.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
-from app.core.deletion import remove_tree
-from app.core.errors import AlreadyExistsError, FileError, WriteFailedError
 from app.core.hub.plan import RepoPlan
-from app.core.jsonfile import atomic_write_json, read_json_object
+from app.core.infra.deletion import remove_tree
+from app.core.infra.errors import AlreadyExistsError, FileError, WriteFailedError
+from app.core.infra.jsonfile import atomic_write_json, read_json_object
+from app.core.pack.files import BEFORE_UPDATE_SUFFIX, ORIGINALS, SOURCE_FILE, installed_source
 
-SOURCE_FILE = ".draftdeck-source.json"
 STAGING_PREFIX = ".download-"
 PART = ".part"
 
@@ -50,14 +48,6 @@ def prepare_staging(library: Path, plan: RepoPlan) -> Path:
 
 def discard_staging(library: Path, repo_id: str) -> None:
     remove_tree(staging_dir(library, repo_id), ignore_errors=True)
-
-
-def installed_source(pack: Path) -> dict[str, Any] | None:
-    """Where an installed pack came from (repo, revision), if DraftDeck downloaded it."""
-    try:
-        return json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
-    except (OSError, ValueError):
-        return None
 
 
 def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
@@ -106,10 +96,10 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
 
 def _keep_user_recipes(old: Path, new: Path) -> None:
     """Recipes the user edited in the old version survive as `<name>.before-update`."""
-    originals = old / ".draftdeck-original"
+    originals = old / ORIGINALS
     if not originals.is_dir():
         return
     for original in originals.iterdir():
         edited = old / original.name
         if edited.is_file() and edited.read_bytes() != original.read_bytes():
-            shutil.copy2(edited, new / f"{original.name}.before-update")
+            shutil.copy2(edited, new / (original.name + BEFORE_UPDATE_SUFFIX))

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import psutil
 
-from app.core.errors import DraftDeckError, HubError, WriteFailedError
 from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, discard_staging, install, prepare_staging
 from app.core.hub.plan import RepoPlan
 from app.core.hub.transfer import DownloadCancelled, download_file
-from app.core.job_queue import TrackedJob
-from app.core.transfer_stats import TransferFigures, disk_margin
-from app.core.units import format_bytes
+from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
+from app.core.infra.job_queue import TrackedJob
+from app.core.infra.transfer_stats import TransferFigures, disk_margin
+from app.core.infra.units import format_bytes
 
 log = logging.getLogger("draftdeck.hub")
 

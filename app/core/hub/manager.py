@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.core.hub.job import DownloadJob
-from app.core.job_queue import JobQueue
+from app.core.infra.job_queue import JobQueue
 
 MAX_PARALLEL = 2
 

@@ -11,7 +11,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.errors import HubError
+from app.core.infra.errors import HubError
 
 # Export artifacts and repo plumbing that no runtime reads.
 SKIPPED_PATTERNS = ("*.onnx", "*.onnx.data", "*.onnx_data", "onnx/*", "*/onnx/*", ".gitattributes")

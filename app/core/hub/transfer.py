@@ -24,9 +24,9 @@ from huggingface_hub import hf_hub_url
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import get_session, hf_raise_for_status
 
-from app.core.errors import DraftDeckError, HubError, WriteFailedError
 from app.core.hub.hub_api import HubConfig, hub_errors
 from app.core.hub.plan import PlanFile
+from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
 
 # Bytes handed over per write: on a dropped connection at most this much is lost and
 # fetched again. Large enough that per-chunk Python work stays off the throughput

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.hub.hub_api import HubConfig, latest_revision
-from app.core.hub.install import installed_source
+from app.core.pack.files import installed_source
 
 
 @dataclass(frozen=True)

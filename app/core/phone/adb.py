@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from app.core.errors import PhoneError
+from app.core.infra.errors import PhoneError
+from app.core.infra.processes import no_window_flags
 from app.core.phone.adb_wire import (
     AdbRefused,
     AdbSocket,
@@ -28,7 +29,6 @@ from app.core.phone.adb_wire import (
     list_devices,
     open_service,
 )
-from app.core.processes import no_window_flags
 
 DEFAULT_PORT = 5037
 HOMEBREW_PREFIXES = ("/opt/homebrew", "/usr/local")

@@ -9,8 +9,8 @@ import posixpath
 from dataclasses import dataclass
 from functools import cache
 
-from app.core.errors import PhoneError
-from app.core.resources import read_text
+from app.core.infra.errors import PhoneError
+from app.core.infra.resources import read_text
 
 PARTIAL = ".partial"  # a pack being copied; renamed away only when every file is verified
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from app.core.errors import PhoneError
+from app.core.infra.errors import PhoneError
 from app.core.phone.adb import GUIDANCE, READY, Adb
 
 SETTLE_SECONDS = 1.0

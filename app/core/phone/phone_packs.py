@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from app.core.bundle import BundleInfo
+from app.core.pack.bundle import BundleInfo
+from app.core.pack.files import CONFIG
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.destinations import PARTIAL, pack_path
@@ -40,7 +41,7 @@ def list_packs(phone: Phone, root: str, library: Mapping[str, BundleInfo]) -> li
         path = posixpath.join(root, entry.name)
         listing = {e.name: e.size for e in fs.list_dir(phone, path) if not e.is_dir}
         partial = entry.name.endswith(PARTIAL)
-        if "config.json" not in listing and not partial:
+        if CONFIG not in listing and not partial:
             continue
         name = entry.name.removesuffix(PARTIAL) if partial else entry.name
         match = INCOMPLETE if partial else _compare(listing, library.get(name))

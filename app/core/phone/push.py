@@ -21,24 +21,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.core.bundle import BundleInfo, read_bundle
-from app.core.errors import DraftDeckError, PhoneError
-from app.core.job_queue import TrackedJob
+from app.core.infra.errors import DraftDeckError, PhoneError
+from app.core.infra.job_queue import TrackedJob
+from app.core.infra.transfer_stats import TransferFigures, disk_margin
+from app.core.infra.units import format_bytes
+from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.files import CONFIG, NOT_PACK_SUFFIXES
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.sync_send import PushCancelled, send_file
-from app.core.transfer_stats import TransferFigures, disk_margin
-from app.core.units import format_bytes
 
 log = logging.getLogger("draftdeck.phone")
 
 QUEUED, CHECKING, PUSHING, DONE = "queued", "checking", "pushing", "done"
 FAILED, CANCELLED = "failed", "cancelled"
 FINISHED = (DONE, FAILED, CANCELLED)
-# Files a pack folder may hold that are ours, not the pack's (hidden files and folders,
-# such as the Hub client's .cache, are never part of a pack to begin with).
-NOT_PACK_SUFFIXES = (".bak", ".before-update")
 TEMP_SUFFIX = ".draftdeck-partial"
 STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
 
@@ -300,7 +298,7 @@ class PushJob(TrackedJob[PushStatus]):
         fs.move(phone, partial, dest)
 
     def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
-        if not fs.existing(phone, [posixpath.join(dest, "config.json")]):
+        if not fs.existing(phone, [posixpath.join(dest, CONFIG)]):
             raise PhoneError(
                 f"{self.pack.name} is not on {phone.serial} in {self.root}: push the whole "
                 "pack once, then recipes alone.",

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.errors import PhoneError
+from app.core.infra.errors import PhoneError
 from app.core.phone.adb import Phone
 
 NOT_FOUND = 127  # the shell's exit status for an unknown command

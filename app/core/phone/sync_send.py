@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from app.core.errors import PhoneError, UnreadableFileError
+from app.core.infra.errors import PhoneError, UnreadableFileError
 from app.core.phone.adb import Phone, lost
 from app.core.phone.adb_wire import AdbRefused, AdbSocket
 

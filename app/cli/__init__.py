@@ -1,0 +1,1 @@
+"""The `draftdeck` command: one module per command group, `main` parses and dispatches."""

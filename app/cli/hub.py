@@ -1,0 +1,121 @@
+"""`draftdeck catalog` and `draftdeck download`: the Hub without a window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from app.cli.progress import run_with_progress
+from app.core.hub.catalog import load_catalog, refresh_live
+from app.core.hub.hub_api import HubConfig
+from app.core.hub.job import DONE, PAUSED, DownloadJob
+from app.core.infra.errors import HubError
+from app.core.infra.settings import load_settings
+from app.core.infra.units import format_bytes
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    config = HubConfig.from_settings(settings)
+    note = ""
+    if args.refresh:
+        try:
+            catalog = refresh_live(config)
+        except HubError as exc:
+            note = f"could not refresh the live listing: {exc}; showing the cached catalog"
+            catalog = load_catalog(settings.extra_repos)
+    else:
+        catalog = load_catalog(settings.extra_repos)
+    age = catalog.age_seconds()
+    if args.json:
+        print(
+            json.dumps(
+                {"entries": [e.to_json() for e in catalog.entries], "live_age_seconds": age},
+                indent=2,
+            )
+        )
+    else:
+        width = max(len(e.repo_id) for e in catalog.entries)
+        for entry in catalog.entries:
+            print(f"{entry.repo_id:<{width}}  {entry.role:<7} {entry.family:<8} {entry.source}")
+        print(
+            "live listing: "
+            + ("never fetched (use --refresh)" if age is None else f"{age / 3600:.1f} hours old")
+        )
+    if note:
+        print(f"draftdeck: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    job = DownloadJob(
+        args.repo,
+        settings.library_path(),
+        HubConfig.from_settings(settings),
+        args.revision,
+        include_all=args.all_files,
+    )
+    started = time.monotonic()
+    run_with_progress(job, args.repo)
+    status = job.status()
+    if status.state != DONE:
+        why = status.error or (
+            "paused; run the same command again to resume"
+            if status.state == PAUSED
+            else status.state
+        )
+        print(f"draftdeck: download of {args.repo} did not finish: {why}", file=sys.stderr)
+        return 1
+    for skipped in status.skipped:
+        print(
+            f"skipped {skipped} (not needed to run the pack; --all-files fetches it)",
+            file=sys.stderr,
+        )
+    result: dict[str, Any] = {
+        "repo": args.repo,
+        "revision": status.revision,
+        "path": status.path,
+        "files": status.files_total,
+        "bytes": status.total_bytes,
+        "skipped": list(status.skipped),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"installed {args.repo} ({format_bytes(status.total_bytes)}, "
+            f"{status.files_total} files) in {status.path}"
+        )
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    catalog = sub.add_parser("catalog", help="known draft packs and targets on the Hub")
+    catalog.add_argument(
+        "--refresh",
+        action="store_true",
+        help="list the curated Hub collections now (cached for offline use)",
+    )
+    catalog.add_argument("--json", action="store_true")
+    catalog.set_defaults(func=cmd_catalog)
+    download = sub.add_parser(
+        "download", help="download a pack into the library (resumes an interrupted download)"
+    )
+    download.add_argument("repo", metavar="REPO_ID")
+    download.add_argument("--revision", metavar="R", help="branch, tag or commit (default main)")
+    download.add_argument(
+        "--all-files",
+        action="store_true",
+        help="also fetch files a pack does not need (ONNX exports)",
+    )
+    download.add_argument(
+        "--json",
+        action="store_true",
+        help="last line of stdout: repo, revision, path, files, bytes",
+    )
+    download.set_defaults(func=cmd_download)

@@ -1,0 +1,150 @@
+"""`draftdeck tune`: measure recipe settings for a pair and (optionally) apply the best."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure.tune import best_result, new_run_path, plan_for, recipe_defaults
+from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from app.engine.client.engine_client import EngineClient
+    from app.engine.client.tune_runner import run_sweep
+
+    target, draft = Path(args.target), Path(args.draft)
+    plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
+    if args.tokens:
+        plan = replace(plan, tokens=args.tokens)
+    if args.budget is not None:
+        plan = replace(plan, budget_seconds=args.budget)
+    if args.min_run_seconds is not None:
+        plan = replace(plan, min_run_seconds=args.min_run_seconds)
+    settings = plan.settings()
+    print(
+        f"measuring {len(settings)} settings x at least {plan.pairs_per_setting} run pairs "
+        f"(more until the uplift's 95 % interval is within +-{plan.target_half_width:.0%} "
+        f"or {plan.budget_seconds:g} s a setting are spent)",
+        file=sys.stderr,
+    )
+
+    def progress(done: int, total: int) -> None:
+        print(f"  {done}/{total} run pairs", file=sys.stderr)
+
+    try:
+        with EngineClient() as client:
+            run = run_sweep(client, target, draft, plan, on_progress=progress, force=args.force)
+    except KeyboardInterrupt:
+        print("draftdeck: cancelled", file=sys.stderr)
+        return 1
+    except SpeculationCannotPay as exc:
+        print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
+        return 1
+    path = args.save or new_run_path(draft)
+    run.save(Path(path))
+    result: dict[str, Any] = run.to_json()
+    result["saved"] = str(path)
+    best = best_result(run.results)
+    if args.apply:
+        refusal = apply_refusal(run, recipe_defaults(target, draft))
+        if refusal is None and best is not None:
+            fields = plan.swept_fields()
+            changes = planned_changes(best.setting, target, draft, fields)
+            result["changes"] = [
+                {"file": str(c.path), "key": c.key, "old": c.old, "new": c.new} for c in changes
+            ]
+            if not args.json:
+                print("Apply Best changes:")
+                for change in changes:
+                    print(f"  {change.text()}")
+            apply_setting(best.setting, target, draft, fields)
+            result["applied"] = best.setting.label()
+        else:
+            result["not_applied"] = refusal
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for line in format_rows(result["results"]):
+        print(line)
+    print(result["verdict"])
+    if "applied" in result:
+        print(f"applied {result['applied']} to the pair's recipes")
+    if "not_applied" in result:
+        print(f"nothing applied: {result['not_applied']}")
+    print(f"saved {path} (and .csv)")
+    return 0
+
+
+def format_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """One line a setting: the uplift (median of per-pair ratios) with its 95 % interval,
+    then the speeds it comes from (plain: the pooled baseline of the target setting)."""
+    lines = []
+    for row in rows:
+
+        def num(key: str, spec: str, row: dict[str, Any] = row) -> str:
+            value = row.get(key)
+            return "n/a" if value is None else f"{value:{spec}}"
+
+        lines.append(
+            f"d={row['draft_length']} draft {row['draft_threads']}t "
+            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t: "
+            f"uplift (median of pairs) {num('uplift', '.3f')}x "
+            f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
+            f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
+            f"spec {num('spec_tok_s', '.1f')} vs plain (pooled) "
+            f"{num('baseline_tok_s', '.1f')} tok/s, {row.get('pairs')} pairs"
+            + ("" if row.get("interval_target_met") else " (interval target not met)")
+        )
+    return lines
+
+
+def add_parser(sub: Any) -> None:
+    tune = sub.add_parser("tune", help="measure recipe settings for a pair")
+    tune.add_argument("--target", required=True, metavar="DIR")
+    tune.add_argument("--draft", required=True, metavar="DIR")
+    kind = tune.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--quick",
+        action="store_true",
+        help="draft length 1-4, the rest as the recipe has it (default)",
+    )
+    kind.add_argument(
+        "--thorough",
+        action="store_true",
+        help="draft length 1-8, threads, precision and memory of the draft",
+    )
+    tune.add_argument("--tokens", type=int, metavar="N", help="tokens per run")
+    tune.add_argument(
+        "--apply",
+        action="store_true",
+        help="write the best setting's swept keys into the recipes (config.json, "
+        "config_cpu.json), printing each change; refused when it is not better than the "
+        "current recipe beyond noise",
+    )
+    tune.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="time a setting may take while its uplift interval is still wide (default 20)",
+    )
+    tune.add_argument(
+        "--min-run-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="decoding time a run lasts at least, repeating its generation (default 0.5)",
+    )
+    tune.add_argument("--save", metavar="FILE", help="where to save the results (JSON + CSV)")
+    tune.add_argument("--json", action="store_true", help="print results, best, pays_off")
+    tune.add_argument(
+        "--force",
+        action="store_true",
+        help="sweep a pair that cannot gain on this MNN (marked cannot_pay; never applied)",
+    )
+    tune.set_defaults(func=cmd_tune)

@@ -1,0 +1,1 @@
+"""Infrastructure every domain uses: errors, atomic JSON files, paths, settings, jobs."""

@@ -1,0 +1,134 @@
+"""A queue of long jobs served by a fixed number of worker threads: a pool for
+downloads, a single lane for the phone (one adb transfer at a time)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from typing import ClassVar, Generic, Protocol, TypeVar
+
+from app.core.infra.transfer_stats import SpeedMeter
+
+
+class JobProgress(Protocol):
+    """What a job's status shows, whatever the job (downloads, pushes)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def error(self) -> str: ...
+
+    @property
+    def current_file(self) -> str: ...
+
+    @property
+    def done_bytes(self) -> int: ...
+
+    @property
+    def total_bytes(self) -> int: ...
+
+    @property
+    def file_done(self) -> int: ...
+
+    @property
+    def speed(self) -> float: ...
+
+    @property
+    def fraction(self) -> float: ...
+
+    @property
+    def eta_seconds(self) -> float | None: ...
+
+
+S = TypeVar("S", bound=JobProgress)
+
+
+class TrackedJob(Generic[S]):
+    """A job whose status is an immutable snapshot, replaced under a lock, so any
+    thread may read it while the worker thread moves it on."""
+
+    finished_states: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, status: S, clock: Callable[[], float] = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self._status = status
+        self._meter = SpeedMeter(clock=clock)  # the clock behind `speed` (tests fake it)
+
+    def status(self) -> S:
+        with self._lock:
+            return self._status
+
+    def is_finished(self) -> bool:
+        return self.status().state in self.finished_states
+
+    def _set(self, **changes: object) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)  # type: ignore[type-var]
+
+    def _on_bytes(self, count: int) -> None:
+        """`count` more bytes of the current file went through."""
+        with self._lock:
+            done = self._status.done_bytes + count
+            self._status = replace(  # type: ignore[type-var]
+                self._status,
+                done_bytes=done,
+                file_done=self._status.file_done + count,
+                speed=self._meter.add(done),
+            )
+
+
+class Job(Protocol):
+    def run(self) -> object: ...
+
+    def restart(self) -> None: ...
+
+    def pause(self) -> None: ...
+
+    def is_finished(self) -> bool: ...
+
+
+J = TypeVar("J", bound=Job)
+
+
+class JobQueue(Generic[J]):
+    def __init__(self, max_parallel: int, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_parallel, thread_name_prefix=name)
+        self._lock = threading.Lock()
+        self.jobs: list[J] = []
+        self._futures: dict[int, Future[object]] = {}
+
+    def submit(self, job: J) -> None:
+        with self._lock:
+            if job.is_finished():
+                job.restart()  # a retry: it resumes from what was done before
+            if job not in self.jobs:
+                self.jobs.append(job)
+            self._futures[id(job)] = self._pool.submit(job.run)
+
+    def wait(self, job: J, timeout: float | None = None) -> object:
+        return self._futures[id(job)].result(timeout)
+
+    def forget(self, jobs: list[J]) -> None:
+        """Drop these (finished) jobs from the list, e.g. the rows a view cleared."""
+        with self._lock:
+            self.jobs = [j for j in self.jobs if j not in jobs]
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Pause everything (jobs resume next time) and stop the threads.
+
+        With a timeout, waits at most that long: a worker stuck in a network call is
+        left to finish on its own (its job is paused and completes nothing).
+        """
+        with self._lock:
+            jobs = list(self.jobs)
+        for job in jobs:
+            job.pause()
+        self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            for thread in list(getattr(self._pool, "_threads", ())):
+                thread.join(max(deadline - time.monotonic(), 0))

@@ -1,0 +1,1 @@
+"""Measurement: acceptance and speed figures, bench results, tune sweeps and verdicts."""

@@ -1,0 +1,146 @@
+"""Summarise interleaved plain / speculative runs into the figures `draftdeck bench` shows.
+
+Uplift is the median of per-pair ratios (each speculative run against the plain run
+next to it), so slow drift of a noisy machine cancels out within each pair. Its 95 %
+interval (`uplift_low`, `uplift_high`) is the distribution-free order-statistic interval
+of app/core/measure/intervals.py; the run-to-run variation of each mode is its coefficient of
+variation, and runs whose decoding took less than MIN_RUN_SECONDS get a warning: a
+timer's and the OS's jitter is then a large part of what was measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.measure.intervals import coefficient_of_variation, median_interval
+from app.core.measure.metrics import DecodeStats, cost_ratio, expected_speedup, predicted_speedup
+
+BENCH_SCHEMA_VERSION = 1
+# Below this much decoding a run, scheduling and timer noise dominate the figure.
+MIN_RUN_SECONDS = 0.5
+
+
+@dataclass
+class RunPair:
+    baseline: DecodeStats
+    speculative: DecodeStats
+    identical: bool  # the speculative output matched the plain output token for token
+
+
+def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
+    """Back-to-back generations of one mode as one run (their counts and times summed),
+    so a run can be made long enough to time."""
+    if not runs:
+        raise ValueError("no runs to combine")
+    first = runs[0]
+    total = DecodeStats(first.mode, first.draft_length)
+    for name in DecodeStats.__dataclass_fields__:
+        if name in ("mode", "draft_length"):
+            continue
+        value = getattr(first, name)
+        if isinstance(value, list):
+            setattr(
+                total,
+                name,
+                [sum(vals) for vals in zip(*(getattr(r, name) for r in runs), strict=True)],
+            )
+        else:
+            setattr(total, name, sum(getattr(r, name) for r in runs))
+    return total
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def summarize(pairs: list[RunPair]) -> dict[str, Any]:
+    if not pairs:
+        raise ValueError("no runs to summarise")
+    base_rates = [p.baseline.tok_s for p in pairs if p.baseline.tok_s]
+    spec_rates = [p.speculative.tok_s for p in pairs if p.speculative.tok_s]
+    ratios = [
+        p.speculative.tok_s / p.baseline.tok_s
+        for p in pairs
+        if p.speculative.tok_s and p.baseline.tok_s
+    ]
+    d = pairs[0].speculative.draft_length
+    # All speculative runs as one, so the figures keep DecodeStats' exact definitions.
+    total = DecodeStats(
+        "speculative",
+        d,
+        rounds=sum(p.speculative.rounds for p in pairs),
+        drafted=sum(p.speculative.drafted for p in pairs),
+        accepted=sum(p.speculative.accepted for p in pairs),
+        tokens=sum(p.speculative.tokens for p in pairs),
+        first_tokens=sum(p.speculative.first_tokens for p in pairs),
+        position_reached=[sum(p.speculative.position_reached[i] for p in pairs) for i in range(d)],
+        position_accepted=[
+            sum(p.speculative.position_accepted[i] for p in pairs) for i in range(d)
+        ],
+    )
+
+    target_step = _median([s for p in pairs if (s := p.baseline.mean_target_seconds)])
+    draft_step = _median([s for p in pairs if (s := p.speculative.mean_draft_seconds)])
+    # Per round, not per forward: a step-by-step verify makes several target forwards.
+    verify_per_round = _median(
+        [p.speculative.target_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
+    )
+    draft_per_round = _median(
+        [p.speculative.draft_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
+    )
+    acceptance = total.acceptance
+    mean_len = total.mean_accepted_length
+    c = cost_ratio(draft_step, target_step) if draft_step and target_step else None
+    predicted = None
+    if mean_len and target_step and draft_per_round is not None and verify_per_round:
+        predicted = predicted_speedup(mean_len, target_step, draft_per_round, verify_per_round)
+    uplift = _median(ratios)
+    interval = median_interval(ratios) if ratios else None
+    decode_seconds = [run.decode_seconds for p in pairs for run in (p.baseline, p.speculative)]
+    shortest = min(decode_seconds)
+    warnings = []
+    if shortest < MIN_RUN_SECONDS:
+        warnings.append(
+            f"runs too short to trust: the shortest decoded for {shortest:.3f} s, under "
+            f"{MIN_RUN_SECONDS} s; use more tokens"
+        )
+    if interval is not None and not interval.met_level:
+        warnings.append(
+            f"too few run pairs ({len(ratios)}) for a 95 % interval: uplift_low/high is "
+            f"the full range, which holds the median with {interval.level:.0%} confidence"
+        )
+    return {
+        "schema": BENCH_SCHEMA_VERSION,
+        "runs": len(pairs),
+        "tokens": round(statistics.mean(p.speculative.tokens for p in pairs)),
+        "draft_length": d,
+        "baseline_tok_s": _median(base_rates),
+        "spec_tok_s": _median(spec_rates),
+        "uplift": uplift,
+        "acceptance": acceptance,
+        "mean_accepted_length": mean_len,
+        "per_position_acceptance": total.per_position_acceptance,
+        "cost_ratio": c,
+        "target_step_ms": target_step * 1000 if target_step else None,
+        "draft_step_ms": draft_step * 1000 if draft_step else None,
+        "verify_ms": verify_per_round * 1000 if verify_per_round else None,
+        "predicted_speedup": predicted,
+        "prediction_ratio": uplift / predicted if uplift and predicted else None,
+        "iid_speedup": expected_speedup(acceptance, d, c) if acceptance is not None and c else None,
+        "lossless": all(p.identical for p in pairs),
+        "uplift_spread": [min(ratios), max(ratios)] if ratios else None,
+        # The 95 % interval of the median of pair ratios (full range when too few pairs).
+        "uplift_low": interval.low if interval else None,
+        "uplift_high": interval.high if interval else None,
+        "uplift_interval_level": interval.level if interval else None,
+        "pair_ratios": ratios,
+        "baseline_runs_tok_s": base_rates,
+        "spec_runs_tok_s": spec_rates,
+        "baseline_cv": coefficient_of_variation(base_rates),
+        "spec_cv": coefficient_of_variation(spec_rates),
+        "shortest_run_seconds": shortest,
+        "min_run_seconds": MIN_RUN_SECONDS,
+        "warnings": warnings,
+    }

@@ -1,0 +1,120 @@
+"""Write a measured setting into the pair's recipes, through the recipe module.
+
+Only the keys the sweep varied are written (a Quick sweep varies the draft length only:
+thread counts, precision and memory stay as the recipe has them). Before anything is
+written, `planned_changes` lists each key's old and new value per file, and
+`apply_refusal` says why nothing should be written: the best is not better than the
+current recipe beyond noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.measure.tune import RECIPE_KEYS, Setting, SettingResult, TuneRun, best_result
+from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
+
+Snapshot = dict[Path, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    key: str
+    old: Any  # None: not set in the file
+    new: Any
+
+    def text(self) -> str:
+        old = "(unset)" if self.old is None else repr(self.old)
+        return f"{self.path.parent.name}/{self.path.name}: {self.key}: {old} → {self.new!r}"
+
+
+def _changes(
+    setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
+) -> dict[Path, dict[str, Any]]:
+    files = {"target": target / TARGET_CONFIG, "draft": draft / DRAFT_RECIPE}
+    out: dict[Path, dict[str, Any]] = {}
+    for field_name, (role, key) in RECIPE_KEYS.items():
+        if fields is not None and field_name not in fields:
+            continue
+        out.setdefault(files[role], {})[key] = getattr(setting, field_name)
+    return out
+
+
+def planned_changes(
+    setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
+) -> list[Change]:
+    """What `apply_setting` would change: only keys whose value differs."""
+    fields = None if fields is None else tuple(fields)
+    changes = []
+    for path, values in _changes(setting, target, draft, fields).items():
+        current = RecipeDocument.open_or_new(path).data if path.exists() else {}
+        for key, new in values.items():
+            if current.get(key) != new:
+                changes.append(Change(path, key, current.get(key), new))
+    return changes
+
+
+def apply_setting(
+    setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
+) -> Snapshot:
+    """Save the `fields` of `setting` (all swept keys when None); returns the files'
+    previous contents, for undo."""
+    fields = None if fields is None else tuple(fields)
+    before: Snapshot = {}
+    for path, values in _changes(setting, target, draft, fields).items():
+        doc = RecipeDocument.open_or_new(path)
+        before[path] = dict(doc.data) if path.exists() else None
+        doc.save({**doc.data, **values})
+    return before
+
+
+def restore(snapshot: Snapshot) -> None:
+    """Undo `apply_setting`: put the previous recipes back (atomically, keeping .bak)."""
+    for path, data in snapshot.items():
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            doc = RecipeDocument.open_or_new(path)
+            doc.save(data, overwrite_changes=True)
+
+
+def current_result(run: TuneRun, current: dict[str, Any]) -> SettingResult | None:
+    """The measured row that is the current recipe (on the swept keys), if any.
+    `current` holds Setting field values (tune.recipe_defaults)."""
+    swept = run.plan.swept_fields()
+    for r in run.results:
+        if all(getattr(r.setting, f) == current.get(f) for f in swept):
+            return r
+    return None
+
+
+def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
+    """Why the run's best must not be applied, or None. The best must beat, beyond
+    noise (its 95 % interval's lower end), both plain decoding and the current recipe's
+    measured uplift."""
+    if run.cannot_pay is not None:
+        return run.cannot_pay
+    best = best_result(run.results)
+    if best is None:
+        return "nothing was measured"
+    now = current_result(run, current)
+    if now is best:
+        return f"the best ({best.setting.label()}) is the current recipe already"
+    low = best.interval.low
+    if not best.pays_off:
+        return (
+            f"the best ({best.setting.label()}, {best.uplift:.2f}x) is not faster than plain "
+            f"decoding beyond noise: its 95 % interval starts at {low:.2f}x, not above 1"
+        )
+    if now is not None and low <= now.uplift:
+        return (
+            f"the best ({best.setting.label()}) is not better than the current recipe "
+            f"beyond noise: its 95 % interval starts at {low:.2f}x, the current recipe "
+            f"measured {now.uplift:.2f}x"
+        )
+    return None

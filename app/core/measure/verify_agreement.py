@@ -1,0 +1,156 @@
+"""Verify agreement: how often the target's batched d+1 verify picks the same greedy token
+as its own one-token steps, for one target, recipe and draft length.
+
+Why it matters: acceptance is only the draft's quality when the verify is exact. With
+`memory: "low"` MNN quantizes activations per call, and a (d+1)-row call quantizes
+differently from a one-row call, so the target disagrees with itself on some tokens.
+Even an identical draft is then accepted less than always (`ceiling`), and speculative
+output is not token-identical to plain decoding. The figure is measured with the target
+alone (no second copy in memory) and cached per target and recipe, since it depends
+only on them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import atomic_write_json, read_json_object
+from app.core.infra.paths import app_dirs
+
+CACHE_VERSION = 1
+CACHE_LIMIT = 200  # entries kept; the oldest go first
+# Below this share of the ceiling (what an identical draft would get), acceptance is the
+# draft's doing; at or above it the verify's own disagreement is what holds it down.
+LIMITED_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class VerifyAgreement:
+    agreement: float  # matched / checked
+    matched: int  # verify rows whose greedy token equals the one-token step's
+    checked: int  # verify rows compared
+    draft_length: int
+    verify: str  # "batched" (measured) or "stepwise" (exact by construction)
+    cached: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.matched == self.checked
+
+    @property
+    def ceiling(self) -> float:
+        """The acceptance an identical draft would get: with each verify row agreeing
+        with probability a, draft position i is accepted when rows 1..i all agree, so
+        accepted / drafted = (a + a^2 + ... + a^d) / d. (Measured at Qwen3-0.6B scale:
+        a = 0.836, d = 3 predicts 0.706; an identical draft got 0.698.)"""
+        a, d = self.agreement, max(1, self.draft_length)
+        return sum(a**i for i in range(1, d + 1)) / d
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "exact": self.exact, "ceiling": self.ceiling}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> VerifyAgreement:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def limited(self, acceptance: float | None) -> bool:
+        """Is this acceptance held down by the verify rather than by the draft?"""
+        return (
+            not self.exact and acceptance is not None and acceptance >= LIMITED_SHARE * self.ceiling
+        )
+
+    def sentence(self, acceptance: float | None = None) -> str:
+        """What to tell the user, in one or two plain sentences."""
+        if self.verify == "stepwise":
+            return "Verify agreement 1.00: this target is verified one token at a time (exact)."
+        head = f"Verify agreement {self.agreement:.2f} ({self.matched}/{self.checked} tokens)"
+        if self.exact:
+            return f"{head}: the batched verify matches single steps; acceptance is the draft's."
+        ceiling = (
+            f"{head}: with this recipe the target's batched verify disagrees with its own "
+            f"single steps, so even an identical draft would be accepted only about "
+            f"{self.ceiling:.2f} at d={self.draft_length}, and output is not identical to "
+            "plain decoding."
+        )
+        if self.limited(acceptance):
+            assert acceptance is not None
+            return f"{ceiling} Acceptance {acceptance:.2f} is limited by the recipe, not the draft."
+        return ceiling
+
+
+def cache_key(
+    target: Path, recipe: dict[str, Any], draft_length: int, engine: str, probe: str
+) -> str:
+    """Everything the figure depends on: the weights, the merged recipe, d, the MNN
+    build and the probe (prompt and length)."""
+    weight_stats = []
+    for name in sorted(os.listdir(target)):
+        if name.endswith((".mnn", ".weight", ".bin")):
+            stat = (target / name).stat()
+            weight_stats.append([name, stat.st_size, stat.st_mtime_ns])
+    blob = json.dumps(
+        {
+            "target": os.path.realpath(target),
+            "files": weight_stats,
+            "recipe": recipe,
+            "d": draft_length,
+            "engine": engine,
+            "probe": probe,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _cache_file() -> Path:
+    return app_dirs().cache / "verify-agreement.json"
+
+
+def _entries() -> dict[str, Any]:
+    try:
+        data = read_json_object(_cache_file())
+    except FileError:
+        return {}  # missing or damaged: it is only a cache
+    if data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
+        return {}
+    return dict(data["entries"])
+
+
+def cached(key: str) -> VerifyAgreement | None:
+    entry = _entries().get(key)
+    if not isinstance(entry, dict):
+        return None
+    try:
+        found = VerifyAgreement.from_json(entry)
+    except TypeError:
+        return None
+    return VerifyAgreement(**{**asdict(found), "cached": True})
+
+
+def store(key: str, result: VerifyAgreement) -> None:
+    """Add one figure (read-modify-write: another process's entries are kept)."""
+    entries = _entries()
+    entries.pop(key, None)
+    entries[key] = {**asdict(result), "cached": False}
+    while len(entries) > CACHE_LIMIT:
+        del entries[next(iter(entries))]
+    # A read-only or full disk costs a re-measure next time, nothing more.
+    with contextlib.suppress(OSError):
+        atomic_write_json(_cache_file(), {"version": CACHE_VERSION, "entries": entries})
+
+
+def annotate(summary: dict[str, Any], measured: dict[str, Any]) -> None:
+    """Add the agreement to a bench/tune summary, with what it means for its acceptance."""
+    found = VerifyAgreement.from_json(measured)
+    acceptance = summary.get("acceptance")
+    summary["verify_agreement"] = found.to_json()
+    summary["acceptance_limited_by_verify"] = found.limited(acceptance)
+    summary["verify_note"] = found.sentence(acceptance)

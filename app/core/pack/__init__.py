@@ -1,0 +1,1 @@
+"""Packs: reading MNN bundles and their tokenizers, sizing them, pairing them."""

@@ -1,0 +1,354 @@
+"""Read an MNN LLM bundle folder into an immutable description, without loading weights.
+
+The layout follows MNN's LlmConfig: `config.json` (runtime settings, may name the other
+files) merged over `llm_config.json` (model facts written by llmexport). Reading takes
+milliseconds: it parses two small JSON files, the tokenizer's header and added tokens
+(the first read of a Qwen3-sized tokenizer takes 20-30 ms, then it is cached; the stop
+ids come from stop_tokens.py), and scans the graph file (weights live in the separate
+`.weight` file) for linear-attention ops and the widths of its linear layers (the
+parameter count, model_shape.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from app.core.infra.errors import (
+    BadValueError,
+    EmptyFileError,
+    MissingFileError,
+    NotABundleError,
+    OutsideFolderError,
+    TieEmbeddingsError,
+    UnreadableFileError,
+)
+from app.core.infra.jsonfile import read_json_object
+from app.core.pack.files import (
+    BUNDLE_MARKERS,
+    CONFIG,
+    DRAFT_RECIPE_FILES,
+    EMBEDDINGS,
+    LLM_CONFIG,
+    LLM_MODEL,
+    LLM_WEIGHT,
+    RECIPE_FILES,
+    RUNTIME_CONFIG,
+    TOKENIZER_CANDIDATES,
+    TOKENIZER_TXT,
+)
+from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
+from app.core.pack.stop_tokens import with_pack_stops
+from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
+
+INFO_SCHEMA_VERSION = 1
+# MNN's LlmConfig keys that name files relative to the bundle, with MNN's defaults.
+PATH_KEYS = {
+    "llm_config": LLM_CONFIG,
+    "llm_model": LLM_MODEL,
+    "llm_weight": LLM_WEIGHT,
+    "tokenizer_file": TOKENIZER_TXT,
+    "embedding_file": EMBEDDINGS,
+    "visual_model": "visual.mnn",
+    "audio_model": "audio.mnn",
+    "context_file": "context.json",
+}
+LINEAR_ATTENTION_OP = b"LinearAttention"
+ATTENTION_KINDS = ("full", "sliding", "mix")
+# Above this many parameters a model is too slow to be anyone's draft.
+TARGET_MIN_PARAMS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    path: Path
+    name: str
+    files: tuple[BundleFile, ...]
+    model_type: str
+    attention: str
+    linear_attention: bool
+    mrope: bool
+    hidden_size: int
+    layers: int
+    vocab_size: int | None
+    quant_bits: int | None
+    quant_block: int | None
+    tokenizer: TokenizerInfo
+    chat_template_sha256: str | None
+    visual: bool
+    recipe_files: tuple[str, ...]
+    size_bytes: int
+    params_estimate: int
+    role: str
+    runtime_config: MappingProxyType[str, Any]
+    shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable `draftdeck info --json` interface (documented in the README)."""
+        return {
+            "schema": INFO_SCHEMA_VERSION,
+            "name": self.name,
+            "path": str(self.path),
+            "model_type": self.model_type,
+            "attention": self.attention,
+            "linear_attention": self.linear_attention,
+            "mrope": self.mrope,
+            "hidden_size": self.hidden_size,
+            "layers": self.layers,
+            "vocab_size": self.vocab_size,
+            "quant_bits": self.quant_bits,
+            "quant_block": self.quant_block,
+            "tokenizer": self.tokenizer.to_json(),
+            "chat_template_sha256": self.chat_template_sha256,
+            "visual": self.visual,
+            "recipe_files": list(self.recipe_files),
+            "size_bytes": self.size_bytes,
+            "params_estimate": self.params_estimate,
+            "shape": self.shape.to_json(),
+            "role": self.role,
+            "files": [{"name": f.name, "size": f.size} for f in self.files],
+        }
+
+
+def looks_like_bundle(folder: Path) -> bool:
+    """Cheap test used when scanning a library: does this folder claim to be a bundle?"""
+    return any((folder / name).is_file() for name in BUNDLE_MARKERS)
+
+
+def read_bundle(folder: Path) -> BundleInfo:
+    """Describe the bundle in `folder`; raises a FileError subclass naming the bad file."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NotABundleError(folder, "folder not found")
+    if not looks_like_bundle(folder):
+        raise NotABundleError(folder, "no config.json, llm_config.json or llm.mnn here")
+    config_path = folder / CONFIG
+    config = read_json_object(config_path)
+    _check_paths_inside(folder, config, config_path)
+    llm_config_path = _resolve(folder, config, "llm_config")
+    llm_config = read_json_object(llm_config_path)
+    _check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
+    # MNN merges config.json over llm_config.json: runtime settings win.
+    merged = {**llm_config, **config}
+
+    model_path = _resolve(folder, merged, "llm_model")
+    weight_path = _resolve(folder, merged, "llm_weight")
+    _require_nonempty(model_path, "model graph")
+    _require_nonempty(weight_path, "weight file")
+
+    hidden = _positive_int(llm_config, "hidden_size", llm_config_path)
+    layers = _positive_int(llm_config, "layer_nums", llm_config_path)
+    model_type = llm_config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise BadValueError(llm_config_path, "model_type is missing or not a string")
+
+    vocab, bits, block = _vocab_and_quant(folder, merged, llm_config_path, weight_path, hidden)
+    linear = _graph_has_linear_attention(model_path)
+    attention = _attention_kind(llm_config, llm_config_path)
+    tokenizer = read_tokenizer_info(_tokenizer_path(folder, config))
+    tokenizer = with_pack_stops(tokenizer, folder, config, llm_config, llm_config_path.name)
+    recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
+    runtime_config: dict[str, Any] = {}
+    for name in recipes:
+        if name == CONFIG:
+            continue  # read above
+        parsed = read_json_object(folder / name)  # every recipe must at least be valid JSON
+        if name == RUNTIME_CONFIG:
+            runtime_config = parsed
+
+    files = _list_files(folder)
+    tied = (
+        merged.get("tie_embeddings") is not None
+        and not (folder / f"embeddings_int{bits}.bin").is_file()
+    )
+    dims = Dimensions(model_type, hidden, layers, vocab or 0, tied, bits, block)
+    shape = model_shape(dims, llm_config, model_path, weight_path)
+    params = shape.params
+    visual = bool(llm_config.get("is_visual")) or (folder / "visual.mnn").is_file()
+    return BundleInfo(
+        path=folder,
+        name=folder.name,
+        files=files,
+        model_type=model_type,
+        attention=attention,
+        linear_attention=linear,
+        mrope=bool(llm_config.get("is_mrope")),
+        hidden_size=hidden,
+        layers=layers,
+        vocab_size=vocab,
+        quant_bits=bits,
+        quant_block=block,
+        tokenizer=tokenizer,
+        chat_template_sha256=_chat_template_hash(llm_config),
+        visual=visual,
+        recipe_files=recipes,
+        size_bytes=sum(f.size for f in files),
+        params_estimate=params,
+        role=_role(recipes, params),
+        runtime_config=MappingProxyType(runtime_config),
+        shape=shape,
+    )
+
+
+def _resolve(folder: Path, config: dict[str, Any], key: str) -> Path:
+    value = config.get(key, PATH_KEYS[key])
+    return folder / str(value)
+
+
+def _check_paths_inside(folder: Path, config: dict[str, Any], config_path: Path) -> None:
+    root = os.path.realpath(folder)
+    base_dir = config.get("base_dir")
+    if base_dir is not None and os.path.realpath(folder / str(base_dir)) != root:
+        raise OutsideFolderError(config_path, f"base_dir {base_dir!r} points away from the pack")
+    for key in PATH_KEYS:
+        value = config.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise BadValueError(config_path, f"{key} must be a file name, found {value!r}")
+        target = os.path.realpath(folder / value)
+        if os.path.commonpath([root, target]) != root:
+            raise OutsideFolderError(config_path, f"{key} {value!r} points outside the pack folder")
+
+
+def _require_nonempty(path: Path, what: str) -> int:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise MissingFileError(path, f"{what} is missing") from None
+    except OSError as exc:
+        raise UnreadableFileError(path, exc.strerror or str(exc)) from None
+    if not path.is_file():
+        raise UnreadableFileError(path, f"{what} is not a file")
+    if size == 0:
+        raise EmptyFileError(path, f"{what} is empty")
+    return size
+
+
+def _positive_int(config: dict[str, Any], key: str, path: Path) -> int:
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise BadValueError(path, f"{key} must be a positive whole number, found {value!r}")
+    return value
+
+
+def _attention_kind(llm_config: dict[str, Any], path: Path) -> str:
+    kind = llm_config.get("attention_type")
+    if kind is None:
+        return "sliding" if llm_config.get("sliding_window") else "full"
+    if kind not in ATTENTION_KINDS:
+        allowed = ", ".join(ATTENTION_KINDS)
+        raise BadValueError(path, f"attention_type {kind!r} is not one of {allowed}")
+    return str(kind)
+
+
+def _vocab_and_quant(
+    folder: Path, merged: dict[str, Any], llm_config_path: Path, weight_path: Path, hidden: int
+) -> tuple[int | None, int | None, int | None]:
+    """Vocabulary rows are not stored; derive them from the embedding layout."""
+    tie = merged.get("tie_embeddings")
+    if tie is not None:
+        if (
+            not isinstance(tie, list)
+            or len(tie) != 5
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in tie)
+        ):
+            raise TieEmbeddingsError(
+                llm_config_path, f"tie_embeddings must be five whole numbers, found {tie!r}"
+            )
+        w_off, alpha_off, alpha_size, bits, block = tie
+        if bits not in (2, 3, 4, 5, 6, 7, 8, 16) or alpha_off <= w_off:
+            raise TieEmbeddingsError(llm_config_path, f"tie_embeddings {tie} is not a valid layout")
+        # llmexport writes a separate embeddings_int{bits}.bin when embeddings are not tied.
+        target = folder / f"embeddings_int{bits}.bin"
+        if not target.is_file():
+            target = weight_path
+        size = target.stat().st_size
+        if alpha_off + alpha_size > size:
+            raise TieEmbeddingsError(
+                llm_config_path,
+                f"tie_embeddings {tie} reaches byte {alpha_off + alpha_size} "
+                f"but {target.name} has only {size} bytes",
+            )
+        row_bits = (alpha_off - w_off) * 8
+        if row_bits % (bits * hidden):
+            raise TieEmbeddingsError(
+                llm_config_path,
+                f"tie_embeddings {tie} does not divide into rows of hidden_size {hidden}",
+            )
+        return row_bits // (bits * hidden), bits, block
+    embedding = _resolve(folder, merged, "embedding_file")
+    if embedding.is_file():
+        size = embedding.stat().st_size
+        if size == 0 or size % (2 * hidden):
+            raise BadValueError(embedding, f"{size} bytes is not a whole number of bf16 rows")
+        return size // (2 * hidden), None, None
+    return None, None, None
+
+
+def _graph_has_linear_attention(model_path: Path) -> bool:
+    with (
+        model_path.open("rb") as handle,
+        mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as graph,
+    ):
+        return graph.find(LINEAR_ATTENTION_OP) != -1
+
+
+def _tokenizer_path(folder: Path, config: dict[str, Any]) -> Path:
+    named = config.get("tokenizer_file")
+    if isinstance(named, str):
+        return folder / named
+    for candidate in TOKENIZER_CANDIDATES:
+        if (folder / candidate).is_file():
+            return folder / candidate
+    raise MissingFileError(
+        folder / TOKENIZER_CANDIDATES[0],
+        f"tokenizer file not found (looked for {' and '.join(TOKENIZER_CANDIDATES)})",
+    )
+
+
+def _chat_template_hash(llm_config: dict[str, Any]) -> str | None:
+    jinja = llm_config.get("jinja")
+    template = jinja.get("chat_template") if isinstance(jinja, dict) else None
+    if not isinstance(template, str):
+        return None
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()
+
+
+def _list_files(folder: Path) -> tuple[BundleFile, ...]:
+    found: list[BundleFile] = []
+    for root, dirs, names in os.walk(folder):
+        # Hidden folders hold caches (e.g. the Hub client's .cache), not pack content.
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if name.startswith("."):
+                continue
+            path = Path(root) / name
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            found.append(BundleFile(path.relative_to(folder).as_posix(), size))
+    return tuple(found)
+
+
+def _role(recipes: tuple[str, ...], params: int) -> str:
+    """Which side of a pair this bundle looks suited for.
+
+    A pack that ships a draft recipe is a draft. Otherwise size decides: a model of a
+    billion parameters or more is a target; a smaller one could serve either way.
+    """
+    if any(name in DRAFT_RECIPE_FILES for name in recipes):
+        return "draft"
+    return "target" if params >= TARGET_MIN_PARAMS else "either"

@@ -1,0 +1,48 @@
+"""The names of the files in a pack folder: MNN's, llmexport's, TokForge's and the
+ones DraftDeck adds. Every other module takes them from here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+# MNN's runtime settings; a target's run recipe. MNN is given this name to open a pack.
+CONFIG = "config.json"
+# The draft's recipe, and the name some packs give it.
+DRAFT_RECIPE = "config_cpu.json"
+DRAFT_RECIPE_ALT = "draft_config_cpu.json"
+# TokForge's per-target advice and recommended settings.
+RUNTIME_CONFIG = "runtime_config.json"
+GENERATION_CONFIG = "generation_config.json"  # Hugging Face's, when a pack ships one
+LLM_CONFIG = "llm_config.json"  # model facts written by llmexport
+LLM_MODEL = "llm.mnn"
+LLM_WEIGHT = "llm.mnn.weight"
+TOKENIZER_TXT = "tokenizer.txt"  # stock MNN's default
+TOKENIZER_MTOK = "tokenizer.mtok"  # what llmexport 0.0.5 writes
+EMBEDDINGS = "embeddings_bf16.bin"
+
+RECIPE_FILES = (CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)
+DRAFT_RECIPE_FILES = (DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)
+# Stock MNN looks for tokenizer.txt; llmexport 0.0.5 writes tokenizer.mtok.
+TOKENIZER_CANDIDATES = (TOKENIZER_TXT, TOKENIZER_MTOK)
+# Any one of these makes a folder look like an MNN bundle.
+BUNDLE_MARKERS = (CONFIG, LLM_CONFIG, LLM_MODEL)
+
+# What DraftDeck adds to a pack folder.
+SOURCE_FILE = ".draftdeck-source.json"  # where a downloaded pack came from
+ORIGINALS = ".draftdeck-original"  # the pack's own recipes, before the user's edits
+BACKUP_SUFFIX = ".bak"  # the recipe before the last save
+BEFORE_UPDATE_SUFFIX = ".before-update"  # a user's edited recipe kept across an update
+# Files a pack folder may hold that are ours, not the pack's (hidden files and folders,
+# such as the Hub client's .cache, are never part of a pack to begin with).
+NOT_PACK_SUFFIXES = (BACKUP_SUFFIX, BEFORE_UPDATE_SUFFIX)
+
+
+def installed_source(pack: Path) -> dict[str, Any] | None:
+    """Where an installed pack came from (repo, revision), if DraftDeck downloaded it."""
+    try:
+        source = json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return source if isinstance(source, dict) else None

@@ -1,0 +1,1 @@
+"""Recipes: the typed schema of config_cpu.json, reading and writing it, presets."""

@@ -1,0 +1,217 @@
+"""A recipe file as the user wrote it: order, indentation and unknown keys survive edits.
+
+Saving writes atomically (temp file, fsync, replace) and keeps the previous file as
+`<name>.bak`. A file changed by someone else since it was opened is detected before
+anything is overwritten. The first time a pack's recipe is saved, what the pack shipped
+is kept in `<pack>/.draftdeck-original/` so "reset to pack default" can bring it back.
+
+What a model runs with layers these files the way the engine hands them to MNN: MNN reads
+the pack's config.json itself and `set_config()` merges the engine's dict over it, which
+is the caller's keys for the target and, for the draft, its config_cpu.json under the
+caller's keys (`run_recipes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import FileError, InvalidJsonError, WriteFailedError
+from app.core.infra.jsonfile import (
+    atomic_write_bytes,
+    parse_json,
+    read_json_object,
+    read_text,
+    remove_stale_temps,
+)
+from app.core.pack.files import BACKUP_SUFFIX, CONFIG, DRAFT_RECIPE, ORIGINALS
+
+TARGET_CONFIG = CONFIG  # the target's run settings live in its config.json
+
+
+class ChangedOnDiskError(FileError):
+    code = "changed_on_disk"
+
+
+class InvalidRecipeError(FileError):
+    code = "invalid_recipe"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def detect_indent(text: str) -> int | str:
+    """The indentation of the first indented line: a tab, or a number of spaces."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    if match is None:
+        return 4
+    unit = match.group(1)
+    return "\t" if unit.startswith("\t") else len(unit)
+
+
+@dataclass
+class RecipeDocument:
+    path: Path
+    text: str  # as last read from or written to disk
+    data: dict[str, Any]
+    indent: int | str
+    trailing_newline: bool
+    _disk_digest: str
+
+    @classmethod
+    def load(cls, path: Path) -> RecipeDocument:
+        text = read_text(path)
+        data = cls.parse(path, text)
+        return cls(
+            path=path,
+            text=text,
+            data=data,
+            indent=detect_indent(text),
+            trailing_newline=text.endswith("\n"),
+            _disk_digest=_digest(path.read_bytes()),
+        )
+
+    @classmethod
+    def open_or_new(cls, path: Path) -> RecipeDocument:
+        """Open the recipe, or start an empty one (4-space indent) if the pack has none."""
+        if path.exists():
+            return cls.load(path)
+        return cls(path, "", {}, 4, True, "")
+
+    @classmethod
+    def parse(cls, path: Path, text: str) -> dict[str, Any]:
+        """Parse edited text the way `load` would, with line and column on errors."""
+        data = parse_json(text, path)
+        if not isinstance(data, dict):
+            raise InvalidJsonError(
+                path, f"expected an object at the top, found {type(data).__name__}"
+            )
+        return data
+
+    def render(self, data: dict[str, Any]) -> str:
+        """Text for `data` in this file's style; the file's own text when nothing changed."""
+        if data == self.data and list(data) == list(self.data):
+            return self.text
+        text = json.dumps(data, indent=self.indent, ensure_ascii=False)
+        return text + "\n" if self.trailing_newline else text
+
+    def changed_on_disk(self) -> bool:
+        try:
+            return _digest(self.path.read_bytes()) != self._disk_digest
+        except FileNotFoundError:
+            return self._disk_digest != ""  # deleted since opened, unless it never existed
+        except OSError:
+            return True
+
+    def save(self, data: dict[str, Any], overwrite_changes: bool = False) -> None:
+        if not overwrite_changes and self.changed_on_disk():
+            raise ChangedOnDiskError(
+                self.path, "was changed by another program since it was opened"
+            )
+        text = self.render(data)
+        try:
+            # A save killed half-way leaves its temporary file; the next save tidies up.
+            remove_stale_temps(self.path)
+            keep_original(self.path)
+            if self.path.exists():
+                shutil.copy2(self.path, self.path.with_name(self.path.name + BACKUP_SUFFIX))
+            atomic_write_bytes(self.path, text.encode("utf-8"))
+        except OSError as exc:
+            raise WriteFailedError(self.path, f"could not save: {exc.strerror or exc}") from None
+        self.text, self.data = text, json.loads(text)
+        self._disk_digest = _digest(text.encode("utf-8"))
+
+
+def original_path(recipe: Path) -> Path:
+    return recipe.parent / ORIGINALS / recipe.name
+
+
+def keep_original(recipe: Path) -> None:
+    """Copy the file as the pack shipped it, once, before the first edit."""
+    original = original_path(recipe)
+    if recipe.is_file() and not original.exists():
+        original.parent.mkdir(exist_ok=True)
+        atomic_write_bytes(original, recipe.read_bytes())
+
+
+def reset_to_original(recipe: Path) -> bool:
+    """Put back what the pack shipped; False when no original was kept."""
+    original = original_path(recipe)
+    if not original.is_file():
+        return False
+    if recipe.exists():
+        shutil.copy2(recipe, recipe.with_name(recipe.name + BACKUP_SUFFIX))
+    atomic_write_bytes(recipe, original.read_bytes())
+    return True
+
+
+def original_text(recipe: Path) -> str | None:
+    """The pack's shipped text (kept copy, or the file itself if never edited)."""
+    original = original_path(recipe)
+    source = original if original.is_file() else recipe
+    return read_text(source) if source.is_file() else None
+
+
+def parse_value(text: str) -> Any:
+    """`KEY=VALUE` on the command line: JSON where it parses, otherwise a string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# -- what a model runs with -----------------------------------------------------------------
+
+
+def read_recipe(path: Path) -> dict[str, Any]:
+    """A recipe file's keys: {} when the file is missing or not a JSON object."""
+    try:
+        return read_json_object(path) if path.is_file() else {}
+    except FileError:
+        return {}
+
+
+def draft_settings(
+    draft: Path,
+    overrides: Mapping[str, Any] | None = None,
+    recipe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the engine hands MNN's `set_config()` for a draft: its recipe (the pack's
+    config_cpu.json, or `recipe` as being edited) under the caller's keys."""
+    saved = read_recipe(draft / DRAFT_RECIPE) if recipe is None else recipe
+    return {**saved, **(overrides or {})}
+
+
+def target_run_recipe(target: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The settings the target runs with: its config.json under the caller's keys."""
+    return {**read_recipe(target / TARGET_CONFIG), **(overrides or {})}
+
+
+def draft_run_recipe(
+    draft: Path,
+    overrides: Mapping[str, Any] | None = None,
+    recipe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The settings the draft runs with: its config.json, under its recipe
+    (`draft_settings`), under the caller's keys."""
+    return {**read_recipe(draft / TARGET_CONFIG), **draft_settings(draft, overrides, recipe)}
+
+
+def run_recipes(
+    target: Path,
+    draft: Path | None,
+    target_overrides: Mapping[str, Any] | None = None,
+    draft_overrides: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings each model of a pair runs with ({} for no draft), as the engine
+    applies them (see the module's notes)."""
+    target_run = target_run_recipe(target, target_overrides)
+    draft_run = draft_run_recipe(draft, draft_overrides) if draft is not None else {}
+    return target_run, draft_run

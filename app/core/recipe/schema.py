@@ -1,0 +1,336 @@
+"""The recipe keys DraftDeck knows: type, allowed values, MNN's default, and why it matters.
+
+A recipe is the draft's `config_cpu.json` plus the target's run settings in its
+`config.json`. Defaults are MNN 3.6.1's code defaults (transformers/llm/engine/src/
+llmconfig.hpp); where MNN's documentation says otherwise, `docs_note` says so. Keys not
+listed here are kept, shown and written back untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from app.core.recipe.files import draft_run_recipe
+
+DRAFT = "draft"
+TARGET = "target"
+ERROR = "error"
+WARNING = "warning"
+# The pip build of MNN for desktops runs on the CPU only (measured: asking for opencl,
+# vulkan, metal or cuda logs "Can't Find type=N backend, use 0 instead").
+DESKTOP_BACKENDS = frozenset({"cpu"})
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str
+    kind: str  # "choice", "int", "float", "bool", "path"
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    scopes: tuple[str, ...] = (DRAFT, TARGET)
+    docs_note: str = ""
+
+
+FIELDS: dict[str, Field] = {
+    f.key: f
+    for f in (
+        Field(
+            "backend_type",
+            "choice",
+            "cpu",
+            "Where the model runs. Phones run the target on the GPU (opencl) and the draft on "
+            "the CPU so the two work side by side.",
+            choices=("cpu", "opencl", "vulkan", "metal", "cuda", "npu"),
+        ),
+        Field(
+            "thread_num",
+            "int",
+            4,
+            "CPU threads. On phones 2 threads often beat 4: more threads spill onto the slow "
+            "efficiency cores and the scheduler lowers the clock.",
+            minimum=1,
+            maximum=256,
+            docs_note="With opencl MNN reads this as a GPU mode (68 is usual), not threads.",
+        ),
+        Field(
+            "precision",
+            "choice",
+            "low",
+            "Arithmetic precision: low uses fp16 where the hardware has it (faster); high "
+            "keeps fp32.",
+            choices=("low", "normal", "high"),
+        ),
+        Field(
+            "memory",
+            "choice",
+            "low",
+            "Memory mode: low quantizes activations at run time (less memory, faster), which "
+            "can make a multi-token verify differ from single steps, so speculative output is "
+            "no longer guaranteed identical to plain decoding; normal keeps it lossless.",
+            choices=("low", "normal", "high"),
+        ),
+        Field(
+            "power",
+            "choice",
+            "normal",
+            "Power hint for the CPU scheduler; high keeps threads on the fast cores.",
+            choices=("low", "normal", "high"),
+        ),
+        Field(
+            "sampler_type",
+            "choice",
+            "mixed",
+            "How the next token is picked. Speculative decoding here is greedy: the engine "
+            "always takes the most likely token, whatever this says.",
+            choices=(
+                "greedy",
+                "temperature",
+                "topK",
+                "topP",
+                "minP",
+                "tfs",
+                "typical",
+                "penalty",
+                "mixed",
+            ),
+        ),
+        Field(
+            "speculative_type",
+            "choice",
+            "",
+            "MNN's own speculative mode. TokForge's recipes say draftmodel; stock MNN ignores "
+            "it, and DraftDeck runs the draft itself.",
+            choices=("", "draftmodel", "lookahead", "mtp", "eagle", "dflash"),
+            scopes=(TARGET,),
+        ),
+        Field(
+            "draft_predict_length",
+            "int",
+            3,
+            "Tokens the draft proposes per round (d). Longer drafts win more when acceptance "
+            "is high and waste more when it is not; 2 to 4 is typical.",
+            minimum=1,
+            maximum=16,
+            scopes=(TARGET,),
+            docs_note="MNN's documentation says the default is 4; its code uses 3.",
+        ),
+        Field(
+            "draft_config_path",
+            "path",
+            "",
+            "Path to the draft's recipe (config_cpu.json) as the phone app sees it.",
+            scopes=(TARGET,),
+        ),
+        Field(
+            "max_new_tokens",
+            "int",
+            512,
+            "Longest reply MNN generates by itself.",
+            minimum=1,
+            maximum=1_000_000,
+        ),
+        Field(
+            "reuse_kv",
+            "bool",
+            False,
+            "Keep the conversation's cache between turns (DraftDeck's engine always does).",
+        ),
+        Field(
+            "use_mmap",
+            "bool",
+            False,
+            "Map weights from disk instead of loading them into memory; helps phones with "
+            "little RAM.",
+        ),
+        Field(
+            "temperature",
+            "float",
+            1.0,
+            "Randomness of sampling (ignored by greedy).",
+            minimum=0.0,
+            maximum=100.0,
+        ),
+        Field(
+            "top_k",
+            "int",
+            40,
+            "Keep the K most likely tokens (ignored by greedy).",
+            minimum=0,
+            maximum=1_000_000,
+            docs_note="The code reads top_k first (unset: -1), then topK (default 40).",
+        ),
+        Field(
+            "top_p",
+            "float",
+            0.9,
+            "Keep the smallest set of tokens reaching this probability.",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        Field(
+            "repetition_penalty",
+            "float",
+            1.0,
+            "Penalty for repeating tokens (1.0: none).",
+            minimum=0.0,
+            maximum=10.0,
+        ),
+    )
+}
+
+DRAFT_FORM_KEYS = ("backend_type", "thread_num", "precision", "memory", "power", "sampler_type")
+TARGET_FORM_KEYS = (
+    "backend_type",
+    "thread_num",
+    "precision",
+    "memory",
+    "power",
+    "sampler_type",
+    "speculative_type",
+    "draft_predict_length",
+    "draft_config_path",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str | None
+    message: str
+    severity: str = ERROR
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}" if self.key else self.message
+
+
+def _kind_error(field: Field, value: Any) -> str | None:
+    if field.kind == "bool":
+        return None if isinstance(value, bool) else "must be true or false"
+    if field.kind in ("choice", "path"):
+        if not isinstance(value, str):
+            return "must be text"
+        if field.kind == "choice" and value not in field.choices:
+            return f"{value!r} is not one of {', '.join(repr(c) for c in field.choices)}"
+        return None
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if field.kind == "int" and not (numeric and float(value).is_integer()):
+        return "must be a whole number"
+    if field.kind == "float" and not (numeric and math.isfinite(value)):
+        return "must be a number"
+    if field.minimum is not None and value < field.minimum:
+        return f"must be at least {field.minimum:g}"
+    if field.maximum is not None and value > field.maximum:
+        return f"must be at most {field.maximum:g}"
+    return None
+
+
+def validate(data: Mapping[str, Any], scope: str) -> list[Problem]:
+    """Every problem at once. Unknown keys are fine: they go to MNN untouched."""
+    problems = []
+    for key, value in data.items():
+        field = FIELDS.get(key)
+        if field is None:
+            continue
+        error = _kind_error(field, value)
+        if error:
+            problems.append(Problem(key, error))
+        elif scope not in field.scopes:
+            problems.append(
+                Problem(key, f"only means something in the {field.scopes[0]}'s config", WARNING)
+            )
+    return problems
+
+
+def host_warnings(
+    data: Mapping[str, Any],
+    base_dir: Path,
+    physical_cores: int | None,
+    backends: Iterable[str] = DESKTOP_BACKENDS,
+) -> list[Problem]:
+    """What will differ on this computer: missing backends, too many threads, bad paths."""
+    problems = []
+    usable = set(backends)
+    backend = data.get("backend_type")
+    if isinstance(backend, str) and backend not in usable:
+        problems.append(
+            Problem(
+                "backend_type",
+                f"{backend} is not available in this computer's MNN build; here it falls back "
+                "to cpu (on the phone it uses the GPU).",
+                WARNING,
+            )
+        )
+    threads = data.get("thread_num")
+    if (
+        physical_cores
+        and isinstance(threads, int)
+        and not isinstance(threads, bool)
+        and threads > physical_cores
+        and data.get("backend_type", "cpu") == "cpu"
+    ):
+        problems.append(
+            Problem(
+                "thread_num",
+                f"{threads} threads on {physical_cores} physical cores: threads will compete "
+                "and run slower.",
+                WARNING,
+            )
+        )
+    draft_path = data.get("draft_config_path")
+    if isinstance(draft_path, str) and draft_path:
+        path = Path(draft_path)
+        if not path.is_absolute():
+            path = base_dir / path
+        if not path.is_file():
+            problems.append(
+                Problem(
+                    "draft_config_path",
+                    f"{draft_path} does not exist on this computer "
+                    "(fine if it is the phone's path).",
+                    WARNING,
+                )
+            )
+    return problems
+
+
+def inherited_threads_warning(
+    data: Mapping[str, Any], base_dir: Path, cores: int | None
+) -> list[Problem]:
+    """A draft recipe without thread_num runs with the thread count of its pack's
+    config.json (llmexport writes 4), which the Draft recipe form does not show."""
+    if "thread_num" in data or not cores:
+        return []
+    inherited = draft_run_recipe(base_dir, recipe=data).get("thread_num")
+    backend = data.get("backend_type", "cpu")
+    if not isinstance(inherited, int) or inherited <= cores or backend != "cpu":
+        return []
+    return [
+        Problem(
+            "thread_num",
+            f"not set here, so the draft runs with the {inherited} threads of its "
+            f"config.json on {cores} physical cores: threads will compete and "
+            f"run slower. Set thread_num to {cores} or fewer.",
+            WARNING,
+        )
+    ]
+
+
+def physical_cores() -> int:
+    """This computer's physical cores (1 if the system does not say)."""
+    return psutil.cpu_count(logical=False) or 1
+
+
+def recipe_problems(data: Mapping[str, Any], scope: str, base_dir: Path) -> list[Problem]:
+    """Everything to say about a recipe on this computer: its own problems, then what
+    differs here (backends, threads, paths relative to `base_dir`)."""
+    cores = psutil.cpu_count(logical=False)
+    inherited = inherited_threads_warning(data, base_dir, cores) if scope == DRAFT else []
+    return validate(data, scope) + host_warnings(data, base_dir, cores) + inherited

@@ -1,0 +1,156 @@
+"""Run interleaved plain and speculative generations through the engine client."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure.bench import RunPair, combine_runs, summarize
+from app.core.measure.metrics import DecodeStats
+from app.core.measure.verify_agreement import annotate
+from app.engine.client.engine_client import EngineClient
+
+log = logging.getLogger("draftdeck.engine.bench")
+
+DEFAULT_PROMPT = (
+    "Write a short, friendly explanation of how a bicycle gear system works, "
+    "then list three tips for riding up hills."
+)
+
+
+@dataclass
+class BenchPlan:
+    target: str
+    draft: str
+    target_config: dict[str, Any] = field(default_factory=dict)
+    draft_config: dict[str, Any] = field(default_factory=dict)
+    draft_length: int | None = None
+    tokens: int = 128
+    runs: int = 3  # measured pairs per prompt
+    prompts: tuple[str, ...] = (DEFAULT_PROMPT,)
+    warmup: bool = True
+    # > 0: each run repeats its generation until it has decoded about this long.
+    min_run_seconds: float = 0.0
+
+
+MAX_GENERATIONS_PER_RUN = 64
+
+
+class BenchCancelled(Exception):
+    """Stopped between runs; the pairs measured so far are kept by the caller."""
+
+
+def cannot_pay(loaded: dict[str, Any], force: bool) -> str | None:
+    """The load event's cannot-pay mark (None if the pair can gain); refuses unless
+    `force`: an uplift measured where no exact scheme can win would read as a finding."""
+    reason = loaded.get("cannot_pay")
+    if reason and not force:
+        raise SpeculationCannotPay(
+            f"Not measured: {reason} (linear_rollback false). This MNN cannot take "
+            "rejected draft tokens out of the target's linear-attention state, so the "
+            "target is verified one token at a time and every token still costs it a "
+            "step: an uplift figure would mean nothing."
+        )
+    return str(reason) if reason else None
+
+
+def _generate(
+    client: EngineClient, prompt: str, tokens: int, mode: str
+) -> tuple[DecodeStats, list[int]]:
+    client.run("reset")
+    # Stop tokens are ignored so that every run produces the same number of tokens.
+    done = client.run("generate", prompt=prompt, max_tokens=tokens, mode=mode, ignore_stop=True)
+    return DecodeStats.from_json(done["stats"]), list(done["tokens"])
+
+
+def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
+    loaded = client.run(
+        "load",
+        target=plan.target,
+        draft=plan.draft,
+        target_config=plan.target_config,
+        draft_config=plan.draft_config,
+        draft_length=plan.draft_length,
+    )
+    if loaded.get("memory_warning"):  # a pair that does not fit is refused by the engine
+        log.warning("%s", loaded["memory_warning"])
+    return loaded
+
+
+def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
+    """Add the loaded pair's verify agreement (cached per target and recipe) to a summary."""
+    annotate(summary, client.run("agreement"))
+
+
+def warm_up(client: EngineClient, plan: BenchPlan) -> int:
+    """One unmeasured run of each mode on the loaded configuration; returns how many
+    generations make one run last `plan.min_run_seconds` (1 when that is 0)."""
+    seconds = [
+        _generate(client, plan.prompts[0], plan.tokens, mode)[0].decode_seconds
+        for mode in ("plain", "speculative")
+    ]
+    if plan.min_run_seconds <= 0:
+        return 1
+    shortest = max(min(seconds), 1e-6)
+    return max(1, min(MAX_GENERATIONS_PER_RUN, math.ceil(plan.min_run_seconds / shortest)))
+
+
+def _run(
+    client: EngineClient, prompt: str, tokens: int, mode: str, generations: int
+) -> tuple[DecodeStats, list[list[int]]]:
+    runs = [_generate(client, prompt, tokens, mode) for _ in range(generations)]
+    return combine_runs([stats for stats, _ in runs]), [ids for _, ids in runs]
+
+
+def run_pairs(
+    client: EngineClient,
+    plan: BenchPlan,
+    cancelled: Callable[[], bool] = lambda: False,
+    progress: Callable[[int, int], None] | None = None,
+    generations: int | None = None,
+) -> list[RunPair]:
+    """Interleaved plain/speculative pairs over every prompt (the pair must be loaded).
+    Each run is `generations` back-to-back generations (from the warm-up when None)."""
+    if plan.warmup:
+        wanted = warm_up(client, plan)
+        generations = generations or wanted
+    generations = generations or 1
+    pairs: list[RunPair] = []
+    total = plan.runs * len(plan.prompts)
+    for _ in range(plan.runs):
+        for prompt in plan.prompts:
+            if cancelled():
+                raise BenchCancelled(pairs)
+            # Alternate which mode goes first so neither always gets the warmer caches.
+            first = len(pairs) % 2 == 0
+            order = ("plain", "speculative") if first else ("speculative", "plain")
+            results = {mode: _run(client, prompt, plan.tokens, mode, generations) for mode in order}
+            base, base_tokens = results["plain"]
+            spec, spec_tokens = results["speculative"]
+            pairs.append(RunPair(base, spec, base_tokens == spec_tokens))
+            if progress is not None:
+                progress(len(pairs), total)
+    return pairs
+
+
+def run_bench(
+    client: EngineClient,
+    plan: BenchPlan,
+    progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
+) -> dict[str, Any]:
+    loaded = load_pair(client, plan)
+    reason = cannot_pay(loaded, force)
+    summary = summarize(run_pairs(client, plan, progress=progress))
+    summary["cannot_pay"] = reason
+    summary["linear_rollback"] = loaded.get("linear_rollback")
+    measure_agreement(client, summary)
+    summary["lossless_expected"] = loaded["lossless_expected"]
+    summary["linear_attention"] = loaded["linear_attention"]
+    summary["target"] = plan.target
+    summary["draft"] = plan.draft
+    return summary

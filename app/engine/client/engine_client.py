@@ -1,0 +1,355 @@
+"""Start and talk to the engine worker process. No Qt: the GUI wraps it in signals.
+
+Events arrive on a reader thread and are queued; `run()` sends one request and waits
+for its final event, handing intermediate ones (rounds) to a callback. Events of other
+requests met while waiting are kept for their own `wait()`. If the worker dies, the
+waiting call raises EngineCrashed with the exit signal and the last lines it wrote to
+stderr; the next request starts a fresh worker and replays the last successful load.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+from app.core.infra.errors import EngineCrashed, EngineError
+from app.core.infra.processes import no_window_flags
+
+log = logging.getLogger("draftdeck.engine.client")
+
+Event = dict[str, Any]
+FINAL_EVENTS = {"loaded", "done", "agreement", "decoded", "encoded", "reset", "pong", "error"}
+STDERR_LINES = 40
+
+
+def worker_command() -> list[str]:
+    """How to start a worker: `python -m app.engine.worker`, or the frozen app with a flag."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--engine-worker"]
+    return [sys.executable, "-m", "app.engine.worker"]
+
+
+# Windows ends a process that crashes natively with its exception code as exit code.
+WINDOWS_CRASHES = {
+    0xC0000005: "an access violation",
+    0xC000001D: "an illegal instruction",
+    0xC0000094: "an integer division by zero",
+    0xC00000FD: "a stack overflow",
+    0xC0000374: "a heap corruption",
+    0xC0000409: "a stack buffer overrun",
+}
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    if code >= 0xC0000000:  # an NTSTATUS error: a native crash on Windows
+        what = WINDOWS_CRASHES.get(code, "a native exception")
+        return f"crashed with {what} (0x{code:08X})"
+    return f"exited with code {code}"
+
+
+EVENT_START = '{"event"'  # how every event the worker writes begins
+_decoder = json.JSONDecoder()
+
+
+def parse_event_line(raw: bytes) -> Event | None:
+    """The event on one line of the event pipe, or None if it holds none.
+
+    Only events are meant to reach this pipe, but on Windows a native library with its
+    own C runtime may still print to the original stdout: its text, often without a
+    newline, then comes before an event on the same line. The event is read from the
+    first '{"event"' that parses; whatever else the line holds goes to the engine log.
+    """
+    text = raw.decode("utf-8", "replace")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole  # the usual case: the line is one event
+    start = text.find(EVENT_START)
+    while start >= 0:
+        try:
+            event, end = _decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find(EVENT_START, start + 1)
+            continue
+        stray = (text[:start] + " " + text[end:]).strip()
+        log.warning("engine printed on the event pipe: %r", stray[:200])
+        return dict(event)
+    stray = text.strip()
+    if stray:
+        log.warning("engine wrote a line that holds no event: %r", stray[:200])
+    return None
+
+
+class EngineClient:
+    def __init__(self, command: list[str] | None = None) -> None:
+        self._command = command or worker_command()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._events: queue.Queue[Event] = queue.Queue()
+        self._unclaimed: dict[Any, list[Event]] = {}
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._ids = itertools.count(1)
+        self._write_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._last_load: dict[str, Any] | None = None
+        self.crashed: EngineCrashed | None = None
+
+    # -- process ---------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._release()
+        self._events = queue.Queue()
+        self._unclaimed = {}
+        self._stderr.clear()
+        self.crashed = None
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._proc = subprocess.Popen(
+            self._command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            creationflags=no_window_flags(),
+        )
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._threads = [
+            threading.Thread(
+                target=self._read_events,
+                args=(self._proc, self._proc.stdout, self._events),
+                name="engine-events",
+                daemon=True,
+            ),
+            threading.Thread(
+                target=self._read_stderr,
+                args=(self._proc.stderr,),
+                name="engine-stderr",
+                daemon=True,
+            ),
+        ]
+        for thread in self._threads:
+            thread.start()
+        try:
+            ready = self._next_event(timeout=60)
+        except EngineError:
+            ready = {"event": "timeout"}
+        if ready.get("event") != "ready":
+            # Never leave a half-started worker behind: later requests would hang on it.
+            self._proc.kill()
+            error = self._crash_error({"event": "exit", "code": self._proc.wait()})
+            self._release()
+            raise error
+
+    @staticmethod
+    def _read_events(
+        proc: subprocess.Popen[bytes], stream: IO[bytes], events: queue.Queue[Event]
+    ) -> None:
+        # The queue is this worker's own: a late reader never writes into a newer one.
+        for raw in stream:
+            event = parse_event_line(raw)
+            if event is not None:
+                events.put(event)
+        events.put({"event": "exit", "code": proc.wait()})
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self._stderr.append(line)
+                log.debug("engine: %s", line)
+
+    def _crash_error(self, event: Event) -> EngineCrashed:
+        code = event.get("code") if event.get("event") == "exit" else None
+        # Give the stderr reader a moment to collect the last words.
+        if len(self._threads) > 1:
+            self._threads[1].join(timeout=1.0)
+        tail = list(self._stderr)
+        message = f"The engine worker {describe_exit(code)}."
+        if tail:
+            message += f" Last output: {tail[-1]}"
+        self.crashed = EngineCrashed(message, code, tail)
+        return self.crashed
+
+    def _next_event(self, timeout: float | None = None) -> Event:
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            raise EngineError("the engine did not answer in time", "timeout") from None
+
+    def _join_threads(self) -> None:
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        self._threads = []
+
+    def close(self, timeout: float = 5.0) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                self._send({"op": "cancel"})  # a running generation ends first
+                self._send({"op": "shutdown"})
+                proc.wait(timeout=timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        self._release()
+
+    def _release(self) -> None:
+        """Close the pipes of a worker that has exited, and join its reader threads."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        proc.wait()
+        self._join_threads()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def kill(self, sig: int | None = None) -> None:
+        """Kill the worker: Popen.kill() (SIGKILL on POSIX, TerminateProcess on Windows),
+        or send `sig` (tests send SIGSEGV to stand for a native crash). No POSIX-only
+        name is evaluated here: Windows has no SIGKILL."""
+        if self._proc is not None and self._proc.poll() is None:
+            if sig is None:
+                self._proc.kill()
+            else:
+                os.kill(self._proc.pid, sig)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _send(self, request: dict[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise EngineError("the engine is not running", "not_running")
+        data = (json.dumps(request) + "\n").encode("utf-8")
+        with self._write_lock:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+    def send(self, op: str, **params: Any) -> int:
+        """Send a request without waiting; returns its id."""
+        if not self.running:
+            self.start()
+            if self._last_load is not None and op != "load":
+                self.run("load", **self._last_load)
+        request_id = next(self._ids)
+        try:
+            self._send({"op": op, "id": request_id, **params})
+        except OSError:
+            raise self._crash_error(self._drain_to_exit()) from None
+        return request_id
+
+    def cancel(self, request_id: int | None = None) -> None:
+        """Stop a generation (the one running, or request_id even before it starts).
+
+        It ends with stopped_by "cancelled".
+        """
+        if self.running:
+            request = (
+                {"op": "cancel"} if request_id is None else {"op": "cancel", "target": request_id}
+            )
+            with contextlib.suppress(OSError):
+                self._send(request)
+
+    def wait(
+        self,
+        request_id: int,
+        on_event: Callable[[Event], None] | None = None,
+        timeout: float | None = None,
+    ) -> Event:
+        """Wait for the final event of a request; raises EngineError or EngineCrashed."""
+        while True:
+            kept = self._unclaimed.get(request_id)
+            event = kept.pop(0) if kept else self._next_event(timeout)
+            kind = event.get("event")
+            if kind == "exit":
+                raise self._crash_error(event)
+            if event.get("id") != request_id:
+                # Another request's event: keep it for that request's wait().
+                self._unclaimed.setdefault(event.get("id"), []).append(event)
+                continue
+            if kind not in FINAL_EVENTS:
+                if on_event is not None:
+                    on_event(event)
+                continue
+            self._unclaimed.pop(request_id, None)
+            if kind == "error":
+                raise EngineError(
+                    str(event.get("message")), str(event.get("code")), event.get("reasons")
+                )
+            return event
+
+    def run(
+        self,
+        op: str,
+        on_event: Callable[[Event], None] | None = None,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> Event:
+        event = self.wait(self.send(op, **params), on_event, timeout)
+        if op == "load":
+            # Replayed into a fresh worker after a crash; only loads that worked.
+            self._last_load = dict(params)
+        return event
+
+    def poll_events(self) -> list[Event]:
+        """Every event that has arrived, without waiting (for event loops that poll).
+
+        An {"event": "exit"} among them means the worker died; `crash_error(event)`
+        describes it.
+        """
+        events = [e for kept in self._unclaimed.values() for e in kept]
+        self._unclaimed.clear()
+        while True:
+            try:
+                events.append(self._events.get_nowait())
+            except queue.Empty:
+                return events
+
+    def crash_error(self, exit_event: Event) -> EngineCrashed:
+        return self._crash_error(exit_event)
+
+    def _drain_to_exit(self) -> Event:
+        while True:
+            event = self._next_event(timeout=5)
+            if event.get("event") == "exit":
+                return event
+
+    def __enter__(self) -> EngineClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

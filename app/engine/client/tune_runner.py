@@ -1,0 +1,214 @@
+"""Run a sweep through the engine worker, setting by setting.
+
+Each setting: load, warm up (one unmeasured run of each mode), then rounds of
+interleaved plain/speculative pairs, one per prompt, each run long enough to time
+(SweepPlan.min_run_seconds). Rounds continue until there are enough pairs for a 95 %
+interval and it is narrow enough (SweepPlan.target_half_width), or the setting's time
+budget or round limit is spent; the summary says which (`repeats`,
+`interval_target_met`, `seconds`). Then the leading candidates (the top uplift and all
+whose intervals overlap it) are measured again with fresh pairs, and only those fresh
+figures name the best, so the noise that lifted a setting to the top in the first pass
+does not choose it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.measure.bench import RunPair, summarize
+from app.core.measure.intervals import median_interval
+from app.core.measure.tune import (
+    Setting,
+    SettingResult,
+    SweepPlan,
+    TuneRun,
+    host_facts,
+    leading,
+    pack_facts,
+)
+from app.engine.client.bench import (
+    BenchCancelled,
+    BenchPlan,
+    cannot_pay,
+    load_pair,
+    measure_agreement,
+    run_pairs,
+    warm_up,
+)
+from app.engine.client.engine_client import EngineClient
+
+
+def _ratios(pairs: list[RunPair]) -> list[float]:
+    return [
+        p.speculative.tok_s / p.baseline.tok_s
+        for p in pairs
+        if p.speculative.tok_s and p.baseline.tok_s
+    ]
+
+
+def interval_target_met(pairs: list[RunPair], plan: SweepPlan) -> bool:
+    ratios = _ratios(pairs)
+    if not ratios:
+        return False
+    interval = median_interval(ratios)
+    return interval.met_level and interval.relative_half_width <= plan.target_half_width
+
+
+class _Progress:
+    def __init__(self, plan: SweepPlan, callback: Callable[[int, int], None] | None) -> None:
+        self.done = 0
+        self.total = len(plan.settings()) * plan.pairs_per_setting
+        self.callback = callback
+
+    def add(self, pairs: int = 1) -> None:
+        self.done += pairs
+        self.total = max(self.total, self.done)
+        if self.callback is not None:
+            self.callback(self.done, self.total)
+
+    def expect(self, pairs: int) -> None:
+        self.total += pairs
+
+
+def _measure(
+    client: EngineClient,
+    target: Path,
+    draft: Path,
+    setting: Setting,
+    plan: SweepPlan,
+    cancelled: Callable[[], bool],
+    progress: _Progress,
+    force: bool,
+) -> tuple[dict[str, Any] | None, str | None, bool]:
+    """(summary or None, cannot-pay reason, cancelled) for one setting."""
+    bench = BenchPlan(
+        str(target),
+        str(draft),
+        setting.target_config(),
+        setting.draft_config(),
+        setting.draft_length,
+        plan.tokens,
+        1,  # one pair per prompt a round
+        plan.prompts,
+        warmup=False,
+        min_run_seconds=plan.min_run_seconds,
+    )
+    reason = cannot_pay(load_pair(client, bench), force)
+    generations = warm_up(client, bench)
+    started = time.monotonic()
+    pairs: list[RunPair] = []
+    rounds, stopped, met = 0, False, False
+    while True:
+        try:
+            pairs += run_pairs(client, bench, cancelled, lambda *_: progress.add(), generations)
+        except BenchCancelled as stop:
+            pairs += stop.args[0]
+            stopped = True
+        rounds += 1
+        met = interval_target_met(pairs, plan)
+        spent = time.monotonic() - started
+        if stopped:
+            break
+        if rounds >= plan.min_rounds and (
+            met or spent >= plan.budget_seconds or rounds >= plan.max_repeats
+        ):
+            break
+        if rounds >= plan.min_rounds:
+            progress.expect(len(plan.prompts))
+    if not pairs:
+        return None, reason, stopped
+    summary = summarize(pairs)
+    measure_agreement(client, summary)
+    summary.update(
+        cannot_pay=reason,
+        repeats=rounds,
+        interval_target_met=met,
+        target_half_width=plan.target_half_width,
+        seconds=time.monotonic() - started,
+        budget_seconds=plan.budget_seconds,
+        generations_per_run=generations,
+    )
+    return summary, reason, stopped
+
+
+def run_sweep(
+    client: EngineClient,
+    target: Path,
+    draft: Path,
+    plan: SweepPlan,
+    cancelled: Callable[[], bool] = lambda: False,
+    on_result: Callable[[SettingResult], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
+    remeasure: bool = True,
+) -> TuneRun:
+    """Measure every setting, then re-measure the leaders; on cancel, what was measured
+    so far is kept. A pair that cannot gain on this MNN is refused (SpeculationCannotPay)
+    unless `force`; forced, the run and every summary carry the reason."""
+    run = TuneRun(
+        str(target),
+        str(draft),
+        plan,
+        host=host_facts(),
+        packs=pack_facts(target, draft),
+        started=time.strftime("%Y-%m-%dT%H:%M:%S"),
+    )
+    progress = _Progress(plan, on_progress)
+    for setting in plan.settings():
+        if cancelled():
+            run.cancelled = True
+            break
+        summary, reason, stopped = _measure(
+            client, target, draft, setting, plan, cancelled, progress, force
+        )
+        run.cannot_pay = reason or run.cannot_pay
+        if summary is not None:
+            result = SettingResult(setting, summary)
+            run.results.append(result)
+            if on_result is not None:
+                on_result(result)
+        if stopped:
+            run.cancelled = True
+            break
+    if remeasure and not run.cancelled:
+        _remeasure_leaders(client, target, draft, plan, run, cancelled, progress, force)
+    if on_progress is not None:
+        on_progress(progress.done, progress.done)
+    return run
+
+
+def _remeasure_leaders(
+    client: EngineClient,
+    target: Path,
+    draft: Path,
+    plan: SweepPlan,
+    run: TuneRun,
+    cancelled: Callable[[], bool],
+    progress: _Progress,
+    force: bool,
+) -> None:
+    """Fresh interleaved runs for every leading candidate when there is more than one;
+    their summaries are replaced by the fresh ones (the first pass kept beside)."""
+    leaders = leading(run.results)
+    if len(leaders) < 2:
+        return
+    progress.expect(len(leaders) * plan.pairs_per_setting)
+    for result in leaders:
+        if cancelled():
+            run.cancelled = True
+            return
+        summary, _reason, stopped = _measure(
+            client, target, draft, result.setting, plan, cancelled, progress, force
+        )
+        if stopped or summary is None:
+            run.cancelled = True
+            return
+        first = result.summary
+        summary["remeasured"] = True
+        summary["first_pass"] = {
+            k: first.get(k) for k in ("uplift", "uplift_low", "uplift_high", "runs", "repeats")
+        }
+        result.summary = summary

@@ -1,0 +1,237 @@
+"""Greedy speculative decoding on two MNN instances, and plain decoding as its d=0 case.
+
+Invariant at the start of every round, with `seq` = prompt + tokens generated so far:
+the target's cache holds seq[:-1] (the newest token is fed by the next verify) and the
+draft's cache holds a prefix of seq that is one or two tokens short (`pending`).
+
+A round: the draft feeds `pending` and proposes t1..td one step at a time; the target
+feeds [last, t1..td] in one forward and returns d+1 logit rows g0..gd; the longest
+prefix with t_i == g_(i-1) is accepted, then g_n is added (a correction when n < d, a
+bonus when all matched). Both caches are cut back to what stays valid.
+
+Linear attention (Qwen3.5) keeps one running state per layer that every forward
+updates in place. On MNN 3.6.1 `erase_history` does not take rejected tokens out of it
+(a partial erase restores a prefix-cache snapshot or zeroes the state), and pymnn has
+no call that reads or restores it; only a reset and a full re-prefill is exact. So a
+model flagged `*_linear` here is reset and re-prefilled after a rejection, and a target
+flagged `verify_stepwise` is verified one token at a time, which only ever feeds
+accepted tokens and so never needs a rollback. Both are exact and neither can beat
+plain decoding: each accepted token still costs the target a step of its own. The
+session sets these flags from a probe at load (rollback_probe.py): an MNN that rolls
+the state back exactly gets the batched verify and plain cut-backs instead.
+
+That is the reason for stepwise verification, not rotary positions. MNN 3.6.1 does
+fill only the first of the three mrope position rows of a verify input, but only in
+text-only bundles and only for the length its verify module was made for at load
+(`draft_predict_length` + 1); the session loads mrope targets with another length, and
+their d+1 verify rows then match one-token steps.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.measure.metrics import DecodeStats, RoundStats
+from app.engine.worker.mnn_llm import MnnLlm
+
+
+@dataclass
+class RoundOutput:
+    tokens: list[int]
+    from_draft: list[bool]
+    text: str
+    stats: RoundStats | None  # None for the first token, which the prefill produced
+    pieces: list[str]  # the text of each token (joined: `text`)
+
+
+@dataclass
+class Generation:
+    tokens: list[int]
+    text: str
+    stats: DecodeStats
+    stopped_by: str  # "stop_token", "max_tokens" or "cancelled"
+
+
+class Decoder:
+    def __init__(
+        self,
+        target: MnnLlm,
+        draft: MnnLlm | None,
+        draft_length: int,
+        stop_ids: Sequence[int],
+        target_linear: bool = False,
+        draft_linear: bool = False,
+        verify_stepwise: bool = False,
+    ) -> None:
+        if draft is not None and draft_length < 1:
+            raise ValueError("speculative decoding needs a draft length of at least 1")
+        self.target = target
+        self.draft = draft
+        self.d = draft_length if draft is not None else 0
+        self.stop_ids = frozenset(stop_ids)
+        self.target_linear = target_linear
+        self.draft_linear = draft_linear
+        self.verify_stepwise = verify_stepwise
+
+    @property
+    def mode(self) -> str:
+        return "speculative" if self.draft is not None else "plain"
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        max_tokens: int,
+        on_round: Callable[[RoundOutput], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Generation:
+        if not prompt:
+            raise ValueError("the prompt is empty")
+        if max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
+        text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        seq = list(prompt)
+        out: list[int] = []
+        texts: list[str] = []
+
+        start = time.perf_counter()
+        first, stats.prefill_fed = self._prefill(self.target, seq)
+        if self.draft is not None:
+            self._prefill(self.draft, seq)
+        stats.prefill_seconds = time.perf_counter() - start
+
+        decode_start = time.perf_counter()
+        # The prefill's logits give the first token: the target's own, outside any round.
+        new, flags, rnd = [first], [False], None
+        while True:
+            keep, stopped_by = self._cut(new, len(out), max_tokens)
+            new, flags = new[:keep], flags[:keep]
+            if rnd is None:
+                stats.add_first_token(keep)
+            else:
+                rnd.emitted = keep
+                stats.add_round(rnd)
+            out.extend(new)
+            seq.extend(new)
+            # Text per token, so a view can mark which words came from the draft. A token
+            # that ends inside a UTF-8 sequence shows up with the token that completes it.
+            pieces = [
+                "" if t in self.stop_ids else text_decoder.decode(self.target.token_bytes(t))
+                for t in new
+            ]
+            text = "".join(pieces)
+            texts.append(text)
+            if on_round is not None:
+                on_round(RoundOutput(new, flags, text, rnd, pieces))
+            if stopped_by:
+                break
+            if cancelled is not None and cancelled():
+                stopped_by = "cancelled"
+                break
+            new, flags, rnd = self._round(seq)
+        stats.decode_seconds = time.perf_counter() - decode_start
+        texts.append(text_decoder.decode(b"", final=True))
+        return Generation(out, "".join(texts), stats, stopped_by)
+
+    # -- pieces ----------------------------------------------------------------------------
+
+    def _cut(self, tokens: list[int], produced: int, max_tokens: int) -> tuple[int, str]:
+        """How many of the new tokens to keep, and why generation stops (or "")."""
+        for i, token in enumerate(tokens):
+            if produced + i + 1 >= max_tokens:
+                return i + 1, "stop_token" if token in self.stop_ids else "max_tokens"
+            if token in self.stop_ids:
+                return i + 1, "stop_token"
+        return len(tokens), ""
+
+    @staticmethod
+    def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+        n = min(len(a), len(b))
+        i = 0
+        while i < n and a[i] == b[i]:
+            i += 1
+        return i
+
+    def _prefill(self, model: MnnLlm, seq: list[int]) -> tuple[int, int]:
+        """Make the cache hold all of `seq`; return the next token and how many were fed.
+
+        Only tokens the cache does not already hold are fed, so the next turn of a chat
+        prefills just its new tokens. At least the last token is always fed.
+        """
+        linear = self.target_linear if model is self.target else self.draft_linear
+        keep = min(self._common_prefix(model.kv_tokens, seq), len(seq) - 1)
+        if linear and keep < len(model.kv_tokens):
+            model.reset()
+            keep = 0
+        model.truncate(keep)
+        model.begin_prefill()
+        rows = model.forward(seq[keep:])
+        return int(np.argmax(rows[-1])), len(seq) - keep
+
+    def _round(self, seq: list[int]) -> tuple[list[int], list[bool], RoundStats]:
+        target, draft, d = self.target, self.draft, self.d
+        last = seq[-1]
+        if draft is None:
+            t0 = time.perf_counter()
+            rows = target.forward([last])
+            elapsed = time.perf_counter() - t0
+            return [int(np.argmax(rows[-1]))], [False], RoundStats(0, 0, 1, 0, 0.0, elapsed)
+
+        # Draft d tokens, feeding whatever the draft has not seen yet first.
+        t0 = time.perf_counter()
+        proposal: list[int] = []
+        feed = seq[len(draft.kv_tokens) :]
+        for _ in range(d):
+            rows = draft.forward(feed)
+            token = int(np.argmax(rows[-1]))
+            proposal.append(token)
+            feed = [token]
+        draft_seconds = time.perf_counter() - t0
+
+        t1 = time.perf_counter()
+        if self.verify_stepwise:
+            n, guess, target_forwards = self._verify_stepwise(last, proposal)
+        else:
+            # Verify all d + 1 positions in one target forward.
+            guesses = np.argmax(target.forward([last, *proposal]), axis=-1)
+            n = 0
+            while n < d and proposal[n] == int(guesses[n]):
+                n += 1
+            guess, target_forwards = int(guesses[n]), 1
+        target_seconds = time.perf_counter() - t1
+        new_tokens = [*proposal[:n], guess]
+
+        base = len(seq)
+        self._cut_back(target, base + n, self.target_linear, seq, proposal[:n])
+        self._cut_back(draft, base + min(n, d - 1), self.draft_linear, seq, proposal[:n])
+        flags = [True] * n + [False]
+        stats = RoundStats(d, n, len(new_tokens), d, draft_seconds, target_seconds, target_forwards)
+        return new_tokens, flags, stats
+
+    def _verify_stepwise(self, last: int, proposal: list[int]) -> tuple[int, int, int]:
+        """Feed the target one token at a time, stopping at the first mismatch."""
+        guess = int(np.argmax(self.target.forward([last])[-1]))
+        n = 0
+        while n < len(proposal) and proposal[n] == guess:
+            guess = int(np.argmax(self.target.forward([proposal[n]])[-1]))
+            n += 1
+        return n, guess, n + 1
+
+    def _cut_back(
+        self, model: MnnLlm, keep: int, linear: bool, seq: list[int], accepted: list[int]
+    ) -> None:
+        if keep >= len(model.kv_tokens):
+            return
+        if not linear:
+            model.truncate(keep)
+            return
+        # Linear attention: rebuild the state from the start.
+        valid = (seq + accepted)[:keep]
+        model.reset()
+        model.begin_prefill()
+        model.forward(valid)

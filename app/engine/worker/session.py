@@ -1,0 +1,336 @@
+"""What the engine worker holds between requests: the loaded pair and the conversation.
+
+No I/O here: the worker feeds it requests and forwards what it emits, and benchmarks
+drive it in-process to measure what the process boundary costs.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import EngineError, FileError
+from app.core.measure import ram_estimate, verify_agreement
+from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.compat import LINEAR_CANNOT_PAY, assess
+from app.core.recipe.files import draft_settings, target_run_recipe
+from app.engine.worker import agreement
+from app.engine.worker.decoder import Decoder, Generation, RoundOutput
+from app.engine.worker.mnn_llm import MnnLlm
+from app.engine.worker.rollback_probe import probe_linear_rollback
+
+log = logging.getLogger("draftdeck.engine.session")
+
+Emit = Callable[[dict[str, Any]], None]
+DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
+FLUSH_SECONDS = 0.02  # batch round events: the GUI needs ~10 Hz, not one per token
+AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
+
+
+class Session:
+    def __init__(self) -> None:
+        self.target: MnnLlm | None = None
+        self.draft: MnnLlm | None = None
+        self.target_info: BundleInfo | None = None
+        self.draft_info: BundleInfo | None = None
+        self.draft_length = 0
+        self.linear_rollback: bool | None = None  # what the load-time probe found
+        self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
+        self.verify = ""
+        self._conversation: tuple[str, list[int]] | None = None
+
+    # -- load ------------------------------------------------------------------------------
+
+    def load(
+        self,
+        target: str,
+        draft: str | None = None,
+        target_config: dict[str, Any] | None = None,
+        draft_config: dict[str, Any] | None = None,
+        draft_length: int | None = None,
+    ) -> dict[str, Any]:
+        self.unload()
+        target_cfg = dict(target_config or {})
+        try:
+            # Absolute at once: MNN runs from inside the pack folders (pack_folder.py),
+            # and relative paths mean the working directory they were given in.
+            t_info = read_bundle(Path(os.path.abspath(target)))
+            d_info = read_bundle(Path(os.path.abspath(draft))) if draft else None
+        except FileError as exc:
+            raise EngineError(str(exc), exc.code) from None
+        if d_info is not None:
+            verdict = assess(t_info, d_info)
+            if verdict.blocked:
+                raise EngineError(
+                    f"This pair cannot work: {verdict.summary()}",
+                    "blocked_pair",
+                    [r.to_json() for r in verdict.reasons],
+                )
+        # The saved recipe (the target's config.json) decides d unless the caller does
+        # (read_bundle has checked that every recipe file of both packs is valid JSON).
+        target_run = target_run_recipe(t_info.path, target_cfg)
+        d_value = draft_length or target_run.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
+        if isinstance(d_value, bool) or not isinstance(d_value, int):
+            raise EngineError(
+                f"draft_predict_length {d_value!r} is not a whole number", "bad_request"
+            )
+        d = d_value
+        if d < 1 or d > 16:
+            raise EngineError(f"draft length {d} is out of range (1 to 16)", "bad_request")
+        # Refuse what cannot fit before MNN tries (it would swap or be killed).
+        estimate, fit = ram_estimate.assess_memory(t_info, d_info, target_cfg, draft_config)
+        if fit.level == ram_estimate.TOO_BIG:
+            raise EngineError(fit.message, "not_enough_memory")
+        started = time.perf_counter()
+        # Any multi-row forward of a target loaded with a verify module returns every
+        # row. mrope targets get a module for d+2 rows, never used: MNN 3.6.1 fills one
+        # of the three position rows of the verify input whose length the module was
+        # made for (text-only bundles), while other lengths get correct positions.
+        verify_length = 0 if d_info is None else d + 2 if t_info.mrope else d + 1
+        # Built into locals first: a draft that fails to load leaves nothing half set.
+        target_llm = MnnLlm(t_info.path, target_cfg, t_info.vocab_size, verify_length)
+        draft_llm = (
+            MnnLlm(d_info.path, draft_settings(d_info.path, draft_config), d_info.vocab_size)
+            if d_info is not None
+            else None
+        )
+        # Linear attention: ask this MNN whether erase_history rolls the state back
+        # exactly (rollback_probe.py). If it does, the pair verifies d+1 rows at once
+        # and cuts both caches back like KV caches; if not (MNN 3.6.1), the target is
+        # verified one token at a time and a linear draft is rebuilt after a rejection:
+        # exact, but never faster than plain decoding. One MNN, one LinearAttention op:
+        # the target's answer holds for the draft as well.
+        rollback = (
+            probe_linear_rollback(target_llm, d).exact
+            if d_info is not None and t_info.linear_attention
+            else None
+        )
+        stepwise = d_info is not None and t_info.linear_attention and not rollback
+        cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
+        self.target, self.draft = target_llm, draft_llm
+        self.target_recipe = target_run
+        self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
+        self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
+        self.linear_rollback = rollback
+        memory = target_run.get("memory", "low")
+        return {
+            "target": t_info.to_json(),
+            "draft": d_info.to_json() if d_info else None,
+            "draft_length": self.draft_length,
+            "load_seconds": time.perf_counter() - started,
+            # Only the target's verify decides the output. A d+1 verify matches single
+            # steps bit for bit unless memory "low" quantizes activations at run time;
+            # step-by-step verification always does.
+            "lossless_expected": stepwise or memory != "low",
+            "verify": self.verify or None,
+            "linear_attention": t_info.linear_attention,
+            # None: not probed (no draft, or no linear attention).
+            "linear_rollback": rollback,
+            "cannot_pay": cannot_pay,
+            "memory": {"estimate": estimate.to_json(), **fit.to_json()},
+            "memory_warning": fit.message if fit.level == ram_estimate.TIGHT else None,
+        }
+
+    def verify_agreement(
+        self, rows: int = agreement.DEFAULT_ROWS, cancelled: Callable[[], bool] = lambda: False
+    ) -> dict[str, Any]:
+        """How often the target's verify agrees with its own single steps (cached per
+        target, recipe and d; measured with the target alone, whose cache is put back)."""
+        target = self._require_target()
+        assert self.target_info is not None
+        if not self.verify:
+            raise EngineError("verify agreement needs a draft: none is loaded", "bad_request")
+        d = self.draft_length
+        if self.verify == "stepwise":
+            checked = agreement.checked_rows(d, rows)
+            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, "stepwise").to_json()
+        key = verify_agreement.cache_key(
+            self.target_info.path,
+            self.target_recipe,
+            d,
+            f"mnn {_mnn_version()}",
+            f"{AGREEMENT_PROMPT}|{rows}",
+        )
+        found = verify_agreement.cached(key)
+        if found is None:
+            prompt = target.encode(
+                target.chat_prompt([{"role": "user", "content": AGREEMENT_PROMPT}])
+            )
+            agree = agreement.measure(target, prompt, d, rows, cancelled)
+            matched, checked = sum(agree), len(agree)
+            found = verify_agreement.VerifyAgreement(
+                matched / checked, matched, checked, d, "batched"
+            )
+            verify_agreement.store(key, found)
+        return found.to_json()
+
+    def encode(self, text: Any) -> list[int]:
+        """The target tokenizer's ids for a text (no chat template)."""
+        if not isinstance(text, str):
+            raise EngineError("text must be a string", "bad_request")
+        return self._require_target().encode(text)
+
+    def decode(self, tokens: Any) -> dict[str, Any]:
+        """The target's text for token ids: per token (a token that ends inside a UTF-8
+        sequence shows up with the one that completes it) and joined."""
+        target = self._require_target()
+        ids = self._token_ids(tokens, "tokens", allow_empty=True)
+        text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pieces = [text_decoder.decode(target.token_bytes(t)) for t in ids]
+        tail = text_decoder.decode(b"", final=True)  # an unfinished sequence at the end
+        if tail:
+            pieces[-1] += tail
+        return {"pieces": pieces, "text": "".join(pieces)}
+
+    def unload(self) -> None:
+        for model in (self.target, self.draft):
+            if model is not None:
+                model.close()
+        self.target = self.draft = None
+        self.target_info = self.draft_info = None
+        self._conversation = None
+
+    def reset(self) -> None:
+        for model in (self.target, self.draft):
+            if model is not None:
+                model.reset()
+        self._conversation = None
+
+    # -- generate --------------------------------------------------------------------------
+
+    def prompt_ids(self, request: dict[str, Any]) -> tuple[list[int], str | None]:
+        """Token ids for a request, reusing the previous turn's ids when they still apply."""
+        target = self._require_target()
+        if "prompt_ids" in request:
+            return self._token_ids(request["prompt_ids"], "prompt_ids", allow_empty=False), None
+        if "messages" in request:
+            text = target.chat_prompt(request["messages"])
+        elif request.get("chat", True):
+            text = target.chat_prompt([{"role": "user", "content": str(request["prompt"])}])
+        else:
+            text = str(request["prompt"])
+        if self._conversation is not None:
+            prev_text, prev_ids = self._conversation
+            if text.startswith(prev_text):
+                # The earlier turns keep the exact ids they were generated with.
+                return prev_ids + target.encode(text[len(prev_text) :]), text
+        return target.encode(text), text
+
+    def generate(
+        self, request: dict[str, Any], emit: Emit, cancelled: Callable[[], bool]
+    ) -> Generation:
+        target = self._require_target()
+        mode = request.get("mode", "speculative" if self.draft else "plain")
+        if mode == "speculative" and self.draft is None:
+            raise EngineError("speculative decoding needs a draft; none is loaded", "bad_request")
+        assert self.target_info is not None
+        decoder = Decoder(
+            target,
+            self.draft if mode == "speculative" else None,
+            self.draft_length,
+            () if request.get("ignore_stop") else self.target_info.tokenizer.stop_ids,
+            # Rebuilt after a rejection unless this MNN rolls their state back.
+            target_linear=self.target_info.linear_attention and not self.linear_rollback,
+            draft_linear=bool(self.draft_info and self.draft_info.linear_attention)
+            and not self.linear_rollback,
+            verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
+        )
+        ids, text = self.prompt_ids(request)
+        batch = _RoundBatch(emit, request.get("id"))
+        try:
+            result = decoder.generate(
+                ids, int(request.get("max_tokens", 256)), batch.add, cancelled
+            )
+        finally:
+            batch.flush()  # rounds made before an error still reach the client
+        if text is not None:
+            spoken = b"".join(target.token_bytes(t) for t in result.tokens)
+            self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
+        return result
+
+    def _token_ids(self, value: Any, name: str, allow_empty: bool) -> list[int]:
+        """`value` as a list of the target's token ids, or a bad_request error naming
+        `name` (an id outside the vocabulary makes MNN crash natively)."""
+        vocab = self.target_info.vocab_size if self.target_info else None
+        if (
+            not isinstance(value, list)
+            or not (value or allow_empty)
+            or not all(
+                isinstance(t, int)
+                and not isinstance(t, bool)
+                and t >= 0
+                and (vocab is None or t < vocab)
+                for t in value
+            )
+        ):
+            some = "a" if allow_empty else "a non-empty"
+            raise EngineError(
+                f"{name} must be {some} list of token ids below {vocab}", "bad_request"
+            )
+        return list(value)
+
+    def _require_target(self) -> MnnLlm:
+        if self.target is None:
+            raise EngineError("no model is loaded", "not_loaded")
+        return self.target
+
+
+def _mnn_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("mnn")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _RoundBatch:
+    """Collects rounds and emits them together every FLUSH_SECONDS."""
+
+    def __init__(self, emit: Emit, request_id: Any) -> None:
+        self._emit = emit
+        self._id = request_id
+        self._started = self._last = time.perf_counter()
+        self._clear()
+
+    def _clear(self) -> None:
+        self.tokens: list[int] = []
+        self.flags: list[int] = []
+        self.text: list[str] = []
+        self.pieces: list[str] = []
+        self.rounds: list[list[float]] = []
+
+    def add(self, out: RoundOutput) -> None:
+        self.tokens.extend(out.tokens)
+        self.flags.extend(int(f) for f in out.from_draft)
+        self.text.append(out.text)
+        self.pieces.extend(out.pieces)
+        r = out.stats
+        if r is not None:
+            self.rounds.append(
+                [r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds]
+            )
+        if time.perf_counter() - self._last >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.tokens:
+            self._emit(
+                {
+                    "event": "rounds",
+                    "id": self._id,
+                    "tokens": self.tokens,
+                    "draft": self.flags,
+                    "text": "".join(self.text),
+                    "pieces": self.pieces,
+                    "elapsed": time.perf_counter() - self._started,
+                    "rounds": self.rounds,
+                }
+            )
+        self._clear()
+        self._last = time.perf_counter()
