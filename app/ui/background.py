@@ -1,21 +1,111 @@
-"""One small API for background work: run a function on Qt's thread pool, get the
-result (or the error) back on the GUI thread through a signal."""
+"""One way to run background work in the window.
+
+`run(owner, key, fn, on_done, on_error)` calls `fn` on a worker thread and hands its
+result (or exception) to `on_done` (or `on_error`) on the GUI thread, unless by then
+- the owner has closed (its QObject was destroyed, or `close_owner` was called when
+  the window closed), or
+- a newer `run` with the same owner and key has started (the answer is stale: an old
+  device listing never overwrites a newer one).
+So no page checks whether it is still alive when an answer arrives.
+
+`watch(owner, queue, on_change)` does the same for a job queue (downloads, pushes,
+tune sweeps): the queue's jobs report every change from their threads, and the owner
+hears about them on the GUI thread at most every `WATCH_MS`; nothing runs while the
+jobs are idle.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 log = logging.getLogger("draftdeck.ui.background")
-_live: set[Task] = set()  # keeps tasks alive until their result is delivered
+
+WATCH_MS = 100  # how often a watched queue's changes reach the window at most
+
+_pool = QThreadPool()
+_pool.setObjectName("draftdeck-background")
+_pool.setMaxThreadCount(max(4, QThreadPool.globalInstance().maxThreadCount()))
+
+
+class _Owner:
+    """What the lanes know about an owner: whether it closed, and each key's latest task."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.latest: dict[str, Task] = {}
+        self.watchers: list[_Watcher] = []
+
+
+_owners: dict[int, _Owner] = {}
+
+
+def _state(owner: QObject) -> _Owner:
+    state = _owners.get(id(owner))
+    if state is None:
+        owner_id = id(owner)  # not the owner itself: that would keep it alive
+        state = _owners[owner_id] = _Owner()
+        owner.destroyed.connect(lambda *_: close_owner_id(owner_id))
+    return state
+
+
+def close_owner(owner: QObject) -> None:
+    """Drop every answer still on its way to `owner` (the window is closing)."""
+    close_owner_id(id(owner))
+
+
+def close_owner_id(owner_id: int) -> None:
+    state = _owners.pop(owner_id, None)
+    if state is not None:
+        state.closed = True
+        state.latest.clear()
+        for watcher in state.watchers:
+            watcher.stop()
 
 
 class Task(QObject):
-    finished = Signal(object)
-    failed = Signal(object)
+    """One run: delivers on the GUI thread, if its owner still wants it."""
+
+    _finished = Signal(object)
+    _failed = Signal(object)
+
+    def __init__(
+        self,
+        state: _Owner,
+        key: str,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[Exception], None],
+    ) -> None:
+        super().__init__()
+        self._state, self._key = state, key
+        self._on_done, self._on_error = on_done, on_error
+        self._finished.connect(self._deliver_result)
+        self._failed.connect(self._deliver_error)
+
+    def wanted(self) -> bool:
+        return not self._state.closed and self._state.latest.get(self._key) is self
+
+    def _settle(self) -> bool:
+        wanted = self.wanted()
+        if self._state.latest.get(self._key) is self:
+            del self._state.latest[self._key]
+        _live.discard(self)
+        return wanted
+
+    def _deliver_result(self, result: object) -> None:
+        if self._settle():
+            self._on_done(result)
+
+    def _deliver_error(self, error: Exception) -> None:
+        if self._settle():
+            self._on_error(error)
+
+
+_live: set[Task] = set()  # keeps tasks alive until their answer is delivered
 
 
 class _Runnable(QRunnable):
@@ -26,28 +116,95 @@ class _Runnable(QRunnable):
     def run(self) -> None:
         try:
             result = self.fn()
-        except Exception as exc:  # delivered to the caller's error slot, never lost
+        except Exception as exc:  # delivered to the owner's error slot, never lost
             log.debug("background task failed: %s", exc)
-            self.task.failed.emit(exc)
+            self.task._failed.emit(exc)
         else:
-            self.task.finished.emit(result)
+            self.task._finished.emit(result)
 
 
-def run_in_background(
+def _log_error(error: Exception) -> None:
+    log.warning("background task failed: %s", error)
+
+
+def run(
+    owner: QObject,
+    key: str,
     fn: Callable[[], Any],
     on_done: Callable[[Any], None],
-    on_error: Callable[[Exception], None],
+    on_error: Callable[[Exception], None] = _log_error,
 ) -> Task:
-    task = Task()
+    """Run `fn` off the GUI thread for `owner`; a later run with the same key makes
+    this one's answer stale. Call from the GUI thread."""
+    state = _state(owner)
+    task = Task(state, key, on_done, on_error)
+    state.latest[key] = task
     _live.add(task)
-    task.finished.connect(on_done)
-    task.failed.connect(on_error)
-    task.finished.connect(lambda _r: _live.discard(task))
-    task.failed.connect(lambda _e: _live.discard(task))
-    QThreadPool.globalInstance().start(_Runnable(task, fn))
+    _pool.start(_Runnable(task, fn))
     return task
+
+
+def is_running(owner: QObject, key: str) -> bool:
+    """Whether an answer for (owner, key) is still to come."""
+    state = _owners.get(id(owner))
+    return state is not None and key in state.latest
 
 
 def wait_for_background(timeout_ms: int = 10_000) -> bool:
     """Let running tasks finish (used at shutdown and by tests)."""
-    return QThreadPool.globalInstance().waitForDone(timeout_ms)
+    return _pool.waitForDone(timeout_ms)
+
+
+class WatchedQueue(Protocol):
+    def subscribe(self, on_change: Callable[[], None]) -> Callable[[], None]: ...
+
+
+class _Watcher(QObject):
+    """Turns a queue's change reports (any thread) into at most one call per WATCH_MS
+    on the GUI thread. It has no Qt parent: a job thread may still report to it just
+    after its owner is gone, so it lives as long as anyone holds it, and goes quiet."""
+
+    _poke = Signal()
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        super().__init__()
+        self._on_change: Callable[[], None] | None = on_change
+        self._pending = threading.Event()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(WATCH_MS)
+        self._timer.timeout.connect(self._fire)
+        self._poke.connect(self._schedule)
+        self.unsubscribe: Callable[[], None] = lambda: None
+
+    def notify(self) -> None:  # any thread
+        if not self._pending.is_set():
+            self._pending.set()
+            self._poke.emit()
+
+    def _schedule(self) -> None:
+        if self._on_change is not None and not self._timer.isActive():
+            self._timer.start()
+
+    def _fire(self) -> None:
+        self._pending.clear()
+        if self._on_change is not None:
+            self._on_change()
+
+    def stop(self) -> None:
+        self._on_change = None
+        self._timer.stop()
+        self.unsubscribe()
+        _watchers.discard(self)
+
+
+_watchers: set[_Watcher] = set()
+
+
+def watch(owner: QObject, queue: WatchedQueue, on_change: Callable[[], None]) -> None:
+    """Call `on_change` on the GUI thread after the queue's jobs change, coalesced,
+    until the owner is destroyed or closed with `close_owner`."""
+    watcher = _Watcher(on_change)
+    watcher.unsubscribe = queue.subscribe(watcher.notify)
+    _watchers.add(watcher)
+    _state(owner).watchers.append(watcher)

@@ -31,7 +31,7 @@ from app.core.infra.settings import save_settings
 from app.core.infra.units import format_bytes
 from app.core.pack.files import installed_source
 from app.core.pack.library import Library
-from app.ui.background import run_in_background
+from app.ui import background
 from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel
 from app.ui.job_models import ProgressDelegate
@@ -183,7 +183,13 @@ class DownloadsPage(QWidget):
         self.refresh_button.setEnabled(False)
         self.age_label.setText("Hub listing: refreshing…")
         config = self.config()
-        run_in_background(lambda: refresh_live(config), self._on_refreshed, self._on_refresh_failed)
+        background.run(
+            self,
+            "refresh",
+            lambda: refresh_live(config),
+            self._on_refreshed,
+            self._on_refresh_failed,
+        )
 
     def _on_refreshed(self, _catalog: object) -> None:
         self.refresh_button.setEnabled(True)
@@ -253,7 +259,7 @@ class DownloadsPage(QWidget):
                     found.add(info.repo_id)
             return found
 
-        run_in_background(work, self._on_updates, lambda _e: None)
+        background.run(self, "updates", work, self._on_updates)
 
     # -- plan and download ------------------------------------------------------------------
 
@@ -274,7 +280,9 @@ class DownloadsPage(QWidget):
         )
         config, include_all = self.config(), self.include_all.isChecked()
         repo = entry.repo_id
-        run_in_background(
+        background.run(
+            self,
+            "plan",
             lambda: fetch_plan(config, repo, include_all=include_all),
             lambda plan: self._show_plan(entry, plan),
             lambda error: self._show_plan_error(entry, error),

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
 from app.engine.client.engine_client import EngineClient
-from app.ui.background import run_in_background
+from app.ui import background
 
 POLL_MS = 15
 
@@ -63,7 +63,9 @@ class EngineBridge(QObject):
             self._send_load()
             return
         self._set_state(STARTING)
-        run_in_background(self._start_worker, lambda _r: self._on_started(), self._on_start_failed)
+        background.run(
+            self, "start", self._start_worker, lambda _r: self._on_started(), self._on_start_failed
+        )
 
     def _start_worker(self) -> None:
         """On the thread pool. If the window closed meanwhile, close the new worker right

@@ -36,7 +36,7 @@ from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
 from app.core.phone.push import DONE, FAILED, FINISHED, PushJob, PushStatus
 from app.core.phone.remote_fs import free_bytes
-from app.ui.background import run_in_background
+from app.ui import background
 from app.ui.dialogs import ask, show_error
 from app.ui.job_models import ProgressDelegate
 from app.ui.phone_models import DeviceList, PackList, PhonePacksModel, PushQueueModel
@@ -259,7 +259,7 @@ class PhonePage(QWidget):
         if self._polling:
             return
         self._polling = True
-        run_in_background(self.lister.list, self._on_devices, self._on_devices_failed)
+        background.run(self, "devices", self.lister.list, self._on_devices, self._on_devices_failed)
 
     def _on_devices(self, devices: list[DeviceInfo]) -> None:
         self._polling = False
@@ -323,7 +323,9 @@ class PhonePage(QWidget):
             return free, packs
 
         self.free_label.setText(f"Reading {root} on {device.title}…")
-        run_in_background(
+        background.run(
+            self,
+            "phone-packs",
             work,
             partial(self._on_phone_read, request, serial, root),
             partial(self._on_phone_failed, request),
@@ -385,7 +387,7 @@ class PhonePage(QWidget):
             delete_pack(self.adb.phone(serial), root, name)
             return name
 
-        run_in_background(work, self._on_deleted, self._on_action_failed)
+        background.run(self, "delete", work, self._on_deleted, self._on_action_failed)
 
     def _on_deleted(self, name: str) -> None:
         self.message.emit(f"Deleted {name} from the phone")
@@ -397,7 +399,7 @@ class PhonePage(QWidget):
     # -- library packs -----------------------------------------------------------------
 
     def reload_library(self) -> None:
-        run_in_background(self.library.scan, self._on_library, self._on_action_failed)
+        background.run(self, "library", self.library.scan, self._on_library, self._on_action_failed)
 
     def _on_library(self, entries: list[PackEntry]) -> None:
         if self._shut_down:

@@ -52,7 +52,7 @@ from app.core.measure.tune_apply import (
 )
 from app.core.pack.compat import MEASURED_MNN, assess_paths
 from app.core.recipe.schema import physical_cores
-from app.ui.background import run_in_background
+from app.ui import background
 from app.ui.dialogs import ask, show_error
 from app.ui.pair_selection import PairSelection
 from app.ui.table_model import ColumnsModel, Index
@@ -495,7 +495,7 @@ class TunePage(QWidget):
                     force,
                 )
 
-        run_in_background(work, self._on_finished, self._on_failed)
+        background.run(self, "sweep", work, self._on_finished, self._on_failed)
 
     def _on_result(self, result: SettingResult) -> None:
         self.model.add(result)

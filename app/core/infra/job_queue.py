@@ -1,5 +1,7 @@
 """A queue of long jobs served by a fixed number of worker threads: a pool for
-downloads, a single lane for the phone (one adb transfer at a time)."""
+downloads, a single lane for the phone (one adb transfer at a time), one for tune
+sweeps. Whoever shows the jobs subscribes to the queue and is told when any job's
+status changes (from the job's thread); nobody polls."""
 
 from __future__ import annotations
 
@@ -57,6 +59,11 @@ class TrackedJob(Generic[S]):
         self._lock = threading.Lock()
         self._status = status
         self._meter = SpeedMeter(clock=clock)  # the clock behind `speed` (tests fake it)
+        self._on_change: Callable[[], None] = _nothing
+
+    def listen(self, on_change: Callable[[], None]) -> None:
+        """Call `on_change` (from the job's thread) after each change of status."""
+        self._on_change = on_change
 
     def status(self) -> S:
         with self._lock:
@@ -68,6 +75,7 @@ class TrackedJob(Generic[S]):
     def _set(self, **changes: object) -> None:
         with self._lock:
             self._status = replace(self._status, **changes)  # type: ignore[type-var]
+        self._on_change()
 
     def _on_bytes(self, count: int) -> None:
         """`count` more bytes of the current file went through."""
@@ -79,10 +87,17 @@ class TrackedJob(Generic[S]):
                 file_done=self._status.file_done + count,
                 speed=self._meter.add(done),
             )
+        self._on_change()
+
+
+def _nothing() -> None:
+    pass
 
 
 class Job(Protocol):
     def run(self) -> object: ...
+
+    def listen(self, on_change: Callable[[], None]) -> None: ...
 
     def restart(self) -> None: ...
 
@@ -97,9 +112,35 @@ J = TypeVar("J", bound=Job)
 class JobQueue(Generic[J]):
     def __init__(self, max_parallel: int, name: str) -> None:
         self._pool = ThreadPoolExecutor(max_parallel, thread_name_prefix=name)
-        self._lock = threading.Lock()
+        # Reentrant: a job restarted under it reports its change to `_changed`.
+        self._lock = threading.RLock()
         self.jobs: list[J] = []
         self._futures: dict[int, Future[object]] = {}
+        self._subscribers: list[Callable[[], None]] = []
+
+    def subscribe(self, on_change: Callable[[], None]) -> Callable[[], None]:
+        """Call `on_change` (from any thread) whenever a job or the list changes.
+        Returns the function that unsubscribes."""
+        with self._lock:
+            self._subscribers.append(on_change)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if on_change in self._subscribers:
+                    self._subscribers.remove(on_change)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for notify in subscribers:
+            notify()
+
+    def active(self) -> bool:
+        """Whether any job is still queued or running."""
+        with self._lock:
+            return any(not job.is_finished() for job in self.jobs)
 
     def submit(self, job: J) -> None:
         with self._lock:
@@ -107,7 +148,9 @@ class JobQueue(Generic[J]):
                 job.restart()  # a retry: it resumes from what was done before
             if job not in self.jobs:
                 self.jobs.append(job)
+            job.listen(self._changed)
             self._futures[id(job)] = self._pool.submit(job.run)
+        self._changed()
 
     def wait(self, job: J, timeout: float | None = None) -> object:
         return self._futures[id(job)].result(timeout)
@@ -116,6 +159,7 @@ class JobQueue(Generic[J]):
         """Drop these (finished) jobs from the list, e.g. the rows a view cleared."""
         with self._lock:
             self.jobs = [j for j in self.jobs if j not in jobs]
+        self._changed()
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Pause everything (jobs resume next time) and stop the threads.
