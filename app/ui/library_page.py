@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, QUrl, Signal
@@ -111,9 +112,11 @@ class LibraryPage(QWidget):
         layout.addWidget(splitter, 1)
         self._update_actions()
 
-    def _action(self, text: str, shortcut: object, slot: object) -> QAction:
+    def _action(
+        self, text: str, shortcut: str | QKeySequence.StandardKey, slot: Callable[[], object]
+    ) -> QAction:
         action = QAction(text, self)
-        action.setShortcut(QKeySequence(shortcut))  # type: ignore[call-overload]
+        action.setShortcut(shortcut)
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.triggered.connect(slot)
         self.toolbar.addAction(action)

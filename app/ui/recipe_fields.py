@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -132,7 +133,11 @@ class NumberEditor(FieldEditor):
         kinds: tuple[type, ...] = (int,) if self.whole else (int, float)
         ok = isinstance(value, kinds) and not isinstance(value, bool)
         in_range = ok and self.spin.minimum() < value <= self.spin.maximum()
-        self.spin.setValue(value if in_range else self.spin.minimum())  # type: ignore[arg-type]
+        shown = value if in_range else self.spin.minimum()
+        if isinstance(self.spin, QSpinBox):
+            self.spin.setValue(int(shown))
+        else:
+            self.spin.setValue(float(shown))
         return value is NOT_SET or in_range
 
 
@@ -154,11 +159,11 @@ class PathEditor(FieldEditor):
 
 
 def make_editor(field: Field) -> FieldEditor:
-    kinds: dict[str, type[FieldEditor]] = {
+    kinds: dict[str, Callable[[Field], FieldEditor]] = {
         "choice": ChoiceEditor,
         "bool": BoolEditor,
         "int": NumberEditor,
         "float": NumberEditor,
         "path": PathEditor,
     }
-    return kinds[field.kind](field)  # type: ignore[call-arg]
+    return kinds[field.kind](field)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -78,10 +79,12 @@ class RecipesPage(QWidget):
         selection.changed.connect(self.load_selection)
         self._update_state()
 
-    def _action(self, text: str, keys: object, slot: object) -> QAction:
+    def _action(
+        self, text: str, keys: QKeySequence.StandardKey | None, slot: Callable[[], object]
+    ) -> QAction:
         action = QAction(text, self)
         if keys is not None:
-            action.setShortcut(QKeySequence(keys))  # type: ignore[call-overload]
+            action.setShortcut(keys)
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         action.triggered.connect(slot)
         self.addAction(action)

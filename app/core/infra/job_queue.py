@@ -9,14 +9,17 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
-from typing import ClassVar, Generic, Protocol, TypeVar
+from dataclasses import Field, replace
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from app.core.infra.transfer_stats import SpeedMeter
 
 
 class JobProgress(Protocol):
-    """What a job's status shows, whatever the job (downloads, pushes)."""
+    """What a job's status shows, whatever the job (downloads, pushes): a frozen
+    dataclass, so that a change is a new snapshot (`dataclasses.replace`)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     @property
     def state(self) -> str: ...
@@ -74,14 +77,14 @@ class TrackedJob(Generic[S]):
 
     def _set(self, **changes: object) -> None:
         with self._lock:
-            self._status = replace(self._status, **changes)  # type: ignore[type-var]
+            self._status = replace(self._status, **changes)
         self._on_change()
 
     def _on_bytes(self, count: int) -> None:
         """`count` more bytes of the current file went through."""
         with self._lock:
             done = self._status.done_bytes + count
-            self._status = replace(  # type: ignore[type-var]
+            self._status = replace(
                 self._status,
                 done_bytes=done,
                 file_done=self._status.file_done + count,
