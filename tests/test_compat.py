@@ -14,17 +14,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cli.main import main
+from app.core.pack.advice import NO_TARGET_ADVICE, TargetAdvice, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.compat import (
+from app.core.pack.compat import assess, assess_paths
+from app.core.pack.known_models import identify, known_models
+from app.core.pack.verdict import (
     BLOCKED,
     CANNOT_PAY,
     COMPATIBLE,
+    INFO,
     WARNING,
     WARNINGS,
-    assess,
-    assess_paths,
+    Reason,
+    verdict_of,
 )
-from app.core.pack.known_models import identify, known_models
 from tests.helpers.cli import run_cli
 from tests.helpers.strategies import json_values
 
@@ -306,3 +309,47 @@ def test_arbitrary_runtime_config_never_breaks_assess(
     verdict = assess(target, draft)
     json.dumps(verdict.to_json())  # always serialisable for --json
     assert verdict.level in (COMPATIBLE, WARNINGS, BLOCKED)
+
+
+def test_pack_advice_is_read_by_shape() -> None:
+    assert read_advice({}) is None
+    advice = read_advice(
+        {
+            "recommended": {"draft_predict_length": 3},
+            "compatible_targets": {
+                "qwen3_8b": {"enabled": True, "uplift": 30, "reason": None},
+                "qwen3_4b": {"enabled": "no", "reason": "Degenerates"},
+                "odd": [1, 2],
+            },
+        }
+    )
+    assert advice is not None and advice.recommended == {"draft_predict_length": 3}
+    assert list(advice.targets) == ["qwen3_8b", "qwen3_4b", "odd"]
+    assert advice.targets["qwen3_8b"] == TargetAdvice(True, "30", None)
+    assert advice.targets["qwen3_4b"] == TargetAdvice(None, None, "Degenerates")
+    assert advice.targets["odd"] == NO_TARGET_ADVICE
+    broken = read_advice({"recommended": 5, "compatible_targets": "all"})
+    assert broken is not None and broken.recommended == {} and broken.targets == {}
+
+
+def test_recommendation_matches_the_known_target() -> None:
+    advice = read_advice({"compatible_targets": {"Qwen3-8B": {"enabled": False}}})
+    qwen3_8b = next(m for m in known_models() if m.key == "qwen3_8b")
+    qwen3_4b = next(m for m in known_models() if m.key == "qwen3_4b")
+    matched = recommendation(advice, qwen3_8b)
+    assert matched is not None and matched.target_key == "Qwen3-8B" and matched.enabled is False
+    other = recommendation(advice, qwen3_4b)
+    assert other is not None and other.target_key is None and other.enabled is None
+    assert recommendation(None, qwen3_8b) is None
+
+
+def test_verdict_level_is_the_worst_reason() -> None:
+    def reason(code: str, severity: str) -> Reason:
+        return Reason(code, severity, code, None, None)
+
+    assert verdict_of([], None, None).level == COMPATIBLE
+    assert verdict_of([reason("x", INFO)], None, None).level == COMPATIBLE
+    assert verdict_of([reason("x", WARNING)], None, None).level == WARNINGS
+    cannot_pay = [reason("x", WARNING), reason("linear_attention_pair", WARNING)]
+    assert verdict_of(cannot_pay, None, None).level == CANNOT_PAY
+    assert verdict_of([*cannot_pay, reason("y", BLOCKED)], None, "M").level == BLOCKED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
 from collections.abc import Callable
@@ -11,6 +12,7 @@ import pytest
 
 from app.core.infra import errors
 from app.core.infra.settings import Settings, load_settings, save_settings
+from app.core.pack.files import SOURCE_FILE, PackSource, installed_source
 from app.core.pack.library import Library
 
 Copy = Callable[..., Path]
@@ -179,3 +181,23 @@ def test_settings_ignore_values_of_the_wrong_type(draftdeck_home: Path) -> None:
     assert settings.references == []
     assert settings.last_page == "library"
     assert settings.library_dir == "/x"
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (
+            {"repo": "a/b", "revision": "abc", "endpoint": "https://hf.co", "files": []},
+            PackSource(repo="a/b", revision="abc", endpoint="https://hf.co"),
+        ),
+        ({"repo": "a/b", "revision": 7}, PackSource(repo="a/b")),
+        ({"revision": "abc"}, None),
+        (["a/b"], None),
+    ],
+)
+def test_installed_source_reads_the_record_by_shape(
+    tmp_path: Path, record: object, expected: PackSource | None
+) -> None:
+    assert installed_source(tmp_path) is None  # not downloaded by DraftDeck
+    (tmp_path / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert installed_source(tmp_path) == expected

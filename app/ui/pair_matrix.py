@@ -7,8 +7,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.pack.compat import BLOCKED, CANNOT_PAY, Verdict, assess_either
+from app.core.pack.compat import assess_either
 from app.core.pack.library import PackEntry
+from app.core.pack.verdict import BLOCKED, CANNOT_PAY, Verdict
 from app.ui.verdict_card import STYLES
 
 Index = QModelIndex | QPersistentModelIndex

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from app.core.pack.compat import (
+from app.core.pack.verdict import (
     BLOCKED,
     CANNOT_PAY,
     COMPATIBLE,

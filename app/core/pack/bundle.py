@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -30,8 +31,10 @@ from app.core.infra.errors import (
 )
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.files import (
+    AUDIO_MODEL,
     BUNDLE_MARKERS,
     CONFIG,
+    CONTEXT,
     DRAFT_RECIPE_FILES,
     EMBEDDINGS,
     LLM_CONFIG,
@@ -41,6 +44,8 @@ from app.core.pack.files import (
     RUNTIME_CONFIG,
     TOKENIZER_CANDIDATES,
     TOKENIZER_TXT,
+    VISUAL_MODEL,
+    quantized_embeddings,
 )
 from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
 from app.core.pack.stop_tokens import with_pack_stops
@@ -54,9 +59,9 @@ PATH_KEYS = {
     "llm_weight": LLM_WEIGHT,
     "tokenizer_file": TOKENIZER_TXT,
     "embedding_file": EMBEDDINGS,
-    "visual_model": "visual.mnn",
-    "audio_model": "audio.mnn",
-    "context_file": "context.json",
+    "visual_model": VISUAL_MODEL,
+    "audio_model": AUDIO_MODEL,
+    "context_file": CONTEXT,
 }
 LINEAR_ATTENTION_OP = b"LinearAttention"
 ATTENTION_KINDS = ("full", "sliding", "mix")
@@ -132,7 +137,8 @@ def read_bundle(folder: Path) -> BundleInfo:
     if not folder.is_dir():
         raise NotABundleError(folder, "folder not found")
     if not looks_like_bundle(folder):
-        raise NotABundleError(folder, "no config.json, llm_config.json or llm.mnn here")
+        markers = f"{', '.join(BUNDLE_MARKERS[:-1])} or {BUNDLE_MARKERS[-1]}"
+        raise NotABundleError(folder, f"no {markers} here")
     config_path = folder / CONFIG
     config = read_json_object(config_path)
     _check_paths_inside(folder, config, config_path)
@@ -159,7 +165,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     tokenizer = read_tokenizer_info(_tokenizer_path(folder, config))
     tokenizer = with_pack_stops(tokenizer, folder, config, llm_config, llm_config_path.name)
     recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
-    runtime_config: dict[str, Any] = {}
+    runtime_config: Mapping[str, Any] = {}
     for name in recipes:
         if name == CONFIG:
             continue  # read above
@@ -168,14 +174,12 @@ def read_bundle(folder: Path) -> BundleInfo:
             runtime_config = parsed
 
     files = _list_files(folder)
-    tied = (
-        merged.get("tie_embeddings") is not None
-        and not (folder / f"embeddings_int{bits}.bin").is_file()
-    )
+    # Bits are known only from tie_embeddings; tied unless the embeddings were written apart.
+    tied = bits is not None and not (folder / quantized_embeddings(bits)).is_file()
     dims = Dimensions(model_type, hidden, layers, vocab or 0, tied, bits, block)
     shape = model_shape(dims, llm_config, model_path, weight_path)
     params = shape.params
-    visual = bool(llm_config.get("is_visual")) or (folder / "visual.mnn").is_file()
+    visual = bool(llm_config.get("is_visual")) or (folder / VISUAL_MODEL).is_file()
     return BundleInfo(
         path=folder,
         name=folder.name,
@@ -201,12 +205,12 @@ def read_bundle(folder: Path) -> BundleInfo:
     )
 
 
-def _resolve(folder: Path, config: dict[str, Any], key: str) -> Path:
+def _resolve(folder: Path, config: Mapping[str, Any], key: str) -> Path:
     value = config.get(key, PATH_KEYS[key])
     return folder / str(value)
 
 
-def _check_paths_inside(folder: Path, config: dict[str, Any], config_path: Path) -> None:
+def _check_paths_inside(folder: Path, config: Mapping[str, Any], config_path: Path) -> None:
     root = os.path.realpath(folder)
     base_dir = config.get("base_dir")
     if base_dir is not None and os.path.realpath(folder / str(base_dir)) != root:
@@ -236,14 +240,14 @@ def _require_nonempty(path: Path, what: str) -> int:
     return size
 
 
-def _positive_int(config: dict[str, Any], key: str, path: Path) -> int:
+def _positive_int(config: Mapping[str, Any], key: str, path: Path) -> int:
     value = config.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise BadValueError(path, f"{key} must be a positive whole number, found {value!r}")
     return value
 
 
-def _attention_kind(llm_config: dict[str, Any], path: Path) -> str:
+def _attention_kind(llm_config: Mapping[str, Any], path: Path) -> str:
     kind = llm_config.get("attention_type")
     if kind is None:
         return "sliding" if llm_config.get("sliding_window") else "full"
@@ -254,7 +258,7 @@ def _attention_kind(llm_config: dict[str, Any], path: Path) -> str:
 
 
 def _vocab_and_quant(
-    folder: Path, merged: dict[str, Any], llm_config_path: Path, weight_path: Path, hidden: int
+    folder: Path, merged: Mapping[str, Any], llm_config_path: Path, weight_path: Path, hidden: int
 ) -> tuple[int | None, int | None, int | None]:
     """Vocabulary rows are not stored; derive them from the embedding layout."""
     tie = merged.get("tie_embeddings")
@@ -270,8 +274,7 @@ def _vocab_and_quant(
         w_off, alpha_off, alpha_size, bits, block = tie
         if bits not in (2, 3, 4, 5, 6, 7, 8, 16) or alpha_off <= w_off:
             raise TieEmbeddingsError(llm_config_path, f"tie_embeddings {tie} is not a valid layout")
-        # llmexport writes a separate embeddings_int{bits}.bin when embeddings are not tied.
-        target = folder / f"embeddings_int{bits}.bin"
+        target = folder / quantized_embeddings(bits)
         if not target.is_file():
             target = weight_path
         size = target.stat().st_size
@@ -305,7 +308,7 @@ def _graph_has_linear_attention(model_path: Path) -> bool:
         return graph.find(LINEAR_ATTENTION_OP) != -1
 
 
-def _tokenizer_path(folder: Path, config: dict[str, Any]) -> Path:
+def _tokenizer_path(folder: Path, config: Mapping[str, Any]) -> Path:
     named = config.get("tokenizer_file")
     if isinstance(named, str):
         return folder / named
@@ -318,7 +321,7 @@ def _tokenizer_path(folder: Path, config: dict[str, Any]) -> Path:
     )
 
 
-def _chat_template_hash(llm_config: dict[str, Any]) -> str | None:
+def _chat_template_hash(llm_config: Mapping[str, Any]) -> str | None:
     jinja = llm_config.get("jinja")
     template = jinja.get("chat_template") if isinstance(jinja, dict) else None
     if not isinstance(template, str):

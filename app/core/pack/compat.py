@@ -1,137 +1,23 @@
 """Can this draft serve this target, and should it? Rules over two bundle descriptions.
 
-No MNN loading. Each finding has a code, a severity, a sentence a user understands and
-the values on both sides. "Can work" (blocking rules) is kept apart from "recommended"
-(warnings and the pack's own advice). A pair with any blocking finding must not run:
-the engine and every page that starts a run refuse it with these reasons. A pair that
-can run but cannot gain (two linear-attention models on an MNN that cannot roll their
-state back) gets its own level, "cannot_pay", between warnings and blocked.
+No MNN loading. Each finding (a `Reason`, verdict.py) has a code, a severity, a sentence
+a user understands and the values on both sides. "Can work" (blocking rules) is kept
+apart from "recommended" (warnings and the pack's own advice, advice.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from app.core.infra.errors import FileError
+from app.core.pack.advice import advice_information, advice_warnings, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.known_models import KnownModel, identify, normalize_key
+from app.core.pack.known_models import KnownModel, identify
+from app.core.pack.verdict import BLOCKED, INFO, MEASURED_MNN, WARNING, Reason, Verdict, verdict_of
 
-BLOCKED = "blocked"
-WARNING = "warning"
-INFO = "info"
-
-COMPATIBLE = "compatible"
-WARNINGS = "warnings"
-# The pair runs and its output is right, but speculation cannot beat plain decoding.
-CANNOT_PAY = "cannot_pay"
-MEASURED_MNN = "3.6.1"  # the MNN release the cannot-pay rule was measured on
-VERDICT_LABELS = {
-    COMPATIBLE: "Compatible",
-    WARNINGS: "Compatible, with warnings",
-    CANNOT_PAY: f"Compatible, but speculation cannot pay on MNN {MEASURED_MNN} "
-    "(the linear-attention state cannot be rolled back)",
-    BLOCKED: "Blocked",
-}
-# Warnings that make speculation pointless rather than merely worse.
-CANNOT_PAY_CODES = frozenset({"linear_attention_pair"})
-# How bench, tune and the engine's load event mark such a pair when the engine's
-# probe finds that this MNN cannot roll linear-attention state back.
-LINEAR_CANNOT_PAY = "speculation cannot pay on this MNN: linear-attention state"
 # A draft costs roughly its parameter share of a target step; above this share the
 # draft steps eat most of what acceptance saves.
 TOO_CLOSE_RATIO = 0.5
-
-
-@dataclass(frozen=True)
-class Reason:
-    code: str
-    severity: str
-    message: str
-    target: Any
-    draft: Any
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "target": self.target,
-            "draft": self.draft,
-        }
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """What the pack's runtime_config.json says, for this target where it says so."""
-
-    target_key: str | None
-    enabled: bool | None
-    uplift: str | None
-    reason: str | None
-    settings: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target_key": self.target_key,
-            "enabled": self.enabled,
-            "uplift": self.uplift,
-            "reason": self.reason,
-            "settings": dict(self.settings),
-        }
-
-
-@dataclass(frozen=True)
-class Verdict:
-    level: str
-    reasons: tuple[Reason, ...]
-    recommendation: Recommendation | None
-    target_model: str | None = None
-
-    @property
-    def blocked(self) -> bool:
-        return self.level == BLOCKED
-
-    @property
-    def cannot_pay(self) -> bool:
-        return self.level == CANNOT_PAY
-
-    @property
-    def label(self) -> str:
-        return VERDICT_LABELS[self.level]
-
-    def of(self, severity: str) -> list[Reason]:
-        return [r for r in self.reasons if r.severity == severity]
-
-    def summary(self) -> str:
-        """One sentence per blocking reason (or warning), for refusals and tooltips."""
-        # Why speculation cannot pay comes before lesser warnings.
-        shown = self.of(BLOCKED) or sorted(
-            self.of(WARNING), key=lambda r: r.code not in CANNOT_PAY_CODES
-        )
-        return " ".join(r.message for r in shown) or "No problems found."
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.level,
-            "reasons": [r.to_json() for r in self.reasons],
-            "recommendation": self.recommendation.to_json() if self.recommendation else None,
-            "target_model": self.target_model,
-        }
-
-
-def _verdict(reasons: list[Reason], rec: Recommendation | None, model: str | None) -> Verdict:
-    if any(r.severity == BLOCKED for r in reasons):
-        level = BLOCKED
-    elif any(r.code in CANNOT_PAY_CODES for r in reasons):
-        level = CANNOT_PAY
-    elif any(r.severity == WARNING for r in reasons):
-        level = WARNINGS
-    else:
-        level = COMPATIBLE
-    return Verdict(level, tuple(reasons), rec, model)
 
 
 def assess_paths(target: Path, draft: Path) -> Verdict:
@@ -160,7 +46,7 @@ def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError)
         for side, value in (("target", target), ("draft", draft))
         if isinstance(value, FileError)
     ]
-    return _verdict(reasons, None, None)
+    return verdict_of(reasons, None, None)
 
 
 def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
@@ -168,20 +54,12 @@ def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     reasons = blocking_reasons(target, draft)
     if not reasons:
         reasons += _warnings(target, draft)
-    rec = recommendation(draft, model)
-    if rec is not None and rec.enabled is False:
-        reasons.append(
-            Reason(
-                "pack_disabled_for_target",
-                WARNING,
-                f"The pack's authors disable it for {model.name if model else rec.target_key}: "
-                f"{rec.reason or 'no reason given'}.",
-                model.name if model else None,
-                rec.reason,
-            )
-        )
-    reasons += _information(target, draft, model, rec)
-    return _verdict(reasons, rec, model.name if model else None)
+    advice = read_advice(draft.runtime_config)
+    rec = recommendation(advice, model)
+    reasons += advice_warnings(rec, model)
+    reasons += _identified(model)
+    reasons += advice_information(advice, rec, model)
+    return verdict_of(reasons, rec, model.name if model else None)
 
 
 def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
@@ -328,84 +206,11 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     return reasons
 
 
-def recommendation(draft: BundleInfo, model: KnownModel | None) -> Recommendation | None:
-    """The pack's advice from runtime_config.json, matched to the target when known."""
-    config = draft.runtime_config
-    if not config:
-        return None
-    recommended = config.get("recommended")
-    settings = dict(recommended) if isinstance(recommended, Mapping) else {}
-    targets = config.get("compatible_targets")
-    entry: Mapping[str, Any] | None = None
-    key: str | None = None
-    if model is not None and isinstance(targets, Mapping):
-        for name, value in targets.items():
-            if isinstance(name, str) and model.matches_key(name):
-                key = name
-                entry = value if isinstance(value, Mapping) else {}
-                break
-    enabled = entry.get("enabled") if entry is not None else None
-    uplift = entry.get("uplift") if entry is not None else None
-    reason = entry.get("reason") if entry is not None else None
-    return Recommendation(
-        target_key=key,
-        enabled=enabled if isinstance(enabled, bool) else None,
-        uplift=str(uplift) if uplift is not None else None,
-        reason=str(reason) if reason is not None else None,
-        settings=settings,
-    )
-
-
-def _information(
-    target: BundleInfo, draft: BundleInfo, model: KnownModel | None, rec: Recommendation | None
-) -> list[Reason]:
-    reasons: list[Reason] = []
-    if model is not None:
-        reasons.append(
-            Reason(
-                "target_identified",
-                INFO,
-                f"The target's shape matches {model.name}.",
-                model.name,
-                None,
-            )
-        )
-    if rec is None:
-        return reasons
-    if rec.enabled:
-        uplift = f", claiming {rec.uplift}" if rec.uplift else ""
-        reasons.append(
-            Reason(
-                "pack_recommends",
-                INFO,
-                f"The pack's authors support it for this target{uplift}.",
-                rec.target_key,
-                rec.uplift,
-            )
-        )
-    elif rec.target_key is None:
-        named = _named_targets(draft)
-        if named:
-            reasons.append(
-                Reason(
-                    "pack_silent_on_target",
-                    INFO,
-                    "The pack names the targets it was tested with "
-                    f"({', '.join(named)}); this target is not one of them.",
-                    model.name if model else None,
-                    named,
-                )
-            )
-    if rec.settings:
-        shown = ", ".join(f"{k} {v}" for k, v in rec.settings.items())
-        reasons.append(
-            Reason("pack_recipe", INFO, f"The pack recommends: {shown}.", None, dict(rec.settings))
-        )
-    return reasons
-
-
-def _named_targets(draft: BundleInfo) -> list[str]:
-    targets = draft.runtime_config.get("compatible_targets")
-    if not isinstance(targets, Mapping):
+def _identified(model: KnownModel | None) -> list[Reason]:
+    if model is None:
         return []
-    return sorted(str(k) for k in targets if normalize_key(str(k)))
+    return [
+        Reason(
+            "target_identified", INFO, f"The target's shape matches {model.name}.", model.name, None
+        )
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 # MNN's runtime settings; a target's run recipe. MNN is given this name to open a pack.
 CONFIG = "config.json"
@@ -21,11 +21,21 @@ LLM_WEIGHT = "llm.mnn.weight"
 TOKENIZER_TXT = "tokenizer.txt"  # stock MNN's default
 TOKENIZER_MTOK = "tokenizer.mtok"  # what llmexport 0.0.5 writes
 EMBEDDINGS = "embeddings_bf16.bin"
+VISUAL_MODEL = "visual.mnn"
+AUDIO_MODEL = "audio.mnn"
+CONTEXT = "context.json"
 
 RECIPE_FILES = (CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)
 DRAFT_RECIPE_FILES = (DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)
 # Stock MNN looks for tokenizer.txt; llmexport 0.0.5 writes tokenizer.mtok.
 TOKENIZER_CANDIDATES = (TOKENIZER_TXT, TOKENIZER_MTOK)
+
+
+def quantized_embeddings(bits: int) -> str:
+    """The embeddings llmexport writes apart when they are not tied to the lm_head."""
+    return f"embeddings_int{bits}.bin"
+
+
 # Any one of these makes a folder look like an MNN bundle.
 BUNDLE_MARKERS = (CONFIG, LLM_CONFIG, LLM_MODEL)
 
@@ -39,10 +49,27 @@ BEFORE_UPDATE_SUFFIX = ".before-update"  # a user's edited recipe kept across an
 NOT_PACK_SUFFIXES = (BACKUP_SUFFIX, BEFORE_UPDATE_SUFFIX)
 
 
-def installed_source(pack: Path) -> dict[str, Any] | None:
+class PackSource(TypedDict, total=False):
+    """The record DraftDeck writes as SOURCE_FILE when it installs a download.
+    `installed_source` always sets repo; all keys are optional so that
+    `installed_source(pack) or {}` reads as a record that names nothing."""
+
+    repo: str  # the Hub repository the pack was downloaded from
+    revision: str  # the commit downloaded
+    endpoint: str  # the Hub server
+
+
+def installed_source(pack: Path) -> PackSource | None:
     """Where an installed pack came from (repo, revision), if DraftDeck downloaded it."""
     try:
-        source = json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))
+        record = json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return source if isinstance(source, dict) else None
+    # Hand-edited or foreign: a record without a repo names no source.
+    if not isinstance(record, dict) or not isinstance(record.get("repo"), str):
+        return None
+    source = PackSource(repo=record["repo"])
+    for key in ("revision", "endpoint"):
+        if isinstance(record.get(key), str):
+            source[key] = record[key]
+    return source

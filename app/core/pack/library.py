@@ -28,6 +28,7 @@ from app.core.infra.errors import (
 )
 from app.core.infra.settings import Settings
 from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle
+from app.core.pack.files import CONFIG, LLM_MODEL
 
 log = logging.getLogger("draftdeck.library")
 
@@ -106,7 +107,7 @@ class Library:
             ]
         )
         if not candidates:
-            raise NotABundleError(folder, "no MNN bundle here (no config.json or llm.mnn)")
+            raise NotABundleError(folder, f"no MNN bundle here (no {CONFIG} or {LLM_MODEL})")
         known = {os.path.normcase(str(p)) for p in self._known_paths()}
         added: list[PackEntry] = []
         for candidate in candidates:
@@ -154,7 +155,7 @@ class Library:
             _extract(archive, members, top, staging)
             if not looks_like_bundle(staging):
                 raise NotABundleError(
-                    archive, "the zip holds no MNN bundle (no config.json or llm.mnn)"
+                    archive, f"the zip holds no MNN bundle (no {CONFIG} or {LLM_MODEL})"
                 )
             try:
                 staging.rename(dest)

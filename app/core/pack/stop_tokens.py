@@ -15,6 +15,7 @@ So the stop ids are the union of:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ QWEN_END_OF_TEXT = "<|endoftext|>"
 def with_pack_stops(
     tokenizer: TokenizerInfo,
     folder: Path,
-    config: dict[str, Any],
-    llm_config: dict[str, Any],
+    config: Mapping[str, Any],
+    llm_config: Mapping[str, Any],
     llm_config_name: str,
 ) -> TokenizerInfo:
     """`tokenizer` with the stop ids that the pack's other files add."""

@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from app.core.infra.resources import read_text
+from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.recipe.schema import physical_cores
 
@@ -44,7 +45,7 @@ class Preset:
         if not self.this_computer:
             return self
 
-        def cap(values: Mapping[str, Any]) -> dict[str, Any]:
+        def cap(values: Mapping[str, Any]) -> Mapping[str, Any]:
             threads = values.get("thread_num")
             if isinstance(threads, int) and not isinstance(threads, bool) and threads > cores:
                 return {**values, "thread_num": cores}
@@ -71,23 +72,29 @@ def builtin_presets() -> tuple[Preset, ...]:
 
 def pack_preset(draft: BundleInfo) -> Preset | None:
     """The `recommended` block of the draft pack's runtime_config.json, as a preset."""
-    recommended = draft.runtime_config.get("recommended")
-    if not isinstance(recommended, Mapping):
+    advice = read_advice(draft.runtime_config)
+    if advice is None:
         return None
-    sides: dict[str, dict[str, Any]] = {"target": {}, "draft": {}}
-    for key, value in recommended.items():
-        if key in _PACK_KEYS:
-            side, name = _PACK_KEYS[key]
-            sides[side][name] = value
-    if not sides["target"] and not sides["draft"]:
+    target = _pack_side(advice.recommended, "target")
+    draft_side = _pack_side(advice.recommended, "draft")
+    if not target and not draft_side:
         return None
     return Preset(
         "pack",
         f"{draft.name}'s own recommendation",
         "From the pack's runtime_config.json.",
-        sides["target"],
-        sides["draft"],
+        target,
+        draft_side,
     )
+
+
+def _pack_side(recommended: Mapping[str, Any], side: str) -> Mapping[str, Any]:
+    """The recommended settings for one side, under the names its recipe uses."""
+    return {
+        _PACK_KEYS[key][1]: value
+        for key, value in recommended.items()
+        if key in _PACK_KEYS and _PACK_KEYS[key][0] == side
+    }
 
 
 def presets_for(draft: BundleInfo | None, cores: int | None = None) -> list[Preset]:
