@@ -127,3 +127,15 @@ def test_push_queue_cells_by_hand(qapp: QApplication) -> None:
     assert model.cell(status, "Left") == "20 s"  # 5 MB at 0.25 MB/s
     assert status.fraction == 0.375
     assert model.cell(replace(status, speed=0.0), "Left") == ""  # no rate yet: blank
+
+
+def test_queue_rows_follow_the_queue_list(qapp: QApplication, tmp_path: Path) -> None:
+    clock = FakeClock()
+    first, second = _job(tmp_path, clock, total=MB), _job(tmp_path, clock, total=2 * MB)
+    model = QueueModel()
+    assert [s.total_bytes for s in model.sync([first, second])] == [MB, 2 * MB]  # new rows
+    assert model.sync([first, second]) == []  # nothing changed: nothing to report
+    second._on_bytes(KB)
+    assert [s.done_bytes for s in model.sync([first, second])] == [KB]
+    assert model.sync([second]) == [] and model.jobs == [second]  # the first was cleared
+    assert model.rowCount() == 1 and model.status(0).done_bytes == KB

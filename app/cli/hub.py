@@ -6,29 +6,35 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import TimeoutError as WaitTimedOut
 from typing import Any
 
 from app.cli.progress import run_with_progress
-from app.core.hub.catalog import load_catalog, refresh_live
-from app.core.hub.hub_api import HubConfig
-from app.core.hub.job import DONE, PAUSED, DownloadJob
+from app.core.hub.downloads import Downloads
+from app.core.hub.job import DONE, PAUSED, DownloadJob, JobStatus
 from app.core.infra.errors import HubError
-from app.core.infra.settings import load_settings
+from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
+from app.core.pack.library import Library
+
+WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
+
+
+def _downloads() -> Downloads:
+    return Downloads(Library(load_settings(), save_settings))
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    config = HubConfig.from_settings(settings)
+    downloads = _downloads()
     note = ""
     if args.refresh:
         try:
-            catalog = refresh_live(config)
+            catalog = downloads.refresh_catalog()
         except HubError as exc:
             note = f"could not refresh the live listing: {exc}; showing the cached catalog"
-            catalog = load_catalog(settings.extra_repos)
+            catalog = downloads.catalog()
     else:
-        catalog = load_catalog(settings.extra_repos)
+        catalog = downloads.catalog()
     age = catalog.age_seconds()
     if args.json:
         print(
@@ -50,17 +56,35 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Queued:
+    """A download in the service's queue, run from the command line: `run` waits for it."""
+
+    def __init__(self, downloads: Downloads, job: DownloadJob) -> None:
+        self.downloads, self.job = downloads, job
+
+    def run(self) -> None:
+        while True:
+            try:
+                self.downloads.queue.wait(self.job, WAIT_STEP)
+                return
+            except WaitTimedOut:
+                continue
+
+    def pause(self) -> None:
+        self.downloads.pause(self.job)
+
+    def status(self) -> JobStatus:
+        return self.job.status()
+
+
 def cmd_download(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    job = DownloadJob(
-        args.repo,
-        settings.library_path(),
-        HubConfig.from_settings(settings),
-        args.revision,
-        include_all=args.all_files,
-    )
+    downloads = _downloads()
     started = time.monotonic()
-    run_with_progress(job, args.repo)
+    job = downloads.start(args.repo, args.revision, include_all=args.all_files)
+    try:
+        run_with_progress(_Queued(downloads, job), args.repo)
+    finally:
+        downloads.shutdown()  # after Ctrl+C: waits until the job has paused
     status = job.status()
     if status.state != DONE:
         why = status.error or (
@@ -75,7 +99,7 @@ def cmd_download(args: argparse.Namespace) -> int:
             f"skipped {skipped} (not needed to run the pack; --all-files fetches it)",
             file=sys.stderr,
         )
-    result: dict[str, Any] = {
+    result: dict[str, object] = {
         "repo": args.repo,
         "revision": status.revision,
         "path": status.path,

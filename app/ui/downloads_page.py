@@ -1,10 +1,11 @@
-"""The Downloads page: the catalog, a repo's file plan, and the download queue."""
+"""The Downloads page: a view of the Downloads service (app/core/hub/downloads.py):
+the catalog, a repo's file plan, and the download queue."""
 
 from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -20,24 +21,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.hub.catalog import CatalogEntry, load_catalog, refresh_live
-from app.core.hub.hub_api import HubConfig, fetch_plan
-from app.core.hub.job import DONE, FAILED, FINISHED, DownloadJob, JobStatus
-from app.core.hub.manager import DownloadManager
-from app.core.hub.plan import RepoPlan, unsafe_name
-from app.core.hub.updates import check_update
+from app.core.hub.catalog import CatalogEntry
+from app.core.hub.downloads import Downloads
+from app.core.hub.job import DONE, FAILED, DownloadJob, JobStatus
+from app.core.hub.plan import RepoPlan
 from app.core.infra.errors import HubError
-from app.core.infra.settings import save_settings
 from app.core.infra.units import format_bytes
-from app.core.pack.files import installed_source
 from app.core.pack.library import Library
 from app.ui import background
 from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel
 from app.ui.job_models import ProgressDelegate
 from app.ui.table_model import setup_table
-
-POLL_MS = 200
 
 
 class DownloadsPage(QWidget):
@@ -47,9 +42,8 @@ class DownloadsPage(QWidget):
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.library = library
-        self.manager = DownloadManager()
+        self.downloads = Downloads(library)
         self._checked_updates = False
-        self._updates: set[str] = set()  # repos with a newer revision on the Hub
 
         title = QLabel("Downloads")
         title.setObjectName("pageTitle")
@@ -160,18 +154,13 @@ class DownloadsPage(QWidget):
         self.retry_button.clicked.connect(lambda: self._on_job_action("retry"))
         self.cancel_button.clicked.connect(lambda: self._on_job_action("cancel"))
         self.clear_button.clicked.connect(self._on_clear)
-        self.timer = QTimer(self)
-        self.timer.setInterval(POLL_MS)
-        self.timer.timeout.connect(self.poll)
+        background.watch(self, self.downloads.queue, self._refresh)
         self.reload_catalog()
-
-    def config(self) -> HubConfig:
-        return HubConfig.from_settings(self.library.settings)
 
     # -- catalog ----------------------------------------------------------------------------
 
     def reload_catalog(self) -> None:
-        catalog = load_catalog(self.library.settings.extra_repos)
+        catalog = self.downloads.catalog()
         self.catalog_model.set_entries(list(catalog.entries))
         age = catalog.age_seconds()
         self.age_label.setText(
@@ -182,11 +171,10 @@ class DownloadsPage(QWidget):
     def refresh_from_hub(self) -> None:
         self.refresh_button.setEnabled(False)
         self.age_label.setText("Hub listing: refreshing…")
-        config = self.config()
         background.run(
             self,
             "refresh",
-            lambda: refresh_live(config),
+            self.downloads.refresh_catalog,
             self._on_refreshed,
             self._on_refresh_failed,
         )
@@ -205,13 +193,11 @@ class DownloadsPage(QWidget):
 
     def add_repo(self) -> None:
         repo = self.add_edit.text().strip()
-        if repo.count("/") != 1 or unsafe_name(repo):
-            show_error(self, "Not a repository id", f"{repo!r} is not of the form owner/name.")
+        try:
+            self.downloads.add_repo(repo)
+        except HubError as exc:
+            show_error(self, "Not a repository id", str(exc))
             return
-        settings = self.library.settings
-        if repo not in settings.extra_repos:
-            settings.extra_repos.append(repo)
-            save_settings(settings)
         self.add_edit.clear()
         self.reload_catalog()
         self.select_repo(repo)
@@ -232,34 +218,12 @@ class DownloadsPage(QWidget):
         )
 
     def _mark_installed(self) -> None:
-        marks: dict[str, str] = {}
-        for path, _ref in self.library.pack_folders():
-            source = installed_source(path)
-            if source and isinstance(source.get("repo"), str):
-                marks[source["repo"]] = "installed"
-        marks.update({repo: "update available" for repo in self._updates if repo in marks})
-        self.catalog_model.set_installed(marks)
-
-    def _on_updates(self, repos: set[str]) -> None:
-        self._updates = repos
-        self._mark_installed()
+        self.catalog_model.set_installed(self.downloads.marks())
 
     def check_updates(self) -> None:
-        config = self.config()
-        folders = [path for path, _ref in self.library.pack_folders()]
-
-        def work() -> set[str]:
-            found = set()
-            for pack in (p for p in folders if installed_source(p)):
-                try:
-                    info = check_update(config, pack)
-                except HubError:
-                    continue  # offline or gone: keep "installed"
-                if info is not None and info.available:
-                    found.add(info.repo_id)
-            return found
-
-        background.run(self, "updates", work, self._on_updates)
+        background.run(
+            self, "updates", self.downloads.check_updates, lambda _repos: self._mark_installed()
+        )
 
     # -- plan and download ------------------------------------------------------------------
 
@@ -278,12 +242,11 @@ class DownloadsPage(QWidget):
             f"<h3>{escape(entry.repo_id)}</h3><p>{escape(entry.summary)}</p>"
             "<p>Reading the file list from the Hub…</p>"
         )
-        config, include_all = self.config(), self.include_all.isChecked()
-        repo = entry.repo_id
+        repo, include_all = entry.repo_id, self.include_all.isChecked()
         background.run(
             self,
             "plan",
-            lambda: fetch_plan(config, repo, include_all=include_all),
+            lambda: self.downloads.plan(repo, include_all),
             lambda plan: self._show_plan(entry, plan),
             lambda error: self._show_plan_error(entry, error),
         )
@@ -319,28 +282,19 @@ class DownloadsPage(QWidget):
             self.start_download(entry.repo_id)
 
     def start_download(self, repo: str) -> DownloadJob:
-        existing = self.manager.active(repo)
-        if existing is not None:
-            return existing
-        job = DownloadJob(
-            repo, self.library.root, self.config(), include_all=self.include_all.isChecked()
-        )
-        self.manager.submit(job)
-        self.queue_model.add_job(job)
-        self.timer.start()
-        self.message.emit(f"Downloading {repo}")
+        job = self.downloads.start(repo, include_all=self.include_all.isChecked())
+        if job not in self.queue_model.jobs:  # not the download already under way
+            self.message.emit(f"Downloading {repo}")
+        self._refresh()
         return job
 
-    def poll(self) -> None:
-        for status in self.queue_model.refresh():
+    def _refresh(self) -> None:
+        for status in self.queue_model.sync(self.downloads.jobs()):
             self._on_status(status)
-        if self.queue_model.all_shown_in(FINISHED):
-            self.timer.stop()
 
     def _on_status(self, status: JobStatus) -> None:
         if status.state == DONE:
             self.message.emit(f"Installed {status.repo_id} in {status.path}")
-            self._updates.discard(status.repo_id)  # just installed: the newest revision
             self._mark_installed()
             self.installed.emit(status.path)
         elif status.state == FAILED:
@@ -351,21 +305,20 @@ class DownloadsPage(QWidget):
         if job is None:
             return
         if action == "pause":
-            job.pause()
+            self.downloads.pause(job)
         elif action == "cancel":
-            job.cancel()
-        elif job.status().state in FINISHED and job.status().state != DONE:
-            self.manager.submit(job)  # resumes from the kept .part files
-            self.timer.start()
-        self.poll()
+            self.downloads.cancel(job)
+        else:
+            self.downloads.resume(job)
+        self._refresh()
 
     def _on_clear(self) -> None:
-        self.manager.forget(self.queue_model.remove_rows_where(set(FINISHED)))
+        self.downloads.clear_finished()
+        self._refresh()
 
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""
-        self.timer.stop()
-        self.manager.shutdown(timeout=2.0)  # never freeze the closing window
+        self.downloads.shutdown(timeout=2.0)  # never freeze the closing window
 
     def showEvent(self, event: QShowEvent) -> None:
         if not self._checked_updates:

@@ -34,8 +34,9 @@ def format_eta(seconds: float | None) -> str:
 
 
 class JobQueueModel(ColumnsModel, Generic[J, S]):
-    """One row per job; `refresh()` re-reads the jobs and updates changed rows only.
-    Subclasses say what each column shows in `cell`."""
+    """One row per job; `refresh()` re-reads the jobs and updates changed rows only,
+    `sync()` also follows the queue's list. Subclasses say what each column shows in
+    `cell`."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +76,23 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
                 self._shown[row] = status
                 changed.append(status)
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+        return changed
+
+    def sync(self, jobs: Iterable[J]) -> list[S]:
+        """Show exactly `jobs`, in their order of arrival: rows of jobs no longer listed
+        go, new jobs get a row. Statuses that changed or are new (for the caller's
+        reactions), each reported once."""
+        wanted = list(jobs)
+        for row in reversed(range(len(self.jobs))):
+            if self.jobs[row] not in wanted:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.jobs[row], self._shown[row]
+                self.endRemoveRows()
+        changed = self.refresh()
+        for job in wanted:
+            if job not in self.jobs:
+                self.add_job(job)
+                changed.append(self._shown[-1])
         return changed
 
     def status(self, row: int) -> S:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from app.core.hub.hub_api import HubConfig, collection_repos
 from app.core.infra.errors import FileError
@@ -25,7 +25,7 @@ class CatalogEntry:
     summary: str
     source: str  # "curated", "collection: <title>" or "added"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str]:
         return {
             "repo": self.repo_id,
             "role": self.role,
@@ -46,9 +46,28 @@ class Catalog:
         return (now or time.time()) - self.live_fetched_at
 
 
+class _CuratedRepo(TypedDict):
+    repo: str
+    role: str
+    family: str
+    summary: str
+
+
+class _CuratedCollection(TypedDict):
+    title: str
+    slug: str
+
+
+class _Curated(TypedDict):
+    """resources/catalog.json, which ships with the app."""
+
+    repos: list[_CuratedRepo]
+    collections: list[_CuratedCollection]
+
+
 @cache
-def _curated() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(read_text("catalog.json"))
+def _curated() -> _Curated:
+    data: _Curated = json.loads(read_text("catalog.json"))
     return data
 
 

@@ -12,7 +12,8 @@ class DownloadManager(JobQueue[DownloadJob]):
     def __init__(self, max_parallel: int = MAX_PARALLEL) -> None:
         super().__init__(max_parallel, "download")
 
-    def active(self, repo_id: str) -> DownloadJob | None:
+    def running(self, repo_id: str) -> DownloadJob | None:
+        """The download of `repo_id` still queued or under way, if any."""
         with self._lock:
             for job in self.jobs:
                 if job.repo_id == repo_id and not job.is_finished():

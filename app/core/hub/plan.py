@@ -28,7 +28,7 @@ class PlanFile:
     def lfs(self) -> bool:
         return self.sha256 is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | int | None]:
         return {
             "path": self.path,
             "size": self.size,
@@ -56,7 +56,7 @@ class RepoPlan:
     def folder_name(self) -> str:
         return self.repo_id.split("/")[-1]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "repo": self.repo_id,
             "revision": self.revision,
