@@ -41,7 +41,7 @@ def window(qtbot: QtBot, phone: FakePhone, bundle_copy: Copy) -> Iterator[MainWi
 
 
 def _wait_done(qtbot: QtBot, window: MainWindow, row: int) -> None:
-    model = window.phone_page.queue_model
+    model = window.phone_page.push_queue.model
     qtbot.waitUntil(
         lambda: model.rowCount() > row and model.status(row).state == DONE, timeout=20_000
     )
@@ -54,7 +54,7 @@ def test_devices_show_details_and_the_library_packs(window: MainWindow, phone: F
     assert phone.address in item.toolTip()
     assert page.device_hint.text() == ""
     assert page.pack_list.item(0).text() == "fast-draft"
-    assert page.dest_combo.currentData() == ROOT
+    assert page.destinations.combo.currentData() == ROOT
     assert not page.push_button.isEnabled()  # no pack chosen yet
     page.pack_list.setCurrentRow(0)
     assert page.push_button.isEnabled() and page.recipes_button.isEnabled()
@@ -69,11 +69,11 @@ def test_push_then_list_then_delete(
     page.push_button.click()
     _wait_done(qtbot, window, 0)
     assert phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").is_file()
-    details = page.queue_model.index(0, page.queue_model.COLUMNS.index("Details")).data()
+    details = page.push_queue.model.index(0, page.push_queue.model.COLUMNS.index("Details")).data()
     assert "verified" in details and f"{ROOT}/fast-draft" in details
     qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)
     qtmodeltester.check(page.packs_model)  # type: ignore[attr-defined]
-    qtmodeltester.check(page.queue_model)  # type: ignore[attr-defined]
+    qtmodeltester.check(page.push_queue.model)  # type: ignore[attr-defined]
     assert page.packs_model.packs[0].match == "same"
     assert "free" in page.free_label.text()
     assert f"{format_bytes(phone.free_bytes // 1024 * 1024)} free" in page.free_label.text()
@@ -81,7 +81,7 @@ def test_push_then_list_then_delete(
     # Recipes only: nothing but the recipes travels, and the row says so.
     page.recipes_button.click()
     _wait_done(qtbot, window, 1)
-    assert page.queue_model.index(1, 0).data() == "fast-draft (recipes)"
+    assert page.push_queue.model.index(1, 0).data() == "fast-draft (recipes)"
     qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)  # re-read
 
     page.packs_view.selectRow(0)
@@ -130,7 +130,7 @@ def test_dropping_a_pack_on_a_phone_pushes_it(
     )
     view.dropEvent(refused)
     assert not refused.isAccepted()
-    assert page.queue_model.rowCount() == 1
+    assert page.push_queue.model.rowCount() == 1
 
 
 def test_unplugged_phone_leaves_the_list_and_an_unauthorized_one_explains(
@@ -159,7 +159,7 @@ def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
     phone.throttle_bytes_per_s = 300_000  # a slow cable: the push takes seconds
     page.pack_list.setCurrentRow(0)
     page.push_button.click()
-    model = page.queue_model
+    model = page.push_queue.model
     qtbot.waitUntil(lambda: model.rowCount() == 1 and model.status(0).done_bytes > 0)
     page.refresh_phone()
     qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)
@@ -173,12 +173,12 @@ def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
     error.close()
     assert page.findChild(QMessageBox, "confirmDialog") is None
 
-    page.queue_view.selectRow(0)
-    page.cancel_button.click()
+    page.push_queue.view.selectRow(0)
+    page.push_queue.cancel_button.click()
     qtbot.waitUntil(lambda: model.status(0).state == "cancelled", timeout=10_000)
     assert "resumes" in model.index(0, model.COLUMNS.index("Details")).data()
     phone.throttle_bytes_per_s = None
-    page.retry_button.click()  # push again: resumes
+    page.push_queue.retry_button.click()  # push again: resumes
     _wait_done(qtbot, window, 0)
     assert (
         phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").stat().st_size
@@ -211,3 +211,36 @@ def test_f5_and_delete_act_on_the_phone_page_not_the_library(
     library.table.setFocus()
     QTest.keyClick(library.table, Qt.Key.Key_F5)
     assert fired[-1] == "library Re&fresh"
+
+
+def test_the_page_queues_the_same_push_once_and_a_closed_page_hears_nothing(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone
+) -> None:
+    page = window.phone_page
+    pack = app_dirs().default_library / "fast-draft"
+    with (pack / "llm.mnn.weight").open("ab") as handle:
+        handle.write(bytes(2 * 1024 * 1024))
+    phone.throttle_bytes_per_s = 300_000  # a slow cable: the push is still on when pushed again
+    page.pack_list.setCurrentRow(0)
+    first = page.push_selected()
+    assert first is not None and page.push_selected() is first  # the desk's rule
+    assert page.push_queue.model.rowCount() == 1
+    combo = page.destinations.combo
+    combo.setCurrentIndex(combo.findData("/sdcard/Download/DraftDeck"))
+    second = page.push_selected()  # another folder: another push
+    assert second is not None and second is not first
+    assert second.status().dest == "/sdcard/Download/DraftDeck/fast-draft"
+    assert page.push_queue.model.rowCount() == 2
+
+    window.show_page("library")
+    assert not page.device_timer.isActive()  # no polling while hidden
+    window.show_page("phone")
+    assert page.device_timer.isActive()
+
+    page.refresh_phone()
+    page.shutdown()  # what the window's close does: answers on their way are dropped
+    wait_for_background()
+    qtbot.wait(200)
+    assert page.packs_model.rowCount() == 0 and page.free_label.text().startswith("Reading")
+    assert not page.device_timer.isActive()
+    assert first.is_finished()  # stopped; it resumes next time

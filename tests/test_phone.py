@@ -10,19 +10,23 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from app.core.infra.errors import PhoneError
+from app.core.infra.paths import app_dirs
+from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.transfer_stats import disk_margin
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import read_bundle
+from app.core.pack.library import Library
 from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import GUIDANCE, Adb, adb_executable
 from app.core.phone.adb_wire import parse_devices
+from app.core.phone.desk import PhoneDesk
 from app.core.phone.destinations import check_root, pack_path
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import (
@@ -502,6 +506,100 @@ def test_phone_packs_listing_matching_and_delete(
         delete_pack(device, ROOT, "../..")
 
 
+# -- the phone desk: the rules the window and the command line share ------------------
+
+
+@pytest.fixture
+def desk() -> Iterator[PhoneDesk]:
+    phone_desk = PhoneDesk(Library(load_settings(), save_settings))
+    yield phone_desk
+    phone_desk.shutdown()
+
+
+def test_desk_chooses_the_only_phone_or_the_one_named(
+    tmp_path: Path, adb_server: AdbServer, desk: PhoneDesk
+) -> None:
+    with pytest.raises(PhoneError, match="No phone found") as none:
+        desk.choose_device(None)
+    assert none.value.code == "no_device"
+    with FakePhone(tmp_path / "locked", authorized=False) as locked:
+        adb_server.connect(locked, state="unauthorized")
+        with pytest.raises(PhoneError, match="Allow USB debugging") as refused:
+            desk.choose_device(None)
+        assert refused.value.code == "unauthorized"
+        with FakePhone(tmp_path / "a") as a:
+            adb_server.connect(a)
+            assert desk.choose_device(None).serial == a.address  # the only ready one
+            with pytest.raises(PhoneError, match=f"{locked.address} is unauthorized"):
+                desk.choose_device(locked.address)
+            with FakePhone(tmp_path / "b") as b:
+                adb_server.connect(b)
+                with pytest.raises(PhoneError, match="Several phones are attached") as several:
+                    desk.choose_device(None)
+                assert a.address in several.value.message and b.address in several.value.message
+                assert desk.choose_device(b.address).serial == b.address
+                with pytest.raises(PhoneError, match=r"No phone 127\.0\.0\.1:1 is attached"):
+                    desk.choose_device("127.0.0.1:1")
+
+
+def test_desk_resolves_a_folder_or_a_library_pack_name(
+    tmp_path: Path, desk: PhoneDesk, bundle_copy: Callable[..., Path]
+) -> None:
+    in_library = bundle_copy("fast-draft", app_dirs().default_library / "fast-draft")
+    elsewhere = bundle_copy("fast-draft", tmp_path / "elsewhere" / "fast-draft")
+    assert desk.resolve_pack("fast-draft") == in_library
+    assert desk.resolve_pack(str(elsewhere)) == elsewhere.resolve()
+    with pytest.raises(PhoneError, match="neither a pack folder nor the name"):
+        desk.resolve_pack("no-such-pack")
+    assert desk.destination(None) == ROOT
+    assert desk.destination("/sdcard/Download//DraftDeck/") == "/sdcard/Download/DraftDeck"
+    with pytest.raises(PhoneError):
+        desk.destination("sdcard")
+
+
+def test_desk_queues_a_push_once_and_never_deletes_a_pack_being_pushed(
+    tmp_path: Path, phone: FakePhone, desk: PhoneDesk, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=2)
+    phone.throttle_bytes_per_s = 300_000  # a slow cable: the push takes seconds
+    job = desk.push(phone.address, pack, ROOT)
+    assert desk.push(phone.address, pack, ROOT) is job  # already queued: the same job
+    recipes = desk.push(phone.address, pack, ROOT, recipe_only=True)
+    other_folder = desk.push(phone.address, pack, "/sdcard/Download/DraftDeck")
+    assert len({id(job), id(recipes), id(other_folder)}) == 3
+    assert desk.queue.jobs == [job, recipes, other_folder]
+
+    deadline = time.monotonic() + 60  # a guard against a hang, not a speed limit
+    while job.status().done_bytes == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert phone.local(f"{ROOT}/fast-draft.partial").is_dir()
+    for name in ("fast-draft.partial", "fast-draft"):
+        with pytest.raises(PhoneError, match="being pushed") as refused:
+            desk.delete(phone.address, ROOT, name)
+        assert refused.value.code == "in_use"
+    assert phone.local(f"{ROOT}/fast-draft.partial").is_dir()
+    desk.check_delete(phone.address, ROOT, "another-pack")  # other packs: no objection
+
+    for queued in (job, recipes, other_folder):
+        queued.cancel()
+    for queued in (job, recipes, other_folder):
+        desk.queue.wait(queued, timeout=60)
+    assert job.status().state == CANCELLED
+    phone.throttle_bytes_per_s = None
+    again = desk.retry(job)  # resumes
+    assert again is job and desk.retry(job) is job  # still running: not queued twice
+    desk.queue.wait(job, timeout=60)
+    assert job.status().state == DONE
+    desk.clear_finished()
+    assert desk.queue.jobs == []
+
+    folder = desk.read_folder(phone.address, ROOT)
+    assert [p.name for p in folder.packs] == ["fast-draft"] and folder.free is not None
+    desk.delete(phone.address, ROOT, "fast-draft")  # nothing pushes it now
+    assert not _phone_copy(phone).exists()
+    assert desk.read_folder(phone.address, "/sdcard/never-used").free is None
+
+
 # -- the command line --------------------------------------------------------------------
 
 
@@ -536,6 +634,24 @@ def test_cli_devices_push_and_phone_packs(
 
     missing = run_cli("push", str(pack), "--serial", "127.0.0.1:1")
     assert missing.returncode == 1 and "No phone 127.0.0.1:1" in missing.stderr
+
+
+def test_cli_pushes_a_library_pack_by_name_and_asks_which_phone(
+    tmp_path: Path, adb_server: AdbServer, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    bundle_copy("fast-draft", app_dirs().default_library / "fast-draft")
+    pushed = run_cli("push", "fast-draft", "--json")
+    assert pushed.returncode == 0, pushed.stderr
+    assert json.loads(pushed.stdout)["dest"] == f"{ROOT}/fast-draft"
+    unknown = run_cli("push", "no-such-pack")
+    assert unknown.returncode == 1 and "neither a pack folder nor the name" in unknown.stderr
+    with FakePhone(tmp_path / "second") as second:
+        adb_server.connect(second)
+        several = run_cli("push", "fast-draft")
+        assert several.returncode == 1
+        assert "Several phones are attached" in several.stderr and "--serial" in several.stderr
+        listing = run_cli("phone-packs", "--serial", second.address, "--json")
+        assert listing.returncode == 0 and json.loads(listing.stdout)["packs"] == []
 
 
 def test_cli_explains_when_no_phone_is_attached(adb_server: AdbServer) -> None:

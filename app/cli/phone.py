@@ -6,51 +6,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from app.cli.progress import run_with_progress
-from app.core.infra.errors import PhoneError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
-from app.core.pack.bundle import BundleInfo
 from app.core.pack.library import Library
-from app.core.phone.adb import NO_DEVICES, Adb
-from app.core.phone.destinations import check_root, default_root
-from app.core.phone.devices import DeviceInfo, DeviceLister
-from app.core.phone.phone_packs import list_packs
+from app.core.phone.adb import NO_DEVICES
+from app.core.phone.desk import PhoneDesk
+from app.core.phone.destinations import default_root
 from app.core.phone.push import DONE, STOPPED, PushJob, PushStatus
 
-
-def _library_packs() -> dict[str, BundleInfo]:
-    return {e.name: e.info for e in Library(load_settings(), save_settings).scan() if e.info}
+WAIT_SECONDS = 0.5  # a wait that Ctrl+C can interrupt on every platform
 
 
-def _pick_device(adb: Adb, serial: str | None) -> DeviceInfo:
-    devices = DeviceLister(adb).list()
-    if serial:
-        for device in devices:
-            if device.serial == serial:
-                break
-        else:
-            raise PhoneError(f"No phone {serial} is attached (see `draftdeck devices`).")
-    else:
-        ready = [d for d in devices if d.ready]
-        if not devices:
-            raise PhoneError(NO_DEVICES, "no_device")
-        if not ready:
-            raise PhoneError(f"{devices[0].serial}: {devices[0].guidance}", devices[0].state)
-        if len(ready) > 1:
-            names = ", ".join(d.serial for d in ready)
-            raise PhoneError(f"Several phones are attached ({names}): choose one with --serial.")
-        device = ready[0]
-    if not device.ready:
-        raise PhoneError(f"{device.serial} is {device.state}: {device.guidance}", device.state)
-    return device
+def _desk() -> PhoneDesk:
+    return PhoneDesk(Library(load_settings(), save_settings))
+
+
+class _QueuedPush:
+    """A push on the desk's lane, as `run_with_progress` runs a job: `run` waits."""
+
+    def __init__(self, desk: PhoneDesk, job: PushJob) -> None:
+        self.desk, self.job = desk, job
+
+    def run(self) -> object:
+        while True:
+            try:
+                return self.desk.queue.wait(self.job, WAIT_SECONDS)
+            except TimeoutError:
+                continue
+
+    def pause(self) -> None:
+        self.job.pause()
+
+    def status(self) -> PushStatus:
+        return self.job.status()
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    devices = DeviceLister(Adb()).list()
+    devices = _desk().devices()
     if args.json:
         print(json.dumps({"devices": [d.to_json() for d in devices]}, indent=2))
         return 0
@@ -67,27 +62,20 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve_pack(text: str) -> Path:
-    path = Path(text)
-    if path.is_dir():
-        return path.resolve()
-    packs = _library_packs()
-    if text in packs:
-        return packs[text].path
-    raise PhoneError(f"{text} is neither a pack folder nor the name of a pack in the library.")
-
-
 def cmd_push(args: argparse.Namespace) -> int:
-    adb = Adb()
-    device = _pick_device(adb, args.serial)
-    root = check_root(args.dest) if args.dest else default_root()
-    job = PushJob(adb, device.serial, _resolve_pack(args.pack), root, args.recipe_only)
-    run_with_progress(job, job.pack.name)
+    desk = _desk()
+    device = desk.choose_device(args.serial)
+    root = desk.destination(args.dest)
+    job = desk.push(device.serial, desk.resolve_pack(args.pack), root, args.recipe_only)
+    try:
+        run_with_progress(_QueuedPush(desk, job), job.pack.name)
+    finally:
+        desk.shutdown(timeout=5.0)  # after Ctrl+C: let the push say it stopped
     status = job.status()
     if args.json:
         print(json.dumps(status.to_json()))
     if status.state != DONE:
-        # Ctrl+C interrupts run() itself, so the job never got to say it stopped.
+        # A push that did not stop within the wait never got to say it stopped.
         why = status.error if job.is_finished() else STOPPED
         print(f"draftdeck: push of {status.pack} did not finish: {why}", file=sys.stderr)
         return 1
@@ -105,17 +93,13 @@ def _summary(s: PushStatus) -> str:
 
 
 def cmd_phone_packs(args: argparse.Namespace) -> int:
-    adb = Adb()
-    device = _pick_device(adb, args.serial)
-    root = check_root(args.dest) if args.dest else default_root()
-    packs = list_packs(adb.phone(device.serial), root, _library_packs())
+    desk = _desk()
+    device = desk.choose_device(args.serial)
+    root = desk.destination(args.dest)
+    packs = desk.read_folder(device.serial, root).packs
     if args.json:
-        result: dict[str, Any] = {
-            "serial": device.serial,
-            "root": root,
-            "packs": [p.to_json() for p in packs],
-        }
-        print(json.dumps(result, indent=2))
+        listing = {"serial": device.serial, "root": root, "packs": [p.to_json() for p in packs]}
+        print(json.dumps(listing, indent=2))
         return 0
     if not packs:
         print(f"No packs in {root} on {device.serial}.")

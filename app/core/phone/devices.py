@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from app.core.infra.errors import PhoneError
 from app.core.phone.adb import GUIDANCE, READY, Adb
@@ -36,7 +35,7 @@ class DeviceInfo:
     def title(self) -> str:
         return self.model or self.serial
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**asdict(self), "guidance": self.guidance}
 
 

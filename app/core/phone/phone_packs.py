@@ -5,7 +5,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import CONFIG
@@ -25,7 +24,7 @@ class PhonePack:
     files: int
     match: str  # SAME, DIFFERS (names or sizes), NOT_IN_LIBRARY, INCOMPLETE
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 

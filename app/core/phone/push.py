@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from app.core.infra.errors import DraftDeckError, PhoneError
 from app.core.infra.job_queue import TrackedJob
@@ -74,7 +73,7 @@ class PushStatus(TransferFigures):
         # A push with nothing to send (all verified already) is complete, not at 0 %.
         return 1.0 if self.state == DONE else super().fraction
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "pack": self.pack,
             "serial": self.serial,

@@ -1,0 +1,212 @@
+"""The phone desk: what the Phone page and `draftdeck devices/push/phone-packs` share.
+
+It owns the adb connection (started on first use), the single lane of pushes (one
+adb transfer at a time) and the rules both sides must agree on: which phone a
+command means, what a pack argument names, that the same push is never queued
+twice, and that a pack being pushed is never deleted. Its calls that reach the
+phone block; the window runs them off the GUI thread and watches `queue`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.infra.errors import PhoneError
+from app.core.infra.job_queue import JobQueue
+from app.core.infra.settings import save_settings
+from app.core.pack.bundle import BundleInfo
+from app.core.pack.library import Library
+from app.core.phone.adb import NO_DEVICES, Adb
+from app.core.phone.destinations import (
+    PARTIAL,
+    Destination,
+    all_destinations,
+    check_root,
+    default_root,
+    pack_path,
+)
+from app.core.phone.devices import DeviceInfo, DeviceLister
+from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
+from app.core.phone.push import PushJob
+from app.core.phone.remote_fs import free_bytes
+
+
+@dataclass(frozen=True)
+class PhoneFolder:
+    """What one destination folder on one phone holds."""
+
+    serial: str
+    root: str
+    packs: list[PhonePack]
+    free: int | None  # None: the folder does not exist yet (nothing pushed there)
+
+
+class PhoneDesk:
+    def __init__(self, library: Library, adb: Adb | None = None) -> None:
+        self.library = library
+        self._adb = adb
+        self._lister: DeviceLister | None = None
+        self._lock = threading.Lock()  # the duplicate check and the submit are one step
+        self.queue: JobQueue[PushJob] = JobQueue(1, "adb")
+
+    @property
+    def adb(self) -> Adb:
+        if self._adb is None:  # the port comes from the environment when first needed
+            self._adb = Adb()
+        return self._adb
+
+    # -- phones -------------------------------------------------------------------------
+
+    def devices(self) -> list[DeviceInfo]:
+        """Attached phones, ready ones first (a ready phone's details are asked once)."""
+        if self._lister is None:
+            self._lister = DeviceLister(self.adb)
+        return self._lister.list()
+
+    def choose_device(self, serial: str | None) -> DeviceInfo:
+        """The ready phone a command means: the one named, else the only one attached."""
+        devices = self.devices()
+        if serial:
+            device = next((d for d in devices if d.serial == serial), None)
+            if device is None:
+                raise PhoneError(f"No phone {serial} is attached (see `draftdeck devices`).")
+        else:
+            ready = [d for d in devices if d.ready]
+            if not devices:
+                raise PhoneError(NO_DEVICES, "no_device")
+            if not ready:
+                raise PhoneError(f"{devices[0].serial}: {devices[0].guidance}", devices[0].state)
+            if len(ready) > 1:
+                names = ", ".join(d.serial for d in ready)
+                raise PhoneError(
+                    f"Several phones are attached ({names}): choose one with --serial."
+                )
+            device = ready[0]
+        if not device.ready:
+            raise PhoneError(f"{device.serial} is {device.state}: {device.guidance}", device.state)
+        return device
+
+    # -- destinations -------------------------------------------------------------------
+
+    def destinations(self) -> list[Destination]:
+        return all_destinations(self.library.settings.phone_destinations)
+
+    @staticmethod
+    def destination(text: str | None) -> str:
+        """The folder a command names, checked; the first preset when none is named."""
+        return check_root(text) if text else default_root()
+
+    def add_destination(self, text: str) -> str:
+        """List a folder the user typed among the destinations and make it the one the
+        window shows. The checked folder; PhoneError if unusable, OSError if the settings
+        could not be saved (they still hold it for this session)."""
+        root = check_root(text)
+        if root not in self.library.settings.phone_destinations:
+            self.library.settings.phone_destinations.append(root)
+        self.choose_destination(root)
+        return root
+
+    def choose_destination(self, root: str) -> None:
+        """Make `root` the folder the window shows (OSError if not saved)."""
+        self.library.settings.phone_root = root
+        save_settings(self.library.settings)
+
+    # -- packs --------------------------------------------------------------------------
+
+    def library_packs(self) -> dict[str, BundleInfo]:
+        """The library's readable packs by name (reads every pack's folder)."""
+        return {e.name: e.info for e in self.library.scan() if e.info is not None}
+
+    def resolve_pack(self, text: str) -> Path:
+        """A pack folder, or the name of a library pack, as the pack folder."""
+        path = Path(text)
+        if path.is_dir():
+            return path.resolve()
+        packs = self.library_packs()
+        if text in packs:
+            return packs[text].path
+        raise PhoneError(f"{text} is neither a pack folder nor the name of a pack in the library.")
+
+    def read_folder(
+        self, serial: str, root: str, library: Mapping[str, BundleInfo] | None = None
+    ) -> PhoneFolder:
+        """The packs in `root` on the phone, compared with `library` (default: the
+        library as it is now), and the free space there."""
+        phone = self.adb.phone(serial)
+        packs = list_packs(phone, root, self.library_packs() if library is None else library)
+        try:
+            free: int | None = free_bytes(phone, root)
+        except PhoneError:  # the folder does not exist yet: nothing pushed there
+            free = None
+        return PhoneFolder(serial, root, packs, free)
+
+    # -- pushing ------------------------------------------------------------------------
+
+    def push(self, serial: str, pack: Path, root: str, recipe_only: bool = False) -> PushJob:
+        """Queue a push; the same push (pack, phone, folder, recipes or all) already
+        queued or running is returned instead of being queued twice."""
+        with self._lock:
+            job = self._twin(serial, pack, root, recipe_only)
+            if job is None:
+                job = PushJob(self.adb, serial, pack, root, recipe_only)
+                self.queue.submit(job)
+            return job
+
+    def retry(self, job: PushJob) -> PushJob:
+        """Push a finished job again (files already verified on the phone are skipped);
+        the twin already under way, if another push of the same took its place."""
+        with self._lock:
+            if not job.is_finished():
+                return job
+            s = job.status()
+            twin = self._twin(s.serial, job.pack, job.root, s.recipe_only)
+            if twin is not None:
+                return twin
+            self.queue.submit(job)
+            return job
+
+    def _twin(self, serial: str, pack: Path, root: str, recipe_only: bool) -> PushJob | None:
+        for job in self.queue.jobs:
+            s = job.status()
+            if (
+                not job.is_finished()
+                and s.serial == serial
+                and job.pack == pack
+                and job.root == root
+                and s.recipe_only == recipe_only
+            ):
+                return job
+        return None
+
+    def clear_finished(self) -> None:
+        self.queue.forget([job for job in self.queue.jobs if job.is_finished()])
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Stop pushes (they resume next time: verified files are skipped)."""
+        self.queue.shutdown(timeout)
+
+    # -- deleting -----------------------------------------------------------------------
+
+    def check_delete(self, serial: str, root: str, name: str) -> None:
+        """PhoneError (code "in_use") if the pack `name` in `root` is being pushed:
+        deleting it would pull the floor from under the push."""
+        base = pack_path(root, name.removesuffix(PARTIAL))
+        for job in self.queue.jobs:
+            s = job.status()
+            if (
+                not job.is_finished()
+                and s.serial == serial
+                and s.dest.removesuffix(PARTIAL) == base
+            ):
+                raise PhoneError(
+                    f"{name} is being pushed to {serial}. Cancel that push first.", "in_use"
+                )
+
+    def delete(self, serial: str, root: str, name: str) -> None:
+        """Remove a pack (or an interrupted `.partial` one) from the phone, unless it is
+        being pushed (checked again here: a push may have started since)."""
+        self.check_delete(serial, root, name)
+        delete_pack(self.adb.phone(serial), root, name)
