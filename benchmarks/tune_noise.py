@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.core.measure.intervals import MedianInterval, overlaps  # noqa: E402
-from app.core.measure.tune import TuneRun, best_result, plan_for, recipe_defaults, rows  # noqa: E402
+from app.core.measure.tune_plan import plan_for, recipe_defaults  # noqa: E402
+from app.core.measure.tune_results import best_result, rows  # noqa: E402
+from app.core.measure.tune_run import TuneRun  # noqa: E402
 from app.engine.client.engine_client import EngineClient  # noqa: E402
 from app.engine.client.tune_runner import run_sweep  # noqa: E402
 

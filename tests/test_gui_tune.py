@@ -10,11 +10,15 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.core.measure.tune import Setting, SettingResult, SweepPlan, TuneRun, best_result, runs_dir
+from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_results import SettingResult, best_result
+from app.core.measure.tune_run import TuneRun, runs_dir
+from app.engine.client.tune_job import CANCELLED
 from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
+from app.ui.background import WATCH_MS
 from app.ui.main_window import MainWindow
-from app.ui.tune_page import SORT_ROLE
+from app.ui.tune_page import TunePage
+from app.ui.tune_results_model import SORT_ROLE
 
 Copy = Callable[..., Path]
 
@@ -31,17 +35,16 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     win.pair_page.choose(root / "fast-target", root / "fast-draft")
     win.show_page("tune")
     yield win
-    win.tune_page._cancel.set()
-    wait_for_background(60_000)
     win.close()
+    win.tune_page.queue.shutdown()  # the sweep's thread ends before the next test
 
 
 def _sweep(qtbot: QtBot, window: MainWindow, tokens: int = 48) -> None:
     page = window.tune_page
-    page.tokens.setValue(tokens)
-    page.min_run.setValue(0.05)
-    page.budget.setValue(2)
-    page.prompts.setPlainText("Tell me about rivers.\n\ndef add(a, b):")
+    page.form.tokens.setValue(tokens)
+    page.form.min_run.setValue(0.05)
+    page.form.budget.setValue(2)
+    page.form.prompts.setPlainText("Tell me about rivers.\n\ndef add(a, b):")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=180_000)
 
@@ -50,7 +53,7 @@ def test_quick_sweep_shows_consistent_figures(
     window: MainWindow, qtbot: QtBot, qtmodeltester: object
 ) -> None:
     page = window.tune_page
-    assert (page.d_min.value(), page.d_max.value()) == (1, 4)
+    assert (page.form.d_min.value(), page.form.d_max.value()) == (1, 4)
     _sweep(qtbot, window)
     qtmodeltester.check(page.model)  # type: ignore[attr-defined]
     assert page.model.rowCount() == 4
@@ -179,14 +182,55 @@ def test_apply_best_is_refused_with_the_reason(window: MainWindow) -> None:
 
 def test_cancel_keeps_partial_results(window: MainWindow, qtbot: QtBot) -> None:
     page = window.tune_page
-    page.d_max.setValue(8)
-    page.tokens.setValue(48)
-    page.min_run.setValue(0.05)
-    page.budget.setValue(2)
-    page.prompts.setPlainText("Tell me about rivers.")
+    page.form.d_max.setValue(8)
+    page.form.tokens.setValue(48)
+    page.form.min_run.setValue(0.05)
+    page.form.budget.setValue(2)
+    page.form.prompts.setPlainText("Tell me about rivers.")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
     page.cancel_button.click()
     qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=60_000)
     assert 1 <= page.model.rowCount() < 8
     assert "cancelled" in page.verdict.text()
+
+
+def test_closing_mid_sweep_leaves_no_calls_into_the_gone_page(
+    qtbot: QtBot, bundle_copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[TunePage] = []
+    render = TunePage._on_tune_changed
+
+    def counted(page: TunePage) -> None:
+        calls.append(page)
+        render(page)
+
+    monkeypatch.setattr(TunePage, "_on_tune_changed", counted)
+    win = create_main_window()
+    root = win.library.root
+    for name in ("fast-target", "fast-draft"):
+        bundle_copy(name, root / name, desktop=True)
+    win.show()
+    win.show_page("pair")
+    win.pair_page.choose(root / "fast-target", root / "fast-draft")
+    page = win.tune_page
+    page.form.d_max.setValue(8)
+    page.form.min_run.setValue(0.05)
+    page.form.prompts.setPlainText("Tell me about rivers.")
+    page.start_button.click()
+    qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
+    assert calls  # the page renders the job's changes while it is open
+    job, queue = page.job, page.queue
+    assert job is not None
+    win.close()  # stops the sweep
+    gone: list[bool] = []
+    page.destroyed.connect(lambda *_: gone.append(True))
+    win.deleteLater()
+    qtbot.waitUntil(lambda: bool(gone), timeout=10_000)
+    heard = len(calls)
+    queue.shutdown()  # the sweep's last changes come after the page is gone
+    status = job.status()
+    assert status.state == CANCELLED and status.run is not None and status.run.cancelled
+    assert 1 <= len(status.results) < 8
+    qtbot.wait(3 * WATCH_MS)
+    assert len(calls) == heard

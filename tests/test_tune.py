@@ -15,6 +15,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,27 +23,34 @@ from typing import Any
 import pytest
 
 from app.cli.tune import format_rows
-from app.core.measure import tune
+from app.core.measure import tune_run
 from app.core.measure.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
 from app.core.measure.intervals import coefficient_of_variation, median_interval, overlaps
 from app.core.measure.metrics import DecodeStats, break_even_acceptance
-from app.core.measure.tune import (
+from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes, restore
+from app.core.measure.tune_plan import (
+    MIN_PAIRS,
+    RECIPE_KEYS,
     Setting,
-    SettingResult,
     SweepPlan,
-    TuneRun,
+    plan_for,
+    prompts_from_text,
+    recipe_defaults,
+)
+from app.core.measure.tune_results import (
+    SettingResult,
     best_result,
     equal_within_noise,
     leading,
     pays_off,
-    plan_for,
     pooled_baselines,
-    recipe_defaults,
     rows,
+    uplift_curves,
     verdict_sentence,
 )
-from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes, restore
+from app.core.measure.tune_run import TuneRun
 from app.engine.client.engine_client import EngineClient
+from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
 from app.engine.client.tune_runner import run_sweep
 from tests.helpers.cli import run_cli
 
@@ -79,7 +87,7 @@ def _check_consistent(run: TuneRun) -> None:
         )
         assert row["uplift_low"] <= row["uplift"] <= row["uplift_high"]
         assert row["pairs"] == len(s["pair_ratios"]) == s["runs"]
-        assert row["pairs"] >= tune.MIN_PAIRS or row["interval_target_met"] is False
+        assert row["pairs"] >= MIN_PAIRS or row["interval_target_met"] is False
         assert row["repeats"] >= run.plan.min_rounds and row["seconds"] > 0
         assert isinstance(row["interval_target_met"], bool)
         if row["interval_target_met"]:
@@ -337,6 +345,33 @@ def test_one_baseline_per_target_setting() -> None:
     assert [r["baseline_tok_s"] for r in run.to_json()["results"]] == [110.0, 110.0, 200.0]
 
 
+def test_uplift_curves_keep_the_best_per_draft_length() -> None:
+    one_a = _result(1, 1.2, 0.9, 0.1)
+    one_b = _result(1, 1.4, 0.9, 0.1, target_threads=2)  # same d and draft threads: higher
+    three = _result(3, 1.1, 0.9, 0.1)
+    two_threads = _result(2, 1.3, 0.9, 0.1, draft_threads=2)
+    curves = uplift_curves([three, one_a, two_threads, one_b])
+    assert [(c.draft_threads, c.points) for c in curves] == [
+        (1, (one_b, three)),
+        (2, (two_threads,)),
+    ]
+    assert uplift_curves([]) == []
+
+
+def test_prompts_come_from_text_split_by_empty_lines() -> None:
+    assert prompts_from_text("a\nb\n\n  c \n\n\n") == ("a\nb", "c")
+    assert prompts_from_text(" \n\n ") == plan_for("quick", _DEFAULTS).prompts
+
+
+_DEFAULTS = {
+    "draft_length": 3,
+    "draft_threads": 1,
+    "draft_precision": "low",
+    "draft_memory": "low",
+    "target_threads": 1,
+}
+
+
 def test_cli_rows_show_the_interval_and_the_pooled_baseline() -> None:
     line = format_rows(rows([_result(3, 1.6, 0.9, 0.1, 1.5, 1.7)]))[0]
     assert line == (
@@ -369,7 +404,7 @@ def test_quick_sweep_applies_only_the_draft_length(bundle_copy: Copy) -> None:
     restore(snapshot)
     assert json.loads((target / "config.json").read_text()) == before
     thorough = plan_for("thorough", defaults, cores=2)
-    assert set(thorough.swept_fields()) == set(tune.RECIPE_KEYS)
+    assert set(thorough.swept_fields()) == set(RECIPE_KEYS)
 
 
 def test_apply_is_refused_unless_better_beyond_noise() -> None:
@@ -424,6 +459,63 @@ def test_cancel_keeps_what_was_measured(client: EngineClient, bundle_copy: Copy)
     )
     assert run.cancelled
     assert len(run.results) == 2 and run.results == seen
+
+
+def test_tune_job_status_moves_through_its_states(bundle_copy: Copy) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    job = TuneJob(target, draft, _quick(target, draft, draft_lengths=(1, 2)))
+    first = job.status()
+    assert (first.state, first.settings_total, first.pairs_done) == (QUEUED, 2, 0)
+    assert first.pairs_total == 2 * job.plan.pairs_per_setting and first.eta_seconds is None
+    queue = tune_queue()
+    seen: list[tuple[str, int, int]] = []
+
+    def record() -> None:
+        s = job.status()
+        seen.append((s.state, s.settings_done, s.pairs_done))
+
+    queue.subscribe(record)
+    try:
+        queue.submit(job)
+        end = queue.wait(job, timeout=300)
+    finally:
+        queue.shutdown()
+    assert end is job.status() and end.state == DONE and job.is_finished()
+    states = [state for state, _, _ in seen]
+    # (The queue's own report of the submit may come just after the first from the job.)
+    assert set(states) <= {QUEUED, MEASURING, DONE} and MEASURING in states
+    assert states.index(DONE) == len(states) - 1  # told once, at the end
+    # Settings and pairs only ever grow while it measures.
+    measuring = [(s, p) for state, s, p in seen if state == MEASURING]
+    assert measuring == sorted(measuring) and measuring[-1][1] == end.pairs_done
+    assert end.settings_done == end.settings_total == 2
+    assert end.pairs_done == end.pairs_total and end.fraction == 1.0 and end.eta_seconds == 0
+    run = end.run
+    assert run is not None and not run.cancelled and end.error == ""
+    assert list(end.results) == run.results and end.message == run.verdict()
+    assert end.elapsed > 0
+    _check_consistent(run)
+
+
+def test_cancelling_the_tune_job_ends_it_cancelled(client: EngineClient, bundle_copy: Copy) -> None:
+    target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
+    job = TuneJob(target, draft, _quick(target, draft), engine=lambda: nullcontext(client))
+    queue = tune_queue()
+
+    def cancel_after_the_first_setting() -> None:
+        if job.status().results:
+            job.cancel()
+
+    queue.subscribe(cancel_after_the_first_setting)
+    try:
+        queue.submit(job)
+        end = queue.wait(job, timeout=300)
+    finally:
+        queue.shutdown()
+    assert end is job.status() and end.state == CANCELLED and job.is_finished()
+    assert end.run is not None and end.run.cancelled
+    assert len(end.results) == 1 < end.settings_total == 4
+    assert end.run.results == list(end.results)
 
 
 def test_apply_best_changes_exactly_the_swept_keys(bundle_copy: Copy, tmp_path: Path) -> None:
@@ -510,7 +602,7 @@ def test_cpu_name_on_macos_comes_from_sysctl(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(subprocess, "run", sysctl)
-    assert tune._cpu_model() == "Apple M2 Pro"
+    assert tune_run._cpu_model() == "Apple M2 Pro"
     assert asked[0][-2:] == ["-n", "machdep.cpu.brand_string"]
 
 
@@ -535,7 +627,7 @@ def test_cpu_name_on_windows_comes_from_the_registry(monkeypatch: pytest.MonkeyP
     )
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setitem(sys.modules, "winreg", winreg)
-    assert tune._cpu_model() == "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz"
+    assert tune_run._cpu_model() == "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz"
     assert opened == [r"HARDWARE\DESCRIPTION\System\CentralProcessor\0"]
 
 
@@ -546,7 +638,7 @@ def test_cpu_name_falls_back_to_platform(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(subprocess, "run", no_sysctl)
     monkeypatch.setattr(platform, "processor", lambda: "arm")
-    assert tune._cpu_model() == "arm"
+    assert tune_run._cpu_model() == "arm"
 
 
 class _ScriptedEngine:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import SpeculationCannotPay
-from app.core.measure.tune import best_result, new_run_path, plan_for, recipe_defaults
-from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes
+from app.core.measure.tune_apply import best_changes, refusal_now
+from app.core.measure.tune_plan import plan_for, recipe_defaults
+from app.core.measure.tune_run import new_run_path
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -51,20 +52,19 @@ def cmd_tune(args: argparse.Namespace) -> int:
     run.save(Path(path))
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)
-    best = best_result(run.results)
     if args.apply:
-        refusal = apply_refusal(run, recipe_defaults(target, draft))
-        if refusal is None and best is not None:
-            fields = plan.swept_fields()
-            changes = planned_changes(best.setting, target, draft, fields)
+        refusal = refusal_now(run)
+        best = best_changes(run) if refusal is None else None
+        if best is not None:
             result["changes"] = [
-                {"file": str(c.path), "key": c.key, "old": c.old, "new": c.new} for c in changes
+                {"file": str(c.path), "key": c.key, "old": c.old, "new": c.new}
+                for c in best.changes
             ]
             if not args.json:
                 print("Apply Best changes:")
-                for change in changes:
+                for change in best.changes:
                     print(f"  {change.text()}")
-            apply_setting(best.setting, target, draft, fields)
+            best.apply()
             result["applied"] = best.setting.label()
         else:
             result["not_applied"] = refusal

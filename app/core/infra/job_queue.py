@@ -15,14 +15,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from app.core.infra.transfer_stats import SpeedMeter
 
 
-class JobProgress(Protocol):
-    """What a job's status shows, whatever the job (downloads, pushes): a frozen
-    dataclass, so that a change is a new snapshot (`dataclasses.replace`)."""
+class JobState(Protocol):
+    """What every job's status is: a frozen dataclass, so that a change is a new
+    snapshot (`dataclasses.replace`), with a state (a tune sweep's has no bytes)."""
 
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     @property
     def state(self) -> str: ...
+
+
+class JobProgress(JobState, Protocol):
+    """What a transfer's status shows, whatever the transfer (downloads, pushes)."""
 
     @property
     def error(self) -> str: ...
@@ -49,7 +53,8 @@ class JobProgress(Protocol):
     def eta_seconds(self) -> float | None: ...
 
 
-S = TypeVar("S", bound=JobProgress)
+S = TypeVar("S", bound=JobState)
+P = TypeVar("P", bound=JobProgress)
 
 
 class TrackedJob(Generic[S]):
@@ -80,7 +85,7 @@ class TrackedJob(Generic[S]):
             self._status = replace(self._status, **changes)
         self._on_change()
 
-    def _on_bytes(self, count: int) -> None:
+    def _on_bytes(self: TrackedJob[P], count: int) -> None:
         """`count` more bytes of the current file went through."""
         with self._lock:
             done = self._status.done_bytes + count

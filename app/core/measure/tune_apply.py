@@ -4,7 +4,8 @@ Only the keys the sweep varied are written (a Quick sweep varies the draft lengt
 thread counts, precision and memory stay as the recipe has them). Before anything is
 written, `planned_changes` lists each key's old and new value per file, and
 `apply_refusal` says why nothing should be written: the best is not better than the
-current recipe beyond noise.
+current recipe beyond noise. `best_changes` and `refusal_now` put these together for a
+saved run, the same for the Tune page and `draftdeck tune --apply`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.measure.tune import RECIPE_KEYS, Setting, SettingResult, TuneRun, best_result
+from app.core.infra.errors import DraftDeckError
+from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
+from app.core.measure.tune_results import SettingResult, best_result
+from app.core.measure.tune_run import TuneRun
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
 
@@ -85,7 +89,7 @@ def restore(snapshot: Snapshot) -> None:
 
 def current_result(run: TuneRun, current: dict[str, Any]) -> SettingResult | None:
     """The measured row that is the current recipe (on the swept keys), if any.
-    `current` holds Setting field values (tune.recipe_defaults)."""
+    `current` holds Setting field values (tune_plan.recipe_defaults)."""
     swept = run.plan.swept_fields()
     for r in run.results:
         if all(getattr(r.setting, f) == current.get(f) for f in swept):
@@ -118,3 +122,38 @@ def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
             f"measured {now.uplift:.2f}x"
         )
     return None
+
+
+def refusal_now(run: TuneRun) -> str | None:
+    """`apply_refusal` against the measured pair's recipes as they are now."""
+    try:
+        current = recipe_defaults(Path(run.target), Path(run.draft))
+    except (OSError, DraftDeckError) as exc:
+        return f"the pair's recipes cannot be read: {exc}"
+    return apply_refusal(run, current)
+
+
+@dataclass(frozen=True)
+class BestChanges:
+    """What applying a run's best writes: its swept keys, into the pair it measured
+    (not whatever pair is selected now)."""
+
+    setting: Setting
+    target: Path
+    draft: Path
+    fields: tuple[str, ...]
+    changes: list[Change]
+
+    def apply(self) -> Snapshot:
+        return apply_setting(self.setting, self.target, self.draft, self.fields)
+
+
+def best_changes(run: TuneRun) -> BestChanges | None:
+    """The changes applying the run's best makes (None: nothing was measured)."""
+    best = best_result(run.results)
+    if best is None:
+        return None
+    target, draft = Path(run.target), Path(run.draft)
+    fields = run.plan.swept_fields()
+    changes = planned_changes(best.setting, target, draft, fields)
+    return BestChanges(best.setting, target, draft, fields, changes)

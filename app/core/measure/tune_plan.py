@@ -1,0 +1,181 @@
+"""Tuning plans: which recipe settings a sweep measures, and with how many runs.
+
+A sweep is the cartesian product of the chosen values (`SweepPlan.settings`); "quick"
+and "thorough" plans start from the pair's current recipe (`recipe_defaults`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.recipe.files import run_recipes
+from app.core.recipe.schema import FIELDS, physical_cores
+
+# Swept setting fields -> (which recipe, key). Only fields a plan sweeps are applied.
+RECIPE_KEYS = {
+    "draft_length": ("target", "draft_predict_length"),
+    "draft_threads": ("draft", "thread_num"),
+    "draft_precision": ("draft", "precision"),
+    "draft_memory": ("draft", "memory"),
+    "target_threads": ("target", "thread_num"),
+}
+_PLAN_FIELDS = {
+    "draft_length": "draft_lengths",
+    "draft_threads": "draft_threads",
+    "draft_precision": "draft_precisions",
+    "draft_memory": "draft_memories",
+    "target_threads": "target_threads",
+}
+
+DEFAULT_PROMPTS = (
+    "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    "def fibonacci(n):\n    # Return the n-th Fibonacci number iteratively.\n",
+    "Question: Why is the sky blue? Answer in three sentences.",
+)
+
+MIN_PAIRS = 6  # the fewest pairs whose ratios give a 95 % interval for their median
+
+
+@dataclass(frozen=True)
+class Setting:
+    draft_length: int
+    draft_threads: int
+    draft_precision: str
+    draft_memory: str
+    target_threads: int
+
+    def label(self) -> str:
+        return (
+            f"d={self.draft_length} draft {self.draft_threads}t {self.draft_precision}/"
+            f"{self.draft_memory} target {self.target_threads}t"
+        )
+
+    def target_key(self) -> tuple[int]:
+        """What plain decoding depends on (the target's settings; nothing of the draft)."""
+        return (self.target_threads,)
+
+    def cost(self) -> tuple[int, int, int]:
+        """Orders equal-within-noise settings: shorter draft, fewer threads first."""
+        return (
+            self.draft_length,
+            self.draft_threads + self.target_threads,
+            self.draft_threads,
+        )
+
+    def target_config(self) -> dict[str, int]:
+        return {"draft_predict_length": self.draft_length, "thread_num": self.target_threads}
+
+    def draft_config(self) -> dict[str, int | str]:
+        return {
+            "thread_num": self.draft_threads,
+            "precision": self.draft_precision,
+            "memory": self.draft_memory,
+        }
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    draft_lengths: tuple[int, ...] = (1, 2, 3, 4)
+    draft_threads: tuple[int, ...] = (1,)
+    draft_precisions: tuple[str, ...] = ("low",)
+    draft_memories: tuple[str, ...] = ("low",)
+    target_threads: tuple[int, ...] = (1,)
+    prompts: tuple[str, ...] = DEFAULT_PROMPTS
+    tokens: int = 96
+    repeats: int = 1  # the fewest rounds (one pair per prompt each) a setting gets
+    # A run repeats its generation until it has decoded this long (set from the warm-up).
+    min_run_seconds: float = 0.5
+    # More rounds until the uplift's 95 % interval is within +-this fraction of it…
+    target_half_width: float = 0.05
+    # …or this many seconds were spent on the setting, or max_repeats rounds ran.
+    budget_seconds: float = 20.0
+    max_repeats: int = 12
+
+    def settings(self) -> list[Setting]:
+        return [
+            Setting(*values)
+            for values in itertools.product(
+                self.draft_lengths,
+                self.draft_threads,
+                self.draft_precisions,
+                self.draft_memories,
+                self.target_threads,
+            )
+        ]
+
+    @property
+    def min_rounds(self) -> int:
+        """Rounds before stopping is considered: enough pairs for a 95 % interval."""
+        return max(self.repeats, -(-MIN_PAIRS // max(len(self.prompts), 1)))
+
+    @property
+    def pairs_per_setting(self) -> int:
+        """Pairs each setting gets at least (more while its interval is wide)."""
+        return self.min_rounds * len(self.prompts)
+
+    def swept_fields(self) -> tuple[str, ...]:
+        """The Setting fields this plan varies; only these are ever applied."""
+        return tuple(f for f, plan in _PLAN_FIELDS.items() if len(set(getattr(self, plan))) > 1)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SweepPlan:
+        fields = cls.__dataclass_fields__
+        values: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in fields
+        }
+        return cls(**values)
+
+
+def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
+    """The current recipe's values for the swept keys (MNN's defaults where unset; the
+    draft's recipe over its config.json, as the engine loads it). Thread counts stay
+    within the physical cores: llmexport writes 4, and on a 2-core machine the extra
+    threads only compete."""
+    t, d = run_recipes(target, draft)
+    limit = cores or physical_cores()
+
+    def get(data: dict[str, Any], key: str) -> Any:
+        return data.get(key, FIELDS[key].default)
+
+    return {
+        "draft_length": int(get(t, "draft_predict_length")),
+        "draft_threads": min(int(get(d, "thread_num")), limit),
+        "draft_precision": str(get(d, "precision")),
+        "draft_memory": str(get(d, "memory")),
+        "target_threads": min(int(get(t, "thread_num")), limit),
+    }
+
+
+def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> SweepPlan:
+    """ "quick": draft length 1-4, everything else as the recipe has it. "thorough": draft
+    length 1-8, threads up to the cores, both precisions and memory modes, two repeats."""
+    if kind == "quick":
+        return SweepPlan(
+            draft_lengths=(1, 2, 3, 4),
+            draft_threads=(defaults["draft_threads"],),
+            draft_precisions=(defaults["draft_precision"],),
+            draft_memories=(defaults["draft_memory"],),
+            target_threads=(defaults["target_threads"],),
+        )
+    threads = tuple(range(1, (cores or physical_cores()) + 1))
+    return SweepPlan(
+        draft_lengths=tuple(range(1, 9)),
+        draft_threads=threads,
+        draft_precisions=("low", "high"),
+        draft_memories=("low", "normal"),
+        target_threads=threads,
+        repeats=2,
+    )
+
+
+def prompts_from_text(text: str) -> tuple[str, ...]:
+    """The prompts in `text`, separated by an empty line (the defaults when none)."""
+    prompts = tuple(p.strip() for p in text.split("\n\n") if p.strip())
+    return prompts or DEFAULT_PROMPTS

@@ -1,0 +1,246 @@
+"""What a sweep's measurements say: each setting's figures, the best, the verdict.
+
+Each setting is measured with interleaved plain/speculative pairs over a few fixed
+prompts (app/engine/client/tune_runner.py) and summarised like `draftdeck bench`:
+uplift is the median of within-pair ratios, so a noisy machine's drift cancels, and it
+carries the 95 % interval of that median (`uplift_low`, `uplift_high`:
+distribution-free, from order statistics; see app/core/measure/intervals.py).
+Speculation "pays off" only when that interval's lower end is above 1.
+
+Plain decoding depends only on the target's settings, so the plain runs of every row
+that shares them are pooled into one baseline (`baseline_tok_s`, the same for those
+rows). The uplift is not that baseline divided into `spec_tok_s`: it is the median of
+the per-pair ratios, and is labelled so.
+
+The best is the setting with the highest uplift (among those that pay off, if any do),
+unless others are equal to it within noise (each one's median lies inside the other's
+95 % interval, and they pay off alike): then the cheapest of those (shortest draft,
+fewest threads) is named and the tie is said. Merely overlapping intervals are too lax
+a test for a tie (two intervals can overlap while their medians differ clearly); they
+only mark the leading candidates that are measured again (`leading`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from app.core.measure.intervals import MedianInterval, overlaps
+from app.core.measure.metrics import break_even_acceptance
+from app.core.measure.tune_plan import Setting
+
+
+@dataclass
+class SettingResult:
+    setting: Setting
+    summary: dict[str, Any]  # the `draftdeck bench --json` keys
+
+    @property
+    def uplift(self) -> float:
+        return float(self.summary.get("uplift") or 0.0)
+
+    @property
+    def interval(self) -> MedianInterval:
+        """The uplift's 95 % interval (a saved run from before intervals: its spread)."""
+        s = self.summary
+        spread = s.get("uplift_spread") or [self.uplift, self.uplift]
+        low = s.get("uplift_low", spread[0])
+        high = s.get("uplift_high", spread[1])
+        level = s.get("uplift_interval_level")
+        return MedianInterval(
+            self.uplift,
+            float(low if low is not None else self.uplift),
+            float(high if high is not None else self.uplift),
+            float(level) if level is not None else 0.0,
+            len(s.get("pair_ratios") or []) or int(s.get("runs") or 0),
+        )
+
+    @property
+    def pays_off(self) -> bool:
+        return self.interval.excludes(1.0)
+
+    def row(self, pooled_baseline: float | None = None, pooled_runs: int = 0) -> dict[str, Any]:
+        """The figures shown and saved; `pooled_baseline` is the plain tok/s of every row
+        sharing this target setting (pooled_baselines), else this row's own."""
+        s = self.summary
+        c = s.get("cost_ratio")
+        interval = self.interval
+        own_runs = len(s.get("baseline_runs_tok_s") or []) or int(s.get("runs") or 0)
+        return {
+            **asdict(self.setting),
+            "spec_tok_s": s.get("spec_tok_s"),
+            "baseline_tok_s": pooled_baseline if pooled_baseline else s.get("baseline_tok_s"),
+            "baseline_runs": pooled_runs if pooled_baseline else own_runs,
+            "uplift": s.get("uplift"),
+            "uplift_low": interval.low if s.get("uplift") is not None else None,
+            "uplift_high": interval.high if s.get("uplift") is not None else None,
+            "uplift_interval_level": s.get("uplift_interval_level"),
+            "pairs": interval.n,
+            "repeats": s.get("repeats"),
+            "interval_target_met": s.get("interval_target_met"),
+            "seconds": s.get("seconds"),
+            "spec_cv": s.get("spec_cv"),
+            "baseline_cv": s.get("baseline_cv"),
+            "remeasured": bool(s.get("remeasured")),
+            "acceptance": s.get("acceptance"),
+            "mean_accepted_length": s.get("mean_accepted_length"),
+            "cost_ratio": c,
+            "predicted_speedup": s.get("predicted_speedup"),
+            "break_even_acceptance": (
+                break_even_acceptance(self.setting.draft_length, c) if c else None
+            ),
+            "lossless": s.get("lossless"),
+            "verify_agreement": (s.get("verify_agreement") or {}).get("agreement"),
+        }
+
+
+def pooled_baselines(results: list[SettingResult]) -> dict[tuple[int], tuple[float, int]]:
+    """Per target setting: the median plain tok/s of all plain runs of the rows sharing
+    it, and how many runs that is."""
+    runs: dict[tuple[int], list[float]] = {}
+    for r in results:
+        rates = r.summary.get("baseline_runs_tok_s")
+        if rates is None and r.summary.get("baseline_tok_s"):
+            rates = [r.summary["baseline_tok_s"]]  # a run saved before pooling
+        runs.setdefault(r.setting.target_key(), []).extend(rates or [])
+    return {key: (statistics.median(v), len(v)) for key, v in runs.items() if v}
+
+
+def rows(results: list[SettingResult]) -> list[dict[str, Any]]:
+    """Every result's row, each with its target setting's pooled baseline."""
+    pooled = pooled_baselines(results)
+    out = []
+    for r in results:
+        baseline, n = pooled.get(r.setting.target_key(), (None, 0))
+        out.append(r.row(baseline, n))
+    return out
+
+
+def _top(results: list[SettingResult]) -> SettingResult | None:
+    return max(results, key=lambda r: r.uplift, default=None)
+
+
+def _same_within_noise(a: MedianInterval, b: MedianInterval) -> bool:
+    return a.low <= b.median <= a.high and b.low <= a.median <= b.high
+
+
+def equal_within_noise(results: list[SettingResult]) -> list[SettingResult]:
+    """The highest-uplift setting and every other one the noise cannot tell from it:
+    each median inside the other's interval, paying off (or not) alike. Cheapest first.
+    When any setting pays off (interval above 1), only those compete: a higher median
+    whose interval reaches below 1 does not outrank a setting that surely gains."""
+    paying = [r for r in results if r.pays_off]
+    results = paying or results
+    top = _top(results)
+    if top is None:
+        return []
+    tied = [
+        r
+        for r in results
+        if r is top or (_same_within_noise(r.interval, top.interval) and r.pays_off == top.pays_off)
+    ]
+    return sorted(tied, key=lambda r: (r.setting.cost(), -r.uplift))
+
+
+def leading(results: list[SettingResult]) -> list[SettingResult]:
+    """Candidates to re-measure before naming a best: the top one and all whose
+    interval overlaps its interval."""
+    top = _top(results)
+    if top is None:
+        return []
+    return [r for r in results if r is top or overlaps(r.interval, top.interval)]
+
+
+def best_result(results: list[SettingResult]) -> SettingResult | None:
+    """The cheapest of the settings equal within noise to the highest uplift."""
+    tied = equal_within_noise(results)
+    return tied[0] if tied else None
+
+
+def pays_off(results: list[SettingResult]) -> bool:
+    """The best's 95 % interval lies above 1."""
+    best = best_result(results)
+    return best is not None and best.pays_off
+
+
+def _interval_text(result: SettingResult) -> str:
+    i = result.interval
+    level = "95 %" if i.met_level else f"{i.level:.0%} (too few pairs for 95 %)"
+    return f"{level} interval {i.low:.2f}-{i.high:.2f}x"
+
+
+def _tie_text(results: list[SettingResult]) -> str:
+    tied = equal_within_noise(results)
+    if len(tied) < 2:
+        return ""
+    others = ", ".join(f"d={r.setting.draft_length}" for r in tied[1:])
+    return (
+        f" {others} measured the same within noise; the cheaper "
+        f"(shorter draft, fewer threads) is named."
+    )
+
+
+def verdict_sentence(results: list[SettingResult]) -> str:
+    """What to tell the user, honestly."""
+    best = best_result(results)
+    if best is None:
+        return "Nothing was measured."
+    row = best.row()
+    if pays_off(results):
+        return (
+            f"Speculation pays off: best {best.setting.label()} runs {best.uplift:.2f}x "
+            f"plain decoding ({_interval_text(best)}, above 1; "
+            f"acceptance {row['acceptance']:.2f})." + _tie_text(results) + _verify_limit(best)
+        )
+    c, acceptance = row["cost_ratio"], row["acceptance"]
+    need = row["break_even_acceptance"]
+    if c is not None and c >= 0.9:
+        why = (
+            f"the draft costs about as much as the target (c = {c:.2f}), so even perfect "
+            "acceptance cannot win"
+        )
+    elif need is not None and acceptance is not None and acceptance < need:
+        why = (
+            f"acceptance {acceptance:.2f} is below the {need:.2f} needed to gain anything "
+            f"at c = {c:.2f}"
+        )
+    elif best.uplift > 1.0:
+        why = "no setting beat plain decoding by more than the noise"
+    else:
+        why = "no setting beat plain decoding"
+    return (
+        f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x "
+        f"({_interval_text(best)}, not above 1)." + _verify_limit(best)
+    )
+
+
+def _verify_limit(result: SettingResult) -> str:
+    """A sentence when the recipe's verify, not the draft, holds acceptance down."""
+    if result.summary.get("acceptance_limited_by_verify"):
+        return " " + str(result.summary["verify_note"])
+    return ""
+
+
+@dataclass(frozen=True)
+class UpliftCurve:
+    """One line of the uplift chart: a draft thread count, and at each draft length the
+    setting with the highest uplift (the others at that length differ in what the
+    chart does not show: precision, memory, target threads)."""
+
+    draft_threads: int
+    points: tuple[SettingResult, ...]  # by draft length
+
+
+def uplift_curves(results: list[SettingResult]) -> list[UpliftCurve]:
+    """One curve per draft thread count, fewest threads first."""
+    best: dict[int, dict[int, SettingResult]] = {}
+    for r in results:
+        per_d = best.setdefault(r.setting.draft_threads, {})
+        d = r.setting.draft_length
+        if d not in per_d or r.uplift > per_d[d].uplift:
+            per_d[d] = r
+    return [
+        UpliftCurve(threads, tuple(per_d[d] for d in sorted(per_d)))
+        for threads, per_d in sorted(best.items())
+    ]

@@ -1,0 +1,154 @@
+"""A tune sweep as a tracked job, like a download or a push.
+
+It runs on its own single-lane JobQueue ("tune"): one sweep at a time, with its own
+engine worker. Its status is an immutable snapshot (state, run pairs and settings done,
+the results so far, then the finished TuneRun or the error), so the Tune page renders
+from whatever snapshot it reads and never receives a call from the sweep's thread.
+Cancelling keeps what was measured: the run ends "cancelled" with partial results.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.infra.job_queue import JobQueue, TrackedJob
+from app.core.measure.tune_plan import SweepPlan
+from app.core.measure.tune_results import SettingResult
+from app.core.measure.tune_run import TuneRun
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.tune_runner import run_sweep
+
+log = logging.getLogger("draftdeck.tune")
+
+QUEUED, MEASURING, DONE, CANCELLED = "queued", "measuring", "done", "cancelled"
+REFUSED, FAILED = "refused", "failed"  # refused: the pair cannot gain and was not forced
+FINISHED = (DONE, CANCELLED, REFUSED, FAILED)
+
+
+@dataclass(frozen=True)
+class TuneStatus:
+    state: str = QUEUED
+    settings_total: int = 0
+    pairs_done: int = 0
+    pairs_total: int = 0  # grows while settings need more rounds and leaders re-run
+    results: tuple[SettingResult, ...] = ()
+    run: TuneRun | None = None  # once done or cancelled
+    error: str = ""  # once refused or failed
+    elapsed: float = 0.0  # seconds from the start to this snapshot
+    message: str = ""
+
+    @property
+    def settings_done(self) -> int:
+        return len(self.results)
+
+    @property
+    def fraction(self) -> float:
+        return self.pairs_done / self.pairs_total if self.pairs_total else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the pace so far (None before the first pair)."""
+        if not self.pairs_done:
+            return None
+        return self.elapsed / self.pairs_done * (self.pairs_total - self.pairs_done)
+
+
+def open_engine() -> AbstractContextManager[EngineClient]:
+    return EngineClient()
+
+
+class TuneJob(TrackedJob[TuneStatus]):
+    finished_states = FINISHED
+
+    def __init__(
+        self,
+        target: Path,
+        draft: Path,
+        plan: SweepPlan,
+        force: bool = False,
+        engine: Callable[[], AbstractContextManager[EngineClient]] = open_engine,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.target, self.draft, self.plan, self.force = target, draft, plan, force
+        self._engine = engine
+        self._clock = clock
+        self._started = 0.0
+        self._stop = threading.Event()
+        super().__init__(self._fresh_status(), clock)
+
+    def _fresh_status(self) -> TuneStatus:
+        settings = len(self.plan.settings())
+        return TuneStatus(
+            settings_total=settings,
+            pairs_total=settings * self.plan.pairs_per_setting,
+            message=f"Measuring {settings} settings…",
+        )
+
+    # -- control (any thread) -----------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop after the current run pair; what was measured is kept."""
+        self._stop.set()
+
+    pause = cancel  # a queue shutting down stops the sweep (a sweep does not resume)
+
+    def restart(self) -> None:
+        self._stop.clear()
+        with self._lock:
+            self._status = self._fresh_status()
+
+    # -- the work (the queue's thread) ------------------------------------------------------
+
+    def run(self) -> TuneStatus:
+        """The sweep. Never raises: the status says how it ended."""
+        self._started = self._clock()
+        self._set(state=MEASURING)
+        final: dict[str, object]
+        try:
+            with self._engine() as client:
+                run = run_sweep(
+                    client,
+                    self.target,
+                    self.draft,
+                    self.plan,
+                    self._stop.is_set,
+                    self._on_result,
+                    self._on_progress,
+                    self.force,
+                )
+        except SpeculationCannotPay as exc:
+            final = {"state": REFUSED, "error": exc.message}
+        except Exception as exc:  # told in the status: a sweep stuck "measuring" is worse
+            log.exception("tune sweep of %s + %s failed", self.target, self.draft)
+            final = {"state": FAILED, "error": str(exc)}
+        else:
+            final = {
+                "state": CANCELLED if run.cancelled else DONE,
+                "run": run,
+                "results": tuple(run.results),
+                "message": run.verdict(),
+            }
+        # One update, so watchers see the final state once, complete.
+        self._set(elapsed=self._clock() - self._started, **final)
+        return self.status()
+
+    def _on_result(self, result: SettingResult) -> None:
+        self._set(results=(*self.status().results, result), elapsed=self._elapsed())
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self._set(pairs_done=done, pairs_total=total, elapsed=self._elapsed())
+
+    def _elapsed(self) -> float:
+        return self._clock() - self._started
+
+
+def tune_queue() -> JobQueue[TuneJob]:
+    """The lane sweeps run on: one at a time (each loads both models)."""
+    return JobQueue(1, "tune")

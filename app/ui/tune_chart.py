@@ -1,0 +1,63 @@
+"""The Tune page's chart: uplift by draft length, one line per draft thread count, with
+each point's 95 % interval, and a compared run dashed beside it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from app.core.measure.tune_results import SettingResult, uplift_curves
+
+COLOURS = ("#3b5bdb", "#1e6b34", "#8a5300", "#862e9c")
+
+
+class UpliftChart(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # Held, not subclassed: pyqtgraph has no type hints.
+        self.plot = pg.PlotWidget(
+            title="Uplift by draft length (median of pairs; bars: 95 % interval)"
+        )
+        self.plot.setLabel("bottom", "draft length d")
+        self.plot.setLabel("left", "uplift over plain decoding", units="x")
+        self.plot.addLegend()
+        self._add_parity_line()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def _add_parity_line(self) -> None:
+        """Uplift 1: below it, speculation loses to plain decoding."""
+        self.plot.addItem(
+            pg.InfiniteLine(angle=0, pos=1.0, pen=pg.mkPen("#a1261b", style=Qt.PenStyle.DashLine))
+        )
+
+    def draw(
+        self, results: list[SettingResult], compared: list[SettingResult] | None = None
+    ) -> None:
+        self.plot.clear()
+        self._add_parity_line()
+        runs = [(results, "", Qt.PenStyle.SolidLine)]
+        if compared is not None:
+            runs.append((compared, " (compared run)", Qt.PenStyle.DashLine))
+        for shown, suffix, style in runs:
+            for i, curve in enumerate(uplift_curves(shown)):
+                colour = COLOURS[i % len(COLOURS)]
+                xs = np.array([r.setting.draft_length for r in curve.points], dtype=float)
+                ys = np.array([r.uplift for r in curve.points])
+                low = ys - np.array([r.interval.low for r in curve.points])
+                high = np.array([r.interval.high for r in curve.points]) - ys
+                pen = pg.mkPen(colour, width=2, style=style)
+                self.plot.plot(
+                    xs,
+                    ys,
+                    pen=pen,
+                    symbol="o",
+                    symbolBrush=colour,
+                    name=f"draft {curve.draft_threads} thread(s){suffix}",
+                )
+                self.plot.addItem(
+                    pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=0.15, pen=pen)
+                )
