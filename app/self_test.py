@@ -95,19 +95,20 @@ def _generate(folder: Path) -> str:
 
 def _speculate(folder: Path) -> str:
     from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import Generate, Load
 
     with EngineClient() as client:
-        client.run("load", target=str(folder / TARGET), draft=str(folder / DRAFT))
+        client.run(Load(target=str(folder / TARGET), draft=str(folder / DRAFT)))
         done = client.run(
-            "generate", prompt="Hello", max_tokens=TOKENS, mode="speculative", chat=True
+            Generate(prompt="Hello", max_tokens=TOKENS, mode="speculative", chat=True)
         )
-    stats = done["stats"]
-    if stats["tokens"] != len(done["tokens"]) or not stats["tokens"]:
+    stats = done.stats
+    if stats.tokens != len(done.tokens) or not stats.tokens:
         raise AssertionError(f"token counts do not add up: {stats}")
-    if stats["drafted"] and stats["accepted"] != stats["drafted"]:
+    if stats.drafted and stats.accepted != stats.drafted:
         raise AssertionError(f"an identical draft must accept everything: {stats}")
-    accepted = f"{stats['accepted']}/{stats['drafted']} drafts accepted"
-    return f"{stats['tokens']} tokens, {accepted}, MNN {_mnn_version()}"
+    accepted = f"{stats.accepted}/{stats.drafted} drafts accepted"
+    return f"{stats.tokens} tokens, {accepted}, MNN {_mnn_version()}"
 
 
 def _mnn_version() -> str:

@@ -43,32 +43,34 @@ def _summary(name: str, millis: list[float]) -> str:
 
 def engine_stops(runs: int) -> list[float]:
     from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import Done, Generate, Load, Reset, Rounds
 
     millis = []
     with EngineClient() as client:
         client.run(
-            "load",
-            target=str(FIXTURES / "qwen3-target"),
-            draft=str(FIXTURES / "qwen3-draft-noisy"),
-            target_config=RECIPE,
-            draft_config=RECIPE,
-            draft_length=3,
+            Load(
+                target=str(FIXTURES / "qwen3-target"),
+                draft=str(FIXTURES / "qwen3-draft-noisy"),
+                target_config=RECIPE,
+                draft_config=RECIPE,
+                draft_length=3,
+            ),
             timeout=60,
         )
         for _ in range(runs):
-            client.run("reset")
+            client.run(Reset())
             asked: list[float] = []
 
-            def on_event(_event: dict[str, Any], asked: list[float] = asked) -> None:
+            def on_event(_event: Rounds, asked: list[float] = asked) -> None:
                 if not asked:
                     asked.append(time.perf_counter())
                     client.cancel()
 
             request = client.send(
-                "generate", prompt="Go on forever.", max_tokens=1_000_000, ignore_stop=True
+                Generate(prompt="Go on forever.", max_tokens=1000000, ignore_stop=True)
             )
             done = client.wait(request, on_event, timeout=120)
-            assert done["stopped_by"] == "cancelled", done["stopped_by"]
+            assert isinstance(done, Done) and done.stopped_by == "cancelled", done
             millis.append((time.perf_counter() - asked[0]) * 1000)
     return millis
 

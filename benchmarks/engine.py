@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.measure.bench import RunPair, summarize  # noqa: E402
 from app.engine.client.engine_client import EngineClient  # noqa: E402
+from app.engine.protocol import Generate, Load, Reset, Rounds  # noqa: E402
 from app.engine.worker.decoder import Decoder  # noqa: E402
 from app.engine.worker.mnn_llm import MnnLlm  # noqa: E402
 from app.engine.worker.server import claim_stdout  # noqa: E402
@@ -120,7 +121,7 @@ def _session(pair: Path, recipe: dict[str, Any], d: int, draft: str = "draft") -
 
 def _generate(session: Session, mode: str, tokens: int) -> Any:
     session.reset()
-    request = {"prompt": PROMPT, "max_tokens": tokens, "mode": mode, "ignore_stop": True}
+    request = Generate(prompt=PROMPT, max_tokens=tokens, mode=mode, ignore_stop=True)
     return session.generate(request, lambda event: None, lambda: False)
 
 
@@ -153,11 +154,11 @@ class _Observer:
         self.first: float | None = None
         self.after_first = 0
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: Rounds) -> None:
         if self.first is None:
             self.first = time.perf_counter()
         else:
-            self.after_first += len(event["tokens"])
+            self.after_first += len(event.tokens)
 
     def rate(self) -> float:
         assert self.first is not None
@@ -170,20 +171,16 @@ def bench_worker(
     session = _session(pair, recipe, d)
     client = EngineClient()
     client.run(
-        "load",
-        target=str(pair / "target"),
-        draft=str(pair / "draft"),
-        target_config=recipe,
-        draft_config=recipe,
-        draft_length=d,
+        Load(
+            target=str(pair / "target"),
+            draft=str(pair / "draft"),
+            target_config=recipe,
+            draft_config=recipe,
+            draft_length=d,
+        ),
         timeout=120,
     )
-    request: dict[str, Any] = {
-        "prompt": PROMPT,
-        "max_tokens": tokens,
-        "mode": "speculative",
-        "ignore_stop": True,
-    }
+    request = Generate(prompt=PROMPT, max_tokens=tokens, mode="speculative", ignore_stop=True)
     rates: dict[str, list[float]] = {"in_process": [], "worker": []}
 
     def in_process() -> float:
@@ -194,9 +191,9 @@ def bench_worker(
         return rates["in_process"][-1]
 
     def worker() -> float:
-        client.run("reset")
+        client.run(Reset())
         seen = _Observer()
-        client.run("generate", on_event=seen.on_event, **request)
+        client.run(request, on_rounds=seen.on_event)
         rates["worker"].append(seen.rate())
         return rates["worker"][-1]
 

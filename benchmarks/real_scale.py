@@ -73,12 +73,13 @@ if kind == "mnn":
     rss = proc.memory_info().rss
 else:
     from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import Load
     client = EngineClient()
     client.start()
     worker = psutil.Process(client.pid)
     base = worker.memory_info().rss
-    client.run("load", target=target, draft=draft, target_config=recipe,
-               draft_config=recipe, draft_length=3, timeout=600)
+    load = Load(target, draft, target_config=recipe, draft_config=recipe, draft_length=3)
+    client.run(load, timeout=600)
     rss = worker.memory_info().rss
     before = 0
     client.close()

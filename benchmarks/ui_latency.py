@@ -43,6 +43,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import ChatTurn, Generate, Load, Reset
     from app.ui.application import create_main_window
     from app.ui.engine_bridge import READY
 
@@ -114,18 +115,19 @@ def main() -> int:
 
     headless = EngineClient()
     headless.run(
-        "load", target=str(library / "fast-target"), draft=str(library / "fast-draft"), timeout=60
+        Load(target=str(library / "fast-target"), draft=str(library / "fast-draft")), timeout=60
     )
 
     def headless_once() -> float:
         arrivals: list[tuple[float, int]] = []
-        headless.run("reset")
+        headless.run(Reset())
         headless.run(
-            "generate",
-            on_event=lambda e: arrivals.append((time.perf_counter(), len(e["tokens"]))),
-            messages=[{"role": "user", "content": PROMPT}],
-            max_tokens=args.tokens,
-            mode="speculative",
+            Generate(
+                messages=(ChatTurn("user", PROMPT),),
+                max_tokens=args.tokens,
+                mode="speculative",
+            ),
+            on_rounds=lambda e: arrivals.append((time.perf_counter(), len(e.tokens))),
         )
         return sum(n for _, n in arrivals[1:]) / (arrivals[-1][0] - arrivals[0][0])
 

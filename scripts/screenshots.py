@@ -100,15 +100,14 @@ def main() -> int:
         window.show_page("downloads")
         downloads.start_download("taobao-mnn/Qwen3-8B-MNN")
         downloads.select_repo(repo)
-        while downloads.manager.active("taobao-mnn/Qwen3-8B-MNN") or "LFS" not in (
+        while downloads.downloads.queue.running("taobao-mnn/Qwen3-8B-MNN") or "LFS" not in (
             downloads.details.toPlainText()
         ):
             app.processEvents()
         hub.throttle_bytes_per_s = 120_000
         downloads.start_download(repo)
         while downloads.queue_model.status(1).fraction < 0.4:
-            app.processEvents()
-            downloads.poll()
+            app.processEvents()  # the page watches its queue: no polling
         out = DOCS / "downloads.png"
         window.grab().save(str(out))
         print(f"wrote {out}")
@@ -147,7 +146,7 @@ def main() -> int:
     # The Tune page after a quick sweep of the fast pair.
     window.show_page("tune")
     tune = window.tune_page
-    tune.tokens.setValue(64)
+    tune.form.tokens.setValue(64)
     tune.start()
     while not tune.start_button.isEnabled():
         app.processEvents()
@@ -170,12 +169,12 @@ def main() -> int:
     first = phone_page.start_push(phone.address, library / "fast-draft", recipe_only=False)
     while not first.is_finished():
         app.processEvents()
-    phone_page.poll_queue()
+    phone_page.refresh_queue()
     phone.throttle_bytes_per_s = 400_000
     second = phone_page.start_push(phone.address, library / "qwen3-draft-noisy", False)
     while second.status().fraction < 0.35:
         app.processEvents()
-        phone_page.poll_queue()
+        phone_page.refresh_queue()
     phone_page.refresh_phone()
     while phone_page.packs_model.rowCount() < 2:  # the finished pack and the .partial
         app.processEvents()

@@ -12,8 +12,10 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import Settings
+from app.engine.protocol import AgreementMeasured, Done, Generate, Load
+from app.ui import background
 from app.ui.chat_page import ChatPage
-from app.ui.engine_bridge import READY, EngineBridge
+from app.ui.engine_bridge import READY, STOPPED, EngineBridge
 from app.ui.pair_selection import PairSelection
 
 Fixture = Callable[[str], Path]
@@ -28,51 +30,52 @@ def bridge() -> Iterator[EngineBridge]:
     engine.shutdown()
 
 
-def _pair(fixture_bundle: Fixture, recipe: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "target": str(fixture_bundle("qwen3-target")),
-        "draft": str(fixture_bundle("qwen3-draft-identical")),
-        "target_config": recipe,
-        "draft_config": recipe,
-        "draft_length": 3,
-    }
+def _pair(fixture_bundle: Fixture, recipe: dict[str, Any]) -> Load:
+    return Load(
+        target=str(fixture_bundle("qwen3-target")),
+        draft=str(fixture_bundle("qwen3-draft-identical")),
+        target_config=recipe,
+        draft_config=recipe,
+        draft_length=3,
+    )
 
 
 def test_a_new_pair_drops_the_old_pairs_agreement(
     bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
 ) -> None:
-    shown: list[dict[str, Any]] = []
+    shown: list[AgreementMeasured | None] = []
     bridge.agreement.connect(shown.append)
 
     def switch_once() -> None:
         bridge.agreement_started.disconnect(switch_once)
-        bridge.load(**_pair(fixture_bundle, NORMAL))  # while the low pair's is pending
+        bridge.load(_pair(fixture_bundle, NORMAL))  # while the low pair's is pending
 
     bridge.agreement_started.connect(switch_once)
-    bridge.load(**_pair(fixture_bundle, LOW))
+    bridge.load(_pair(fixture_bundle, LOW))
     qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
     qtbot.waitUntil(lambda: bridge.agreement_id is None and bridge.state == READY)
     # Only the second pair's figure: memory normal verifies exactly, memory low does not.
-    assert len(shown) == 1 and shown[0]["exact"] is True
+    assert len(shown) == 1 and shown[0] is not None and shown[0].result.exact is True
 
 
 def test_a_reply_goes_first_and_the_agreement_follows(
     bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
 ) -> None:
-    shown: list[dict[str, Any]] = []
-    finished: list[dict[str, Any]] = []
+    shown: list[AgreementMeasured | None] = []
+    finished: list[Done] = []
     bridge.agreement.connect(shown.append)
     bridge.finished.connect(finished.append)
 
     def send_once() -> None:
         bridge.agreement_started.disconnect(send_once)
-        bridge.generate(prompt="Hello", max_tokens=8)
+        bridge.generate(Generate(prompt="Hello", max_tokens=8))
 
     bridge.agreement_started.connect(send_once)
-    bridge.load(**_pair(fixture_bundle, LOW))
+    bridge.load(_pair(fixture_bundle, LOW))
     qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
     assert len(finished) == 1  # the reply came back before the measurement
-    assert len(shown) == 1 and shown[0]["checked"] == 64 and 0 < shown[0]["agreement"] < 1
+    assert len(shown) == 1 and shown[0] is not None
+    assert shown[0].result.checked == 64 and 0 < shown[0].result.agreement < 1
 
 
 def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixture) -> None:
@@ -90,9 +93,36 @@ def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixt
         seen.append(page.pair_label.text())
 
     bridge.agreement_started.connect(send_once)
-    bridge.load(**_pair(fixture_bundle, LOW))
+    bridge.load(_pair(fixture_bundle, LOW))
     qtbot.waitUntil(lambda: page.verify_agreement is not None, timeout=30_000)
     assert seen[0].endswith("measuring verify agreement…")
     assert seen[1].endswith("verify agreement after this reply")
     assert "an identical draft would reach about" in page.pair_label.text()
     bridge.shutdown()
+
+
+def test_the_poll_timer_runs_only_while_a_request_is_pending(
+    bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
+) -> None:
+    assert not bridge._timer.isActive()  # nothing sent yet
+    bridge.load(_pair(fixture_bundle, NORMAL))
+    qtbot.waitUntil(lambda: bridge._timer.isActive(), timeout=30_000)  # the load is out
+    qtbot.waitUntil(lambda: bridge.state == READY and bridge.agreement_id is None, timeout=30_000)
+    qtbot.waitUntil(lambda: not bridge._timer.isActive(), timeout=5_000)  # idle: no wake-ups
+    finished: list[Done] = []
+    bridge.finished.connect(finished.append)
+    bridge.generate(Generate(prompt="Hello", max_tokens=8))
+    assert bridge._timer.isActive()
+    qtbot.waitUntil(lambda: bool(finished), timeout=30_000)
+    assert not bridge._timer.isActive()
+
+
+def test_a_worker_that_starts_after_shutdown_is_closed(
+    qtbot: QtBot, fixture_bundle: Fixture
+) -> None:
+    bridge = EngineBridge()
+    bridge.load(_pair(fixture_bundle, NORMAL))  # starts the worker in the background
+    bridge.shutdown()  # before it is ready
+    assert background.wait_for_background(30_000)
+    assert not bridge.client.running
+    assert bridge.state == STOPPED

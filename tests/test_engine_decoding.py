@@ -18,6 +18,7 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
 from app.core.recipe.files import draft_settings
+from app.engine.protocol import ChatTurn, Generate, Rounds
 from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.session import Session
@@ -38,18 +39,18 @@ def _load(session: Session, fixture_bundle: Fixture, draft: str, d: int = 3) -> 
 
 
 def _run(session: Session, mode: str, tokens: int = 120, **extra: Any) -> dict[str, Any]:
-    rounds: list[dict[str, Any]] = []
+    rounds: list[Rounds] = []
     session.reset()
     started = time.perf_counter()
     result = session.generate(
-        {"prompt": PROMPT, "max_tokens": tokens, "mode": mode, "ignore_stop": True, **extra},
+        Generate(prompt=PROMPT, max_tokens=tokens, mode=mode, ignore_stop=True, **extra),
         rounds.append,
         lambda: False,
     )
     return {"result": result, "events": rounds, "wall": time.perf_counter() - started}
 
 
-def _check_counts(stats: DecodeStats, flags: list[int]) -> None:
+def _check_counts(stats: DecodeStats, flags: list[bool]) -> None:
     assert stats.from_draft + stats.corrections == stats.tokens
     assert sum(flags) == stats.from_draft
     assert stats.drafted == stats.draft_length * stats.rounds
@@ -62,8 +63,8 @@ def _check_counts(stats: DecodeStats, flags: list[int]) -> None:
     assert stats.first_tokens == 1
 
 
-def _flags(events: list[dict[str, Any]]) -> list[int]:
-    return [f for e in events for f in e["draft"]]
+def _flags(events: list[Rounds]) -> list[bool]:
+    return [f for e in events for f in e.from_draft]
 
 
 def test_identical_draft_accepts_everything_and_is_lossless(
@@ -159,14 +160,11 @@ def test_partial_acceptance_matches_a_step_by_step_reference(
     d, max_tokens = 3, 120
     _load(session, fixture_bundle, "qwen3-draft-noisy", d)
     session.reset()
-    prompt, _ = session.prompt_ids({"prompt": PROMPT})
+    prompt, _ = session.prompt_ids(Generate(prompt=PROMPT))
     spec = session.generate(
-        {
-            "prompt_ids": prompt,
-            "max_tokens": max_tokens,
-            "mode": "speculative",
-            "ignore_stop": True,
-        },
+        Generate(
+            prompt_ids=tuple(prompt), max_tokens=max_tokens, mode="speculative", ignore_stop=True
+        ),
         lambda _event: None,
         lambda: False,
     )
@@ -233,7 +231,7 @@ def test_stop_token_and_max_tokens(session: Session, fixture_bundle: Fixture) ->
     assert session.target_info is not None
     decoder = Decoder(session.target, session.draft, 3, [stop])  # type: ignore[arg-type]
     session.reset()
-    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    ids, _ = session.prompt_ids(Generate(prompt=PROMPT))
     cut = decoder.generate(ids, 300)
     assert cut.stopped_by == "stop_token"
     assert cut.tokens == free.tokens[: free.tokens.index(stop) + 1]
@@ -247,15 +245,19 @@ def test_streamed_text_is_the_decoded_bytes(session: Session, fixture_bundle: Fi
     assert session.target is not None
     whole = b"".join(session.target.token_bytes(t) for t in result.tokens)
     assert result.text == whole.decode("utf-8", "replace")
-    assert "".join(e["text"] for e in run["events"]) == result.text
+    assert "".join(e.text for e in run["events"]) == result.text
 
 
 def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-noisy")
     first_messages = [{"role": "user", "content": "Name three rivers."}]
-    first_ids, _ = session.prompt_ids({"messages": first_messages})
+    first_ids, _ = session.prompt_ids(
+        Generate(messages=tuple(ChatTurn(**m) for m in first_messages))
+    )
     first = session.generate(
-        {"messages": first_messages, "max_tokens": 40, "mode": "speculative"},
+        Generate(
+            messages=tuple(ChatTurn(**m) for m in first_messages), max_tokens=40, mode="speculative"
+        ),
         lambda e: None,
         lambda: False,
     )
@@ -265,11 +267,13 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
         {"role": "user", "content": "And three mountains?"},
     ]
     spoken = first_ids + first.tokens
-    ids, _ = session.prompt_ids({"messages": messages})
+    ids, _ = session.prompt_ids(Generate(messages=tuple(ChatTurn(**m) for m in messages)))
     # The earlier turns keep the very ids they were generated with.
     assert ids[: len(spoken)] == spoken
     second = session.generate(
-        {"messages": messages, "max_tokens": 40, "mode": "speculative"},
+        Generate(
+            messages=tuple(ChatTurn(**m) for m in messages), max_tokens=40, mode="speculative"
+        ),
         lambda e: None,
         lambda: False,
     )
@@ -281,7 +285,7 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
     try:
         _load(fresh, fixture_bundle, "qwen3-draft-noisy")
         again = fresh.generate(
-            {"prompt_ids": ids, "max_tokens": 40, "mode": "speculative"},
+            Generate(prompt_ids=tuple(ids), max_tokens=40, mode="speculative"),
             lambda e: None,
             lambda: False,
         )
@@ -298,7 +302,7 @@ def test_linear_rollback_path_matches_plain(session: Session, fixture_bundle: Fi
     assert session.target is not None and session.draft is not None
     decoder = Decoder(session.target, session.draft, 3, [], target_linear=True, draft_linear=True)
     session.reset()
-    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    ids, _ = session.prompt_ids(Generate(prompt=PROMPT))
     spec = decoder.generate(ids, 80)
     assert spec.tokens == plain.tokens
     assert 0 < spec.stats.acceptance < 1  # type: ignore[operator]
@@ -308,8 +312,8 @@ def test_qwen35_pair_is_correct(session: Session, fixture_bundle: Fixture) -> No
     """Linear attention + mrope: verified step by step, rejections rebuild the draft."""
     path = str(fixture_bundle("qwen35-draft"))
     info = session.load(path, path, dict(NORMAL), dict(NORMAL), 2)
-    assert info["linear_attention"] is True
-    assert info["verify"] == "stepwise"
+    assert info.linear_attention is True
+    assert info.verify == "stepwise"
     plain = _run(session, "plain", 60)["result"]
     spec_run = _run(session, "speculative", 60)
     spec = spec_run["result"]
@@ -326,7 +330,7 @@ def test_stepwise_verify_matches_batched(session: Session, fixture_bundle: Fixtu
     assert session.target is not None and session.draft is not None
     decoder = Decoder(session.target, session.draft, 3, [], verify_stepwise=True)
     session.reset()
-    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    ids, _ = session.prompt_ids(Generate(prompt=PROMPT))
     stepwise = decoder.generate(ids, 80)
     assert stepwise.tokens == batched.tokens
     assert stepwise.stats.accepted == batched.stats.accepted
@@ -359,7 +363,7 @@ def test_failed_draft_load_leaves_nothing_half_loaded(
         session.load(str(fixture_bundle("qwen3-target")), str(draft))
     assert session.target is None and session.target_info is None
     with pytest.raises(EngineError, match="no model is loaded"):
-        session.generate({"prompt": "hi"}, lambda e: None, lambda: False)
+        session.generate(Generate(prompt="hi"), lambda e: None, lambda: False)
 
 
 def test_lossless_expectation_follows_the_saved_recipe(
@@ -369,11 +373,11 @@ def test_lossless_expectation_follows_the_saved_recipe(
     config = json.loads((target / "config.json").read_text())
     assert config["memory"] == "low"
     draft = str(fixture_bundle("qwen3-draft-noisy"))
-    assert session.load(str(target), draft)["lossless_expected"] is False
+    assert session.load(str(target), draft).lossless_expected is False
     config["memory"] = "normal"
     (target / "config.json").write_text(json.dumps(config))
     # The draft's recipe says memory low; only the target's verify decides the output.
-    assert session.load(str(target), draft)["lossless_expected"] is True
+    assert session.load(str(target), draft).lossless_expected is True
     qwen35 = str(fixture_bundle("qwen35-draft"))
     stepwise = session.load(qwen35, qwen35)
-    assert stepwise["verify"] == "stepwise" and stepwise["lossless_expected"] is True
+    assert stepwise.verify == "stepwise" and stepwise.lossless_expected is True

@@ -9,77 +9,86 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, cast
 
 import pytest
 
 from app.core.infra.errors import EngineCrashed, EngineError
 from app.engine.client.engine_client import EngineClient, parse_event_line, worker_command
+from app.engine.protocol import (
+    Done,
+    Generate,
+    Load,
+    Loaded,
+    Ping,
+    Pong,
+    Rounds,
+    Shutdown,
+    decode_event,
+    encode_request,
+)
 from tests.helpers.cli import run_cli
 
 NORMAL = {"memory": "normal", "thread_num": 1}
 Fixture = Callable[[str], Path]
 
 
-def _load_pair(client: EngineClient, fixture_bundle: Fixture) -> dict[str, Any]:
+def _load_pair(client: EngineClient, fixture_bundle: Fixture) -> Loaded:
     return client.run(
-        "load",
-        target=str(fixture_bundle("qwen3-target")),
-        draft=str(fixture_bundle("qwen3-draft-noisy")),
-        target_config=NORMAL,
-        draft_config=NORMAL,
-        draft_length=3,
+        Load(
+            target=str(fixture_bundle("qwen3-target")),
+            draft=str(fixture_bundle("qwen3-draft-noisy")),
+            target_config=NORMAL,
+            draft_config=NORMAL,
+            draft_length=3,
+        ),
         timeout=60,
     )
 
 
 def test_mnn_prints_never_reach_the_protocol(fixture_bundle: Fixture) -> None:
+    load = Load(
+        target=str(fixture_bundle("qwen3-target")),
+        draft=str(fixture_bundle("qwen3-draft-identical")),
+        draft_length=2,
+    )
     requests = [
-        {
-            "op": "load",
-            "id": 1,
-            "target": str(fixture_bundle("qwen3-target")),
-            "draft": str(fixture_bundle("qwen3-draft-identical")),
-            "draft_length": 2,
-        },
-        {"op": "generate", "id": 2, "prompt": "hi", "max_tokens": 30},
-        {"op": "shutdown"},
+        encode_request(load, 1),
+        encode_request(Generate(prompt="hi", max_tokens=30), 2),
+        encode_request(Shutdown()),
     ]
     proc = subprocess.run(
         worker_command(),
-        input="\n".join(json.dumps(r) for r in requests) + "\n",
+        input="\n".join(requests) + "\n",
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    events = [json.loads(line) for line in proc.stdout.splitlines()]  # every line is JSON
-    kinds = [e["event"] for e in events]
-    assert kinds[0] == "ready" and "loaded" in kinds and kinds[-1] == "done"
+    events = [decode_event(line) for line in proc.stdout.splitlines()]  # every line is one
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "Ready" and "Loaded" in kinds and kinds[-1] == "Done"
     # MNN did print (to C stdout), and it went to stderr.
     assert "The device supports" in proc.stderr
 
 
 def test_generate_streams_rounds_that_add_up(client: EngineClient, fixture_bundle: Fixture) -> None:
     loaded = _load_pair(client, fixture_bundle)
-    assert loaded["lossless_expected"] is True
-    batches: list[dict[str, Any]] = []
+    assert loaded.lossless_expected is True
+    batches: list[Rounds] = []
     done = client.run(
-        "generate",
-        on_event=batches.append,
-        prompt="Once upon a time",
-        max_tokens=200,
-        ignore_stop=True,
+        Generate(prompt="Once upon a time", max_tokens=200, ignore_stop=True),
+        on_rounds=batches.append,
     )
-    streamed = [t for b in batches for t in b["tokens"]]
-    assert streamed == done["tokens"]
-    assert "".join(b["text"] for b in batches) == done["text"]
-    stats = done["stats"]
-    assert sum(f for b in batches for f in b["draft"]) == stats["from_draft"]
-    rounds = [r for b in batches for r in b["rounds"]]
-    assert len(rounds) == stats["rounds"]
-    assert sum(r[1] for r in rounds) == stats["accepted"]
-    assert stats["from_draft"] + stats["corrections"] == stats["tokens"] == 200
+    streamed = tuple(t for b in batches for t in b.tokens)
+    assert streamed == done.tokens
+    assert "".join(b.text for b in batches) == done.text
+    stats = done.stats
+    assert sum(f for b in batches for f in b.from_draft) == stats.from_draft
+    rounds = [r for b in batches for r in b.rounds]
+    assert len(rounds) == stats.rounds
+    assert sum(r.accepted for r in rounds) == stats.accepted
+    assert stats.from_draft + stats.corrections == stats.tokens == 200
 
 
 def test_cancel_stops_a_generation_that_would_not_end(
@@ -89,18 +98,18 @@ def test_cancel_stops_a_generation_that_would_not_end(
     # first tokens came ends a practically endless generation, as "cancelled".
     _load_pair(client, fixture_bundle)
     limit = 1_000_000
-    request = client.send("generate", prompt="Go on forever.", max_tokens=limit, ignore_stop=True)
-    cancelled: list[dict[str, Any]] = []
+    request = client.send(Generate(prompt="Go on forever.", max_tokens=limit, ignore_stop=True))
+    cancelled: list[Rounds] = []
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(event: Rounds) -> None:
         if not cancelled:
             cancelled.append(event)
             client.cancel()
 
     done = client.wait(request, on_event, timeout=120)  # a guard against a hang only
     assert cancelled
-    assert done["stopped_by"] == "cancelled"
-    assert done["stats"]["tokens"] < limit
+    assert isinstance(done, Done) and done.stopped_by == "cancelled"
+    assert done.stats.tokens < limit
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX signal stands for the crash")
@@ -108,7 +117,7 @@ def test_native_crash_becomes_engine_crashed_and_restart_works(
     client: EngineClient, fixture_bundle: Fixture
 ) -> None:
     _load_pair(client, fixture_bundle)
-    request = client.send("generate", prompt="Keep going.", max_tokens=1_000_000, ignore_stop=True)
+    request = client.send(Generate(prompt="Keep going.", max_tokens=1_000_000, ignore_stop=True))
     client.kill(signal.SIGSEGV)
     with pytest.raises(EngineCrashed) as caught:
         client.wait(request, timeout=30)
@@ -116,8 +125,8 @@ def test_native_crash_becomes_engine_crashed_and_restart_works(
     assert "SIGSEGV" in str(caught.value)
     assert caught.value.stderr_tail  # the last lines the worker wrote are kept
     # The next request starts a fresh worker and reloads the pair by itself.
-    done = client.run("generate", prompt="Hello again", max_tokens=10, timeout=60)
-    assert len(done["tokens"]) <= 10 and done["stats"]["mode"] == "speculative"
+    done = client.run(Generate(prompt="Hello again", max_tokens=10), timeout=60)
+    assert len(done.tokens) <= 10 and done.stats.mode == "speculative"
 
 
 def test_broken_bundle_is_an_error_event(
@@ -126,19 +135,20 @@ def test_broken_bundle_is_an_error_event(
     pack = bundle_copy()
     (pack / "llm.mnn").unlink()
     with pytest.raises(EngineError) as caught:
-        client.run("load", target=str(pack), timeout=60)
+        client.run(Load(target=str(pack)), timeout=60)
     assert caught.value.code == "missing_file"
     assert str(pack / "llm.mnn") in caught.value.message
     assert client.running
-    assert client.run("ping")["event"] == "pong"
+    assert isinstance(client.run(Ping()), Pong)
 
 
 def test_blocked_pair_is_refused(client: EngineClient, fixture_bundle: Fixture) -> None:
     with pytest.raises(EngineError) as caught:
         client.run(
-            "load",
-            target=str(fixture_bundle("qwen3-target")),
-            draft=str(fixture_bundle("qwen35-draft")),
+            Load(
+                target=str(fixture_bundle("qwen3-target")),
+                draft=str(fixture_bundle("qwen35-draft")),
+            ),
             timeout=60,
         )
     assert caught.value.code == "blocked_pair"
@@ -147,7 +157,7 @@ def test_blocked_pair_is_refused(client: EngineClient, fixture_bundle: Fixture) 
 
 def test_generate_before_load_is_an_error(client: EngineClient) -> None:
     with pytest.raises(EngineError, match="no model is loaded"):
-        client.run("generate", prompt="hi", timeout=60)
+        client.run(Generate(prompt="hi"), timeout=60)
 
 
 def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
@@ -235,35 +245,36 @@ def test_cancel_that_arrives_before_the_generation_starts(
     client: EngineClient, fixture_bundle: Fixture
 ) -> None:
     _load_pair(client, fixture_bundle)
-    request = client.send("generate", prompt="Go on.", max_tokens=1_000_000, ignore_stop=True)
+    request = client.send(Generate(prompt="Go on.", max_tokens=1_000_000, ignore_stop=True))
     client.cancel(request)  # at once: the worker may not have started it yet
     done = client.wait(request, timeout=30)
-    assert done["stopped_by"] == "cancelled"
-    assert len(done["tokens"]) < 1000
+    assert isinstance(done, Done) and done.stopped_by == "cancelled"
+    assert len(done.tokens) < 1000
 
 
 def test_events_of_several_requests_in_flight(
     client: EngineClient, fixture_bundle: Fixture
 ) -> None:
     _load_pair(client, fixture_bundle)
-    first = client.send("generate", prompt="One", max_tokens=30)
-    second = client.send("ping")
-    assert client.wait(second, timeout=30)["event"] == "pong"
-    streamed: list[dict[str, Any]] = []
+    first = client.send(Generate(prompt="One", max_tokens=30))
+    second = client.send(Ping())
+    assert isinstance(client.wait(second, timeout=30), Pong)
+    streamed: list[Rounds] = []
     done = client.wait(first, streamed.append, timeout=30)
-    assert done["event"] == "done"
-    assert [t for e in streamed for t in e["tokens"]] == done["tokens"]
+    assert isinstance(done, Done)
+    assert tuple(t for e in streamed for t in e.tokens) == done.tokens
 
 
 def test_token_ids_outside_the_vocabulary_are_refused(
     client: EngineClient, fixture_bundle: Fixture
 ) -> None:
     _load_pair(client, fixture_bundle)
-    for bad in ([10**6], [-1], [], ["a"]):
+    # ["a"] is refused by the worker's protocol check, the others by the session.
+    for bad in ((10**6,), (-1,), (), cast(tuple[int, ...], ("a",))):
         with pytest.raises(EngineError) as caught:
-            client.run("generate", prompt_ids=bad, max_tokens=5, timeout=30)
+            client.run(Generate(prompt_ids=bad, max_tokens=5), timeout=30)
         assert caught.value.code == "bad_request"
-    assert client.run("ping", timeout=30)["event"] == "pong"  # no native crash
+    assert isinstance(client.run(Ping(), timeout=30), Pong)  # no native crash
 
 
 def test_worker_that_never_gets_ready(tmp_path: Path) -> None:
@@ -292,20 +303,14 @@ def test_worker_stops_when_its_client_goes_away(fixture_bundle: Fixture) -> None
     def read_events(pipe: IO[str]) -> None:  # until the worker's end closes the pipe
         for line in pipe:
             event = parse_event_line(line.encode())
-            if event is not None and event.get("id") == 2:
+            if event is not None and event.id == 2:
                 generating.set()
 
     reader = threading.Thread(target=read_events, args=(proc.stdout,), name="test-events")
     reader.start()
-    proc.stdin.write(
-        json.dumps({"op": "load", "id": 1, "target": str(fixture_bundle("qwen3-target"))}) + "\n"
-    )
-    proc.stdin.write(
-        json.dumps(
-            {"op": "generate", "id": 2, "prompt": "x", "max_tokens": 10**7, "ignore_stop": True}
-        )
-        + "\n"
-    )
+    proc.stdin.write(encode_request(Load(target=str(fixture_bundle("qwen3-target"))), 1) + "\n")
+    generate = Generate(prompt="x", max_tokens=10**7, ignore_stop=True)
+    proc.stdin.write(encode_request(generate, 2) + "\n")
     proc.stdin.flush()
     assert generating.wait(120)  # the first tokens came: it is generating, not loading
     proc.stdin.close()

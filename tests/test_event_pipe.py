@@ -8,31 +8,48 @@ that; the client under test is the real EngineClient.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.core.infra.errors import EngineError
+from app.core.measure.metrics import DecodeStats
 from app.engine.client.engine_client import EngineClient, parse_event_line
+from app.engine.protocol import (
+    PROTOCOL_VERSION,
+    Done,
+    Failed,
+    Generate,
+    Ping,
+    Pong,
+    Ready,
+    Reset,
+    Rounds,
+    encode_event,
+)
 
-# A worker that prints like a leaky native library around every event it sends.
+# A worker that prints like a leaky native library around every event it sends. It
+# answers Reset with an error; the events are made here and given their ids there.
 STAND_IN = textwrap.dedent(
     """
     import json, sys
 
     out = sys.stdout.buffer
+    READY, PONG, ROUNDS_1, ROUNDS_2, DONE, FAILED = (json.loads(e) for e in {events!r})
 
-    def send(prefix, event, suffix=b""):
+    def send(prefix, event, rid=None, suffix=b""):
+        if rid is not None:
+            event = dict(event, id=rid)
         out.write(prefix + json.dumps(event).encode() + suffix + b"\\n")
         out.flush()
 
     out.write(b"The device supports: i8sdot:0, fp16:0\\n")  # a whole line, no event
-    send(b"Warning: module need new clone, cloning now.", {"event": "ready", "pid": 1})
+    send(b"Warning: module need new clone, cloning now.", READY)
     for line in sys.stdin:
         request = json.loads(line)
         op, rid = request.get("op"), request.get("id")
@@ -41,15 +58,27 @@ STAND_IN = textwrap.dedent(
         if op == "ping":
             out.write(b"12345\\n")  # JSON, but not an event
             out.write(b"\\xff\\xfe not UTF-8 ")  # a partial line: the event follows on it
-            send(b"", {"event": "pong", "id": rid})
+            send(b"", PONG, rid)
         elif op == "generate":
             # A broken start of an event, then a real one, on the same line.
-            send(b'load {"event": "rou', {"event": "rounds", "id": rid, "tokens": [1]})
-            send(b"", {"event": "rounds", "id": rid, "tokens": [2]}, b" trailing words")
-            send(b"[Error]: prompt cache ", {"event": "done", "id": rid, "tokens": [1, 2]})
-        elif op == "fail":
-            send(b"x", {"event": "error", "id": rid, "code": "bad_request", "message": "no"})
+            send(b'load {{"event": "rou', ROUNDS_1, rid)
+            send(b"", ROUNDS_2, rid, b" trailing words")
+            send(b"[Error]: prompt cache ", DONE, rid)
+        elif op == "reset":
+            send(b"x", FAILED, rid)
     """
+).format(
+    events=[
+        encode_event(event)
+        for event in (
+            Ready(pid=1, protocol=PROTOCOL_VERSION),
+            Pong(),
+            Rounds((1,), (False,), "a", ("a",), 0.1, ()),
+            Rounds((2,), (False,), "b", ("b",), 0.2, ()),
+            Done((1, 2), "ab", "max_tokens", DecodeStats("plain", 0)),
+            Failed("bad_request", "no"),
+        )
+    ]
 )
 
 
@@ -69,11 +98,11 @@ def test_events_survive_prints_on_their_line(
     leaky_client: EngineClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="draftdeck.engine.client")
-    assert leaky_client.run("ping", timeout=30)["event"] == "pong"
-    rounds: list[dict[str, Any]] = []
-    done = leaky_client.run("generate", on_event=rounds.append, timeout=30)
-    assert [r["tokens"] for r in rounds] == [[1], [2]]
-    assert done["tokens"] == [1, 2]
+    assert isinstance(leaky_client.run(Ping(), timeout=30), Pong)
+    rounds: list[Rounds] = []
+    done = leaky_client.run(Generate(prompt="x"), on_rounds=rounds.append, timeout=30)
+    assert [r.tokens for r in rounds] == [(1,), (2,)]
+    assert done.tokens == (1, 2)
     assert leaky_client.running  # nothing here was fatal
     logged = "\n".join(_pipe_warnings(caplog))
     # Every stray print reached the engine log, none was taken for an event.
@@ -91,17 +120,21 @@ def test_events_survive_prints_on_their_line(
 
 def test_an_error_event_after_a_print_is_still_an_error(leaky_client: EngineClient) -> None:
     with pytest.raises(EngineError) as caught:
-        leaky_client.run("fail", timeout=30)
+        leaky_client.run(Reset(), timeout=30)
     assert caught.value.code == "bad_request"
-    assert leaky_client.run("ping", timeout=30)["event"] == "pong"
+    assert isinstance(leaky_client.run(Ping(), timeout=30), Pong)
 
 
 def test_parse_event_line() -> None:
-    assert parse_event_line(b'{"event":"pong","id":3}\n') == {"event": "pong", "id": 3}
-    # A clean line keeps any key order, as before.
-    assert parse_event_line(b'{"id": 3, "event": "pong"}\n') == {"id": 3, "event": "pong"}
-    assert parse_event_line(b'noise{"event": "pong", "id": 3}\n') == {"event": "pong", "id": 3}
+    assert parse_event_line(b'{"event":"pong","id":3}\n') == Pong(id=3)
+    # A clean line may have its keys in any order.
+    assert parse_event_line(b'{"id": 3, "event": "pong"}\n') == Pong(id=3)
+    assert parse_event_line(b'noise{"event": "pong", "id": 3}\n') == Pong(id=3)
     assert parse_event_line(b"noise only\n") is None
     assert parse_event_line(b"\n") is None
     assert parse_event_line(b"[1, 2]\n") is None
     assert parse_event_line(b'{"event": "cut off\n') is None
+    # An event that breaks the protocol fails its request instead of being lost.
+    broken = parse_event_line(json.dumps({"event": "done", "id": 4, "text": 1}).encode())
+    assert isinstance(broken, Failed) and broken.id == 4 and broken.code == "bad_event"
+    assert "missing field" in broken.message

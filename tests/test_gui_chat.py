@@ -20,6 +20,7 @@ from app.ui.chat_charts import ROLLING, ChatCharts
 from app.ui.chat_transcript import Message, figures_line
 from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
+from tests.helpers.engine_events import loaded_event, rounds_event
 
 Copy = Callable[..., Path]
 LONG = 20_000
@@ -207,14 +208,12 @@ def test_chart_figures_match_hand_counted_batches(qtbot: QtBot) -> None:
     charts = ChatCharts()
     qtbot.addWidget(charts)
     charts.start_reply()
-    # (emitted, accepted, drafted, draft s, target s) per round. The first batch arrives
+    # (emitted, accepted, drafted) per round. The first batch arrives
     # after a 2 s prefill: it starts the clock and gives no speed point.
-    charts.add_rounds({"elapsed": 2.0, "tokens": [1, 2, 3], "rounds": [[3, 2, 3, 0, 0]]})
+    charts.add_rounds(rounds_event(2.0, [1, 2, 3], [(3, 2, 3)]))
     assert charts.speed.count == 0
-    charts.add_rounds(
-        {"elapsed": 2.1, "tokens": [4, 5, 6, 7], "rounds": [[4, 3, 3, 0, 0], [0, 0, 0, 0, 0]]}
-    )
-    charts.add_rounds({"elapsed": 2.2, "tokens": [8, 9], "rounds": [[2, 1, 3, 0, 0]]})
+    charts.add_rounds(rounds_event(2.1, [4, 5, 6, 7], [(4, 3, 3), (0, 0, 0)]))
+    charts.add_rounds(rounds_event(2.2, [8, 9], [(2, 1, 3)]))
     xs, ys = charts.speed.data()
     # Tokens after the first batch over the time since it: 4 in 0.1 s, then 6 in 0.2 s.
     assert list(ys) == pytest.approx([40.0, 30.0])
@@ -231,14 +230,14 @@ def test_a_reply_in_one_batch_still_gets_its_speed_dot(qtbot: QtBot) -> None:
     qtbot.addWidget(charts)
     charts.start_reply()
     # The whole reply in one batch: no window to measure a rate over, so no line point.
-    charts.add_rounds({"elapsed": 0.5, "tokens": [1, 2, 3], "rounds": [[2, 1, 2, 0, 0]]})
+    charts.add_rounds(rounds_event(0.5, [1, 2, 3], [(2, 1, 2)]))
     assert charts.speed.count == 0
-    charts.finish_reply({"tok_s": 80.0})
+    charts.finish_reply(80.0)
     # A second reply's dot sits after the first one's end: time runs on across turns.
     charts.start_reply()
-    charts.add_rounds({"elapsed": 0.25, "tokens": [4], "rounds": [[1, 0, 2, 0, 0]]})
-    charts.finish_reply({"tok_s": 40.0})
-    charts.finish_reply({"tok_s": None})  # a reply with no decoding (stopped at once)
+    charts.add_rounds(rounds_event(0.25, [4], [(1, 0, 2)]))
+    charts.finish_reply(40.0)
+    charts.finish_reply(None)  # a reply with no decoding (stopped at once)
     xs, ys = charts.reply_speed.data()
     assert list(xs) == pytest.approx([0.5, 0.75]) and list(ys) == pytest.approx([80.0, 40.0])
     charts.redraw()
@@ -279,7 +278,7 @@ def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot:
     # here: what the page does with the load event's warning.
     page = window.chat_page
     warning = "Memory is tight: this pair needs about 3.3 GB; 3.6 GB of memory is available."
-    page._on_loaded({"memory_warning": warning})
+    page._on_loaded(loaded_event(memory_warning=warning))
     assert f"⚠ {warning}" in page.pair_label.text()
-    page._on_loaded({})
+    page._on_loaded(loaded_event())
     assert "⚠" not in page.pair_label.text()

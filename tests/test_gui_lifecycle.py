@@ -82,7 +82,7 @@ def test_closing_mid_sweep_stops_the_sweep_and_its_worker(qtbot: QtBot, bundle_c
     win.pair_page.choose(root / "fast-target", root / "fast-draft")
     win.show_page("tune")
     page = win.tune_page
-    page.d_max.setValue(8)
+    page.form.d_max.setValue(8)
     page.start_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
     win.close()
@@ -99,10 +99,10 @@ def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -
     win.pair_page.choose(root / "fast-target", root / "fast-draft")
     win.show_page("tune")
     page = win.tune_page
-    page.tokens.setValue(32)
-    page.budget.setValue(1)  # which pair gets the result is the subject, not the figures
-    page.min_run.setValue(0.0)
-    page.prompts.setPlainText("Tell me about rivers.")
+    page.form.tokens.setValue(32)
+    page.form.budget.setValue(1)  # which pair gets the result is the subject, not the figures
+    page.form.min_run.setValue(0.0)
+    page.form.prompts.setPlainText("Tell me about rivers.")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
     win.show_page("pair")

@@ -12,11 +12,12 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.core.pack.compat import LINEAR_CANNOT_PAY
+from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.engine_bridge import READY
 from app.ui.main_window import MainWindow
+from tests.helpers.engine_events import loaded_event
 
 Copy = Callable[..., Path]
 NORMAL = {"memory": "normal", "thread_num": 1}
@@ -38,7 +39,7 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     win.show_page("pair")
     win.pair_page.choose(root / "qwen35-target", root / "qwen35-draft")
     yield win
-    win.tune_page._cancel.set()
+    win.tune_page.shutdown()
     win.close()
     wait_for_background(60_000)
 
@@ -88,7 +89,7 @@ def test_chat_defaults_to_plain_and_says_why(window: MainWindow, qtbot: QtBot) -
     spec = send("And again.")
     assert spec["mode"] == "speculative" and spec["acceptance"] == 1.0
     # The same pair loaded again (as after an engine restart) keeps the user's choice.
-    page.bridge.loaded.emit({"cannot_pay": LINEAR_CANNOT_PAY, "linear_rollback": False})
+    page.bridge.loaded.emit(loaded_event(cannot_pay=LINEAR_CANNOT_PAY, linear_rollback=False))
     assert page.mode.currentText() == "Speculative" and page.mode_note.isVisible()
 
     # A pair that can gain gets Speculative back and loses the note.
@@ -102,7 +103,7 @@ def test_chat_defaults_to_plain_and_says_why(window: MainWindow, qtbot: QtBot) -
     assert page.mode.currentText() == "Speculative"
     assert not page.mode_note.isVisible()
     # Where an MNN rolls the state back, the probe's yes is shown in the same place.
-    page.bridge.loaded.emit({"cannot_pay": None, "linear_rollback": True})
+    page.bridge.loaded.emit(loaded_event(linear_rollback=True))
     assert page.mode.currentText() == "Speculative"
     assert "linear_rollback true" in page.mode_note.text() and page.mode_note.isVisible()
 
@@ -112,12 +113,12 @@ def test_tune_refuses_unless_measured_anyway(window: MainWindow, qtbot: QtBot) -
     page = window.tune_page
     assert page.force.isVisible() and not page.force.isChecked()
     assert "linear attention" in page.pair_label.text()
-    page.d_min.setValue(1)
-    page.d_max.setValue(2)
-    page.tokens.setValue(16)
-    page.budget.setValue(1)  # the refusal and the marking are the subject, not the figures
-    page.min_run.setValue(0.0)
-    page.prompts.setPlainText("Tell me about rivers.")
+    page.form.d_min.setValue(1)
+    page.form.d_max.setValue(2)
+    page.form.tokens.setValue(16)
+    page.form.budget.setValue(1)  # the refusal and the marking are the subject, not the figures
+    page.form.min_run.setValue(0.0)
+    page.form.prompts.setPlainText("Tell me about rivers.")
     page.start_button.click()
     qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=60_000)
     assert LINEAR_CANNOT_PAY in page.verdict.text() and "Measure anyway" in page.verdict.text()

@@ -136,7 +136,7 @@ def test_save_writes_what_the_engine_reads(window: MainWindow, session: Session)
     assert list(recipe)[:3] == ["backend_type", "thread_num", "precision"]  # order kept
     root = window.library.root
     info = session.load(str(root / "qwen3-target"), str(root / "qwen3-draft-noisy"))
-    assert info["draft_length"] == 2 and info["lossless_expected"] is True
+    assert info.draft_length == 2 and info.lossless_expected is True
     assert session.draft is not None and session.draft.config["thread_num"] == 1
 
 

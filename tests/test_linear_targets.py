@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 
 from app.core.infra.errors import SpeculationCannotPay
-from app.core.measure.tune import SweepPlan
+from app.core.measure.tune_plan import SweepPlan
 from app.core.pack.bundle import read_bundle
-from app.core.pack.compat import LINEAR_CANNOT_PAY
+from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.engine.client.bench import BenchPlan, run_bench
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_runner import run_sweep
+from app.engine.protocol import Generate
 from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.rollback_probe import probe_linear_rollback
@@ -87,15 +88,15 @@ def test_load_reports_the_probe_and_decodes_exactly(
 ) -> None:
     target, draft = qwen35_pair
     info = session.load(str(target), str(draft), dict(NORMAL), dict(NORMAL), 3)
-    assert info["linear_attention"] is True
-    assert info["linear_rollback"] is False
-    assert info["cannot_pay"] == LINEAR_CANNOT_PAY
-    assert info["verify"] == "stepwise" and info["lossless_expected"] is True
+    assert info.linear_attention is True
+    assert info.linear_rollback is False
+    assert info.cannot_pay == LINEAR_CANNOT_PAY
+    assert info.verify == "stepwise" and info.lossless_expected is True
 
     def run(mode: str) -> list[int]:
         session.reset()
         result = session.generate(
-            {"prompt": PROMPT, "max_tokens": 40, "mode": mode, "ignore_stop": True},
+            Generate(prompt=PROMPT, max_tokens=40, mode=mode, ignore_stop=True),
             lambda e: None,
             lambda: False,
         )
@@ -111,10 +112,10 @@ def test_load_reports_the_probe_and_decodes_exactly(
 def test_full_attention_pairs_are_not_probed(session: Session, fixture_bundle: Fixture) -> None:
     target, draft = fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-noisy")
     info = session.load(str(target), str(draft), dict(NORMAL), dict(NORMAL), 3)
-    assert info["linear_rollback"] is None and info["cannot_pay"] is None
-    assert info["verify"] == "batched"
+    assert info.linear_rollback is None and info.cannot_pay is None
+    assert info.verify == "batched"
     alone = session.load(str(fixture_bundle("qwen35-draft")), None, dict(NORMAL))
-    assert alone["linear_rollback"] is None and alone["cannot_pay"] is None
+    assert alone.linear_rollback is None and alone.cannot_pay is None
 
 
 # -- mrope verify positions ------------------------------------------------------------------
@@ -157,7 +158,7 @@ def test_batched_verify_of_a_qwen35_target_matches_plain(
     target, draft = qwen35_pair
     session.load(str(target), str(draft), dict(NORMAL), dict(NORMAL), 2)
     session.reset()
-    ids, _ = session.prompt_ids({"prompt": PROMPT})
+    ids, _ = session.prompt_ids(Generate(prompt=PROMPT))
     assert session.target is not None and session.draft is not None
     plain = Decoder(session.target, None, 0, [], target_linear=True).generate(ids, 40)
     session.reset()

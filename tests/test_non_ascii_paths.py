@@ -17,12 +17,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.core.infra.errors import EngineError
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Generate, Load
 from app.engine.worker.decoder import Generation
 from app.engine.worker.pack_folder import PackFolder
 from app.engine.worker.session import Session
@@ -53,7 +53,7 @@ def pair(library: Path, bundle_copy: Callable[..., Path]) -> tuple[Path, Path]:
 def _generate(session: Session, mode: str = "speculative") -> Generation:
     session.reset()
     return session.generate(
-        {"prompt": PROMPT, "max_tokens": TOKENS, "mode": mode, "ignore_stop": True},
+        Generate(prompt=PROMPT, max_tokens=TOKENS, mode=mode, ignore_stop=True),
         lambda event: None,
         lambda: False,
     )
@@ -80,8 +80,8 @@ def test_pair_in_non_ascii_folders_matches_the_ascii_pair(
     reference = _generate(session)
     target, draft = pair
     info = session.load(str(target), str(draft), dict(NORMAL), dict(NORMAL), 3)  # a reload
-    assert info["target"]["path"] == str(target)
-    assert info["draft"]["path"] == str(draft)
+    assert info.target["path"] == str(target)
+    assert info.draft is not None and info.draft["path"] == str(draft)
     got = _generate(session)
     assert got.tokens == reference.tokens
     # Each model ran on its own pack's weights: the noisy draft is partly accepted
@@ -99,8 +99,8 @@ def test_relative_paths_keep_the_callers_meaning(
     monkeypatch.chdir(library)
     for _ in range(2):  # the second load resolves the same names: the cwd came back
         info = session.load(TARGET, DRAFT, dict(NORMAL), dict(NORMAL), 3)
-        assert _same(info["target"]["path"], target) and Path(info["target"]["path"]).is_absolute()
-        assert _same(info["draft"]["path"], draft)
+        assert _same(info.target["path"], target) and Path(info.target["path"]).is_absolute()
+        assert info.draft is not None and _same(info.draft["path"], draft)
         assert _generate(session).stats.tokens == TOKENS
         assert _same(os.getcwd(), library)
 
@@ -111,7 +111,7 @@ def test_linear_attention_pack_in_a_non_ascii_folder(
     """Qwen3.5: the load-time probe, erase and reset steps all run inside the folder."""
     path = str(bundle_copy("qwen35-draft", library / "线性 注意力" / "qwen35-draft"))
     info = session.load(path, path, dict(NORMAL), dict(NORMAL), 2)
-    assert info["verify"] == "stepwise"
+    assert info.verify == "stepwise"
     plain = _generate(session, "plain")
     spec = _generate(session)
     assert spec.tokens == plain.tokens
@@ -165,37 +165,34 @@ def test_worker_loads_and_generates_from_non_ascii_folders(
     # Like Windows, the worker's text streams use a code page without CJK; requests
     # carry paths as \\u escapes, so they must arrive intact anyway.
     monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
-    generate: dict[str, Any] = {
-        "prompt": PROMPT,
-        "max_tokens": TOKENS,
-        "ignore_stop": True,
-        "timeout": 120,
-    }
+    generate = Generate(prompt=PROMPT, max_tokens=TOKENS, ignore_stop=True)
     with EngineClient() as client:
         client.run(
-            "load",
-            target=str(fixture_bundle("qwen3-target")),
-            draft=str(fixture_bundle("qwen3-draft-noisy")),
-            target_config=NORMAL,
-            draft_config=NORMAL,
-            draft_length=3,
+            Load(
+                target=str(fixture_bundle("qwen3-target")),
+                draft=str(fixture_bundle("qwen3-draft-noisy")),
+                target_config=NORMAL,
+                draft_config=NORMAL,
+                draft_length=3,
+            ),
             timeout=120,
         )
-        reference = client.run("generate", **generate)
+        reference = client.run(generate, timeout=120)
         loaded = client.run(
-            "load",
-            target=TARGET,
-            draft=str(draft),
-            target_config=NORMAL,
-            draft_config=NORMAL,
-            draft_length=3,
+            Load(
+                target=TARGET,
+                draft=str(draft),
+                target_config=NORMAL,
+                draft_config=NORMAL,
+                draft_length=3,
+            ),
             timeout=120,
         )
-        assert _same(loaded["target"]["path"], target)
-        assert loaded["draft"]["path"] == str(draft)
-        done = client.run("generate", **generate)
-    assert done["tokens"] == reference["tokens"]
-    assert done["stats"]["accepted"] == reference["stats"]["accepted"]
+        assert _same(loaded.target["path"], target)
+        assert loaded.draft is not None and loaded.draft["path"] == str(draft)
+        done = client.run(generate, timeout=120)
+    assert done.tokens == reference.tokens
+    assert done.stats.accepted == reference.stats.accepted
 
 
 def test_cli_info_and_generate_on_non_ascii_paths(

@@ -51,7 +51,7 @@ def test_estimate_matches_the_worker_rss(
     ids = [(i * 37) % 1200 for i in range(PROMPT_TOKENS)]
     found = measure_pair(fixture_bundle(target), fixture_bundle(draft), recipe, ids, NEW_TOKENS)
     loaded, measured, estimate = found.loaded, found.measured, found.estimate
-    assert loaded["memory"]["level"] == FITS and loaded["memory_warning"] is None
+    assert loaded.memory["level"] == FITS and loaded.memory_warning is None
     assert estimate.target.memory == memory
     assert estimate.engine == pytest.approx(measured, rel=TOLERANCE), (
         f"estimate {format_bytes(estimate.engine)}, measured {format_bytes(measured)}"
@@ -138,6 +138,7 @@ def test_a_tight_pair_loads_with_a_warning(
     pair, _ = ram_estimate.assess_memory(read_bundle(target), read_bundle(draft), recipe, recipe)
     monkeypatch.setattr(ram_estimate, "available_memory", lambda: int(pair.engine / 0.9))
     loaded = session.load(str(target), str(draft), recipe, recipe)
-    assert loaded["memory"]["level"] == TIGHT
-    assert loaded["memory"]["estimate"]["total"] == pair.total
-    assert loaded["memory_warning"].startswith("Memory is tight: this pair needs about")
+    assert loaded.memory["level"] == TIGHT
+    assert loaded.memory["estimate"]["total"] == pair.total
+    assert loaded.memory_warning is not None
+    assert loaded.memory_warning.startswith("Memory is tight: this pair needs about")

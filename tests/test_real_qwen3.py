@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Decode, Encode, Generate, Load
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.engine_bridge import READY
@@ -34,14 +35,14 @@ def test_prompts_round_trip_through_the_real_tokenizer(
 ) -> None:
     """MNN's encoder and our decoder agree on the text; the (fixed) reply streams as valid
     UTF-8 whatever the prompt."""
-    client.run("load", target=str(fixture_bundle("qwen3-realtok")), target_config={})
+    client.run(Load(target=str(fixture_bundle("qwen3-realtok")), target_config={}))
     prompt = PROMPTS[kind]
-    ids = client.run("encode", text=prompt)["tokens"]
+    ids = client.run(Encode(text=prompt)).tokens
     assert max(ids) >= 1000  # real BPE ranks, not bytes
-    assert client.run("decode", tokens=ids)["text"] == prompt
-    done = client.run("generate", prompt=prompt, max_tokens=64)
-    assert done["text"] == f"<think>{THOUGHT}</think>{ANSWER}"
-    assert "\ufffd" not in done["text"]
+    assert client.run(Decode(tokens=tuple(ids))).text == prompt
+    done = client.run(Generate(prompt=prompt, max_tokens=64))
+    assert done.text == f"<think>{THOUGHT}</think>{ANSWER}"
+    assert "\ufffd" not in done.text
 
 
 @pytest.fixture

@@ -291,8 +291,8 @@ def test_saved_recipe_is_what_the_engine_loads(bundle_copy: Copy, session: Sessi
     )
     assert main(["recipe", "set", str(draft), "thread_num=1", "memory=normal"]) == 0
     info = session.load(str(target), str(draft))
-    assert info["draft_length"] == 2
-    assert info["lossless_expected"] is True
+    assert info.draft_length == 2
+    assert info.lossless_expected is True
     assert session.draft is not None
     assert session.draft.config["thread_num"] == 1
 

@@ -22,6 +22,7 @@ from app.core.infra.errors import BadValueError
 from app.core.pack.bundle import read_bundle
 from app.core.pack.compat import assess
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Decode, Done, Generate, Load, Rounds
 from app.engine.worker.session import Session
 from tests.helpers.cli import run_cli
 
@@ -161,10 +162,10 @@ def test_mnn_decodes_added_tokens_to_nothing_and_the_engine_does_not(
 
 
 def test_worker_decodes_added_tokens(client: EngineClient, fixture_bundle: Fixture) -> None:
-    client.run("load", target=str(fixture_bundle("qwen3-target")), target_config=NORMAL)
-    done = client.run("decode", tokens=[THINK, 500, END_THINK, IM_END, END_OF_TEXT])
-    assert done["pieces"] == ["<think>", " small", "</think>", "<|im_end|>", "<|endoftext|>"]
-    assert done["text"] == "".join(done["pieces"])
+    client.run(Load(target=str(fixture_bundle("qwen3-target")), target_config=NORMAL))
+    done = client.run(Decode(tokens=tuple([THINK, 500, END_THINK, IM_END, END_OF_TEXT])))
+    assert done.pieces == ("<think>", " small", "</think>", "<|im_end|>", "<|endoftext|>")
+    assert done.text == "".join(done.pieces)
 
 
 def _emit_as(pack: Path, added: int, like: int) -> None:
@@ -188,34 +189,34 @@ def _emit_as(pack: Path, added: int, like: int) -> None:
     path.write_bytes(bytes(data))
 
 
-def _generate(client: EngineClient, pack: Path, **request: Any) -> tuple[dict[str, Any], list[Any]]:
-    client.run("load", target=str(pack), target_config=NORMAL, timeout=60)
-    batches: list[dict[str, Any]] = []
-    done = client.run("generate", on_event=batches.append, prompt=PROMPT, **request)
+def _generate(client: EngineClient, pack: Path, **request: Any) -> tuple[Done, list[Rounds]]:
+    client.run(Load(target=str(pack), target_config=NORMAL), timeout=60)
+    batches: list[Rounds] = []
+    done = client.run(Generate(prompt=PROMPT, **request), on_rounds=batches.append)
     return done, batches
 
 
 def test_think_tokens_reach_every_text(client: EngineClient, bundle_copy: Copy) -> None:
     pack = bundle_copy()
     plain, _ = _generate(client, pack, max_tokens=12)
-    assert THINK not in plain["tokens"] and "<think>" not in plain["text"]
-    _emit_as(pack, THINK, plain["tokens"][3])
-    _emit_as(pack, END_THINK, plain["tokens"][8])
+    assert THINK not in plain.tokens and "<think>" not in plain.text
+    _emit_as(pack, THINK, plain.tokens[3])
+    _emit_as(pack, END_THINK, plain.tokens[8])
     done, batches = _generate(client, pack, max_tokens=60)
-    tokens = done["tokens"]
+    tokens = done.tokens
     assert THINK in tokens and END_THINK in tokens
-    pieces = [p for b in batches for p in b["pieces"]]
+    pieces = [p for b in batches for p in b.pieces]
     marked = {THINK: "<think>", END_THINK: "</think>"}
     assert [p for t, p in zip(tokens, pieces, strict=True) if t in marked] == [
         marked[t] for t in tokens if t in marked
     ]
-    assert "".join(b["text"] for b in batches) == done["text"] == "".join(pieces)
+    assert "".join(b.text for b in batches) == done.text == "".join(pieces)
     # The command line prints the same text.
     recipe = pack.parent / "recipe.json"
     _write_json(recipe, NORMAL)
     args = ["generate", "--target", str(pack), "--recipe", str(recipe), "--prompt", PROMPT]
     proc = run_cli(*args, "--max-tokens", "60", "--json", timeout=120, check=True)
-    assert json.loads(proc.stdout)["text"] == done["text"]
+    assert json.loads(proc.stdout)["text"] == done.text
 
 
 @pytest.mark.parametrize("draft", [None, "qwen3-draft-identical"])
@@ -223,20 +224,20 @@ def test_generation_stops_on_a_generation_config_eos(
     draft: str | None, client: EngineClient, bundle_copy: Copy, fixture_bundle: Fixture
 ) -> None:
     pack = bundle_copy()
-    load: dict[str, Any] = {"target": str(pack), "target_config": NORMAL, "timeout": 60}
+    load: dict[str, Any] = {"target": str(pack), "target_config": NORMAL}
     if draft is not None:
         load.update(draft=str(fixture_bundle(draft)), draft_config=NORMAL, draft_length=3)
-    client.run("load", **load)
-    first = client.run("generate", prompt=PROMPT, max_tokens=20)
-    assert first["stopped_by"] == "max_tokens"
-    stop = first["tokens"][4]
-    ends = first["tokens"].index(stop) + 1  # the first time the model emits it
+    client.run(Load(**load), timeout=60)
+    first = client.run(Generate(prompt=PROMPT, max_tokens=20))
+    assert first.stopped_by == "max_tokens"
+    stop = first.tokens[4]
+    ends = first.tokens.index(stop) + 1  # the first time the model emits it
     _write_json(pack / "generation_config.json", {"eos_token_id": [IM_END, stop]})
-    loaded = client.run("load", **load)
-    assert loaded["target"]["tokenizer"]["stop_ids"] == [IM_END, stop, END_OF_TEXT]
-    done = client.run("generate", prompt=PROMPT, max_tokens=20)
-    assert done["stopped_by"] == "stop_token"
-    assert done["tokens"] == first["tokens"][:ends]
+    loaded = client.run(Load(**load), timeout=60)
+    assert loaded.target["tokenizer"]["stop_ids"] == [IM_END, stop, END_OF_TEXT]
+    done = client.run(Generate(prompt=PROMPT, max_tokens=20))
+    assert done.stopped_by == "stop_token"
+    assert done.tokens == first.tokens[:ends]
 
 
 # -- the real Qwen3 tokenizer ----------------------------------------------------------------
@@ -261,10 +262,10 @@ def test_real_qwen3_pack_stops_on_endoftext_too(fixture_bundle: Fixture) -> None
 def test_real_qwen3_reply_keeps_its_think_block(
     client: EngineClient, fixture_bundle: Fixture
 ) -> None:
-    client.run("load", target=str(fixture_bundle("qwen3-realtok")), target_config=NORMAL)
-    batches: list[dict[str, Any]] = []
-    done = client.run("generate", on_event=batches.append, prompt="Hi", max_tokens=64)
-    assert done["stopped_by"] == "stop_token" and done["tokens"][-1] == 151_643
-    assert done["text"] == REALTOK_TEXT
-    pieces = [p for b in batches for p in b["pieces"]]
+    client.run(Load(target=str(fixture_bundle("qwen3-realtok")), target_config=NORMAL))
+    batches: list[Rounds] = []
+    done = client.run(Generate(prompt="Hi", max_tokens=64), on_rounds=batches.append)
+    assert done.stopped_by == "stop_token" and done.tokens[-1] == 151_643
+    assert done.text == REALTOK_TEXT
+    pieces = [p for b in batches for p in b.pieces]
     assert pieces[:2] == ["<think>", "\n"] and pieces[-1] == ""  # the stop token's

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.measure.tune import plan_for, recipe_defaults
+from app.core.measure.tune_plan import plan_for, recipe_defaults
 from app.core.recipe.presets import presets_for
 from app.core.recipe.schema import DRAFT, TARGET, recipe_problems
 from app.engine.worker import mnn_llm

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from app.core.infra.errors import EngineError
 from app.core.measure import verify_agreement
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Done, Generate, Load, MeasureAgreement, Reset
 from app.engine.worker import agreement
 from app.engine.worker.session import AGREEMENT_PROMPT, Session
 from tests.helpers.cli import run_cli
@@ -38,8 +40,8 @@ def _load(session: Session, fixture_bundle: Fixture, recipe: dict[str, object]) 
 def test_exact_recipe_agrees_everywhere(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, NORMAL)
     found = session.verify_agreement(rows=64)
-    assert found["matched"] == found["checked"] == 64 and found["exact"] is True
-    assert found["agreement"] == 1.0 and found["verify"] == "batched"
+    assert found.matched == found.checked == 64 and found.exact is True
+    assert found.agreement == 1.0 and found.verify == "batched"
 
 
 def test_disagreement_is_where_an_identical_draft_first_loses(
@@ -61,7 +63,9 @@ def test_disagreement_is_where_an_identical_draft_first_loses(
     def run(mode: str) -> list[int]:
         session.reset()
         result = session.generate(
-            {"prompt_ids": prompt, "max_tokens": first_bad + 2, "mode": mode, "ignore_stop": True},
+            Generate(
+                prompt_ids=tuple(prompt), max_tokens=first_bad + 2, mode=mode, ignore_stop=True
+            ),
             lambda _event: None,
             lambda: False,
         )
@@ -76,12 +80,12 @@ def test_disagreement_is_where_an_identical_draft_first_loses(
 def test_cached_per_target_and_recipe(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, LOW)
     first = session.verify_agreement(rows=32)
-    assert first["cached"] is False and first["checked"] == 32
+    assert first.cached is False and first.checked == 32
     again = session.verify_agreement(rows=32)
-    assert again == {**first, "cached": True}
+    assert again == dataclasses.replace(first, cached=True)
     # Another recipe is another figure.
     _load(session, fixture_bundle, NORMAL)
-    assert session.verify_agreement(rows=32)["cached"] is False
+    assert session.verify_agreement(rows=32).cached is False
 
 
 def test_stepwise_verify_is_exact_by_construction(
@@ -91,7 +95,7 @@ def test_stepwise_verify_is_exact_by_construction(
     draft = str(fixture_bundle("qwen35-draft"))
     session.load(draft, draft, dict(LOW), dict(LOW), D)
     found = session.verify_agreement(rows=16)
-    assert found["verify"] == "stepwise" and found["exact"] is True
+    assert found.verify == "stepwise" and found.exact is True
 
 
 def test_damaged_cache_is_measured_again(session: Session, fixture_bundle: Fixture) -> None:
@@ -99,7 +103,7 @@ def test_damaged_cache_is_measured_again(session: Session, fixture_bundle: Fixtu
     session.verify_agreement(rows=16)
     cache = verify_agreement._cache_file()
     cache.write_text("{ not json")
-    assert session.verify_agreement(rows=16)["cached"] is False
+    assert session.verify_agreement(rows=16).cached is False
     assert json.loads(cache.read_text())["version"] == verify_agreement.CACHE_VERSION
 
 
@@ -126,10 +130,10 @@ def test_what_the_user_is_told() -> None:
 
 def test_worker_and_bench_report_it(client: EngineClient, bundle_copy: Copy) -> None:
     target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-identical")
-    client.run("load", target=str(target), draft=str(draft), target_config=LOW, draft_length=D)
-    found = client.run("agreement", rows=32)
-    assert found["event"] == "agreement" and found["checked"] == 32
-    assert 0.0 < found["agreement"] < 1.0
+    client.run(Load(target=str(target), draft=str(draft), target_config=LOW, draft_length=D))
+    found = client.run(MeasureAgreement(rows=32)).result
+    assert found.checked == 32
+    assert 0.0 < found.agreement < 1.0
 
 
 @pytest.mark.slow
@@ -153,18 +157,19 @@ def test_cli_bench_shows_agreement(bundle_copy: Copy, tmp_path: Path) -> None:
 
 def test_a_cancelled_check_leaves_the_pair_usable(client: EngineClient, bundle_copy: Copy) -> None:
     target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-identical")
-    client.run("load", target=str(target), draft=str(draft), target_config=LOW, draft_length=D)
+    client.run(Load(target=str(target), draft=str(draft), target_config=LOW, draft_length=D))
     request: dict[str, Any] = {"prompt": "Hi", "max_tokens": 12, "mode": "plain"}
-    plain = client.run("generate", **request)["tokens"]
-    client.run("reset")  # memory low: a reused cache may steer the reply (see README)
+    plain = client.run(Generate(**request)).tokens
+    client.run(Reset())  # memory low: a reused cache may steer the reply (see README)
     # Queued behind a reply, the check is cancelled before its first forward.
-    reply = client.send("generate", **request)
-    check = client.send("agreement")
+    reply = client.send(Generate(**request))
+    check = client.send(MeasureAgreement())
     client.cancel(check)
-    assert client.wait(reply)["tokens"] == plain
+    done = client.wait(reply)
+    assert isinstance(done, Done) and done.tokens == plain
     with pytest.raises(EngineError) as caught:
         client.wait(check)
     assert caught.value.code == "cancelled"
-    client.run("reset")
-    assert client.run("generate", **request)["tokens"] == plain
-    assert client.run("agreement", rows=16)["cached"] is False  # nothing half-stored
+    client.run(Reset())
+    assert client.run(Generate(**request)).tokens == plain
+    assert client.run(MeasureAgreement(rows=16)).result.cached is False  # nothing half-stored

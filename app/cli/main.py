@@ -160,42 +160,40 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import Generate, Load, Rounds
 
     target_cfg, draft_cfg = _engine_overrides(args)
     with EngineClient() as client:
         loaded = client.run(
-            "load",
-            target=args.target,
-            draft=args.draft,
-            target_config=target_cfg,
-            draft_config=draft_cfg,
-            draft_length=args.d,
+            Load(
+                target=args.target,
+                draft=args.draft,
+                target_config=target_cfg,
+                draft_config=draft_cfg,
+                draft_length=args.d,
+            )
         )
-        if loaded.get("memory_warning"):
-            print(f"draftdeck: {loaded['memory_warning']}", file=sys.stderr)
+        if loaded.memory_warning:
+            print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
 
-        def stream(event: dict[str, Any]) -> None:
+        def stream(event: Rounds) -> None:
             if not args.json:
-                sys.stdout.write(event.get("text", ""))
+                sys.stdout.write(event.text)
                 sys.stdout.flush()
 
         mode = "speculative" if args.draft and not args.plain else "plain"
         done = client.run(
-            "generate",
-            on_event=stream,
-            prompt=args.prompt,
-            max_tokens=args.max_tokens,
-            mode=mode,
-            chat=not args.raw,
+            Generate(prompt=args.prompt, max_tokens=args.max_tokens, mode=mode, chat=not args.raw),
+            on_rounds=stream,
         )
     if args.json:
         print(
             json.dumps(
                 {
-                    "text": done["text"],
-                    "tokens": done["tokens"],
-                    "stopped_by": done["stopped_by"],
-                    "stats": done["stats"],
+                    "text": done.text,
+                    "tokens": list(done.tokens),
+                    "stopped_by": done.stopped_by,
+                    "stats": done.stats.to_json(),
                 },
                 indent=2,
             )
@@ -206,7 +204,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from app.core.pack.compat import BLOCKED, assess_paths
+    from app.core.pack.compat import assess_paths
+    from app.core.pack.verdict import BLOCKED
 
     verdict = assess_paths(Path(args.target), Path(args.draft))  # each bundle read once
     if any(reason.code == "broken_bundle" for reason in verdict.reasons):

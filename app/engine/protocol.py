@@ -1,0 +1,350 @@
+"""Every message between the engine client and its worker, and their JSON-lines form.
+
+Requests go to the worker on its stdin, events come back on its stdout, one JSON
+object a line: {"op": kind, "id": n, ...fields} and {"event": kind, "id": n, ...}.
+Each message is a frozen dataclass; its fields are its wire keys, checked against the
+type hints when read (core.infra.typed_json), so a malformed line is a ProtocolError
+that says what is wrong.
+This module is the only place that spells a message kind or field name.
+
+A request the client waits on is a `Request[Reply]`; `Cancel` and `Shutdown` get no
+reply. The worker's first event, `Ready`, carries PROTOCOL_VERSION: a client refuses a
+worker that speaks another one. `Exit` never crosses the pipe: the client's reader
+makes it when the worker's stdout ends.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, Union
+
+from app.core.infra.typed_json import TypedJsonError, from_json, to_json
+from app.core.measure.metrics import DecodeStats
+from app.core.measure.verify_agreement import VerifyAgreement
+
+PROTOCOL_VERSION = 1
+
+JsonObject = dict[str, Any]  # nested figures the protocol passes through unread
+ReplyT = TypeVar("ReplyT")
+REQUEST_KEY, EVENT_KEY, ID_KEY = "op", "event", "id"
+EVENT_START = '{"' + EVENT_KEY + '"'  # how every encoded event begins
+
+
+class ProtocolError(ValueError):
+    """A line that is not a valid message; `request_id` is its id when that was legible."""
+
+    def __init__(self, message: str, request_id: int | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+# -- requests ------------------------------------------------------------------------------
+
+
+class Request(Generic[ReplyT]):
+    """A request answered by one final event of type ReplyT (or by `Failed`)."""
+
+
+class OneWay:
+    """A request without a reply."""
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Load(Request["Loaded"]):
+    target: str
+    draft: str | None = None
+    target_config: JsonObject | None = None
+    draft_config: JsonObject | None = None
+    draft_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Generate(Request["Done"]):
+    """One of prompt_ids, messages or prompt (raw text, or one user turn when `chat`)."""
+
+    prompt: str | None = None
+    messages: tuple[ChatTurn, ...] | None = None
+    prompt_ids: tuple[int, ...] | None = None
+    chat: bool = True
+    mode: str | None = None  # "speculative" or "plain"; None: speculative with a draft
+    max_tokens: int = 256
+    ignore_stop: bool = False
+
+
+@dataclass(frozen=True)
+class MeasureAgreement(Request["AgreementMeasured"]):
+    rows: int = 64
+
+
+@dataclass(frozen=True)
+class Encode(Request["Encoded"]):
+    text: str
+
+
+@dataclass(frozen=True)
+class Decode(Request["Decoded"]):
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Reset(Request["ResetDone"]):
+    pass
+
+
+@dataclass(frozen=True)
+class Ping(Request["Pong"]):
+    pass
+
+
+@dataclass(frozen=True)
+class Cancel(OneWay):
+    """Stop request `target` (even before it starts); None: whatever runs."""
+
+    target: int | None = None
+
+
+@dataclass(frozen=True)
+class Shutdown(OneWay):
+    pass
+
+
+AnyRequest = Union[  # noqa: UP007 (a runtime alias of classes, for isinstance too)
+    Load, Generate, MeasureAgreement, Encode, Decode, Reset, Ping, Cancel, Shutdown
+]
+
+# -- events --------------------------------------------------------------------------------
+# `id` is the request an event answers (None for Ready and Exit), set by the worker.
+
+
+@dataclass(frozen=True)
+class Ready:
+    pid: int
+    protocol: int
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    target: JsonObject  # BundleInfo.to_json()
+    draft: JsonObject | None
+    draft_length: int
+    load_seconds: float
+    lossless_expected: bool
+    verify: str | None  # "batched", "stepwise", or None without a draft
+    linear_attention: bool
+    linear_rollback: bool | None  # None: not probed (no draft or no linear attention)
+    cannot_pay: str | None
+    memory: JsonObject
+    memory_warning: str | None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Round:
+    """One verification (metrics.RoundStats as it crosses the pipe)."""
+
+    emitted: int
+    accepted: int
+    drafted: int
+    draft_seconds: float
+    target_seconds: float
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """The rounds of a generation since the last batch."""
+
+    tokens: tuple[int, ...]
+    from_draft: tuple[bool, ...]  # per token
+    text: str
+    pieces: tuple[str, ...]  # per token (joined: `text`)
+    elapsed: float  # seconds since the generation started
+    rounds: tuple[Round, ...]  # the first token comes from the prefill, not a round
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    tokens: tuple[int, ...]
+    text: str
+    stopped_by: str  # "stop_token", "max_tokens" or "cancelled"
+    stats: DecodeStats
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class AgreementMeasured:
+    result: VerifyAgreement
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    tokens: tuple[int, ...]
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Decoded:
+    pieces: tuple[str, ...]
+    text: str
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class ResetDone:
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Pong:
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    code: str
+    message: str
+    reasons: tuple[JsonObject, ...] = ()
+    details: str | None = None  # a traceback, for an internal error
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Exit:
+    """The worker's stdout ended (made by the client, never sent)."""
+
+    code: int | None
+    id: int | None = None
+
+
+Event = Union[  # noqa: UP007 (a runtime alias of classes)
+    Ready,
+    Loaded,
+    Rounds,
+    Done,
+    AgreementMeasured,
+    Encoded,
+    Decoded,
+    ResetDone,
+    Pong,
+    Failed,
+    Exit,
+]
+
+REQUESTS: dict[str, type[Any]] = {
+    "load": Load,
+    "generate": Generate,
+    "agreement": MeasureAgreement,
+    "encode": Encode,
+    "decode": Decode,
+    "reset": Reset,
+    "ping": Ping,
+    "cancel": Cancel,
+    "shutdown": Shutdown,
+}
+EVENTS: dict[str, type[Any]] = {
+    "ready": Ready,
+    "loaded": Loaded,
+    "rounds": Rounds,
+    "done": Done,
+    "agreement": AgreementMeasured,
+    "encoded": Encoded,
+    "decoded": Decoded,
+    "reset": ResetDone,
+    "pong": Pong,
+    "error": Failed,
+    "exit": Exit,
+}
+REPLIES: dict[type[Any], type[Any]] = {
+    Load: Loaded,
+    Generate: Done,
+    MeasureAgreement: AgreementMeasured,
+    Encode: Encoded,
+    Decode: Decoded,
+    Reset: ResetDone,
+    Ping: Pong,
+}
+_KINDS = {cls: kind for table in (REQUESTS, EVENTS) for kind, cls in table.items()}
+
+
+def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
+    """The event class that ends `request`."""
+    reply: type[ReplyT] = REPLIES[type(request)]
+    return reply
+
+
+# -- encoding ------------------------------------------------------------------------------
+
+
+def encode_request(request: Request[Any] | OneWay, request_id: int | None = None) -> str:
+    head: JsonObject = {REQUEST_KEY: _KINDS[type(request)]}
+    if request_id is not None:
+        head[ID_KEY] = request_id
+    return json.dumps({**head, **to_json(request)}, separators=(",", ":"))
+
+
+def encode_event(event: Event) -> str:
+    fields = to_json(event)
+    if fields[ID_KEY] is None:
+        del fields[ID_KEY]
+    # The kind first: a reader finds an event in a line by EVENT_START.
+    return json.dumps({EVENT_KEY: _KINDS[type(event)], **fields}, separators=(",", ":"))
+
+
+def decode_request(line: str | bytes) -> tuple[int | None, AnyRequest]:
+    """(id, request) from one line; ProtocolError for anything else."""
+    data = _object(line)
+    request_id = _id_of(data)
+    kind = data.pop(REQUEST_KEY, None)
+    cls = REQUESTS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown request {kind!r}", request_id)
+    try:
+        request: AnyRequest = from_json(cls, data)
+    except TypedJsonError as exc:
+        raise ProtocolError(f"{kind} request: {exc}", request_id) from None
+    return request_id, request
+
+
+def decode_event(line: str | bytes) -> Event:
+    return event_from_json(_object(line))
+
+
+def event_from_json(data: JsonObject) -> Event:
+    """The event a parsed JSON object holds; ProtocolError if it holds none."""
+    data = dict(data)
+    request_id = _id_of(data)
+    kind = data.pop(EVENT_KEY, None)
+    cls = EVENTS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown event {kind!r}", request_id)
+    try:
+        event: Event = from_json(cls, {**data, ID_KEY: request_id})
+    except TypedJsonError as exc:
+        raise ProtocolError(f"{kind} event: {exc}", request_id) from None
+    return event
+
+
+def _object(line: str | bytes) -> JsonObject:
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("a message must be a JSON object")
+    return data
+
+
+def _id_of(data: JsonObject) -> int | None:
+    value = data.pop(ID_KEY, None)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ProtocolError(f"{ID_KEY} must be a whole number, not {value!r}")

@@ -4,13 +4,14 @@ plots are redrawn by a timer at about 10 Hz, never per token."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGridLayout, QWidget
+
+from app.core.measure.metrics import acceptance_by_position, count_positions
+from app.engine.protocol import Round, Rounds
 
 REDRAW_MS = 100
 # The four plots are redrawn in turn, one per tick, so each is redrawn every
@@ -54,9 +55,9 @@ class ChatCharts(QWidget):
         self.acceptance = Ring()
         self.accepted_length = Ring()
         self.reference_tok_s: float | None = None
-        self.position_reached = np.zeros(0)
-        self.position_accepted = np.zeros(0)
-        self._recent: list[tuple[int, int, int]] = []  # (emitted, accepted, drafted)
+        self.position_reached: list[int] = []
+        self.position_accepted: list[int] = []
+        self._recent: list[Round] = []
         self._batches: list[tuple[float, int]] = []  # (elapsed, tokens) of this reply
         self._offset = 0.0  # seconds of earlier replies, so time runs on across turns
         self._last_elapsed = 0.0
@@ -117,10 +118,10 @@ class ChatCharts(QWidget):
         self._last_elapsed = 0.0
         self._batches = []
 
-    def add_rounds(self, event: dict[str, Any]) -> None:
+    def add_rounds(self, event: Rounds) -> None:
         """Feed one batch of rounds from the engine."""
-        elapsed = float(event.get("elapsed", 0.0))
-        tokens = len(event.get("tokens", ()))
+        elapsed = event.elapsed
+        tokens = len(event.tokens)
         now = self._offset + elapsed
         # Speed over the last SPEED_WINDOW seconds, not per batch: batches are 20 ms apart
         # and a per-batch rate would be mostly noise. A reply's first batch only starts
@@ -133,37 +134,24 @@ class ChatCharts(QWidget):
         counted = sum(n for _, n in self._batches[1:]) if len(self._batches) > 1 else tokens
         if span > 0 and counted and not first:
             self.speed.append(now, counted / span)
-        for emitted, accepted, drafted, *_ in event.get("rounds", ()):
-            self._add_round(int(emitted), int(accepted), int(drafted))
+        for r in event.rounds:
+            self._recent.append(r)
+            count_positions(self.position_reached, self.position_accepted, r.drafted, r.accepted)
+        del self._recent[:-ROLLING]
         if self._recent:
-            window = self._recent[-ROLLING:]
-            drafted_sum = sum(r[2] for r in window)
+            window = self._recent
+            drafted_sum = sum(r.drafted for r in window)
             if drafted_sum:
-                self.acceptance.append(now, sum(r[1] for r in window) / drafted_sum)
-            self.accepted_length.append(now, sum(r[0] for r in window) / len(window))
+                self.acceptance.append(now, sum(r.accepted for r in window) / drafted_sum)
+            self.accepted_length.append(now, sum(r.emitted for r in window) / len(window))
         self._last_elapsed = elapsed
         self._mark(0, 1, 2, 3)
 
-    def finish_reply(self, stats: dict[str, Any]) -> None:
+    def finish_reply(self, tok_s: float | None) -> None:
         """Mark the reply's own decode tok/s (the figure under the reply) at its end."""
-        tok_s = stats.get("tok_s")
         if tok_s:
-            self.reply_speed.append(self._offset + self._last_elapsed, float(tok_s))
+            self.reply_speed.append(self._offset + self._last_elapsed, tok_s)
             self._mark(0)
-
-    def _add_round(self, emitted: int, accepted: int, drafted: int) -> None:
-        self._recent.append((emitted, accepted, drafted))
-        del self._recent[:-ROLLING]
-        if drafted > len(self.position_reached):
-            grow = drafted - len(self.position_reached)
-            self.position_reached = np.concatenate([self.position_reached, np.zeros(grow)])
-            self.position_accepted = np.concatenate([self.position_accepted, np.zeros(grow)])
-        for i in range(drafted):
-            self.position_reached[i] += 1
-            if i < accepted:
-                self.position_accepted[i] += 1
-            else:
-                break
 
     def set_reference(self, tok_s: float | None) -> None:
         self.reference_tok_s = tok_s
@@ -172,18 +160,17 @@ class ChatCharts(QWidget):
     def clear(self) -> None:
         for ring in (self.speed, self.reply_speed, self.acceptance, self.accepted_length):
             ring.clear()
-        self.position_reached = np.zeros(0)
-        self.position_accepted = np.zeros(0)
+        self.position_reached = []
+        self.position_accepted = []
         self._recent = []
         self._batches = []
         self._offset = self._last_elapsed = 0.0
         self._mark(0, 1, 2, 3)
 
     def per_position(self) -> list[float]:
-        reached = self.position_reached
-        return [
-            float(a / r) if r else 0.0 for a, r in zip(self.position_accepted, reached, strict=True)
-        ]
+        """Acceptance by draft position over the chat (0 where never reached)."""
+        rates = acceptance_by_position(self.position_reached, self.position_accepted)
+        return [rate or 0.0 for rate in rates]
 
     # -- drawing ---------------------------------------------------------------------------
 

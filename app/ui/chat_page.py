@@ -29,6 +29,15 @@ from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_j
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG
+from app.engine.protocol import (
+    AgreementMeasured,
+    ChatTurn,
+    Done,
+    Generate,
+    Load,
+    Loaded,
+    Rounds,
+)
 from app.ui.chat_charts import ChatCharts
 from app.ui.chat_transcript import Transcript, figures_line
 from app.ui.dialogs import show_error
@@ -183,7 +192,7 @@ class ChatPage(QWidget):
         self.verify_agreement = None
         self.memory_warning = ""
         self._show_pair()
-        self.bridge.load(target=str(target), draft=str(draft))
+        self.bridge.load(Load(target=str(target), draft=str(draft)))
 
     def _show_pair(self) -> None:
         target, draft = self._loaded_pair
@@ -250,8 +259,8 @@ class ChatPage(QWidget):
             return
         super().keyPressEvent(event)
 
-    def conversation(self) -> list[dict[str, str]]:
-        return [{"role": m.role, "content": m.text} for m in self.transcript.messages]
+    def conversation(self) -> tuple[ChatTurn, ...]:
+        return tuple(ChatTurn(m.role, m.text) for m in self.transcript.messages)
 
     def send(self) -> None:
         text = self.input.toPlainText().strip()
@@ -263,7 +272,9 @@ class ChatPage(QWidget):
         self.transcript.start_assistant(mode)
         self.charts.start_reply()
         self.bridge.generate(
-            messages=self.conversation()[:-1], mode=mode, max_tokens=self.max_tokens.value()
+            Generate(
+                messages=self.conversation()[:-1], mode=mode, max_tokens=self.max_tokens.value()
+            )
         )
         self._show_pair()  # a pending agreement check now waits for this reply
 
@@ -281,32 +292,33 @@ class ChatPage(QWidget):
         if reset_engine:
             self.bridge.reset()
 
-    def _on_rounds(self, event: dict[str, Any]) -> None:
-        self.transcript.add_pieces(event.get("pieces", []), event.get("draft", []))
+    def _on_rounds(self, event: Rounds) -> None:
+        self.transcript.add_pieces(event.pieces, event.from_draft)
         self.charts.add_rounds(event)
 
-    def _on_finished(self, event: dict[str, Any]) -> None:
-        stats = event["stats"]
-        if stats.get("mode") == "speculative" and self.verify_agreement is not None:
-            stats["verify_agreement"] = self.verify_agreement.to_json()
-        self.transcript.finish(stats, event.get("stopped_by", ""))
-        self.charts.finish_reply(stats)
-        if stats.get("mode") == "plain" and stats.get("tok_s"):
-            self.charts.set_reference(stats["tok_s"])
+    def _on_finished(self, event: Done) -> None:
+        stats = event.stats
+        figures = stats.to_json()
+        if stats.mode == "speculative" and self.verify_agreement is not None:
+            figures["verify_agreement"] = self.verify_agreement.to_json()
+        self.transcript.finish(figures, event.stopped_by)
+        self.charts.finish_reply(stats.tok_s)
+        if stats.mode == "plain" and stats.tok_s:
+            self.charts.set_reference(stats.tok_s)
         if self.isVisible():
             self._reload_if_pair_changed()
 
-    def _on_loaded(self, event: dict[str, Any]) -> None:
+    def _on_loaded(self, event: Loaded) -> None:
         self.last_error = ""
-        self.memory_warning = event.get("memory_warning") or ""
+        self.memory_warning = event.memory_warning or ""
         self._show_pair()
         self._default_mode(event)
 
-    def _default_mode(self, event: dict[str, Any]) -> None:
+    def _default_mode(self, event: Loaded) -> None:
         """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
         says so in the load event), with the reason in one line; the user may still
         pick Speculative. The next pair that can gain gets Speculative back."""
-        reason = event.get("cannot_pay")
+        reason = event.cannot_pay
         if reason:
             if self._plain_for != self._loaded_pair:
                 self.mode.setCurrentIndex(MODES.index("plain"))
@@ -325,7 +337,7 @@ class ChatPage(QWidget):
         if self._plain_for is not None:
             self.mode.setCurrentIndex(MODES.index("speculative"))
             self._plain_for = None
-        if event.get("linear_rollback"):
+        if event.linear_rollback:
             self.mode_note.setText(
                 "This MNN rolls linear-attention state back exactly (linear_rollback true): "
                 "the target checks the whole draft in one pass."
@@ -335,8 +347,8 @@ class ChatPage(QWidget):
         else:
             self.mode_note.hide()
 
-    def _on_agreement(self, event: dict[str, Any]) -> None:
-        self.verify_agreement = VerifyAgreement.from_json(event) if event else None
+    def _on_agreement(self, event: AgreementMeasured | None) -> None:
+        self.verify_agreement = event.result if event is not None else None
         self._show_pair()
 
     def _on_failed(self, code: str, message: str) -> None:

@@ -7,6 +7,7 @@ highlighting is switched). Qwen3's <think>…</think> is kept apart and shown fo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -89,7 +90,7 @@ class Transcript(QTextBrowser):
         self._append_html("<p><b>Assistant</b><br>")
         return message
 
-    def add_pieces(self, pieces: list[str], flags: list[int]) -> None:
+    def add_pieces(self, pieces: Sequence[str], flags: Sequence[int]) -> None:
         message = self.messages[-1]
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)

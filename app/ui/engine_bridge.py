@@ -1,9 +1,10 @@
-"""The engine client seen from Qt: non-blocking calls, events as signals.
+"""The engine client seen from Qt: non-blocking calls, typed events as signals.
 
 The worker's events are collected by the client's reader thread; a timer here drains
 them every POLL_MS on the GUI thread (the worker already batches rounds every 20 ms),
-so the window never waits on the engine. Starting the worker (a second or so while MNN
-imports) runs on the thread pool.
+so the window never waits on the engine. The timer runs only while a request is
+pending: an idle window has no engine wake-ups. Starting the worker (a second or so
+while MNN imports) runs in the background, owned by the bridge.
 """
 
 from __future__ import annotations
@@ -15,6 +16,20 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import (
+    AgreementMeasured,
+    Done,
+    Event,
+    Exit,
+    Failed,
+    Generate,
+    Load,
+    Loaded,
+    MeasureAgreement,
+    Request,
+    Reset,
+    Rounds,
+)
 from app.ui import background
 
 POLL_MS = 15
@@ -25,11 +40,13 @@ GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 
 class EngineBridge(QObject):
     state_changed = Signal(str)
-    loaded = Signal(dict)
-    agreement = Signal(dict)  # the loaded pair's verify agreement, measured after load
+    loaded = Signal(object)  # Loaded
+    # The loaded pair's verify agreement, measured after load: AgreementMeasured, or
+    # None when the measurement failed.
+    agreement = Signal(object)
     agreement_started = Signal()
-    rounds = Signal(dict)
-    finished = Signal(dict)
+    rounds = Signal(object)  # Rounds
+    finished = Signal(object)  # Done
     failed = Signal(str, str)  # code, message
     crashed = Signal(str)
 
@@ -37,14 +54,13 @@ class EngineBridge(QObject):
         super().__init__()
         self.client = client_factory()
         self.state = STOPPED
-        self.load_params: dict[str, Any] | None = None
-        self._pending: dict[int, str] = {}  # request id -> op
+        self.load_request: Load | None = None
+        self._pending: dict[int, type[Request[Any]]] = {}  # request id -> its kind
         self.generating_id: int | None = None
         # The verify agreement runs on the engine's lane right after a load; a reply
         # sent meanwhile cancels it (it would wait behind it) and it runs after the reply.
         self.agreement_id: int | None = None
         self._agreement_after_reply = False
-        self._shut_down = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.poll)
@@ -56,49 +72,52 @@ class EngineBridge(QObject):
 
     # -- requests --------------------------------------------------------------------------
 
-    def load(self, **params: Any) -> None:
-        """Start the worker if needed, then load a pair (target, draft, configs)."""
-        self.load_params = dict(params)
+    def _send(self, request: Request[Any]) -> int:
+        request_id = self.client.send(request)
+        self._pending[request_id] = type(request)
+        self._timer.start()
+        return request_id
+
+    def load(self, request: Load) -> None:
+        """Start the worker if needed, then load a pair."""
+        self.load_request = request
         if self.client.running:
             self._send_load()
             return
+        if background.is_running(self, "start"):
+            return  # the worker is starting; it loads the latest request when ready
         self._set_state(STARTING)
         background.run(
-            self, "start", self._start_worker, lambda _r: self._on_started(), self._on_start_failed
+            self, "start", self._start_worker, lambda _r: self._send_load(), self._on_start_failed
         )
 
     def _start_worker(self) -> None:
-        """On the thread pool. If the window closed meanwhile, close the new worker right
-        here: the queued 'started' signal may never be delivered after the window is gone."""
+        """In the background. If the window closed meanwhile, close the new worker right
+        here: the bridge no longer hears that it started."""
         self.client.start()
-        if self._shut_down:
+        if not background.is_running(self, "start"):  # the bridge closed meanwhile
             self.client.close()
-
-    def _on_started(self) -> None:
-        if self._shut_down:  # the window closed while the worker was starting
-            self.client.close()
-            return
-        self._send_load()
 
     def _send_load(self) -> None:
-        assert self.load_params is not None
+        assert self.load_request is not None
         self._drop_agreement(again_after_reply=False)  # it was the old pair's
         self._set_state(LOADING)
-        self._pending[self.client.send("load", **self.load_params)] = "load"
-        self._timer.start()
+        self._send(self.load_request)
 
     def _on_start_failed(self, error: Exception) -> None:
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
-    def generate(self, **params: Any) -> int:
+    def generate(self, request: Generate) -> int | None:
+        """Send a generation; None if the worker turned out to have died while idle
+        (no timer watched it then): that is reported as a crash instead."""
+        if not self.client.running:
+            self._on_crash(self.client.crash_error(Exit(self.client.exit_code)))
+            return None
         self._drop_agreement(again_after_reply=True)
-        request = self.client.send("generate", **params)
-        self._pending[request] = "generate"
-        self.generating_id = request
+        self.generating_id = self._send(request)
         self._set_state(GENERATING)
-        self._timer.start()
-        return request
+        return self.generating_id
 
     def stop(self) -> None:
         if self.generating_id is not None:
@@ -106,18 +125,20 @@ class EngineBridge(QObject):
 
     def reset(self) -> None:
         if self.client.running:
-            self._pending[self.client.send("reset")] = "reset"
+            self._send(Reset())
 
     def restart(self) -> None:
         """A fresh worker with the last pair (after a crash, or on request)."""
         self._pending.clear()
         self.generating_id = self.agreement_id = None
         self.client.close()
-        if self.load_params is not None:
-            self.load(**self.load_params)
+        self._timer.stop()
+        if self.load_request is not None:
+            self.load(self.load_request)
 
     def shutdown(self) -> None:
-        self._shut_down = True
+        background.close_owner(self)  # a worker still starting closes itself
+        self._pending.clear()
         self._timer.stop()
         self.client.close()
         self._set_state(STOPPED)
@@ -129,8 +150,7 @@ class EngineBridge(QObject):
 
     def _request_agreement(self) -> None:
         self._agreement_after_reply = False
-        self.agreement_id = self.client.send("agreement")
-        self._pending[self.agreement_id] = "agreement"
+        self.agreement_id = self._send(MeasureAgreement())
         self.agreement_started.emit()
 
     def _drop_agreement(self, again_after_reply: bool) -> None:
@@ -140,46 +160,52 @@ class EngineBridge(QObject):
             self._pending.pop(self.agreement_id, None)
             self.agreement_id = None
             self._agreement_after_reply = again_after_reply
+            self._stop_when_idle()
+
+    def _stop_when_idle(self) -> None:
+        if not self._pending:
+            self._timer.stop()
 
     # -- events ----------------------------------------------------------------------------
+
+    def _on_crash(self, error: EngineCrashed) -> None:
+        self._pending.clear()
+        self.generating_id = self.agreement_id = None
+        self._timer.stop()
+        self._set_state(CRASHED)
+        self.crashed.emit(str(error))
 
     def poll(self) -> None:
         for event in self.client.poll_events():
             self._dispatch(event)
 
-    def _dispatch(self, event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        if kind == "exit":
-            error: EngineCrashed = self.client.crash_error(event)
-            self._pending.clear()
-            self.generating_id = self.agreement_id = None
-            self._timer.stop()
-            self._set_state(CRASHED)
-            self.crashed.emit(str(error))
+    def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Exit):
+            self._on_crash(self.client.crash_error(event))
             return
-        op = self._pending.get(event.get("id"))  # type: ignore[arg-type]
-        if kind == "rounds":
+        if isinstance(event, Rounds):
             self.rounds.emit(event)
             return
-        if op is None:
+        kind = self._pending.pop(event.id, None) if event.id is not None else None
+        if kind is None:
             return
-        del self._pending[event["id"]]
-        if op == "agreement":
+        self._stop_when_idle()
+        if kind is MeasureAgreement:
             # A side figure: it never changes the state (a reply may be queued behind it).
             self.agreement_id = None
-            self.agreement.emit(event if kind == "agreement" else {})
+            self.agreement.emit(event if isinstance(event, AgreementMeasured) else None)
             return
-        if kind == "error":
-            if op == "generate":
+        if isinstance(event, Failed):
+            if kind is Generate:
                 self.generating_id = None
-            self._set_state(ERROR if op == "load" else READY)
-            self.failed.emit(str(event.get("code")), str(event.get("message")))
-        elif kind == "loaded":
+            self._set_state(ERROR if kind is Load else READY)
+            self.failed.emit(event.code, event.message)
+        elif isinstance(event, Loaded):
             self._set_state(READY)
             self.loaded.emit(event)
-            if event.get("verify"):
+            if event.verify:
                 self._request_agreement()
-        elif kind == "done":
+        elif isinstance(event, Done):
             self.generating_id = None
             self._set_state(READY)
             self.finished.emit(event)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.pack.bundle import read_bundle
-from app.core.pack.files import DRAFT_RECIPE
+from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG, ChangedOnDiskError
 from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
@@ -258,7 +258,7 @@ class RecipesPage(QWidget):
             self,
             "Reset to pack default",
             f"Replace {path} with the version the pack shipped? The current file is kept "
-            f"as {path.name}.bak.",
+            f"as {path.name}{BACKUP_SUFFIX}.",
             "Reset",
             reset,
         )

@@ -17,11 +17,12 @@ from app.core.measure.ram_estimate import PairMemory, estimate_pair
 from app.core.pack.bundle import read_bundle
 from app.core.recipe.files import run_recipes
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Generate, Load, Loaded
 
 
 @dataclass(frozen=True)
 class PairRss:
-    loaded: dict[str, Any]  # the engine's answer to "load"
+    loaded: Loaded  # the engine's answer to the load
     tokens: int  # in the cache after generating: the prompt's and the generated ones
     ready: int  # the worker's RSS when ready (Python, numpy and MNN imported)
     measured: int  # its RSS after loading and generating, minus `ready`
@@ -40,22 +41,19 @@ def measure_pair(
         worker = psutil.Process(client.pid)
         ready = worker.memory_info().rss
         loaded = client.run(
-            "load",
-            target=str(target),
-            draft=str(draft),
-            target_config=recipe,
-            draft_config=recipe,
+            Load(target=str(target), draft=str(draft), target_config=recipe, draft_config=recipe)
         )
         done = client.run(
-            "generate",
-            prompt_ids=list(prompt_ids),
-            max_tokens=new_tokens,
-            ignore_stop=True,
-            mode="speculative",
+            Generate(
+                prompt_ids=tuple(prompt_ids),
+                max_tokens=new_tokens,
+                ignore_stop=True,
+                mode="speculative",
+            )
         )
         measured = worker.memory_info().rss - ready
     prompt = len(prompt_ids)
-    tokens = prompt + len(done["tokens"])
+    tokens = prompt + len(done.tokens)
     target_run, draft_run = run_recipes(target, draft, recipe, recipe)
     estimate = estimate_pair(
         read_bundle(target), target_run, read_bundle(draft), draft_run, tokens, prompt

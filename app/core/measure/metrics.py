@@ -26,6 +26,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def count_positions(reached: list[int], accepted: list[int], drafted: int, taken: int) -> None:
+    """Add one round to per-position tallies (grown to `drafted` as needed): positions
+    are reached in turn up to the first rejected one, and the first `taken` accepted."""
+    if drafted > len(reached):
+        grow = drafted - len(reached)
+        reached.extend([0] * grow)
+        accepted.extend([0] * grow)
+    for i in range(drafted):
+        reached[i] += 1
+        if i < taken:
+            accepted[i] += 1
+        else:
+            break
+
+
+def acceptance_by_position(reached: list[int], accepted: list[int]) -> list[float | None]:
+    """Per-position acceptance from the tallies (None for a position never reached)."""
+    return [(a / r if r else None) for a, r in zip(accepted, reached, strict=True)]
+
+
 @dataclass
 class RoundStats:
     drafted: int  # draft tokens the target checked this round
@@ -81,12 +101,8 @@ class DecodeStats:
         self.draft_forwards += r.draft_forwards
         self.draft_seconds += r.draft_seconds
         self.target_seconds += r.target_seconds
-        for i in range(min(r.drafted, self.draft_length)):
-            self.position_reached[i] += 1
-            if i < r.accepted:
-                self.position_accepted[i] += 1
-            else:
-                break
+        drafted = min(r.drafted, self.draft_length)
+        count_positions(self.position_reached, self.position_accepted, drafted, r.accepted)
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -96,10 +112,7 @@ class DecodeStats:
 
     @property
     def per_position_acceptance(self) -> list[float | None]:
-        return [
-            (acc / reached if reached else None)
-            for acc, reached in zip(self.position_accepted, self.position_reached, strict=True)
-        ]
+        return acceptance_by_position(self.position_reached, self.position_accepted)
 
     @property
     def decode_tokens(self) -> int:

@@ -13,6 +13,7 @@ from app.core.measure.bench import RunPair, combine_runs, summarize
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import annotate
 from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Reset
 
 log = logging.getLogger("draftdeck.engine.bench")
 
@@ -44,10 +45,10 @@ class BenchCancelled(Exception):
     """Stopped between runs; the pairs measured so far are kept by the caller."""
 
 
-def cannot_pay(loaded: dict[str, Any], force: bool) -> str | None:
+def cannot_pay(loaded: Loaded, force: bool) -> str | None:
     """The load event's cannot-pay mark (None if the pair can gain); refuses unless
     `force`: an uplift measured where no exact scheme can win would read as a finding."""
-    reason = loaded.get("cannot_pay")
+    reason = loaded.cannot_pay
     if reason and not force:
         raise SpeculationCannotPay(
             f"Not measured: {reason} (linear_rollback false). This MNN cannot take "
@@ -55,35 +56,36 @@ def cannot_pay(loaded: dict[str, Any], force: bool) -> str | None:
             "target is verified one token at a time and every token still costs it a "
             "step: an uplift figure would mean nothing."
         )
-    return str(reason) if reason else None
+    return reason or None
 
 
 def _generate(
     client: EngineClient, prompt: str, tokens: int, mode: str
 ) -> tuple[DecodeStats, list[int]]:
-    client.run("reset")
+    client.run(Reset())
     # Stop tokens are ignored so that every run produces the same number of tokens.
-    done = client.run("generate", prompt=prompt, max_tokens=tokens, mode=mode, ignore_stop=True)
-    return DecodeStats.from_json(done["stats"]), list(done["tokens"])
+    done = client.run(Generate(prompt=prompt, max_tokens=tokens, mode=mode, ignore_stop=True))
+    return done.stats, list(done.tokens)
 
 
-def load_pair(client: EngineClient, plan: BenchPlan) -> dict[str, Any]:
+def load_pair(client: EngineClient, plan: BenchPlan) -> Loaded:
     loaded = client.run(
-        "load",
-        target=plan.target,
-        draft=plan.draft,
-        target_config=plan.target_config,
-        draft_config=plan.draft_config,
-        draft_length=plan.draft_length,
+        Load(
+            target=plan.target,
+            draft=plan.draft,
+            target_config=plan.target_config,
+            draft_config=plan.draft_config,
+            draft_length=plan.draft_length,
+        )
     )
-    if loaded.get("memory_warning"):  # a pair that does not fit is refused by the engine
-        log.warning("%s", loaded["memory_warning"])
+    if loaded.memory_warning:  # a pair that does not fit is refused by the engine
+        log.warning("%s", loaded.memory_warning)
     return loaded
 
 
 def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
     """Add the loaded pair's verify agreement (cached per target and recipe) to a summary."""
-    annotate(summary, client.run("agreement"))
+    annotate(summary, client.run(MeasureAgreement()).result.to_json())
 
 
 def warm_up(client: EngineClient, plan: BenchPlan) -> int:
@@ -147,10 +149,10 @@ def run_bench(
     reason = cannot_pay(loaded, force)
     summary = summarize(run_pairs(client, plan, progress=progress))
     summary["cannot_pay"] = reason
-    summary["linear_rollback"] = loaded.get("linear_rollback")
+    summary["linear_rollback"] = loaded.linear_rollback
     measure_agreement(client, summary)
-    summary["lossless_expected"] = loaded["lossless_expected"]
-    summary["linear_attention"] = loaded["linear_attention"]
+    summary["lossless_expected"] = loaded.lossless_expected
+    summary["linear_attention"] = loaded.linear_attention
     summary["target"] = plan.target
     summary["draft"] = plan.draft
     return summary

@@ -1,7 +1,7 @@
 """Start and talk to the engine worker process. No Qt: the GUI wraps it in signals.
 
-Events arrive on a reader thread and are queued; `run()` sends one request and waits
-for its final event, handing intermediate ones (rounds) to a callback. Events of other
+Events (protocol.py) arrive on a reader thread and are queued; `run()` sends one
+request and waits for its final event, handing batches of rounds to a callback. Events of other
 requests met while waiting are kept for their own `wait()`. If the worker dies, the
 waiting call raises EngineCrashed with the exit signal and the last lines it wrote to
 stderr; the next request starts a fresh worker and replays the last successful load.
@@ -21,15 +21,33 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from app.core.infra.errors import EngineCrashed, EngineError
 from app.core.infra.processes import no_window_flags
+from app.engine.protocol import (
+    EVENT_START,
+    PROTOCOL_VERSION,
+    Cancel,
+    Event,
+    Exit,
+    Failed,
+    Load,
+    OneWay,
+    ProtocolError,
+    Ready,
+    Request,
+    Rounds,
+    Shutdown,
+    encode_request,
+    event_from_json,
+    reply_type,
+)
 
 log = logging.getLogger("draftdeck.engine.client")
 
-Event = dict[str, Any]
-FINAL_EVENTS = {"loaded", "done", "agreement", "decoded", "encoded", "reset", "pong", "error"}
+ReplyT = TypeVar("ReplyT")
+OnRounds = Callable[[Rounds], None]
 STDERR_LINES = 40
 
 
@@ -66,7 +84,6 @@ def describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-EVENT_START = '{"event"'  # how every event the worker writes begins
 _decoder = json.JSONDecoder()
 
 
@@ -76,7 +93,9 @@ def parse_event_line(raw: bytes) -> Event | None:
     Only events are meant to reach this pipe, but on Windows a native library with its
     own C runtime may still print to the original stdout: its text, often without a
     newline, then comes before an event on the same line. The event is read from the
-    first '{"event"' that parses; whatever else the line holds goes to the engine log.
+    first EVENT_START that parses; whatever else the line holds goes to the engine log.
+    An object that breaks the protocol becomes a `Failed` for its request, so that
+    nothing waits for it forever.
     """
     text = raw.decode("utf-8", "replace")
     try:
@@ -84,21 +103,29 @@ def parse_event_line(raw: bytes) -> Event | None:
     except ValueError:
         whole = None
     if isinstance(whole, dict):
-        return whole  # the usual case: the line is one event
+        return _event(whole)  # the usual case: the line is one event
     start = text.find(EVENT_START)
     while start >= 0:
         try:
-            event, end = _decoder.raw_decode(text, start)
+            data, end = _decoder.raw_decode(text, start)
         except ValueError:
             start = text.find(EVENT_START, start + 1)
             continue
         stray = (text[:start] + " " + text[end:]).strip()
         log.warning("engine printed on the event pipe: %r", stray[:200])
-        return dict(event)
+        return _event(data)
     stray = text.strip()
     if stray:
         log.warning("engine wrote a line that holds no event: %r", stray[:200])
     return None
+
+
+def _event(data: dict[str, object]) -> Event:
+    try:
+        return event_from_json(data)
+    except ProtocolError as exc:
+        log.warning("engine sent a malformed event: %s", exc)
+        return Failed("bad_event", f"The engine sent a malformed event: {exc}", id=exc.request_id)
 
 
 class EngineClient:
@@ -106,12 +133,12 @@ class EngineClient:
         self._command = command or worker_command()
         self._proc: subprocess.Popen[bytes] | None = None
         self._events: queue.Queue[Event] = queue.Queue()
-        self._unclaimed: dict[Any, list[Event]] = {}
+        self._unclaimed: dict[int | None, list[Event]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._last_load: dict[str, Any] | None = None
+        self._last_load: Load | None = None
         self.crashed: EngineCrashed | None = None
 
     # -- process ---------------------------------------------------------------------------
@@ -119,6 +146,11 @@ class EngineClient:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The worker's exit code once it has ended (None while it runs, or never ran)."""
+        return self._proc.poll() if self._proc is not None else None
 
     @property
     def running(self) -> bool:
@@ -159,15 +191,25 @@ class EngineClient:
         for thread in self._threads:
             thread.start()
         try:
-            ready = self._next_event(timeout=60)
+            ready: Event | None = self._next_event(timeout=60)
         except EngineError:
-            ready = {"event": "timeout"}
-        if ready.get("event") != "ready":
-            # Never leave a half-started worker behind: later requests would hang on it.
-            self._proc.kill()
-            error = self._crash_error({"event": "exit", "code": self._proc.wait()})
-            self._release()
-            raise error
+            ready = None
+        if isinstance(ready, Ready) and ready.protocol == PROTOCOL_VERSION:
+            return
+        # Never leave a half-started worker behind: later requests would hang on it.
+        self._proc.kill()
+        error: EngineError = self._crash_error(Exit(self._proc.wait()))
+        if isinstance(ready, Ready):
+            error = EngineError(
+                f"The engine worker speaks protocol version {ready.protocol}, this app "
+                f"version {PROTOCOL_VERSION}: the worker and the app come from different "
+                "builds.",
+                "protocol_mismatch",
+            )
+        elif isinstance(ready, Failed):
+            error = EngineError(ready.message, ready.code)
+        self._release()
+        raise error
 
     @staticmethod
     def _read_events(
@@ -178,7 +220,7 @@ class EngineClient:
             event = parse_event_line(raw)
             if event is not None:
                 events.put(event)
-        events.put({"event": "exit", "code": proc.wait()})
+        events.put(Exit(proc.wait()))
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in stream:
@@ -187,8 +229,8 @@ class EngineClient:
                 self._stderr.append(line)
                 log.debug("engine: %s", line)
 
-    def _crash_error(self, event: Event) -> EngineCrashed:
-        code = event.get("code") if event.get("event") == "exit" else None
+    def _crash_error(self, event: Exit) -> EngineCrashed:
+        code = event.code
         # Give the stderr reader a moment to collect the last words.
         if len(self._threads) > 1:
             self._threads[1].join(timeout=1.0)
@@ -216,8 +258,8 @@ class EngineClient:
             return
         if proc.poll() is None:
             try:
-                self._send({"op": "cancel"})  # a running generation ends first
-                self._send({"op": "shutdown"})
+                self._send(Cancel())  # a running generation ends first
+                self._send(Shutdown())
                 proc.wait(timeout=timeout)
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()
@@ -250,24 +292,24 @@ class EngineClient:
 
     # -- requests --------------------------------------------------------------------------
 
-    def _send(self, request: dict[str, Any]) -> None:
+    def _send(self, request: Request[Any] | OneWay, request_id: int | None = None) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise EngineError("the engine is not running", "not_running")
-        data = (json.dumps(request) + "\n").encode("utf-8")
+        data = (encode_request(request, request_id) + "\n").encode("utf-8")
         with self._write_lock:
             proc.stdin.write(data)
             proc.stdin.flush()
 
-    def send(self, op: str, **params: Any) -> int:
+    def send(self, request: Request[ReplyT]) -> int:
         """Send a request without waiting; returns its id."""
         if not self.running:
             self.start()
-            if self._last_load is not None and op != "load":
-                self.run("load", **self._last_load)
+            if self._last_load is not None and not isinstance(request, Load):
+                self.run(self._last_load)
         request_id = next(self._ids)
         try:
-            self._send({"op": op, "id": request_id, **params})
+            self._send(request, request_id)
         except OSError:
             raise self._crash_error(self._drain_to_exit()) from None
         return request_id
@@ -278,58 +320,57 @@ class EngineClient:
         It ends with stopped_by "cancelled".
         """
         if self.running:
-            request = (
-                {"op": "cancel"} if request_id is None else {"op": "cancel", "target": request_id}
-            )
             with contextlib.suppress(OSError):
-                self._send(request)
+                self._send(Cancel(request_id))
 
     def wait(
         self,
         request_id: int,
-        on_event: Callable[[Event], None] | None = None,
+        on_rounds: OnRounds | None = None,
         timeout: float | None = None,
     ) -> Event:
         """Wait for the final event of a request; raises EngineError or EngineCrashed."""
         while True:
             kept = self._unclaimed.get(request_id)
             event = kept.pop(0) if kept else self._next_event(timeout)
-            kind = event.get("event")
-            if kind == "exit":
+            if isinstance(event, Exit):
                 raise self._crash_error(event)
-            if event.get("id") != request_id:
+            if event.id != request_id:
                 # Another request's event: keep it for that request's wait().
-                self._unclaimed.setdefault(event.get("id"), []).append(event)
+                self._unclaimed.setdefault(event.id, []).append(event)
                 continue
-            if kind not in FINAL_EVENTS:
-                if on_event is not None:
-                    on_event(event)
+            if isinstance(event, Rounds):
+                if on_rounds is not None:
+                    on_rounds(event)
                 continue
             self._unclaimed.pop(request_id, None)
-            if kind == "error":
-                raise EngineError(
-                    str(event.get("message")), str(event.get("code")), event.get("reasons")
-                )
+            if isinstance(event, Failed):
+                raise EngineError(event.message, event.code, list(event.reasons))
             return event
 
     def run(
         self,
-        op: str,
-        on_event: Callable[[Event], None] | None = None,
+        request: Request[ReplyT],
+        on_rounds: OnRounds | None = None,
         timeout: float | None = None,
-        **params: Any,
-    ) -> Event:
-        event = self.wait(self.send(op, **params), on_event, timeout)
-        if op == "load":
+    ) -> ReplyT:
+        """Send `request` and wait for its reply."""
+        event = self.wait(self.send(request), on_rounds, timeout)
+        expected = reply_type(request)
+        if not isinstance(event, expected):
+            raise EngineError(
+                f"the engine answered {type(request).__name__} with {type(event).__name__}",
+                "bad_event",
+            )
+        if isinstance(request, Load):
             # Replayed into a fresh worker after a crash; only loads that worked.
-            self._last_load = dict(params)
+            self._last_load = request
         return event
 
     def poll_events(self) -> list[Event]:
         """Every event that has arrived, without waiting (for event loops that poll).
 
-        An {"event": "exit"} among them means the worker died; `crash_error(event)`
-        describes it.
+        An `Exit` among them means the worker died; `crash_error(event)` describes it.
         """
         events = [e for kept in self._unclaimed.values() for e in kept]
         self._unclaimed.clear()
@@ -339,13 +380,13 @@ class EngineClient:
             except queue.Empty:
                 return events
 
-    def crash_error(self, exit_event: Event) -> EngineCrashed:
+    def crash_error(self, exit_event: Exit) -> EngineCrashed:
         return self._crash_error(exit_event)
 
-    def _drain_to_exit(self) -> Event:
+    def _drain_to_exit(self) -> Exit:
         while True:
             event = self._next_event(timeout=5)
-            if event.get("event") == "exit":
+            if isinstance(event, Exit):
                 return event
 
     def __enter__(self) -> EngineClient:

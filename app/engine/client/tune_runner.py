@@ -20,15 +20,9 @@ from typing import Any
 
 from app.core.measure.bench import RunPair, summarize
 from app.core.measure.intervals import median_interval
-from app.core.measure.tune import (
-    Setting,
-    SettingResult,
-    SweepPlan,
-    TuneRun,
-    host_facts,
-    leading,
-    pack_facts,
-)
+from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_results import SettingResult, leading
+from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
 from app.engine.client.bench import (
     BenchCancelled,
     BenchPlan,

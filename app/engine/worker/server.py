@@ -1,4 +1,4 @@
-"""The engine worker process: newline-delimited JSON requests in, events out.
+"""The engine worker process: requests in on stdin, events out on stdout (protocol.py).
 
 MNN prints to C-level stdout, so the protocol gets its own copy of the original
 stdout descriptor and descriptor 1 (on Windows also the standard output handle) is
@@ -6,26 +6,51 @@ pointed at stderr before MNN is imported: nothing MNN prints can corrupt the eve
 stream. Should something still get there, the client reads the event that follows it
 on the line (client.parse_event_line).
 
-Requests: {"op": "load" | "generate" | "agreement" | "encode" | "decode" | "reset" | "cancel" |
-"ping" | "shutdown", "id": …}. Events: {"event": "ready" | "loaded" | "rounds" | "done" |
-"agreement" | "encoded" | "decoded" | "reset" | "pong" | "error", "id": …}.
-A reader thread takes requests so that "cancel" lands while a generation runs. A cancel
-names the request it stops ({"op": "cancel", "target": id}) so that it also works when it
-arrives before that request has started; without a target it stops whatever runs.
+A reader thread takes requests so that a Cancel lands while a generation runs. A cancel
+names the request it stops so that it also works when it arrives before that request
+has started; without a target it stops whatever runs.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 import os
 import queue
 import sys
 import threading
 import traceback
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from app.core.infra.errors import EngineError
+from app.engine.protocol import (
+    PROTOCOL_VERSION,
+    AgreementMeasured,
+    AnyRequest,
+    Cancel,
+    Decode,
+    Done,
+    Encode,
+    Encoded,
+    Event,
+    Failed,
+    Generate,
+    Load,
+    MeasureAgreement,
+    Ping,
+    Pong,
+    ProtocolError,
+    Ready,
+    Reset,
+    ResetDone,
+    Rounds,
+    Shutdown,
+    decode_request,
+    encode_event,
+)
+
+if TYPE_CHECKING:
+    from app.engine.worker.session import Session
 
 log = logging.getLogger("draftdeck.engine.worker")
 
@@ -34,13 +59,13 @@ class Worker:
     def __init__(self, out: IO[str]) -> None:
         self._out = out
         self._lock = threading.Lock()
-        self._requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._cancelled: set[Any] = set()
+        self._requests: queue.Queue[tuple[int | None, AnyRequest] | None] = queue.Queue()
+        self._cancelled: set[int | None] = set()
         self._cancel_all = threading.Event()  # the client is gone
-        self._running: Any = None
+        self._running: int | None = None
 
-    def emit(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, separators=(",", ":"))
+    def emit(self, event: Event) -> None:
+        line = encode_event(event)
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()
@@ -51,104 +76,81 @@ class Worker:
             if not line:
                 continue
             try:
-                request = json.loads(line)
-                if not isinstance(request, dict):
-                    raise ValueError("a request must be a JSON object")
-            except ValueError as exc:
-                self.emit(
-                    {"event": "error", "id": None, "code": "bad_request", "message": str(exc)}
-                )
+                request_id, request = decode_request(line)
+            except ProtocolError as exc:
+                self.emit(Failed("bad_request", str(exc), id=exc.request_id))
                 continue
-            if request.get("op") == "cancel":
-                self._cancelled.add(request.get("target", self._running))
+            if isinstance(request, Cancel):
+                self._cancelled.add(self._running if request.target is None else request.target)
             else:
-                self._requests.put(request)
+                self._requests.put((request_id, request))
         # stdin closed: the client is gone, so stop what runs and leave.
         self._cancel_all.set()
         self._requests.put(None)
 
-    def _is_cancelled(self, request_id: Any) -> bool:
+    def _is_cancelled(self, request_id: int | None) -> bool:
         return self._cancel_all.is_set() or request_id in self._cancelled
 
     def serve(self) -> int:
-        from app.engine.worker.session import Session  # imports MNN
+        # Imports MNN: only now, after claim_stdout has moved its prints off the pipe.
+        from app.engine.worker.session import Session
 
-        session = Session()
-        self.emit({"event": "ready", "pid": os.getpid()})
+        self.emit(Ready(os.getpid(), PROTOCOL_VERSION))
+        return self.handle_requests(Session())
+
+    def handle_requests(self, session: Session) -> int:
+        """Answer queued requests until shutdown or the end of input; returns 0."""
         while True:
-            request = self._requests.get()
-            if request is None or request.get("op") == "shutdown":
+            item = self._requests.get()
+            if item is None or isinstance(item[1], Shutdown):
                 return 0
-            request_id = request.get("id")
+            request_id, request = item
             self._running = request_id
             try:
-                self._handle(session, request)
+                reply = self._handle(session, request_id, request)
+                self.emit(dataclasses.replace(reply, id=request_id))
             except EngineError as exc:
-                self.emit(
-                    {
-                        "event": "error",
-                        "id": request_id,
-                        "code": exc.code,
-                        "message": exc.message,
-                        "reasons": exc.reasons,
-                    }
-                )
+                reasons = tuple(exc.reasons)
+                self.emit(Failed(exc.code, exc.message, reasons, id=request_id))
             except Exception as exc:  # a bug must reach the user, not kill the worker
                 log.exception("request failed")
-                self.emit(
-                    {
-                        "event": "error",
-                        "id": request_id,
-                        "code": "internal",
-                        "message": f"{type(exc).__name__}: {exc}",
-                        "details": traceback.format_exc(),
-                    }
-                )
+                message = f"{type(exc).__name__}: {exc}"
+                details = traceback.format_exc()
+                self.emit(Failed("internal", message, details=details, id=request_id))
             finally:
                 self._running = None
                 self._cancelled.discard(request_id)
 
-    def _handle(self, session: Any, request: dict[str, Any]) -> None:
-        op = request.get("op")
-        request_id = request.get("id")
-        if op == "ping":
-            self.emit({"event": "pong", "id": request_id})
-        elif op == "load":
-            info = session.load(
-                request["target"],
-                request.get("draft"),
-                request.get("target_config"),
-                request.get("draft_config"),
-                request.get("draft_length"),
+    def _handle(self, session: Session, request_id: int | None, request: AnyRequest) -> Event:
+        """The request's final event (the caller stamps its id on it)."""
+        cancelled = lambda: self._is_cancelled(request_id)  # noqa: E731
+        if isinstance(request, Ping):
+            return Pong()
+        if isinstance(request, Load):
+            return session.load(
+                request.target,
+                request.draft,
+                request.target_config,
+                request.draft_config,
+                request.draft_length,
             )
-            self.emit({"event": "loaded", "id": request_id, **info})
-        elif op == "generate":
-            result = session.generate(request, self.emit, lambda: self._is_cancelled(request_id))
-            self.emit(
-                {
-                    "event": "done",
-                    "id": request_id,
-                    "tokens": result.tokens,
-                    "text": result.text,
-                    "stopped_by": result.stopped_by,
-                    "stats": result.stats.to_json(),
-                }
-            )
-        elif op == "agreement":
-            measured = session.verify_agreement(
-                int(request.get("rows", 64)), lambda: self._is_cancelled(request_id)
-            )
-            self.emit({"event": "agreement", "id": request_id, **measured})
-        elif op == "reset":
+        if isinstance(request, Generate):
+
+            def emit_rounds(rounds: Rounds) -> None:
+                self.emit(dataclasses.replace(rounds, id=request_id))
+
+            result = session.generate(request, emit_rounds, cancelled)
+            return Done(tuple(result.tokens), result.text, result.stopped_by, result.stats)
+        if isinstance(request, MeasureAgreement):
+            return AgreementMeasured(session.verify_agreement(request.rows, cancelled))
+        if isinstance(request, Reset):
             session.reset()
-            self.emit({"event": "reset", "id": request_id})
-        elif op == "decode":
-            self.emit({"event": "decoded", "id": request_id, **session.decode(request["tokens"])})
-        elif op == "encode":
-            tokens = session.encode(request.get("text"))
-            self.emit({"event": "encoded", "id": request_id, "tokens": tokens})
-        else:
-            raise EngineError(f"unknown request {op!r}", "bad_request")
+            return ResetDone()
+        if isinstance(request, Decode):
+            return session.decode(request.tokens)
+        if isinstance(request, Encode):
+            return Encoded(tuple(session.encode(request.text)))
+        raise EngineError(f"unexpected request {type(request).__name__}", "bad_request")
 
 
 def claim_stdout() -> IO[str]:

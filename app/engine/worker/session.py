@@ -10,15 +10,17 @@ import codecs
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
 from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.compat import LINEAR_CANNOT_PAY, assess
+from app.core.pack.compat import assess
+from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings, target_run_recipe
+from app.engine.protocol import Decoded, Generate, Loaded, Round, Rounds
 from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation, RoundOutput
 from app.engine.worker.mnn_llm import MnnLlm
@@ -26,7 +28,7 @@ from app.engine.worker.rollback_probe import probe_linear_rollback
 
 log = logging.getLogger("draftdeck.engine.session")
 
-Emit = Callable[[dict[str, Any]], None]
+EmitRounds = Callable[[Rounds], None]
 DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
 FLUSH_SECONDS = 0.02  # batch round events: the GUI needs ~10 Hz, not one per token
 AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
@@ -53,7 +55,7 @@ class Session:
         target_config: dict[str, Any] | None = None,
         draft_config: dict[str, Any] | None = None,
         draft_length: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Loaded:
         self.unload()
         target_cfg = dict(target_config or {})
         try:
@@ -118,27 +120,26 @@ class Session:
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
         memory = target_run.get("memory", "low")
-        return {
-            "target": t_info.to_json(),
-            "draft": d_info.to_json() if d_info else None,
-            "draft_length": self.draft_length,
-            "load_seconds": time.perf_counter() - started,
+        return Loaded(
+            target=t_info.to_json(),
+            draft=d_info.to_json() if d_info else None,
+            draft_length=self.draft_length,
+            load_seconds=time.perf_counter() - started,
             # Only the target's verify decides the output. A d+1 verify matches single
             # steps bit for bit unless memory "low" quantizes activations at run time;
             # step-by-step verification always does.
-            "lossless_expected": stepwise or memory != "low",
-            "verify": self.verify or None,
-            "linear_attention": t_info.linear_attention,
-            # None: not probed (no draft, or no linear attention).
-            "linear_rollback": rollback,
-            "cannot_pay": cannot_pay,
-            "memory": {"estimate": estimate.to_json(), **fit.to_json()},
-            "memory_warning": fit.message if fit.level == ram_estimate.TIGHT else None,
-        }
+            lossless_expected=stepwise or memory != "low",
+            verify=self.verify or None,
+            linear_attention=t_info.linear_attention,
+            linear_rollback=rollback,
+            cannot_pay=cannot_pay,
+            memory={"estimate": estimate.to_json(), **fit.to_json()},
+            memory_warning=fit.message if fit.level == ram_estimate.TIGHT else None,
+        )
 
     def verify_agreement(
         self, rows: int = agreement.DEFAULT_ROWS, cancelled: Callable[[], bool] = lambda: False
-    ) -> dict[str, Any]:
+    ) -> verify_agreement.VerifyAgreement:
         """How often the target's verify agrees with its own single steps (cached per
         target, recipe and d; measured with the target alone, whose cache is put back)."""
         target = self._require_target()
@@ -148,7 +149,7 @@ class Session:
         d = self.draft_length
         if self.verify == "stepwise":
             checked = agreement.checked_rows(d, rows)
-            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, "stepwise").to_json()
+            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, "stepwise")
         key = verify_agreement.cache_key(
             self.target_info.path,
             self.target_recipe,
@@ -167,15 +168,13 @@ class Session:
                 matched / checked, matched, checked, d, "batched"
             )
             verify_agreement.store(key, found)
-        return found.to_json()
+        return found
 
-    def encode(self, text: Any) -> list[int]:
+    def encode(self, text: str) -> list[int]:
         """The target tokenizer's ids for a text (no chat template)."""
-        if not isinstance(text, str):
-            raise EngineError("text must be a string", "bad_request")
         return self._require_target().encode(text)
 
-    def decode(self, tokens: Any) -> dict[str, Any]:
+    def decode(self, tokens: Sequence[int]) -> Decoded:
         """The target's text for token ids: per token (a token that ends inside a UTF-8
         sequence shows up with the one that completes it) and joined."""
         target = self._require_target()
@@ -185,7 +184,7 @@ class Session:
         tail = text_decoder.decode(b"", final=True)  # an unfinished sequence at the end
         if tail:
             pieces[-1] += tail
-        return {"pieces": pieces, "text": "".join(pieces)}
+        return Decoded(tuple(pieces), "".join(pieces))
 
     def unload(self) -> None:
         for model in (self.target, self.draft):
@@ -203,17 +202,20 @@ class Session:
 
     # -- generate --------------------------------------------------------------------------
 
-    def prompt_ids(self, request: dict[str, Any]) -> tuple[list[int], str | None]:
+    def prompt_ids(self, request: Generate) -> tuple[list[int], str | None]:
         """Token ids for a request, reusing the previous turn's ids when they still apply."""
         target = self._require_target()
-        if "prompt_ids" in request:
-            return self._token_ids(request["prompt_ids"], "prompt_ids", allow_empty=False), None
-        if "messages" in request:
-            text = target.chat_prompt(request["messages"])
-        elif request.get("chat", True):
-            text = target.chat_prompt([{"role": "user", "content": str(request["prompt"])}])
+        if request.prompt_ids is not None:
+            return self._token_ids(request.prompt_ids, "prompt_ids", allow_empty=False), None
+        if request.messages is not None:
+            turns = [{"role": m.role, "content": m.content} for m in request.messages]
+            text = target.chat_prompt(turns)
+        elif request.prompt is None:
+            raise EngineError("a generation needs a prompt, messages or prompt_ids", "bad_request")
+        elif request.chat:
+            text = target.chat_prompt([{"role": "user", "content": request.prompt}])
         else:
-            text = str(request["prompt"])
+            text = request.prompt
         if self._conversation is not None:
             prev_text, prev_ids = self._conversation
             if text.startswith(prev_text):
@@ -222,10 +224,10 @@ class Session:
         return target.encode(text), text
 
     def generate(
-        self, request: dict[str, Any], emit: Emit, cancelled: Callable[[], bool]
+        self, request: Generate, emit: EmitRounds, cancelled: Callable[[], bool]
     ) -> Generation:
         target = self._require_target()
-        mode = request.get("mode", "speculative" if self.draft else "plain")
+        mode = request.mode or ("speculative" if self.draft else "plain")
         if mode == "speculative" and self.draft is None:
             raise EngineError("speculative decoding needs a draft; none is loaded", "bad_request")
         assert self.target_info is not None
@@ -233,7 +235,7 @@ class Session:
             target,
             self.draft if mode == "speculative" else None,
             self.draft_length,
-            () if request.get("ignore_stop") else self.target_info.tokenizer.stop_ids,
+            () if request.ignore_stop else self.target_info.tokenizer.stop_ids,
             # Rebuilt after a rejection unless this MNN rolls their state back.
             target_linear=self.target_info.linear_attention and not self.linear_rollback,
             draft_linear=bool(self.draft_info and self.draft_info.linear_attention)
@@ -241,11 +243,9 @@ class Session:
             verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
         )
         ids, text = self.prompt_ids(request)
-        batch = _RoundBatch(emit, request.get("id"))
+        batch = _RoundBatch(emit)
         try:
-            result = decoder.generate(
-                ids, int(request.get("max_tokens", 256)), batch.add, cancelled
-            )
+            result = decoder.generate(ids, request.max_tokens, batch.add, cancelled)
         finally:
             batch.flush()  # rounds made before an error still reach the client
         if text is not None:
@@ -253,20 +253,12 @@ class Session:
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
 
-    def _token_ids(self, value: Any, name: str, allow_empty: bool) -> list[int]:
+    def _token_ids(self, value: Sequence[int], name: str, allow_empty: bool) -> list[int]:
         """`value` as a list of the target's token ids, or a bad_request error naming
         `name` (an id outside the vocabulary makes MNN crash natively)."""
         vocab = self.target_info.vocab_size if self.target_info else None
-        if (
-            not isinstance(value, list)
-            or not (value or allow_empty)
-            or not all(
-                isinstance(t, int)
-                and not isinstance(t, bool)
-                and t >= 0
-                and (vocab is None or t < vocab)
-                for t in value
-            )
+        if not (value or allow_empty) or not all(
+            t >= 0 and (vocab is None or t < vocab) for t in value
         ):
             some = "a" if allow_empty else "a non-empty"
             raise EngineError(
@@ -292,28 +284,27 @@ def _mnn_version() -> str:
 class _RoundBatch:
     """Collects rounds and emits them together every FLUSH_SECONDS."""
 
-    def __init__(self, emit: Emit, request_id: Any) -> None:
+    def __init__(self, emit: EmitRounds) -> None:
         self._emit = emit
-        self._id = request_id
         self._started = self._last = time.perf_counter()
         self._clear()
 
     def _clear(self) -> None:
         self.tokens: list[int] = []
-        self.flags: list[int] = []
+        self.flags: list[bool] = []
         self.text: list[str] = []
         self.pieces: list[str] = []
-        self.rounds: list[list[float]] = []
+        self.rounds: list[Round] = []
 
     def add(self, out: RoundOutput) -> None:
         self.tokens.extend(out.tokens)
-        self.flags.extend(int(f) for f in out.from_draft)
+        self.flags.extend(out.from_draft)
         self.text.append(out.text)
         self.pieces.extend(out.pieces)
         r = out.stats
         if r is not None:
             self.rounds.append(
-                [r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds]
+                Round(r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds)
             )
         if time.perf_counter() - self._last >= FLUSH_SECONDS:
             self.flush()
@@ -321,16 +312,14 @@ class _RoundBatch:
     def flush(self) -> None:
         if self.tokens:
             self._emit(
-                {
-                    "event": "rounds",
-                    "id": self._id,
-                    "tokens": self.tokens,
-                    "draft": self.flags,
-                    "text": "".join(self.text),
-                    "pieces": self.pieces,
-                    "elapsed": time.perf_counter() - self._started,
-                    "rounds": self.rounds,
-                }
+                Rounds(
+                    tokens=tuple(self.tokens),
+                    from_draft=tuple(self.flags),
+                    text="".join(self.text),
+                    pieces=tuple(self.pieces),
+                    elapsed=time.perf_counter() - self._started,
+                    rounds=tuple(self.rounds),
+                )
             )
         self._clear()
         self._last = time.perf_counter()

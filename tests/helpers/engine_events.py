@@ -1,0 +1,40 @@
+"""Engine events made by hand, for tests that feed the window what the engine would."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.engine.protocol import Loaded, Round, Rounds
+
+
+def loaded_event(**fields: Any) -> Loaded:
+    """A load event of a plain batched pair, with `fields` in place of its defaults."""
+    base: dict[str, Any] = {
+        "target": {},
+        "draft": None,
+        "draft_length": 3,
+        "load_seconds": 0.0,
+        "lossless_expected": True,
+        "verify": "batched",
+        "linear_attention": False,
+        "linear_rollback": None,
+        "cannot_pay": None,
+        "memory": {},
+        "memory_warning": None,
+    }
+    return Loaded(**{**base, **fields})
+
+
+def rounds_event(
+    elapsed: float, tokens: Sequence[int], rounds: Sequence[tuple[int, int, int]]
+) -> Rounds:
+    """A batch of `tokens` made by `rounds` of (emitted, accepted, drafted)."""
+    return Rounds(
+        tokens=tuple(tokens),
+        from_draft=(False,) * len(tokens),
+        text="",
+        pieces=("",) * len(tokens),
+        elapsed=elapsed,
+        rounds=tuple(Round(e, a, d, 0.0, 0.0) for e, a, d in rounds),
+    )
