@@ -14,7 +14,8 @@ from typing import IO, cast
 import pytest
 
 from app.core.infra.errors import EngineCrashed, EngineError
-from app.engine.client.engine_client import EngineClient, parse_event_line, worker_command
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.worker_process import parse_event_line, worker_command
 from app.engine.protocol import (
     Done,
     Generate,

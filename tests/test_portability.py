@@ -28,7 +28,8 @@ from app.cli.main import build_parser
 from app.core.infra import processes
 from app.core.infra.errors import EngineCrashed
 from app.core.phone import adb
-from app.engine.client.engine_client import EngineClient, describe_exit
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.worker_process import describe_exit
 
 HELPER = Path(__file__).parent / "helpers" / "posix_free.py"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="strips POSIX names from Python")

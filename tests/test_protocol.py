@@ -15,7 +15,8 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
-from app.engine.client.engine_client import EngineClient, parse_event_line, worker_command
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.worker_process import parse_event_line, worker_command
 from app.engine.protocol import (
     PROTOCOL_VERSION,
     AgreementMeasured,

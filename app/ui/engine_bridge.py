@@ -1,18 +1,20 @@
 """The engine client seen from Qt: non-blocking calls, typed events as signals.
 
-The worker's events are collected by the client's reader thread; a timer here drains
-them every POLL_MS on the GUI thread (the worker already batches rounds every 20 ms),
-so the window never waits on the engine. The timer runs only while a request is
-pending: an idle window has no engine wake-ups. Starting the worker (a second or so
-while MNN imports) runs in the background, owned by the bridge.
+The worker's events are collected by the client's reader thread, which cues the
+bridge after each one; the bridge then drains them on the GUI thread (one drain per
+burst: the worker already batches rounds every 20 ms), so the window never waits on
+the engine and an idle window has no engine wake-ups, yet a worker that dies while
+idle is noticed at once. Starting the worker (a second or so while MNN imports) runs
+in the background, owned by the bridge.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from app.core.infra.errors import EngineCrashed
 from app.engine.client.engine_client import EngineClient
@@ -32,8 +34,6 @@ from app.engine.protocol import (
 )
 from app.ui import background
 
-POLL_MS = 15
-
 STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
 GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 
@@ -49,6 +49,7 @@ class EngineBridge(QObject):
     finished = Signal(object)  # Done
     failed = Signal(str, str)  # code, message
     crashed = Signal(str)
+    _events_arrived = Signal()  # from the client's reader thread
 
     def __init__(self, client_factory: Callable[[], EngineClient] = EngineClient) -> None:
         super().__init__()
@@ -61,9 +62,9 @@ class EngineBridge(QObject):
         # sent meanwhile cancels it (it would wait behind it) and it runs after the reply.
         self.agreement_id: int | None = None
         self._agreement_after_reply = False
-        self._timer = QTimer(self)
-        self._timer.setInterval(POLL_MS)
-        self._timer.timeout.connect(self.poll)
+        self._drain_queued = threading.Event()
+        self._events_arrived.connect(self.poll)  # queued: emitted on the reader thread
+        self.client.on_event = self._on_event_arrived
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
@@ -75,7 +76,6 @@ class EngineBridge(QObject):
     def _send(self, request: Request[Any]) -> int:
         request_id = self.client.send(request)
         self._pending[request_id] = type(request)
-        self._timer.start()
         return request_id
 
     def load(self, request: Load) -> None:
@@ -109,8 +109,8 @@ class EngineBridge(QObject):
         self.crashed.emit(str(error))
 
     def generate(self, request: Generate) -> int | None:
-        """Send a generation; None if the worker turned out to have died while idle
-        (no timer watched it then): that is reported as a crash instead."""
+        """Send a generation; None if the worker died just before (its exit event still
+        on the way): that is reported as a crash instead."""
         if not self.client.running:
             self._on_crash(self.client.crash_error(Exit(self.client.exit_code)))
             return None
@@ -132,14 +132,13 @@ class EngineBridge(QObject):
         self._pending.clear()
         self.generating_id = self.agreement_id = None
         self.client.close()
-        self._timer.stop()
         if self.load_request is not None:
             self.load(self.load_request)
 
     def shutdown(self) -> None:
         background.close_owner(self)  # a worker still starting closes itself
+        self.client.on_event = None
         self._pending.clear()
-        self._timer.stop()
         self.client.close()
         self._set_state(STOPPED)
 
@@ -160,22 +159,25 @@ class EngineBridge(QObject):
             self._pending.pop(self.agreement_id, None)
             self.agreement_id = None
             self._agreement_after_reply = again_after_reply
-            self._stop_when_idle()
-
-    def _stop_when_idle(self) -> None:
-        if not self._pending:
-            self._timer.stop()
 
     # -- events ----------------------------------------------------------------------------
 
     def _on_crash(self, error: EngineCrashed) -> None:
         self._pending.clear()
         self.generating_id = self.agreement_id = None
-        self._timer.stop()
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
+    def _on_event_arrived(self) -> None:  # the client's reader thread
+        if not self._drain_queued.is_set():
+            self._drain_queued.set()
+            self._events_arrived.emit()
+
     def poll(self) -> None:
+        """Handle every event that has arrived (on the GUI thread)."""
+        self._drain_queued.clear()
+        if background.is_running(self, "start"):
+            return  # start() is reading the worker's first event; it drains after
         for event in self.client.poll_events():
             self._dispatch(event)
 
@@ -189,7 +191,6 @@ class EngineBridge(QObject):
         kind = self._pending.pop(event.id, None) if event.id is not None else None
         if kind is None:
             return
-        self._stop_when_idle()
         if kind is MeasureAgreement:
             # A side figure: it never changes the state (a reply may be queued behind it).
             self.agreement_id = None

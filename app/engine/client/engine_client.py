@@ -12,21 +12,18 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
-import json
 import logging
 import os
 import queue
-import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from typing import IO, Any, TypeVar
 
 from app.core.infra.errors import EngineCrashed, EngineError
 from app.core.infra.processes import no_window_flags
+from app.engine.client.worker_process import describe_exit, parse_event_line, worker_command
 from app.engine.protocol import (
-    EVENT_START,
     PROTOCOL_VERSION,
     Cancel,
     Event,
@@ -34,13 +31,11 @@ from app.engine.protocol import (
     Failed,
     Load,
     OneWay,
-    ProtocolError,
     Ready,
     Request,
     Rounds,
     Shutdown,
     encode_request,
-    event_from_json,
     reply_type,
 )
 
@@ -49,83 +44,6 @@ log = logging.getLogger("draftdeck.engine.client")
 ReplyT = TypeVar("ReplyT")
 OnRounds = Callable[[Rounds], None]
 STDERR_LINES = 40
-
-
-def worker_command() -> list[str]:
-    """How to start a worker: `python -m app.engine.worker`, or the frozen app with a flag."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "--engine-worker"]
-    return [sys.executable, "-m", "app.engine.worker"]
-
-
-# Windows ends a process that crashes natively with its exception code as exit code.
-WINDOWS_CRASHES = {
-    0xC0000005: "an access violation",
-    0xC000001D: "an illegal instruction",
-    0xC0000094: "an integer division by zero",
-    0xC00000FD: "a stack overflow",
-    0xC0000374: "a heap corruption",
-    0xC0000409: "a stack buffer overrun",
-}
-
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"killed by {name}"
-    if code >= 0xC0000000:  # an NTSTATUS error: a native crash on Windows
-        what = WINDOWS_CRASHES.get(code, "a native exception")
-        return f"crashed with {what} (0x{code:08X})"
-    return f"exited with code {code}"
-
-
-_decoder = json.JSONDecoder()
-
-
-def parse_event_line(raw: bytes) -> Event | None:
-    """The event on one line of the event pipe, or None if it holds none.
-
-    Only events are meant to reach this pipe, but on Windows a native library with its
-    own C runtime may still print to the original stdout: its text, often without a
-    newline, then comes before an event on the same line. The event is read from the
-    first EVENT_START that parses; whatever else the line holds goes to the engine log.
-    An object that breaks the protocol becomes a `Failed` for its request, so that
-    nothing waits for it forever.
-    """
-    text = raw.decode("utf-8", "replace")
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        whole = None
-    if isinstance(whole, dict):
-        return _event(whole)  # the usual case: the line is one event
-    start = text.find(EVENT_START)
-    while start >= 0:
-        try:
-            data, end = _decoder.raw_decode(text, start)
-        except ValueError:
-            start = text.find(EVENT_START, start + 1)
-            continue
-        stray = (text[:start] + " " + text[end:]).strip()
-        log.warning("engine printed on the event pipe: %r", stray[:200])
-        return _event(data)
-    stray = text.strip()
-    if stray:
-        log.warning("engine wrote a line that holds no event: %r", stray[:200])
-    return None
-
-
-def _event(data: dict[str, object]) -> Event:
-    try:
-        return event_from_json(data)
-    except ProtocolError as exc:
-        log.warning("engine sent a malformed event: %s", exc)
-        return Failed("bad_event", f"The engine sent a malformed event: {exc}", id=exc.request_id)
 
 
 class EngineClient:
@@ -140,6 +58,9 @@ class EngineClient:
         self._threads: list[threading.Thread] = []
         self._last_load: Load | None = None
         self.crashed: EngineCrashed | None = None
+        # Called on the reader thread after each event is queued (an event loop's cue
+        # to call poll_events); None: nobody is told.
+        self.on_event: Callable[[], None] | None = None
 
     # -- process ---------------------------------------------------------------------------
 
@@ -177,7 +98,7 @@ class EngineClient:
         self._threads = [
             threading.Thread(
                 target=self._read_events,
-                args=(self._proc, self._proc.stdout, self._events),
+                args=(self._proc, self._proc.stdout, self._events, self._notify),
                 name="engine-events",
                 daemon=True,
             ),
@@ -213,14 +134,27 @@ class EngineClient:
 
     @staticmethod
     def _read_events(
-        proc: subprocess.Popen[bytes], stream: IO[bytes], events: queue.Queue[Event]
+        proc: subprocess.Popen[bytes],
+        stream: IO[bytes],
+        events: queue.Queue[Event],
+        notify: Callable[[], None],
     ) -> None:
         # The queue is this worker's own: a late reader never writes into a newer one.
         for raw in stream:
             event = parse_event_line(raw)
             if event is not None:
                 events.put(event)
+                notify()
         events.put(Exit(proc.wait()))
+        notify()
+
+    def _notify(self) -> None:
+        listener = self.on_event
+        if listener is not None:
+            try:
+                listener()
+            except RuntimeError:  # a listener torn down mid-call must not stop the reader
+                log.debug("event listener gone", exc_info=True)
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in stream:

@@ -4,7 +4,7 @@ MNN prints to C-level stdout, so the protocol gets its own copy of the original
 stdout descriptor and descriptor 1 (on Windows also the standard output handle) is
 pointed at stderr before MNN is imported: nothing MNN prints can corrupt the event
 stream. Should something still get there, the client reads the event that follows it
-on the line (client.parse_event_line).
+on the line (client.worker_process.parse_event_line).
 
 A reader thread takes requests so that a Cancel lands while a generation runs. A cancel
 names the request it stops so that it also works when it arrives before that request
