@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-from typing import Any
 
-import psutil
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
@@ -24,11 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.infra.errors import FileError
-from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
+from app.core.measure.chat_record import ChatRecord, chat_record
 from app.core.measure.verify_agreement import VerifyAgreement
-from app.core.pack.files import DRAFT_RECIPE
-from app.core.recipe.files import TARGET_CONFIG
 from app.engine.protocol import (
     AgreementMeasured,
     ChatTurn,
@@ -39,28 +32,18 @@ from app.engine.protocol import (
     Rounds,
 )
 from app.ui.chat_charts import ChatCharts
-from app.ui.chat_transcript import Transcript, figures_line
-from app.ui.dialogs import show_error
-from app.ui.engine_bridge import (
-    CRASHED,
-    ERROR,
-    GENERATING,
-    LOADING,
-    READY,
-    STARTING,
-    EngineBridge,
+from app.ui.chat_header import (
+    EXACT_ROLLBACK_NOTE,
+    PLAIN_DEFAULT_TIP,
+    pair_line,
+    plain_default_note,
+    state_html,
 )
+from app.ui.chat_transcript import Transcript
+from app.ui.dialogs import show_error
+from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
 from app.ui.pair_selection import PairSelection
 
-STATE_WORDS = {
-    "stopped": ("○", "Engine not started", "#5c6475"),
-    STARTING: ("◌", "Starting the engine…", "#8a5300"),
-    LOADING: ("◌", "Loading the pair…", "#8a5300"),
-    READY: ("●", "Ready", "#1e6b34"),
-    GENERATING: ("●", "Generating…", "#3b5bdb"),
-    ERROR: ("✕", "Cannot run", "#a1261b"),
-    CRASHED: ("✕", "Engine crashed", "#a1261b"),
-}
 SEND_KEYS = ("Enter sends", "Ctrl+Enter sends")
 MODES = ("speculative", "plain")  # the mode combo's items, in order
 
@@ -198,19 +181,17 @@ class ChatPage(QWidget):
         target, draft = self._loaded_pair
         if target is None or draft is None:
             return
-        text = f"Target {target.name} · draft {draft.name} · with their saved recipes"
         found = self.verify_agreement
-        if found is not None:
-            text += f" · verify agreement {found.agreement:.2f}"
-            if not found.exact:
-                text += f" (an identical draft would reach about {found.ceiling:.2f})"
-        elif self.bridge.agreement_id is not None:
-            text += " · measuring verify agreement…"
-        elif self.bridge.agreement_waits_for_reply:
-            text += " · verify agreement after this reply"
-        if self.memory_warning:
-            text += f"\n⚠ {self.memory_warning}"
-        self.pair_label.setText(text)
+        self.pair_label.setText(
+            pair_line(
+                target,
+                draft,
+                found,
+                measuring=self.bridge.agreement_id is not None,
+                waits_for_reply=self.bridge.agreement_waits_for_reply,
+                memory_warning=self.memory_warning,
+            )
+        )
         self.pair_label.setToolTip(found.sentence() if found else "")
 
     def _on_pair_changed(self) -> None:
@@ -323,25 +304,15 @@ class ChatPage(QWidget):
             if self._plain_for != self._loaded_pair:
                 self.mode.setCurrentIndex(MODES.index("plain"))
                 self._plain_for = self._loaded_pair
-            self.mode_note.setText(
-                f"Plain decoding by default: {reason} (linear_rollback false). "
-                "Speculative still works, exactly but slower."
-            )
-            self.mode_note.setToolTip(
-                "This MNN cannot take rejected draft tokens out of the target's "
-                "linear-attention state, so the target checks the draft one token at a "
-                "time: every token still costs it a step of its own."
-            )
+            self.mode_note.setText(plain_default_note(reason))
+            self.mode_note.setToolTip(PLAIN_DEFAULT_TIP)
             self.mode_note.show()
             return
         if self._plain_for is not None:
             self.mode.setCurrentIndex(MODES.index("speculative"))
             self._plain_for = None
         if event.linear_rollback:
-            self.mode_note.setText(
-                "This MNN rolls linear-attention state back exactly (linear_rollback true): "
-                "the target checks the whole draft in one pass."
-            )
+            self.mode_note.setText(EXACT_ROLLBACK_NOTE)
             self.mode_note.setToolTip("")
             self.mode_note.show()
         else:
@@ -372,91 +343,29 @@ class ChatPage(QWidget):
         )
 
     def _on_state(self, state: str) -> None:
-        symbol, words, colour = STATE_WORDS.get(state, STATE_WORDS["stopped"])
-        detail = f": {self.last_error}" if state in (ERROR, CRASHED) and self.last_error else ""
-        self.state_label.setText(f"<span style='color:{colour}'>{symbol} {words}</span>{detail}")
+        self.state_label.setText(state_html(state, self.last_error))
         self.state_label.setToolTip(self.last_error)
         self.send_button.setEnabled(state == READY)
         self.stop_button.setEnabled(state == GENERATING)
 
-    def system_facts(self) -> str:
-        """RAM used by the engine worker and the CPU load, for the status bar."""
-        pid = self.bridge.client.pid if self.bridge.client.running else None
-        cpu = psutil.cpu_percent(interval=None)
-        if pid is None:
-            return f"CPU {cpu:.0f}%"
-        try:
-            rss = psutil.Process(pid).memory_info().rss
-        except psutil.Error:
-            return f"CPU {cpu:.0f}%"
-        return f"Engine RAM {rss / 2**20:.0f} MB · CPU {cpu:.0f}%"
-
     # -- export ------------------------------------------------------------------------------
 
-    def run_record(self) -> dict[str, Any]:
+    def run_record(self) -> ChatRecord:
         target, draft = self._loaded_pair
-        recipes: dict[str, Any] = {}
-        for name, path in (
-            ("draft", draft and draft / DRAFT_RECIPE),
-            ("target", target and target / TARGET_CONFIG),
-        ):
-            try:
-                recipes[name] = read_json_object(path) if path else None
-            except FileError:
-                recipes[name] = None
-        return {
-            "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "target": str(target) if target else None,
-            "draft": str(draft) if draft else None,
-            "recipe": recipes,
-            "messages": [
-                {
-                    "role": m.role,
-                    "text": m.text,
-                    "thinking": m.thinking_text or None,
-                    "mode": m.mode or None,
-                    "stopped_by": m.stopped_by or None,
-                    "draft_tokens": m.draft_tokens if m.role == "assistant" else None,
-                    "stats": m.stats,
-                }
-                for m in self.transcript.messages
-            ],
-            "figures": {
-                "per_position_acceptance": self.charts.per_position(),
-                "plain_reference_tok_s": self.charts.reference_tok_s,
-                "verify_agreement": (
-                    self.verify_agreement.to_json() if self.verify_agreement else None
-                ),
-            },
-        }
+        return chat_record(
+            target,
+            draft,
+            (m.record() for m in self.transcript.messages),
+            self.charts.per_position(),
+            self.charts.reference_tok_s,
+            self.verify_agreement,
+        )
 
     def export_json(self, path: Path) -> None:
-        atomic_write_json(path, self.run_record(), indent=2)
+        self.run_record().write_json(path)
 
     def export_markdown(self, path: Path) -> None:
-        record = self.run_record()
-        lines = [
-            "# DraftDeck chat",
-            "",
-            f"- Target: `{record['target']}`",
-            f"- Draft: `{record['draft']}`",
-            f"- Exported: {record['exported_at']}",
-            "",
-            "## Recipe",
-            "",
-            "```json",
-            json.dumps(record["recipe"], indent=2),
-            "```",
-            "",
-        ]
-        for message in self.transcript.messages:
-            lines.append(f"**{'You' if message.role == 'user' else 'Assistant'}:** {message.text}")
-            if message.stats is not None:
-                lines.append(f"\n_{figures_line(message)}_")
-            lines.append("")
-        positions = ", ".join(f"{p:.2f}" for p in record["figures"]["per_position_acceptance"])
-        lines += ["## Figures", "", f"- Acceptance by draft position: {positions or 'n/a'}"]
-        atomic_write_text(path, "\n".join(lines) + "\n")
+        self.run_record().write_markdown(path)
 
     def _on_export(self) -> None:
         name, chosen = QFileDialog.getSaveFileName(

@@ -16,7 +16,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.chat_record import MessageRecord
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 DRAFT_BACKGROUND = "#ffe8a3"
@@ -45,25 +45,20 @@ class Message:
     def draft_tokens(self) -> int:
         return sum(flag for _, flag in self.answer) + sum(flag for _, flag in self.thinking)
 
+    def record(self) -> MessageRecord:
+        return MessageRecord(
+            role=self.role,
+            text=self.text,
+            thinking=self.thinking_text,
+            mode=self.mode,
+            stopped_by=self.stopped_by,
+            draft_tokens=self.draft_tokens,
+            stats=self.stats,
+        )
+
 
 def figures_line(message: Message) -> str:
-    stats = message.stats or {}
-    parts = [f"{stats.get('tokens', 0)} tokens"]
-    if stats.get("tok_s"):
-        parts.append(f"{stats['tok_s']:.1f} tok/s")
-    if stats.get("acceptance") is not None:
-        parts.append(f"acceptance {stats['acceptance']:.2f}")
-        verify = stats.get("verify_agreement")
-        if verify:
-            found = VerifyAgreement.from_json(verify)
-            limited = ", limits acceptance" if found.limited(stats["acceptance"]) else ""
-            parts.append(f"verify agreement {found.agreement:.2f}{limited}")
-    if stats.get("mean_accepted_length"):
-        parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
-    parts.append(message.mode)
-    if message.stopped_by == "cancelled":
-        parts.append("stopped")
-    return " · ".join(parts)
+    return message.record().figures_line()
 
 
 class Transcript(QTextBrowser):

@@ -21,10 +21,13 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import Settings, save_settings
+from app.core.infra.system_figures import system_figures
 from app.core.pack.library import Library
+from app.ui import background
 from app.ui.chat_page import ChatPage
 from app.ui.dialogs import ask
 from app.ui.downloads_page import DownloadsPage
+from app.ui.engine_bridge import EngineBridge
 from app.ui.library_page import LibraryPage
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
@@ -69,7 +72,8 @@ class MainWindow(QMainWindow):
         self.add_page("pair", "Pair", self.pair_page)
         self.recipes_page = RecipesPage(self.selection)
         self.add_page("recipes", "Recipes", self.recipes_page)
-        self.chat_page = ChatPage(self.selection)
+        self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
+        self.chat_page = ChatPage(self.selection, self.engine)
         self.add_page("chat", "Chat", self.chat_page)
         self.tune_page = TunePage(self.selection)
         self.add_page("tune", "Tune", self.tune_page)
@@ -154,7 +158,8 @@ class MainWindow(QMainWindow):
         self.library_page.select_path(Path(path))
 
     def _on_facts_timer(self) -> None:
-        self.facts_label.setText(self.chat_page.system_facts())
+        client = self.engine.client
+        self.facts_label.setText(system_figures(client.pid if client.running else None))
 
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text)
@@ -211,6 +216,8 @@ class MainWindow(QMainWindow):
         self.chat_page.shutdown()
         self.tune_page.shutdown()
         self.phone_page.shutdown()
+        for page in self.pages.values():
+            background.close_owner(page)  # no late answer reaches a closing page
         self._facts_timer.stop()
         try:
             save_settings(self.settings)

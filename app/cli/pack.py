@@ -1,0 +1,102 @@
+"""`draftdeck info` and `draftdeck check`: a pack, and whether a draft serves a target."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.core.infra.errors import FileError
+from app.core.infra.units import format_bytes
+from app.core.pack.bundle import BundleInfo, read_bundle
+
+
+def _print_info(info: BundleInfo) -> None:
+    tok = info.tokenizer
+    quant = f"{info.quant_bits}-bit, block {info.quant_block}" if info.quant_bits else "unknown"
+    rows = [
+        ("Pack", info.name),
+        ("Path", str(info.path)),
+        ("Role", info.role),
+        ("Model type", info.model_type),
+        ("Attention", info.attention + (" + LinearAttention ops" if info.linear_attention else "")),
+        ("Hidden size", str(info.hidden_size)),
+        ("Layers", str(info.layers)),
+        ("Vocabulary", str(info.vocab_size) if info.vocab_size is not None else "unknown"),
+        ("Quantization", quant),
+        ("Tokenizer", f"{tok.file} ({tok.type}), sha256 {tok.sha256[:12]}"),
+        ("Special ids", " ".join(map(str, tok.special_ids)) or "-"),
+        (
+            "Stop ids",
+            ", ".join(f"{s.id} {s.text or '?'} ({', '.join(s.sources)})" for s in tok.stop_tokens)
+            or "-",
+        ),
+        ("Chat template", (info.chat_template_sha256 or "none")[:12]),
+        ("Visual", "yes" if info.visual else "no"),
+        ("Recipes", ", ".join(info.recipe_files) or "none"),
+        ("Size", format_bytes(info.size_bytes)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    try:
+        info = read_bundle(Path(args.pack))
+    except FileError as exc:
+        if args.json:
+            print(
+                json.dumps(
+                    {"error": {"code": exc.code, "file": str(exc.path), "message": exc.problem}}
+                )
+            )
+        print(f"draftdeck: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(info.to_json(), indent=2))
+    else:
+        _print_info(info)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from app.core.pack.compat import assess_paths
+    from app.core.pack.verdict import BLOCKED
+
+    verdict = assess_paths(Path(args.target), Path(args.draft))  # each bundle read once
+    if any(reason.code == "broken_bundle" for reason in verdict.reasons):
+        code = 2
+    else:
+        code = 1 if verdict.blocked else 0
+    if args.json:
+        print(json.dumps(verdict.to_json(), indent=2))
+        return code
+    print(
+        f"{verdict.label}"
+        + (f" (target looks like {verdict.target_model})" if verdict.target_model else "")
+    )
+    marks = {BLOCKED: "BLOCKED", "warning": "warning", "info": "info"}
+    for reason in verdict.reasons:
+        evidence = ""
+        if reason.severity != "info":
+            evidence = f"  [target: {reason.target}; draft: {reason.draft}]"
+        print(f"  {marks[reason.severity]:<8} {reason.message}{evidence}")
+    return code
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    info = sub.add_parser("info", help="describe an MNN bundle folder")
+    info.add_argument("pack", metavar="PACK_DIR")
+    info.add_argument("--json", action="store_true", help="print the stable JSON description")
+    info.set_defaults(func=cmd_info)
+
+    check = sub.add_parser(
+        "check",
+        help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 unreadable bundle)",
+    )
+    check.add_argument("target", metavar="TARGET")
+    check.add_argument("draft", metavar="DRAFT")
+    check.add_argument("--json", action="store_true", help="print the stable JSON verdict")
+    check.set_defaults(func=cmd_check)

@@ -1,0 +1,194 @@
+"""`draftdeck bench` and `draftdeck generate`: a pair run by the engine, measured or
+streamed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.infra.jsonfile import read_json_object
+
+if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
+    from app.engine.protocol import JsonObject
+
+
+def _read_recipe(path: str | None) -> JsonObject:
+    if not path:
+        return {}
+    return read_json_object(Path(path))
+
+
+def _engine_overrides(args: argparse.Namespace) -> tuple[JsonObject, JsonObject]:
+    return _read_recipe(args.recipe), _read_recipe(args.draft_recipe)
+
+
+def _fmt(value: float | None, spec: str = ".2f", suffix: str = "") -> str:
+    return "n/a" if value is None else f"{value:{spec}}{suffix}"
+
+
+def _print_bench(result: dict[str, Any]) -> None:
+    positions = ", ".join(_fmt(p, ".2f") for p in result["per_position_acceptance"])
+    rows = [
+        ("Baseline (plain)", _fmt(result["baseline_tok_s"], ".1f", " tok/s")),
+        ("Speculative", _fmt(result["spec_tok_s"], ".1f", " tok/s")),
+        (
+            "Uplift (median of pairs)",
+            _fmt(result["uplift"], ".3f", "x")
+            + (" (not a speedup: see the note)" if result.get("cannot_pay") else ""),
+        ),
+        (
+            f"Uplift interval ({_fmt(result.get('uplift_interval_level'), '.0%')})",
+            f"{_fmt(result.get('uplift_low'), '.3f', 'x')} to "
+            f"{_fmt(result.get('uplift_high'), '.3f', 'x')}",
+        ),
+        (
+            "Run-to-run variation",
+            f"plain {_fmt(result.get('baseline_cv'), '.1%')}, "
+            f"speculative {_fmt(result.get('spec_cv'), '.1%')} (coefficient of variation)",
+        ),
+        ("Acceptance", _fmt(result["acceptance"], ".3f")),
+        ("Mean accepted length", _fmt(result["mean_accepted_length"], ".2f", " tokens/round")),
+        ("Per-position acceptance", positions),
+        ("Cost ratio c", _fmt(result["cost_ratio"], ".3f")),
+        ("Predicted speedup", _fmt(result["predicted_speedup"], ".3f", "x")),
+        ("Measured / predicted", _fmt(result["prediction_ratio"], ".3f")),
+        ("Verify agreement", _fmt(result["verify_agreement"]["agreement"], ".3f")),
+        ("Lossless (same output)", "yes" if result["lossless"] else "no"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    if result.get("cannot_pay"):
+        print(
+            f"Note: {result['cannot_pay']} (linear_rollback false): rejected draft tokens "
+            "cannot be taken out of the target's state, so it is verified one token at a "
+            "time; the output is right, the uplift means nothing."
+        )
+    for warning in result.get("warnings") or []:
+        print(f"Warning: {warning}.")
+    print(result["verify_note"])
+    if not result["verify_agreement"]["exact"] and not result["lossless_expected"]:
+        print(
+            'Note: memory "low" quantizes activations at run time, so the verify pass may '
+            'differ from single steps; memory "normal" verifies exactly but keeps fp32 '
+            "weights (about 8x the RAM of a 4-bit pack)."
+        )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from app.engine.client.bench import DEFAULT_PROMPT, BenchPlan, run_bench
+    from app.engine.client.engine_client import EngineClient
+
+    target_cfg, draft_cfg = _engine_overrides(args)
+    prompt = (
+        Path(args.prompt_file).read_text(encoding="utf-8")
+        if args.prompt_file
+        else (args.prompt or DEFAULT_PROMPT)
+    )
+    plan = BenchPlan(
+        args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, (prompt,)
+    )
+
+    def progress(done: int, total: int) -> None:
+        print(f"run {done}/{total}", file=sys.stderr)
+
+    try:
+        with EngineClient() as client:
+            result = run_bench(client, plan, progress, force=args.force)
+    except SpeculationCannotPay as exc:
+        print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_bench(result)
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from app.engine.client.engine_client import EngineClient
+    from app.engine.protocol import Generate, Load, Rounds
+
+    target_cfg, draft_cfg = _engine_overrides(args)
+    with EngineClient() as client:
+        loaded = client.run(
+            Load(
+                target=args.target,
+                draft=args.draft,
+                target_config=target_cfg,
+                draft_config=draft_cfg,
+                draft_length=args.d,
+            )
+        )
+        if loaded.memory_warning:
+            print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
+
+        def stream(event: Rounds) -> None:
+            if not args.json:
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+
+        mode = "speculative" if args.draft and not args.plain else "plain"
+        done = client.run(
+            Generate(prompt=args.prompt, max_tokens=args.max_tokens, mode=mode, chat=not args.raw),
+            on_rounds=stream,
+        )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "text": done.text,
+                    "tokens": list(done.tokens),
+                    "stopped_by": done.stopped_by,
+                    "stats": done.stats.to_json(),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print()
+    return 0
+
+
+def _engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--recipe", metavar="FILE", help="JSON whose keys override the target config")
+    p.add_argument(
+        "--draft-recipe",
+        metavar="FILE",
+        help="JSON whose keys override the draft recipe (config_cpu.json)",
+    )
+    p.add_argument("-d", type=int, metavar="N", help="draft length (draft_predict_length)")
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser("bench", help="measure speculative against plain decoding")
+    bench.add_argument("--target", required=True, metavar="DIR")
+    bench.add_argument("--draft", required=True, metavar="DIR")
+    _engine_args(bench)
+    bench.add_argument("--tokens", type=int, default=128, metavar="N", help="tokens per run")
+    bench.add_argument("--runs", type=int, default=3, metavar="N", help="measured run pairs")
+    group = bench.add_mutually_exclusive_group()
+    group.add_argument("--prompt", metavar="TEXT")
+    group.add_argument("--prompt-file", metavar="F")
+    bench.add_argument("--json", action="store_true", help="print the stable JSON result")
+    bench.add_argument(
+        "--force",
+        action="store_true",
+        help="measure a pair that cannot gain on this MNN (marked cannot_pay)",
+    )
+    bench.set_defaults(func=cmd_bench)
+
+    gen = sub.add_parser("generate", help="generate text with a target (and a draft)")
+    gen.add_argument("--target", required=True, metavar="DIR")
+    gen.add_argument("--draft", metavar="DIR")
+    _engine_args(gen)
+    gen.add_argument("--prompt", required=True, metavar="TEXT")
+    gen.add_argument("--max-tokens", type=int, default=256, metavar="N")
+    gen.add_argument("--plain", action="store_true", help="plain decoding even with a draft")
+    gen.add_argument("--raw", action="store_true", help="no chat template")
+    gen.add_argument("--json", action="store_true", help="print text and statistics as JSON")
+    gen.set_defaults(func=cmd_generate)

@@ -1,0 +1,169 @@
+"""The record of a chat, for export: the pair, its recipes, every message with its
+figures and the charts' figures; written as JSON or as Markdown."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.files import TARGET_CONFIG
+
+
+def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str:
+    """A finished reply's figures in one line, as the transcript and the Markdown show them.
+
+    `stats` is the engine's Stats.to_json(), with the pair's verify agreement added for a
+    speculative reply."""
+    parts = [f"{stats.get('tokens', 0)} tokens"]
+    if stats.get("tok_s"):
+        parts.append(f"{stats['tok_s']:.1f} tok/s")
+    if stats.get("acceptance") is not None:
+        parts.append(f"acceptance {stats['acceptance']:.2f}")
+        verify = stats.get("verify_agreement")
+        if verify:
+            found = VerifyAgreement.from_json(verify)
+            limited = ", limits acceptance" if found.limited(stats["acceptance"]) else ""
+            parts.append(f"verify agreement {found.agreement:.2f}{limited}")
+    if stats.get("mean_accepted_length"):
+        parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
+    parts.append(mode)
+    if stopped_by == "cancelled":
+        parts.append("stopped")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    role: str  # "user" or "assistant"
+    text: str
+    thinking: str = ""
+    mode: str = ""  # "speculative" or "plain" for a reply
+    stopped_by: str = ""
+    draft_tokens: int = 0  # tokens of the reply the target took from the draft
+    stats: dict[str, Any] | None = None  # the reply's figures, once it finished
+
+    def figures_line(self) -> str:
+        return reply_figures_line(self.stats or {}, self.mode, self.stopped_by)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "role": self.role,
+            "text": self.text,
+            "thinking": self.thinking or None,
+            "mode": self.mode or None,
+            "stopped_by": self.stopped_by or None,
+            "draft_tokens": self.draft_tokens if self.role == "assistant" else None,
+            "stats": self.stats,
+        }
+
+
+@dataclass(frozen=True)
+class PairRecipes:
+    draft: Mapping[str, object] | None  # the draft's recipe file; None if absent or unreadable
+    target: Mapping[str, object] | None  # the target's config file, likewise
+
+    @classmethod
+    def read(cls, target: Path | None, draft: Path | None) -> PairRecipes:
+        return cls(
+            draft=_object_or_none(draft and draft / DRAFT_RECIPE),
+            target=_object_or_none(target and target / TARGET_CONFIG),
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {"draft": self.draft, "target": self.target}
+
+
+def _object_or_none(path: Path | None) -> Mapping[str, object] | None:
+    if not path:
+        return None
+    try:
+        return read_json_object(path)
+    except FileError:
+        return None
+
+
+@dataclass(frozen=True)
+class ChatRecord:
+    exported_at: str  # local time, ISO 8601 to the second
+    target: Path | None
+    draft: Path | None
+    recipes: PairRecipes
+    messages: tuple[MessageRecord, ...]
+    per_position_acceptance: tuple[float, ...]
+    plain_reference_tok_s: float | None
+    verify_agreement: VerifyAgreement | None  # of the loaded pair
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "exported_at": self.exported_at,
+            "target": str(self.target) if self.target else None,
+            "draft": str(self.draft) if self.draft else None,
+            "recipe": self.recipes.to_json(),
+            "messages": [m.to_json() for m in self.messages],
+            "figures": {
+                "per_position_acceptance": list(self.per_position_acceptance),
+                "plain_reference_tok_s": self.plain_reference_tok_s,
+                "verify_agreement": (
+                    self.verify_agreement.to_json() if self.verify_agreement else None
+                ),
+            },
+        }
+
+    def to_markdown(self) -> str:
+        lines = [
+            "# DraftDeck chat",
+            "",
+            f"- Target: `{self.target}`",
+            f"- Draft: `{self.draft}`",
+            f"- Exported: {self.exported_at}",
+            "",
+            "## Recipe",
+            "",
+            "```json",
+            json.dumps(self.recipes.to_json(), indent=2),
+            "```",
+            "",
+        ]
+        for message in self.messages:
+            lines.append(f"**{'You' if message.role == 'user' else 'Assistant'}:** {message.text}")
+            if message.stats is not None:
+                lines.append(f"\n_{message.figures_line()}_")
+            lines.append("")
+        positions = ", ".join(f"{p:.2f}" for p in self.per_position_acceptance)
+        lines += ["## Figures", "", f"- Acceptance by draft position: {positions or 'n/a'}"]
+        return "\n".join(lines) + "\n"
+
+    def write_json(self, path: Path) -> None:
+        atomic_write_json(path, self.to_json(), indent=2)
+
+    def write_markdown(self, path: Path) -> None:
+        atomic_write_text(path, self.to_markdown())
+
+
+def chat_record(
+    target: Path | None,
+    draft: Path | None,
+    messages: Iterable[MessageRecord],
+    per_position_acceptance: Iterable[float],
+    plain_reference_tok_s: float | None,
+    verify_agreement: VerifyAgreement | None,
+) -> ChatRecord:
+    """The record of a chat now, with the pair's recipes as they are on disk."""
+    return ChatRecord(
+        exported_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        target=target,
+        draft=draft,
+        recipes=PairRecipes.read(target, draft),
+        messages=tuple(messages),
+        per_position_acceptance=tuple(per_position_acceptance),
+        plain_reference_tok_s=plain_reference_tok_s,
+        verify_agreement=verify_agreement,
+    )

@@ -1,0 +1,148 @@
+"""The chat export record and its JSON and Markdown files, and the status bar's figures."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from app.core.infra.system_figures import system_figures
+from app.core.measure.chat_record import (
+    ChatRecord,
+    MessageRecord,
+    PairRecipes,
+    chat_record,
+    reply_figures_line,
+)
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.files import TARGET_CONFIG
+
+AGREEMENT = VerifyAgreement(agreement=0.75, matched=3, checked=4, draft_length=2, verify="batched")
+STATS = {"tokens": 12, "tok_s": 40.25, "acceptance": 0.5, "mean_accepted_length": 1.5}
+
+
+def _record() -> ChatRecord:
+    return ChatRecord(
+        exported_at="2025-01-02T03:04:05",
+        target=Path("/packs/target"),
+        draft=Path("/packs/draft"),
+        recipes=PairRecipes(draft={"memory": "normal", "note": "é"}, target=None),
+        messages=(
+            MessageRecord("user", "Hi?"),
+            MessageRecord(
+                "assistant",
+                "Hello.",
+                thinking="hm",
+                mode="speculative",
+                stopped_by="cancelled",
+                draft_tokens=3,
+                stats=STATS,
+            ),
+        ),
+        per_position_acceptance=(0.75, 0.5),
+        plain_reference_tok_s=30.0,
+        verify_agreement=AGREEMENT,
+    )
+
+
+def test_json_has_the_keys_of_the_export_file(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    _record().write_json(path)
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and '"note": "é"' in text  # indented, not ASCII-escaped
+    data = json.loads(text)
+    assert list(data) == ["exported_at", "target", "draft", "recipe", "messages", "figures"]
+    assert data["target"] == str(Path("/packs/target"))
+    assert data["recipe"] == {"draft": {"memory": "normal", "note": "é"}, "target": None}
+    user, reply = data["messages"]
+    assert user == {
+        "role": "user",
+        "text": "Hi?",
+        "thinking": None,
+        "mode": None,
+        "stopped_by": None,
+        "draft_tokens": None,
+        "stats": None,
+    }
+    assert reply == {
+        "role": "assistant",
+        "text": "Hello.",
+        "thinking": "hm",
+        "mode": "speculative",
+        "stopped_by": "cancelled",
+        "draft_tokens": 3,
+        "stats": STATS,
+    }
+    assert data["figures"] == {
+        "per_position_acceptance": [0.75, 0.5],
+        "plain_reference_tok_s": 30.0,
+        "verify_agreement": AGREEMENT.to_json(),
+    }
+
+
+def test_markdown_lists_the_pair_recipes_messages_and_figures(tmp_path: Path) -> None:
+    path = tmp_path / "chat.md"
+    _record().write_markdown(path)
+    recipe = json.dumps({"draft": {"memory": "normal", "note": "é"}, "target": None}, indent=2)
+    assert path.read_text(encoding="utf-8") == "\n".join(
+        [
+            "# DraftDeck chat",
+            "",
+            f"- Target: `{Path('/packs/target')}`",
+            f"- Draft: `{Path('/packs/draft')}`",
+            "- Exported: 2025-01-02T03:04:05",
+            "",
+            "## Recipe",
+            "",
+            "```json",
+            recipe,
+            "```",
+            "",
+            "**You:** Hi?",
+            "",
+            "**Assistant:** Hello.",
+            "\n_12 tokens · 40.2 tok/s · acceptance 0.50 · mean accepted length 1.50"
+            " · speculative · stopped_",
+            "",
+            "## Figures",
+            "",
+            "- Acceptance by draft position: 0.75, 0.50",
+            "",
+        ]
+    )
+
+
+def test_markdown_of_an_empty_chat_without_a_pair() -> None:
+    record = chat_record(None, None, (), (), None, None)
+    text = record.to_markdown()
+    assert "- Target: `None`" in text and "- Draft: `None`" in text
+    assert text.endswith("- Acceptance by draft position: n/a\n")
+    assert record.to_json()["recipe"] == {"draft": None, "target": None}
+
+
+def test_record_reads_the_pairs_recipes_and_skips_broken_ones(tmp_path: Path) -> None:
+    target, draft = tmp_path / "target", tmp_path / "draft"
+    target.mkdir()
+    draft.mkdir()
+    (draft / DRAFT_RECIPE).write_text('{"memory": "low"}', encoding="utf-8")
+    (target / TARGET_CONFIG).write_text("{not json", encoding="utf-8")
+    record = chat_record(target, draft, [MessageRecord("user", "x")], [1.0], None, None)
+    assert record.recipes == PairRecipes(draft={"memory": "low"}, target=None)
+    assert record.messages == (MessageRecord("user", "x"),)
+    assert record.per_position_acceptance == (1.0,)
+
+
+def test_figures_line_names_a_verify_that_limits_acceptance() -> None:
+    limited = {**STATS, "acceptance": 0.7, "verify_agreement": AGREEMENT.to_json()}
+    line = reply_figures_line(limited, "speculative", "stop_token")
+    assert "acceptance 0.70 · verify agreement 0.75, limits acceptance" in line
+    assert line.endswith("· speculative")
+    assert reply_figures_line({}, "plain", "") == "0 tokens · plain"
+
+
+def test_system_figures_of_a_running_process_and_of_none() -> None:
+    assert system_figures(os.getpid()).startswith("Engine RAM ")
+    assert " MB · CPU " in system_figures(os.getpid())
+    none = system_figures(None)
+    assert none.startswith("CPU ") and none.endswith("%")
