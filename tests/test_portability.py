@@ -30,6 +30,7 @@ from app.core.infra.errors import EngineCrashed
 from app.core.phone import adb
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import describe_exit
+from app.engine.protocol import PROTOCOL_VERSION, Ready, encode_event
 
 HELPER = Path(__file__).parent / "helpers" / "posix_free.py"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="strips POSIX names from Python")
@@ -154,7 +155,8 @@ def test_self_test_passes_without_posix_names(windows_like_env: dict[str, str]) 
 
 
 def test_kill_needs_no_posix_signal() -> None:
-    ready = "import json, time; print(json.dumps({'event': 'ready'}), flush=True); time.sleep(60)"
+    line = encode_event(Ready(pid=0, protocol=PROTOCOL_VERSION))
+    ready = f"import time; print({line!r}, flush=True); time.sleep(60)"
     client = EngineClient([sys.executable, "-c", ready])
     client.start()
     try:

@@ -49,10 +49,21 @@ from app.core.measure.tune_results import (
     verdict_sentence,
 )
 from app.core.measure.tune_run import TuneRun
+from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
 from app.engine.client.tune_runner import run_sweep
+from app.engine.protocol import (
+    AgreementMeasured,
+    Done,
+    Generate,
+    Load,
+    MeasureAgreement,
+    Request,
+    ResetDone,
+)
 from tests.helpers.cli import run_cli
+from tests.helpers.engine_events import loaded_event
 
 Copy = Callable[..., Path]
 # Short runs and budgets keep the sweeps quick; the figures are not asserted anyway.
@@ -652,29 +663,23 @@ class _ScriptedEngine:
         self.loads: list[int] = []
         self.calls = 0
 
-    def run(self, command: str, **kw: Any) -> dict[str, Any]:
-        if command == "load":
-            self.d = kw["draft_length"]
+    def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
+        if isinstance(request, Load):
+            self.d = request.draft_length or 1
             self.loads.append(self.d)
-            return {"cannot_pay": None, "lossless_expected": True, "linear_attention": False}
-        if command == "agreement":
-            return {
-                "agreement": 1.0,
-                "matched": 4,
-                "checked": 4,
-                "draft_length": self.d,
-                "verify": "batched",
-            }
-        if command == "generate":
+            return loaded_event(draft_length=self.d)
+        if isinstance(request, MeasureAgreement):
+            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, "batched"))
+        if isinstance(request, Generate):
             self.calls += 1
             seconds = 1.0
-            if kw["mode"] == "speculative":
+            if request.mode == "speculative":
                 seconds = 1.0 / self.speed[self.d]
                 if self.calls % 4 < 2:
                     seconds *= 1 + self.wobble.get(self.d, 0.0)
-            stats = _stats(kw["mode"], 100, seconds, self.d)
-            return {"stats": stats.to_json(), "tokens": [1] * 101}
-        return {}
+            stats = _stats(request.mode or "speculative", 100, seconds, self.d)
+            return Done(tokens=(1,) * 101, text="", stopped_by="max_tokens", stats=stats)
+        return ResetDone()
 
 
 def test_rounds_continue_until_the_interval_is_narrow_or_the_limit(bundle_copy: Copy) -> None:

@@ -170,10 +170,6 @@ class _Watcher(QObject):
         super().__init__()
         self._on_change: Callable[[], None] | None = on_change
         self._pending = threading.Event()
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(WATCH_MS)
-        self._timer.timeout.connect(self._fire)
         self._poke.connect(self._schedule)
         self.unsubscribe: Callable[[], None] = lambda: None
 
@@ -183,8 +179,8 @@ class _Watcher(QObject):
             self._poke.emit()
 
     def _schedule(self) -> None:
-        if self._on_change is not None and not self._timer.isActive():
-            self._timer.start()
+        # A single shot aimed at this object: dropped by Qt if it is gone by then.
+        QTimer.singleShot(WATCH_MS, self, self._fire)
 
     def _fire(self) -> None:
         self._pending.clear()
@@ -193,7 +189,6 @@ class _Watcher(QObject):
 
     def stop(self) -> None:
         self._on_change = None
-        self._timer.stop()
         self.unsubscribe()
         _watchers.discard(self)
 

@@ -21,6 +21,11 @@ class DestinationPicker(QWidget):
         self.desk = desk
         self.combo = QComboBox()
         self.combo.setObjectName("destination")
+        # Long folder names elide instead of widening the window.
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.combo.setMinimumContentsLength(16)
         self.add_button = QPushButton("Add Folder…")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
