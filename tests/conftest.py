@@ -19,6 +19,7 @@ from app.engine.client.engine_client import EngineClient
 from app.engine.worker.session import Session
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
+from tests.hub_server import FakeHub
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -123,3 +124,15 @@ def phone(tmp_path: Path, adb_server: AdbServer) -> Iterator[FakePhone]:
     with FakePhone(tmp_path / "phone") as fake:
         adb_server.connect(fake)
         yield fake
+
+
+# The draft pack the Hub tests download: a real repo id, served by the local stand-in.
+DRAFT_REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+
+
+@pytest.fixture
+def hub(fixture_bundle: Callable[[str], Path]) -> Iterator[FakeHub]:
+    """A local Hub serving one draft pack (a test bundle) as DRAFT_REPO."""
+    with FakeHub() as server:
+        server.add_folder(DRAFT_REPO, fixture_bundle("qwen3-draft-noisy"))
+        yield server

@@ -14,22 +14,16 @@ from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.download_models import QueueModel
 from app.ui.main_window import MainWindow
+from tests.conftest import DRAFT_REPO
 from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
-REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+REPO = DRAFT_REPO
 
 
 @pytest.fixture
-def hub(fixture_bundle: Fixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    with FakeHub() as server:
-        server.add_folder(REPO, fixture_bundle("qwen3-draft-noisy"))
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        yield server
-
-
-@pytest.fixture
-def window(qtbot: QtBot, hub: FakeHub) -> Iterator[MainWindow]:
+def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     win = create_main_window()
     qtbot.addWidget(win)
     win.show()

@@ -9,7 +9,7 @@ import random
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,18 +25,12 @@ from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.bundle import read_bundle
 from app.core.pack.files import SOURCE_FILE
 from app.core.pack.library import Library
+from tests.conftest import DRAFT_REPO
 from tests.helpers.cli import APP, run_cli
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 
 Fixture = Callable[[str], Path]
-REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
-
-
-@pytest.fixture
-def hub(fixture_bundle: Fixture) -> Iterator[FakeHub]:
-    with FakeHub() as server:
-        server.add_folder(REPO, fixture_bundle("qwen3-draft-noisy"))
-        yield server
+REPO = DRAFT_REPO
 
 
 @pytest.fixture

@@ -15,18 +15,12 @@ from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.library import Library
+from tests.conftest import DRAFT_REPO
 from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
-REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
+REPO = DRAFT_REPO
 FOLDER = "Qwen3-0.6B-kl-baseline-20k-MNN"
-
-
-@pytest.fixture
-def hub(fixture_bundle: Fixture) -> Iterator[FakeHub]:
-    with FakeHub() as server:
-        server.add_folder(REPO, fixture_bundle("qwen3-draft-noisy"))
-        yield server
 
 
 @pytest.fixture
