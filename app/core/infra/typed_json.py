@@ -14,9 +14,12 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 class TypedJsonError(ValueError):
@@ -40,7 +43,7 @@ def from_json(cls: type[T], data: dict[str, Any]) -> T:
         if unknown:
             raise TypedJsonError(f"unknown field {unknown[0]!r}")
     values = {}
-    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for field in dataclasses.fields(cls):
         if field.name in data:
             values[field.name] = _check(data[field.name], hints[field.name], field.name)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
