@@ -43,7 +43,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.engine.client.engine_client import EngineClient
-    from app.engine.protocol import ChatTurn, Generate, Load, Reset
+    from app.engine.protocol import ChatTurn, Generate, Load, Reset, Rounds
     from app.ui.application import create_main_window
     from app.ui.engine_bridge import READY
 
@@ -94,8 +94,8 @@ def main() -> int:
     def chat_once() -> float:
         arrivals: list[tuple[float, int]] = []
 
-        def on_rounds(event: dict[str, Any]) -> None:
-            arrivals.append((time.perf_counter(), len(event["tokens"])))
+        def on_rounds(event: Rounds) -> None:
+            arrivals.append((time.perf_counter(), len(event.tokens)))
 
         page.bridge.rounds.connect(on_rounds)
         page.new_chat()
