@@ -27,6 +27,7 @@ from app.core.pack.files import SOURCE_FILE
 from app.core.pack.library import Library
 from tests.conftest import DRAFT_REPO
 from tests.helpers.cli import APP, run_cli
+from tests.helpers.read_only import read_only_folder
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 
 Fixture = Callable[[str], Path]
@@ -43,8 +44,10 @@ def _config(hub: FakeHub, token: str | None = None) -> HubConfig:
     return HubConfig(endpoint=hub.endpoint, token=token or False)
 
 
-def _job(hub: FakeHub, library: Path, **kwargs: object) -> DownloadJob:
-    return DownloadJob(REPO, library, _config(hub), **kwargs)  # type: ignore[arg-type]
+def _job(
+    hub: FakeHub, library: Path, free_bytes: Callable[[Path], int] | None = None
+) -> DownloadJob:
+    return DownloadJob(REPO, library, _config(hub), free_bytes=free_bytes)
 
 
 def test_plan_has_sizes_and_hashes(hub: FakeHub, fixture_bundle: Fixture) -> None:
@@ -153,6 +156,23 @@ def test_corrupt_file_is_rejected_and_nothing_installed(hub: FakeHub, library: P
     job.restart()
     assert job.run().state == DONE
     assert hub.bytes_served["config.json"] == served_config
+
+
+def test_only_verified_bytes_on_disk_are_installed(
+    hub: FakeHub, library: Path, fixture_bundle: Fixture
+) -> None:
+    hub.corrupt.add("llm.mnn.weight")
+    job = _job(hub, library)
+    assert job.run().state == FAILED
+    # A kept file changed on disk since it was verified (same size, other bytes).
+    kept = staging_dir(library, REPO) / "files" / "config.json"
+    kept.write_bytes(bytes(len(kept.read_bytes())))
+    hub.corrupt.clear()
+    job.restart()
+    status = job.run()
+    assert status.state == DONE, status.error
+    original = (fixture_bundle("qwen3-draft-noisy") / "config.json").read_bytes()
+    assert (Path(status.path) / "config.json").read_bytes() == original
 
 
 def test_hostile_names_are_refused(hub: FakeHub, library: Path) -> None:
@@ -288,3 +308,30 @@ def test_progress_per_file_and_overall(hub: FakeHub, library: Path, big: bytes) 
     assert all(a.done_bytes <= b.done_bytes for a, b in itertools.pairwise(seen))
     speeds = sorted(s.speed for s in seen if s.speed)
     assert speeds[len(speeds) // 2] < 1.5 * hub.throttle_bytes_per_s
+
+
+def test_cli_download_bad_repo_ids_and_unusable_library(hub: FakeHub, draftdeck_home: Path) -> None:
+    env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
+    for bad in ("test/..", "te st/x", "../x", "no-owner"):
+        proc = run_cli("download", bad, env=env, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert "is not of the form owner/name" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert not hub.requests
+    # The library's folder cannot be made (a regular file is in the way; root can write
+    # into read-only folders, so a file is the check that holds for every user).
+    draftdeck_home.mkdir(parents=True, exist_ok=True)
+    (draftdeck_home / "data").write_bytes(b"")
+    proc = run_cli("download", REPO, env=env, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "did not finish" in proc.stderr and str(draftdeck_home / "data") in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_download_into_a_read_only_home(hub: FakeHub, draftdeck_home: Path) -> None:
+    draftdeck_home.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
+    with read_only_folder(draftdeck_home):
+        proc = run_cli("download", REPO, env=env, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "did not finish" in proc.stderr and "Traceback" not in proc.stderr

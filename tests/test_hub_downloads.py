@@ -16,6 +16,7 @@ from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.library import Library
 from tests.conftest import DRAFT_REPO
+from tests.helpers.read_only import read_only_folder
 from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
@@ -139,3 +140,39 @@ def test_the_queue_reports_every_change(downloads: Downloads) -> None:
     count = len(seen)
     assert _finish(downloads, downloads.start(REPO)) == DONE
     assert len(seen) == count
+
+
+def test_every_download_ends_with_a_message_whatever_is_raised(
+    downloads: Downloads, hub: FakeHub, tmp_path: Path
+) -> None:
+    # Repo ids the Hub client itself rejects (it raised, and the job stayed "planning").
+    for bad in ("te st/x", "test/..", "a/b--c"):
+        job = downloads.start(bad)
+        assert _finish(downloads, job) == FAILED
+        assert "is not of the form owner/name" in job.status().error
+    assert not hub.requests
+    # A library that cannot be made: its parent is a regular file.
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_bytes(b"")
+    unusable = DownloadJob(REPO, blocker / "packs", HubConfig(endpoint=hub.endpoint, token=False))
+    status = unusable.run()
+    assert status.state == FAILED and str(blocker) in status.error
+    # Anything else raised on the way still finishes the job, with what it was.
+    broken = DownloadJob(
+        REPO,
+        downloads.root,
+        HubConfig(endpoint=hub.endpoint, token=False),
+        free_bytes=lambda path: 1 // 0,
+    )
+    status = broken.run()
+    assert status.state == FAILED and "ZeroDivisionError" in status.error
+
+
+def test_a_read_only_library_fails_with_a_message(hub: FakeHub, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    with read_only_folder(library):
+        status = DownloadJob(REPO, library, HubConfig(endpoint=hub.endpoint, token=False)).run()
+    assert status.state == FAILED
+    assert "not permitted" in status.error or "denied" in status.error
+    assert REPO in status.error

@@ -12,6 +12,7 @@ from typing import Any
 from app.cli.progress import run_with_progress
 from app.core.hub.downloads import Downloads
 from app.core.hub.job import DONE, PAUSED, DownloadJob, JobStatus
+from app.core.hub.plan import check_repo_id
 from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
@@ -78,6 +79,11 @@ class _Queued:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
+    try:
+        check_repo_id(args.repo)
+    except HubError as exc:
+        print(f"draftdeck: {exc}", file=sys.stderr)
+        return 2  # a usage error, like argparse's
     downloads = _downloads()
     started = time.monotonic()
     job = downloads.start(args.repo, args.revision, include_all=args.all_files)

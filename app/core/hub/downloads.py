@@ -15,7 +15,7 @@ from app.core.hub.catalog import Catalog, load_catalog, refresh_live
 from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.job import DONE, DownloadJob
 from app.core.hub.manager import MAX_PARALLEL, DownloadManager
-from app.core.hub.plan import RepoPlan, unsafe_name
+from app.core.hub.plan import RepoPlan, check_repo_id
 from app.core.hub.updates import check_update
 from app.core.infra.errors import HubError
 from app.core.infra.settings import save_settings
@@ -60,8 +60,7 @@ class Downloads:
 
     def add_repo(self, repo: str) -> None:
         """Remember a repo the user typed; HubError if it is not an `owner/name`."""
-        if repo.count("/") != 1 or unsafe_name(repo):
-            raise HubError(f"{repo!r} is not of the form owner/name.", "bad_repo_id")
+        check_repo_id(repo)
         settings = self.library.settings
         if repo not in settings.extra_repos:
             settings.extra_repos.append(repo)

@@ -18,6 +18,7 @@ from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
     HfHubHTTPError,
+    HFValidationError,
     OfflineModeIsEnabled,
     RepositoryNotFoundError,
     RevisionNotFoundError,
@@ -60,6 +61,8 @@ def hub_errors(what: str) -> Iterator[None]:
         raise HubError(f"{what}: that revision does not exist", "not_found") from None
     except EntryNotFoundError:
         raise HubError(f"{what}: file not found on the Hub", "not_found") from None
+    except HFValidationError as exc:  # an id or revision the client will not send
+        raise HubError(f"{what}: {exc}", "bad_repo_id") from None
     except OfflineModeIsEnabled:
         raise HubError(f"{what}: offline mode is on (HF_HUB_OFFLINE)", "offline") from None
     except HfHubHTTPError as exc:

@@ -2,8 +2,11 @@
 
 Before any byte: the plan (files, sizes, hashes), refused names, and free disk space
 for what is still missing plus a margin. Files are fetched one after another into the
-staging folder, each verified and renamed; then the pack is installed in one rename.
-Pause keeps the staging folder (a later run resumes); cancel removes it.
+staging folder, each verified and renamed; then the bytes on disk are checked once more
+and the pack is installed in one rename. One download per repo at a time, across
+processes (repo_lock.py): a second waits, then finds the pack installed. Pause keeps the
+staging folder (a later run resumes); cancel removes it. Whatever is raised, the job
+ends in a finished state with a message.
 """
 
 from __future__ import annotations
@@ -18,18 +21,22 @@ import psutil
 
 from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.install import PART, discard_staging, install, prepare_staging
-from app.core.hub.plan import RepoPlan
-from app.core.hub.transfer import DownloadCancelled, download_file
+from app.core.hub.plan import RepoPlan, check_repo_id
+from app.core.hub.repo_lock import RepoLock
+from app.core.hub.transfer import DownloadCancelled, download_file, matches_on_disk
 from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.transfer_stats import TransferFigures, disk_margin
 from app.core.infra.units import format_bytes
+from app.core.pack.files import installed_source
 
 log = logging.getLogger("draftdeck.hub")
 
 QUEUED, PLANNING, DOWNLOADING, INSTALLING = "queued", "planning", "downloading", "installing"
+WAITING = "waiting for another download of this repo"
 DONE, FAILED, PAUSED, CANCELLED = "done", "failed", "paused", "cancelled"
 FINISHED = (DONE, FAILED, PAUSED, CANCELLED)
+LOCK_POLL = 0.2  # seconds between tries for a repo another download holds
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,18 @@ class DownloadJob(TrackedJob[JobStatus]):
     def cancel(self) -> None:
         self._stop = CANCELLED
         if self.status().state in FINISHED and self.status().state != DONE:
-            discard_staging(self.library, self.repo_id)
+            self._discard_unless_in_use()
+
+    def _discard_unless_in_use(self) -> None:
+        """Remove the staging folder, unless another download of the repo is using it."""
+        lock = RepoLock(self.library, self.repo_id)
+        try:
+            if lock.try_acquire():
+                discard_staging(self.library, self.repo_id)
+        except OSError:
+            pass  # no library to clean up
+        finally:
+            lock.release()
 
     # -- the work (one worker thread) --------------------------------------------------------
 
@@ -97,12 +115,19 @@ class DownloadJob(TrackedJob[JobStatus]):
         try:
             path = self._run()
         except DownloadCancelled:
-            if self._stop == CANCELLED:
-                discard_staging(self.library, self.repo_id)
             self._set(state=self._stop or CANCELLED, speed=0.0)
         except DraftDeckError as exc:
             log.warning("download of %s failed: %s", self.repo_id, exc)
             self._set(state=FAILED, error=str(exc), speed=0.0)
+        except OSError as exc:  # the library itself: read-only, missing, full
+            where = f" ({exc.filename})" if exc.filename else ""
+            log.warning("download of %s failed: %s", self.repo_id, exc)
+            self._set(
+                state=FAILED, error=f"{self.repo_id}: {exc.strerror or exc}{where}", speed=0.0
+            )
+        except Exception as exc:  # a bug or a library's surprise: still a finished job
+            log.exception("download of %s failed unexpectedly", self.repo_id)
+            self._set(state=FAILED, error=f"{self.repo_id}: unexpected error: {exc!r}", speed=0.0)
         else:
             self._set(state=DONE, path=str(path), speed=0.0, current_file="")
         return self.status()
@@ -111,9 +136,55 @@ class DownloadJob(TrackedJob[JobStatus]):
         return self._stop is not None
 
     def _run(self) -> Path:
+        check_repo_id(self.repo_id)
         self._set(state=PLANNING)
         plan = fetch_plan(self.config, self.repo_id, self.revision, self.include_all)
         self.library.mkdir(parents=True, exist_ok=True)
+        lock = RepoLock(self.library, self.repo_id)
+        try:
+            if self._wait_for(lock) and (pack := self._installed_copy(plan)) is not None:
+                return pack  # the download we waited for installed this revision
+            return self._download(plan)
+        except DownloadCancelled:
+            if self._stop == CANCELLED and lock.held:
+                discard_staging(self.library, self.repo_id)
+            raise
+        finally:
+            lock.release()
+
+    def _wait_for(self, lock: RepoLock) -> bool:
+        """Hold the repo's lock; whether another download had it first."""
+        if lock.try_acquire():
+            return False
+        self._set(state=WAITING)
+        while not lock.try_acquire():
+            if self._cancelled():
+                raise DownloadCancelled(self.repo_id)
+            time.sleep(LOCK_POLL)
+        return True
+
+    def _installed_copy(self, plan: RepoPlan) -> Path | None:
+        """The pack folder if it holds exactly this plan's files, verified."""
+        pack = self.library / plan.folder_name
+        source = installed_source(pack)
+        if not source or (source.get("repo"), source.get("revision")) != (
+            plan.repo_id,
+            plan.revision,
+        ):
+            return None
+        if not all(matches_on_disk(pack / f.path, f) for f in plan.files):
+            return None
+        self._set(
+            revision=plan.revision,
+            total_bytes=plan.total_bytes,
+            done_bytes=plan.total_bytes,
+            files_total=len(plan.files),
+            files_done=len(plan.files),
+            skipped=tuple(f.path for f in plan.skipped),
+        )
+        return pack
+
+    def _download(self, plan: RepoPlan) -> Path:
         staging = prepare_staging(self.library, plan)
         files = staging / "files"
         already = sum(self._present(files, f.path, f.size) for f in plan.files)
@@ -137,8 +208,8 @@ class DownloadJob(TrackedJob[JobStatus]):
                 file_size=item.size,
                 file_done=part.stat().st_size if part.exists() else 0,
             )
-            if final.is_file() and final.stat().st_size == item.size:
-                continue  # verified in an earlier run
+            if matches_on_disk(final, item):
+                continue  # fetched in an earlier run, and still intact
             try:
                 download_file(
                     self.config,
@@ -160,7 +231,20 @@ class DownloadJob(TrackedJob[JobStatus]):
             except OSError as exc:
                 raise WriteFailedError(final, f"could not keep: {exc.strerror or exc}") from None
         self._set(state=INSTALLING, files_done=len(plan.files), current_file="")
+        self._verify_on_disk(files, plan)
         return install(self.library, plan, self.config.resolved_endpoint())
+
+    def _verify_on_disk(self, files: Path, plan: RepoPlan) -> None:
+        """Check the bytes the install rename will put in place, not the ones sent."""
+        for item in plan.files:
+            final = files / item.path
+            if not matches_on_disk(final, item):
+                final.unlink(missing_ok=True)  # a resume fetches it again
+                raise HubError(
+                    f"{plan.repo_id}/{item.path}: the file on disk does not match the Hub's "
+                    f"{'sha256' if item.sha256 else 'git blob id'} or size; it was discarded",
+                    "corrupt",
+                )
 
     @staticmethod
     def _present(files: Path, path: str, size: int) -> int:

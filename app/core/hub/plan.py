@@ -11,6 +11,9 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils._validators import validate_repo_id
+
 from app.core.infra.errors import HubError
 
 # Export artifacts and repo plumbing that no runtime reads.
@@ -81,6 +84,22 @@ def unsafe_name(name: str) -> bool:
     if len(name) > 1 and name[1] == ":":
         return True
     return any(part in ("..", "") for part in name.split("/"))
+
+
+def check_repo_id(repo_id: str) -> None:
+    """HubError unless `repo_id` is an `owner/name` the Hub accepts (and a safe folder)."""
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        valid = False
+    else:
+        valid = repo_id.count("/") == 1 and not unsafe_name(repo_id)
+    if not valid:
+        raise HubError(
+            f"{repo_id!r} is not of the form owner/name (letters, digits, '-', '_' and '.'; "
+            "neither part may start or end with '-' or '.')",
+            "bad_repo_id",
+        )
 
 
 def is_skipped(name: str, include_all: bool = False) -> bool:

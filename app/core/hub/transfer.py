@@ -61,11 +61,7 @@ class _Hasher:
     """
 
     def __init__(self, plan_file: PlanFile, write_fd: int) -> None:
-        if plan_file.sha256:
-            self._digest: Any = hashlib.sha256()
-        else:
-            self._digest = hashlib.sha1()  # git's blob id is sha1 by definition
-            self._digest.update(b"blob %d\0" % plan_file.size)
+        self._digest = _new_digest(plan_file)
         self._fd = write_fd
         self._unsynced = 0
         self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -92,6 +88,36 @@ class _Hasher:
     def hexdigest(self) -> str:
         self.close()
         return str(self._digest.hexdigest())
+
+
+def _new_digest(plan_file: PlanFile) -> Any:
+    """The hash the Hub gives for this file, primed; hashlib has no common public type."""
+    if plan_file.sha256:
+        return hashlib.sha256()
+    digest = hashlib.sha1()  # git's blob id is sha1 by definition
+    digest.update(b"blob %d\0" % plan_file.size)
+    return digest
+
+
+def matches_on_disk(path: Path, plan_file: PlanFile) -> bool:
+    """Whether the bytes in `path` now are the Hub's: size, then sha256 or git blob id.
+
+    The streaming hash only vouches for the bytes this process sent to the file; this
+    reads what the file holds, which is what gets installed.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size != plan_file.size:
+            return False
+        expected = _expected(plan_file)
+        if expected is None:
+            return True
+        digest = _new_digest(plan_file)
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(CHUNK), b""):
+                digest.update(block)
+    except OSError:
+        return False
+    return str(digest.hexdigest()) == expected
 
 
 def _datasync(fd: int) -> None:
