@@ -19,7 +19,9 @@ Switches (plain attributes, may change while it runs): ``free_bytes`` (what ``df
 reports and what writes may use), ``cut_after_bytes`` (drop the connection once that
 many bytes of data arrived), ``unplugged`` (refuse connections),
 ``throttle_bytes_per_s`` (a slower cable), ``missing_commands`` (an older toybox),
-``command_delay`` (seconds a command takes, by name). ``shell_v2=False`` makes an
+``command_delay`` (seconds a command takes, by name), ``corrupt_files`` (a received
+file whose path contains one of these strings gets one byte flipped, as a bad cable
+would; each entry is used once). ``shell_v2=False`` makes an
 Android 6 phone, whose v1 shell mixes stderr into stdout and reports no exit status.
 Counter:
 ``bytes_received``.
@@ -234,6 +236,7 @@ class FakePhone:
         self.throttle_bytes_per_s: float | None = None
         self.missing_commands: set[str] = set()
         self.command_delay: dict[str, float] = {}
+        self.corrupt_files: list[str] = []
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
@@ -410,10 +413,23 @@ class FakePhone:
                     target.unlink(missing_ok=True)  # as adbd does on a failed SEND
         if self.free_bytes is not None and not failure:
             self.free_bytes -= written
+        if not failure and written:
+            self._corrupt(path, target)
         if failure:
             message = failure.encode()
             return b"FAIL" + struct.pack("<I", len(message)) + message
         return b"OKAY" + bytes(4)
+
+    def _corrupt(self, path: str, target: Path) -> None:
+        hit = next((name for name in self.corrupt_files if name in path), None)
+        if hit is None:
+            return
+        self.corrupt_files.remove(hit)
+        with target.open("r+b") as handle:
+            handle.seek(target.stat().st_size // 2)
+            byte = handle.read(1)
+            handle.seek(-1, os.SEEK_CUR)
+            handle.write(bytes([byte[0] ^ 0xFF]))
 
     def _send_file(self, path: str) -> bytes:
         try:

@@ -244,3 +244,22 @@ def test_the_page_queues_the_same_push_once_and_a_closed_page_hears_nothing(
     assert page.packs_model.rowCount() == 0 and page.free_label.text().startswith("Reading")
     assert not page.device_timer.isActive()
     assert first.is_finished()  # stopped; it resumes next time
+
+
+def test_a_folder_draftdeck_did_not_make_is_not_deleted(
+    qtbot: QtBot, window: MainWindow, phone: FakePhone
+) -> None:
+    page = window.phone_page
+    stranger = phone.local(f"{ROOT}/someone-elses")
+    stranger.mkdir(parents=True)
+    (stranger / "config.json").write_text("{}")  # looks like a pack, has no marker
+    page.refresh_phone()
+    qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)
+    assert not page.packs_model.packs[0].ours
+    page.packs_view.selectRow(0)
+    page.delete_button.click()
+    error = page.findChild(QMessageBox, "errorDialog")
+    assert error is not None and "did not make it" in error.text()
+    error.close()
+    assert page.findChild(QMessageBox, "confirmDialog") is None
+    assert (stranger / "config.json").read_text() == "{}"

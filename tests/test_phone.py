@@ -21,6 +21,7 @@ from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.transfer_stats import disk_margin
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import read_bundle
+from app.core.pack.files import PHONE_MARKER
 from app.core.pack.library import Library
 from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
@@ -65,9 +66,23 @@ def _phone_copy(phone: FakePhone, name: str = "fast-draft") -> Path:
 def _same_files(pack: Path, on_phone: Path) -> None:
     expected = sorted(p.name for p in pack.iterdir() if p.is_file() and not p.name.startswith("."))
     expected.remove("config_cpu.json.bak")
-    assert sorted(p.name for p in on_phone.iterdir()) == expected
+    # Plus DraftDeck's marker, which lists exactly the pack's files.
+    assert sorted(p.name for p in on_phone.iterdir()) == sorted([PHONE_MARKER, *expected])
+    assert json.loads((on_phone / PHONE_MARKER).read_text())["files"] == expected
     for name in expected:
         assert (on_phone / name).read_bytes() == (pack / name).read_bytes(), name
+
+
+def _pack_names(on_phone: Path) -> list[str]:
+    """The files on the phone other than DraftDeck's marker."""
+    return sorted(set(os.listdir(on_phone)) - {PHONE_MARKER})
+
+
+def _list_in_marker(folder: Path, *names: str) -> None:
+    """As if DraftDeck had put `names` there too (an older version of the pack)."""
+    record = json.loads((folder / PHONE_MARKER).read_text())
+    record["files"] = sorted({*record["files"], *names})
+    (folder / PHONE_MARKER).write_text(json.dumps(record))
 
 
 def _push(phone: FakePhone, pack: Path, **kwargs: object) -> PushJob:
@@ -210,7 +225,7 @@ def test_push_copies_a_verified_pack_and_leaves_clutter_behind(
     assert status.state == DONE, status.error
     on_phone = _phone_copy(phone)
     _same_files(pack, on_phone)
-    assert sorted(status.pushed) == sorted(status.verified) == sorted(os.listdir(on_phone))
+    assert sorted(status.pushed) == sorted(status.verified) == sorted(_pack_names(on_phone))
     assert status.skipped == ()
     assert (
         status.done_bytes
@@ -229,14 +244,16 @@ def test_push_again_skips_files_already_verified(
     before = phone.bytes_received
     again = _push(phone, pack).status()
     assert again.state == DONE and again.pushed == () and again.done_bytes == 0
-    assert sorted(again.skipped) == sorted(again.verified) == sorted(os.listdir(_phone_copy(phone)))
+    assert sorted(again.skipped) == sorted(again.verified) == _pack_names(_phone_copy(phone))
     assert phone.bytes_received - before < 20_000  # shell commands only, no file data
 
     # A changed weight file: only it travels; a file the pack no longer has goes away.
     with (pack / "llm.mnn.weight").open("r+b") as handle:
         handle.seek(-64, os.SEEK_END)
         handle.write(os.urandom(64))
+    # (an older version of the pack had old-shard.bin: its marker lists it)
     _phone_copy(phone).joinpath("old-shard.bin").write_bytes(b"stale")
+    _list_in_marker(_phone_copy(phone), "old-shard.bin")
     update = _push(phone, pack).status()
     assert update.state == DONE, update.error
     assert update.pushed == ("llm.mnn.weight",)
@@ -379,7 +396,9 @@ def test_recipe_only_push(
     assert set(status.verified) == {"config.json", "config_cpu.json"}
     assert phone.bytes_received - before < 20_000  # the weights did not travel
     _same_files(pack, _phone_copy(phone))
-    assert not any(p.name.startswith(".") for p in _phone_copy(phone).iterdir())
+    assert not any(  # no temporary copy left behind
+        p.name.startswith(".") and p.name != PHONE_MARKER for p in _phone_copy(phone).iterdir()
+    )
 
 
 def test_push_to_a_phone_without_the_shell_protocol(
@@ -479,6 +498,9 @@ def test_phone_packs_listing_matching_and_delete(
     assert _push(phone, other).status().state == DONE
     shutil.copytree(_phone_copy(phone, "noisy"), phone.local(f"{ROOT}/stranger"))
     phone.local(f"{ROOT}/half.partial").mkdir()
+    phone.local(f"{ROOT}/half.partial/{PHONE_MARKER}").write_text(
+        json.dumps({"made_by": "DraftDeck", "pack": "half", "files": []})
+    )
     phone.local(f"{ROOT}/not-a-pack").mkdir()
     # Sizes come from `ls -l`, not from sync STAT's 32 bits: a 5 GiB file stays 5 GiB.
     with phone.local(f"{ROOT}/stranger/llm.mnn.weight").open("r+b") as handle:
@@ -686,3 +708,162 @@ def test_no_adb_anywhere_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(PhoneError, match="adb was not found") as caught:
         Adb(port=free_port()).devices()
     assert caught.value.code == "no_adb"
+
+
+# -- integrity: folders that are not ours, bad names, corruption, stale attempts --------
+
+
+def test_push_never_touches_a_folder_it_did_not_make(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    music = phone.local("/sdcard/Music")
+    music.mkdir(parents=True)
+    (music / "song1.mp3").write_bytes(b"la la la")
+    pack = bundle_copy("fast-draft", tmp_path / "library" / "Music")
+    job = PushJob(Adb(), phone.address, pack, "/sdcard")
+    status = job.run()
+    assert status.state == FAILED and status.error_code == "not_ours"
+    assert "/sdcard/Music" in status.error and "not made by DraftDeck" in status.error
+    assert (music / "song1.mp3").read_bytes() == b"la la la"
+    assert sorted(os.listdir(music)) == ["song1.mp3"]
+    assert not phone.local("/sdcard/Music.partial").exists()
+    device = Adb().phone(phone.address)
+    with pytest.raises(PhoneError, match="not made by DraftDeck") as refused:
+        delete_pack(device, "/sdcard", "Music")
+    assert refused.value.code == "not_ours" and (music / "song1.mp3").exists()
+    # A folder with a pack in it that DraftDeck did not put there: refused as well.
+    stranger = phone.local(f"{ROOT}/fast-draft")
+    shutil.copytree(pack, stranger)
+    (stranger / "config.json").write_text("{}")
+    refused_too = _push(phone, _pack(bundle_copy, tmp_path)).status()
+    assert refused_too.state == FAILED and refused_too.error_code == "not_ours"
+    assert (stranger / "config.json").read_text() == "{}"
+    recipes = _push(phone, _pack(bundle_copy, tmp_path / "r"), recipe_only=True).status()
+    assert recipes.state == FAILED and recipes.error_code == "not_ours"
+
+
+def test_files_the_user_put_into_a_pushed_pack_stay(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    assert _push(phone, pack).status().state == DONE
+    notes = _phone_copy(phone) / "my-notes.txt"
+    notes.write_text("mine")
+    # A stale attempt next to the installed pack: both folders are merged.
+    stale = phone.local(f"{ROOT}/fast-draft.partial")
+    shutil.copytree(_phone_copy(phone), stale, ignore=shutil.ignore_patterns("my-notes.txt"))
+    (stale / "config.json").write_text("wrong")
+    with (pack / "llm.mnn.weight").open("ab") as handle:
+        handle.write(b"a new version")
+    status = _push(phone, pack).status()
+    assert status.state == DONE, status.error
+    # The wrong config.json in the stale attempt gave way to the verified one installed.
+    assert status.pushed == ("llm.mnn.weight",)
+    assert notes.read_text() == "mine"
+    notes.unlink()
+    _same_files(pack, _phone_copy(phone))
+    assert not stale.exists()
+
+
+def test_packs_pushed_before_the_marker_are_adopted_only_when_identical(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    assert _push(phone, pack).status().state == DONE
+    marker = _phone_copy(phone) / PHONE_MARKER
+    marker.unlink()  # as an older DraftDeck left it
+    again = _push(phone, pack).status()
+    assert again.state == DONE and again.pushed == ()
+    _same_files(pack, _phone_copy(phone))  # recognised by sha256, and marked now
+
+    marker.unlink()
+    with (pack / "llm.mnn.weight").open("ab") as handle:
+        handle.write(b"changed since")
+    refused = _push(phone, pack).status()
+    assert refused.state == FAILED and refused.error_code == "not_ours"
+    assert "delete it on the phone by hand" in refused.error
+    assert not marker.exists() and not phone.local(f"{ROOT}/fast-draft.partial").exists()
+    with pytest.raises(PhoneError, match="by hand"):
+        delete_pack(Adb().phone(phone.address), ROOT, "fast-draft")
+
+
+def test_destinations_refuse_the_phone_root_empty_and_control_characters(
+    desk: PhoneDesk,
+) -> None:
+    assert check_root("//sdcard//Download/") == "/sdcard/Download"
+    for bad in ("//", "///", "//..", "", " ", "/sdcard/a\nb", "/sdcard/\x1b"):
+        with pytest.raises(PhoneError) as refused:
+            check_root(bad)
+        assert refused.value.code == "bad_dest"
+    with pytest.raises(PhoneError):
+        desk.destination("")
+    for name in ("a\nb", "tab\there", "bell\x07"):
+        with pytest.raises(PhoneError, match="not a usable pack folder name"):
+            pack_path(ROOT, name)
+
+
+def test_cli_refuses_the_phone_root_and_bad_pack_names_before_touching_the_phone(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    before = sorted(str(p) for p in phone.root.rglob("*"))
+    pack = _pack(bundle_copy, tmp_path)
+    rooted = run_cli("push", str(pack), "--dest", "//")
+    assert rooted.returncode == 1 and "cannot hold packs" in rooted.stderr
+    newline = bundle_copy("fast-draft", tmp_path / "library" / "bad\nname")
+    named = run_cli("push", str(newline))
+    assert named.returncode == 1 and "not a usable pack folder name" in named.stderr
+    assert sorted(str(p) for p in phone.root.rglob("*")) == before
+
+
+def test_corruption_in_transit_is_caught_and_never_installed(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    phone.corrupt_files.append("llm.mnn.weight")
+    bad = _push(phone, pack).status()
+    assert bad.state == FAILED and bad.error_code == "verify_failed"
+    assert "llm.mnn.weight did not arrive intact" in bad.error
+    assert "llm.mnn.weight" not in bad.verified
+    assert not _phone_copy(phone).exists()
+    partial = phone.local(f"{ROOT}/fast-draft.partial")
+    assert not [p for p in partial.iterdir() if "llm.mnn.weight" in p.name]
+    good = _push(phone, pack).status()
+    assert good.state == DONE and "llm.mnn.weight" in good.pushed
+    assert set(good.pushed) == {f.rel for f in pack_files(pack)} - set(bad.verified)
+    _same_files(pack, _phone_copy(phone))
+
+    # A recipe corrupted on its way is never renamed over the good one.
+    recipe = pack / "config_cpu.json"
+    recipe.write_text(recipe.read_text() + "\n")
+    old = (_phone_copy(phone) / "config_cpu.json").read_bytes()
+    phone.corrupt_files.append("config_cpu.json")
+    bad_recipe = _push(phone, pack, recipe_only=True).status()
+    assert bad_recipe.state == FAILED and bad_recipe.error_code == "verify_failed"
+    assert (_phone_copy(phone) / "config_cpu.json").read_bytes() == old
+    assert not [p for p in _phone_copy(phone).iterdir() if p.name.endswith(".draftdeck-partial")]
+
+
+def test_a_stale_partial_with_wrong_and_extra_files_is_merged(
+    tmp_path: Path, adb_server: AdbServer, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path, extra_mb=2)
+    (pack / "old-shard.bin").write_bytes(b"an older version's file")
+    phone.cut_after_bytes = phone.bytes_received + 1_200_000
+    assert _push(phone, pack).status().state == FAILED
+    phone.cut_after_bytes, phone.unplugged = None, False
+    adb_server.connect(phone)
+    partial = phone.local(f"{ROOT}/fast-draft.partial")
+    assert partial.is_dir() and (partial / PHONE_MARKER).is_file()
+    # The pack moved on (old-shard.bin dropped); the stale attempt has a wrong file, an
+    # extra one of ours and a temporary copy cut short.
+    (pack / "old-shard.bin").unlink()
+    (partial / "old-shard.bin").write_bytes(b"an older version's file")
+    _list_in_marker(partial, "old-shard.bin")
+    config = partial / "config.json"
+    config.write_bytes(bytes(len((pack / "config.json").read_bytes())))
+    (partial / ".llm.mnn.weight.0123abcd.draftdeck-partial").write_bytes(b"cut")
+    resumed = _push(phone, pack).status()
+    assert resumed.state == DONE, resumed.error
+    assert "config.json" in resumed.pushed
+    _same_files(pack, _phone_copy(phone))  # no extra file carried into the pack
+    assert not partial.exists()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.core.infra.errors import PhoneError
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleInfo
+from app.core.pack.files import PHONE_MARKER
 from app.core.pack.library import Library
 from app.core.phone.adb import NO_DEVICES
 from app.core.phone.desk import PhoneDesk, PhoneFolder
@@ -259,6 +260,14 @@ class PhonePage(QWidget):
             self.desk.check_delete(serial, root, pack.name)
         except PhoneError as exc:
             show_error(self, "Pack in use", exc.message)
+            return
+        if not pack.ours:  # the phone says so again on delete; refused before asking
+            show_error(
+                self,
+                "Not made by DraftDeck",
+                f"{pack.path} has no {PHONE_MARKER}: DraftDeck did not make it and will not "
+                "delete it. Delete it on the phone by hand if you are sure.",
+            )
             return
         device = self._device(serial)
         ask(

@@ -44,6 +44,8 @@ SOURCE_FILE = ".draftdeck-source.json"  # where a downloaded pack came from
 ORIGINALS = ".draftdeck-original"  # the pack's own recipes, before the user's edits
 BACKUP_SUFFIX = ".bak"  # the recipe before the last save
 BEFORE_UPDATE_SUFFIX = ".before-update"  # a user's edited recipe kept across an update
+# In a pack folder on a phone: DraftDeck made this folder, and the files it put there.
+PHONE_MARKER = ".draftdeck-pack.json"
 # Files a pack folder may hold that are ours, not the pack's (hidden files and folders,
 # such as the Hub client's .cache, are never part of a pack to begin with).
 NOT_PACK_SUFFIXES = (BACKUP_SUFFIX, BEFORE_UPDATE_SUFFIX)

@@ -96,8 +96,9 @@ class PhoneDesk:
 
     @staticmethod
     def destination(text: str | None) -> str:
-        """The folder a command names, checked; the first preset when none is named."""
-        return check_root(text) if text else default_root()
+        """The folder a command names, checked; the first preset when none is named
+        (an empty name is refused, not taken as "none")."""
+        return default_root() if text is None else check_root(text)
 
     def add_destination(self, text: str) -> str:
         """List a folder the user typed among the destinations and make it the one the

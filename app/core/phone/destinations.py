@@ -46,18 +46,31 @@ def default_root() -> str:
     return preset_destinations()[0].root
 
 
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
 def check_root(root: str) -> str:
-    """A destination folder as typed by a user, normalized; refused when unusable."""
+    """A destination folder as typed by a user, normalized; refused when empty, not
+    absolute, the phone's root (`/`, `//`, `/..`) or holding control characters."""
     text = root.strip()
     if not text.startswith("/"):
         raise PhoneError(f"{root!r} is not a folder on the phone: give a path from /.", "bad_dest")
-    normal = posixpath.normpath(text)
-    if normal == "/" or any(ch in normal for ch in "\n\0"):
+    # normpath keeps a leading "//" (POSIX leaves it to the system): Android does not.
+    normal = "/" + posixpath.normpath(text).lstrip("/")
+    if normal == "/" or _has_control(normal):
         raise PhoneError(f"{root!r} cannot hold packs: choose a folder below /.", "bad_dest")
     return normal
 
 
 def pack_path(root: str, name: str) -> str:
-    if not name or name in (".", "..") or "/" in name or name.endswith(PARTIAL):
+    """Where the pack `name` goes in `root`; checked before anything is made on the phone."""
+    if (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or name.endswith(PARTIAL)
+        or _has_control(name)
+    ):
         raise PhoneError(f"{name!r} is not a usable pack folder name.", "bad_dest")
     return posixpath.join(check_root(root), name)

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from app.core.pack.bundle import BundleInfo
-from app.core.pack.files import CONFIG
+from app.core.pack.files import CONFIG, PHONE_MARKER
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.pack_marker import not_ours, read_marker
 from app.core.phone.push import files_of
 
 SAME, DIFFERS, NOT_IN_LIBRARY, INCOMPLETE = "same", "differs", "not in library", "incomplete"
@@ -23,6 +24,7 @@ class PhonePack:
     size: int
     files: int
     match: str  # SAME, DIFFERS (names or sizes), NOT_IN_LIBRARY, INCOMPLETE
+    ours: bool = True  # has DraftDeck's marker: only then may DraftDeck delete it
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -44,7 +46,8 @@ def list_packs(phone: Phone, root: str, library: Mapping[str, BundleInfo]) -> li
             continue
         name = entry.name.removesuffix(PARTIAL) if partial else entry.name
         match = INCOMPLETE if partial else _compare(listing, library.get(name))
-        packs.append(PhonePack(entry.name, path, sum(listing.values()), len(listing), match))
+        size, count = sum(listing.values()), len(listing)
+        packs.append(PhonePack(entry.name, path, size, count, match, PHONE_MARKER in listing))
     return sorted(packs, key=lambda p: p.name.lower())
 
 
@@ -57,7 +60,10 @@ def _compare(listing: dict[str, int], local: BundleInfo | None) -> str:
 
 
 def delete_pack(phone: Phone, root: str, name: str) -> None:
-    """Remove one pack folder (or an interrupted `.partial` one) from `root`."""
+    """Remove one pack folder (or an interrupted `.partial` one) from `root`; a folder
+    without DraftDeck's marker is refused (see pack_marker)."""
     base = name.removesuffix(PARTIAL)
     path = pack_path(root, base) + (PARTIAL if name.endswith(PARTIAL) else "")
+    if read_marker(phone, path) is None:
+        raise not_ours(path, phone.serial)
     fs.remove_tree(phone, path)

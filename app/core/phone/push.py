@@ -5,7 +5,8 @@ file's sha256 on the phone matches the local one, so an app scanning the folder 
 sees half a pack. Files already on the phone with the right sha256 (in `<dest>` or in
 a `<dest>.partial` left by an interrupted push) are not sent again: pushing again after
 a pulled cable resumes. Recipe files go next to the pack under a hidden name and are
-renamed over the old ones once verified.
+renamed over the old ones once verified. Only folders DraftDeck made are changed, and
+in them only the files it put there (see pack_marker).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from app.core.pack.files import CONFIG, NOT_PACK_SUFFIXES
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
 from app.core.phone.sync_send import PushCancelled, send_file
 
 log = logging.getLogger("draftdeck.phone")
@@ -36,7 +38,6 @@ log = logging.getLogger("draftdeck.phone")
 QUEUED, CHECKING, PUSHING, DONE = "queued", "checking", "pushing", "done"
 FAILED, CANCELLED = "failed", "cancelled"
 FINISHED = (DONE, FAILED, CANCELLED)
-TEMP_SUFFIX = ".draftdeck-partial"
 STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
 
 
@@ -251,11 +252,16 @@ class PushJob(TrackedJob[PushStatus]):
         in_dest, in_partial = self._already_there(phone, files, [dest, partial])
         present = fs.existing(phone, [dest, partial])
         dest_exists, partial_exists = dest in present, partial in present
+        # Refused before anything changes: a folder of that name that is not ours.
+        ours_dest = claim(phone, dest, in_dest) if dest_exists else frozenset()
+        ours_partial = claim(phone, partial, in_partial) if partial_exists else frozenset()
+        rels = {f.rel for f in files}
         todo = [f for f in files if f.rel not in in_dest | in_partial]
         if not todo and dest_exists and len(in_dest) == len(files):
             if partial_exists:
-                fs.remove_tree(phone, partial)  # a stale attempt; the pack is complete
-            self._tidy(phone, dest, files, check=False)
+                fs.remove_tree(phone, partial)  # a stale attempt of ours; the pack is complete
+            self._tidy(phone, dest, files, ours_dest - rels, check=False)
+            write_marker(phone, dest, self.pack.name, rels)
             everything = tuple(f.rel for f in files)
             self._set(skipped=everything, verified=everything)
             return
@@ -269,19 +275,17 @@ class PushJob(TrackedJob[PushStatus]):
                 "no_space",
             )
         self._check_cancel()  # the last moment a cancel leaves the installed pack alone
-        if dest_exists:  # from here on the pack is "being updated", not installed
-            if not partial_exists:
-                fs.move(phone, dest, partial)
-            else:
-                for rel in sorted(in_dest - in_partial):
-                    target = posixpath.join(partial, rel)
-                    fs.make_dirs(phone, [posixpath.dirname(target)])
-                    fs.move(phone, posixpath.join(dest, rel), target)
-                fs.remove_tree(phone, dest)
-            in_partial |= in_dest
+        if dest_exists and not partial_exists:  # the pack is "being updated" from here on
+            fs.move(phone, dest, partial)  # its marker comes along
         fs.make_dirs(
             phone, [partial, *(posixpath.dirname(posixpath.join(partial, f.rel)) for f in todo)]
         )
+        # Everything either folder's marker listed stays ours to delete later.
+        ours = ours_dest | ours_partial | rels
+        write_marker(phone, partial, self.pack.name, ours)
+        if dest_exists and partial_exists:
+            merge_into(phone, dest, partial, in_dest - in_partial, ours_dest)
+        in_partial |= in_dest
         verified = tuple(f.rel for f in files if f.rel in in_partial)
         self._set(
             state=PUSHING,
@@ -293,7 +297,8 @@ class PushJob(TrackedJob[PushStatus]):
             # Inside .partial a file may take its name before the check: the folder is
             # not installed until every file passed (one round trip less per file).
             self._send_verified(phone, item, posixpath.join(partial, item.rel), early=True)
-        self._tidy(phone, partial, files, check=True)
+        self._tidy(phone, partial, files, ours - rels, check=True)
+        write_marker(phone, partial, self.pack.name, rels)
         fs.move(phone, partial, dest)
 
     def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
@@ -304,6 +309,7 @@ class PushJob(TrackedJob[PushStatus]):
                 "not_on_phone",
             )
         [same] = self._already_there(phone, files, [dest])
+        ours = claim(phone, dest, ())  # a recipe is never written into someone else's folder
         todo = [f for f in files if f.rel not in same]
         skipped = tuple(f.rel for f in files if f.rel in same)
         self._set(
@@ -314,6 +320,8 @@ class PushJob(TrackedJob[PushStatus]):
         )
         for item in todo:
             self._send_verified(phone, item, posixpath.join(dest, item.rel))
+        if not ours.issuperset(f.rel for f in todo):
+            write_marker(phone, dest, self.pack.name, ours | {f.rel for f in todo})
 
     def _send_verified(
         self, phone: Phone, item: LocalFile, final: str, early: bool = False
@@ -345,14 +353,23 @@ class PushJob(TrackedJob[PushStatus]):
                 s, pushed=(*s.pushed, item.rel), verified=(*s.verified, item.rel)
             )
 
-    def _tidy(self, phone: Phone, folder: str, files: list[LocalFile], check: bool) -> None:
-        """The phone's copy becomes exactly the pack: files of an older version go. With
-        `check`, just before the rename: every file is there with its size (another
+    def _tidy(
+        self,
+        phone: Phone,
+        folder: str,
+        files: list[LocalFile],
+        stale: frozenset[str] | set[str],
+        check: bool,
+    ) -> None:
+        """The phone's copy becomes exactly the pack: files of an older version (`stale`,
+        listed by our marker) and our temporary copies go; files the user put there stay.
+        With `check`, just before the rename: every file is there with its size (another
         app, or a delete, may have removed files verified earlier)."""
         entries = fs.list_dir(phone, folder)
         wanted = {f.rel.split("/", 1)[0] for f in files}
+        old = {rel.split("/", 1)[0] for rel in stale} - wanted
         for entry in entries:
-            if entry.name not in wanted:
+            if entry.name in old or entry.name.endswith(TEMP_SUFFIX):
                 fs.remove_tree(phone, posixpath.join(folder, entry.name))
         if not check:
             return

@@ -10,6 +10,7 @@ closes without DONE.
 from __future__ import annotations
 
 import hashlib
+import io
 import socket
 import struct
 import time
@@ -54,6 +55,18 @@ def send_file(
         except (AdbRefused, OSError) as exc:
             raise lost(phone.serial, exc) from exc
     return digest.hexdigest()
+
+
+def send_bytes(phone: Phone, data: bytes, remote: str) -> None:
+    """Write a small file made here (no local file behind it) to `remote`."""
+    try:
+        _send(phone, io.BytesIO(data), Path(remote), remote, _ignore, _ignore, lambda: False)
+    except (AdbRefused, OSError) as exc:
+        raise lost(phone.serial, exc) from exc
+
+
+def _ignore(_value: object) -> None:
+    """No hashing and no progress for a small file."""
 
 
 def _send(
