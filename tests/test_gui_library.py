@@ -107,7 +107,11 @@ def test_broken_pack_shows_the_problem(window: MainWindow, bundle_copy: Copy) ->
 
 
 def test_add_folder_and_zip_by_drop(
-    window: MainWindow, bundle_copy: Copy, tmp_path: Path, fixture_bundle: Callable[[str], Path]
+    window: MainWindow,
+    qtbot: QtBot,
+    bundle_copy: Copy,
+    tmp_path: Path,
+    fixture_bundle: Callable[[str], Path],
 ) -> None:
     folder = bundle_copy("qwen3-draft-identical")
     archive = tmp_path / "packed.zip"
@@ -124,21 +128,63 @@ def test_add_folder_and_zip_by_drop(
         Qt.KeyboardModifier.NoModifier,
     )
     window.dropEvent(event)
+    qtbot.waitUntil(lambda: not window.library_page.importing())
     names = sorted(_cell(window, r, "Name") for r in range(window.library_page.proxy.rowCount()))
     assert names == ["independent", "qwen3-draft-identical"]
     assert (window.library.root / "independent" / "llm.mnn").is_file()
     assert load_settings().references == [str(folder.resolve())]
 
 
-def test_hostile_zip_shows_an_error_and_adds_nothing(window: MainWindow, tmp_path: Path) -> None:
+def test_hostile_zip_shows_an_error_and_adds_nothing(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
     archive = tmp_path / "evil.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("../../evil.txt", "x")
     window.library_page.add_paths([archive])
+    qtbot.waitUntil(lambda: not window.library_page.importing())
     box = _open_box("errorDialog")
     assert "outside the pack" in box.text()
     box.close()
     assert window.library_page.proxy.rowCount() == 0
+
+
+def _big_zip(folder: Path, archive: Path) -> Path:
+    """A pack zip that takes a moment to unpack (stored, so it is not a bomb)."""
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
+        for file in folder.iterdir():
+            zf.write(file, f"big/{file.name}")
+        with zf.open("big/padding.bin", "w") as out:
+            for _ in range(60):
+                out.write(bytes(1 << 20))
+    return archive
+
+
+def test_zip_imports_in_the_background_with_progress(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path, fixture_bundle: Callable[[str], Path]
+) -> None:
+    page = window.library_page
+    archive = _big_zip(fixture_bundle("qwen3-target"), tmp_path / "big.zip")
+    page.add_paths([archive])  # returns at once: the window keeps handling events
+    assert page.importing() and page.import_row.isVisible()
+    qtbot.waitUntil(lambda: not page.importing(), timeout=30_000)
+    assert page.import_bar.value() == 1000 and page.import_row.isHidden()
+    assert [_cell(window, 0, "Name")] == ["big"]
+
+
+def test_zip_import_can_be_cancelled(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path, fixture_bundle: Callable[[str], Path]
+) -> None:
+    page = window.library_page
+    archive = _big_zip(fixture_bundle("qwen3-target"), tmp_path / "big.zip")
+    messages: list[str] = []
+    page.message.connect(messages.append)
+    page.add_paths([archive])
+    page.import_cancel.click()
+    qtbot.waitUntil(lambda: not page.importing(), timeout=30_000)
+    assert messages[-1] == "Import of big.zip cancelled"
+    assert page.proxy.rowCount() == 0
+    assert not any(window.library.root.iterdir())  # nothing half-unpacked left
 
 
 def test_remove_asks_first_and_cancel_keeps_the_pack(window: MainWindow, bundle_copy: Copy) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from app.core.infra import errors
 from app.core.infra.settings import Settings, load_settings, save_settings
 from app.core.pack.files import SOURCE_FILE, PackSource, installed_source
-from app.core.pack.library import Library
+from app.core.pack.library import ImportCancelled, Library
 
 Copy = Callable[..., Path]
 
@@ -201,3 +203,105 @@ def test_installed_source_reads_the_record_by_shape(
     assert installed_source(tmp_path) is None  # not downloaded by DraftDeck
     (tmp_path / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
     assert installed_source(tmp_path) == expected
+
+
+# -- hostile zips and names (issue 18) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("top", [".hidden", ".staging-abc"])
+def test_zip_with_a_dot_folder_stays_visible(
+    library: Library, bundle_copy: Copy, tmp_path: Path, top: str
+) -> None:
+    archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "dot.zip", f"{top}/")
+    entry = library.import_zip(archive)
+    assert not entry.name.startswith(".")
+    library.cleanup_staging()  # what the next start does
+    assert [e.name for e in library.scan()] == [entry.name]
+
+
+def _patch_zip(archive: Path, local_at: int, central_at: int, value: int) -> None:
+    """Set a 16-bit field of every local and central header (real zips, edited bytes)."""
+    data = bytearray(archive.read_bytes())
+    for signature, at in ((b"PK\x03\x04", local_at), (b"PK\x01\x02", central_at)):
+        start = data.find(signature)
+        while start != -1:
+            data[start + at : start + at + 2] = value.to_bytes(2, "little")
+            start = data.find(signature, start + 4)
+    archive.write_bytes(bytes(data))
+
+
+def test_encrypted_zip_gets_its_own_message(
+    library: Library, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "locked.zip", "p/")
+    _patch_zip(archive, 6, 8, 1)  # general purpose flag: encrypted
+    with pytest.raises(errors.UnreadableFileError, match="password-protected") as caught:
+        library.import_zip(archive)
+    assert caught.value.path == archive
+    assert not library.root.exists() or not any(library.root.iterdir())
+
+
+def test_unsupported_compression_gets_its_own_message(
+    library: Library, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "zstd.zip", "p/")
+    _patch_zip(archive, 8, 10, 93)
+    with pytest.raises(errors.UnreadableFileError, match="Zstandard") as caught:
+        library.import_zip(archive)
+    assert caught.value.path == archive
+
+
+def test_zip_bomb_is_refused_before_unpacking(library: Library, tmp_path: Path) -> None:
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("p/config.json", "{}")
+        with zf.open("p/llm.mnn.weight", "w") as out:
+            for _ in range(100):
+                out.write(bytes(1 << 20))
+    with pytest.raises(errors.UnsafeArchiveError, match="100:1"):
+        library.import_zip(archive)
+    assert not library.root.exists() or not any(library.root.iterdir())
+
+
+def test_zip_that_would_not_fit_is_refused(
+    library: Library, bundle_copy: Copy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "big.zip", "p/")
+    # No disk can be filled here: ask for more spare room than any disk has instead.
+    monkeypatch.setattr("app.core.pack.library.FREE_SPACE_MARGIN", 1 << 62)
+    with pytest.raises(errors.WriteFailedError, match="not enough free space"):
+        library.import_zip(archive)
+
+
+def test_import_reports_progress_and_can_be_cancelled(
+    library: Library, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "p.zip", "p/")
+    seen: list[tuple[int, int]] = []
+    library.import_zip(archive, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] > 0
+    library.remove(library.scan()[0])
+
+    stop = threading.Event()
+
+    def cancel_at_first_chunk(done: int, total: int) -> None:
+        stop.set()
+
+    with pytest.raises(ImportCancelled):
+        library.import_zip(archive, progress=cancel_at_first_chunk, cancel=stop)
+    assert not any(library.root.iterdir())  # no pack, no staging left
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs a file system that takes any bytes")
+def test_non_utf8_folder_is_refused_and_settings_stay_saveable(
+    library: Library, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    folder = bundle_copy("qwen3-target", tmp_path / os.fsdecode(b"pack-\xff"))
+    with pytest.raises(errors.UnreadableFileError, match="not valid UTF-8"):
+        library.add_folder(folder)
+    with pytest.raises(errors.UnreadableFileError, match="not valid UTF-8"):
+        library.add_folder(folder.parent)  # found inside a folder that was added
+    with pytest.raises(errors.UnreadableFileError, match="not valid UTF-8"):
+        library.set_root(folder)
+    assert library.settings.references == []
+    save_settings(library.settings)  # still saveable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QProgressBar,
+    QPushButton,
     QSplitter,
     QTableView,
     QToolBar,
@@ -24,8 +27,9 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.infra.units import format_bytes
-from app.core.pack.library import Library, PackEntry
-from app.ui.dialogs import ask, show_file_error
+from app.core.pack.library import ImportCancelled, Library, PackEntry
+from app.ui import background
+from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.pack_details import PackDetails
 
@@ -36,6 +40,8 @@ class LibraryPage(QWidget):
     """Lists installed packs; emits `message` for the status bar."""
 
     message = Signal(str)
+    # Permille of the running zip import; emitted from the import's thread.
+    _import_progress = Signal(int)
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,6 +107,24 @@ class LibraryPage(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
 
+        # Zips unpack in the background, one at a time, with a bar and a Cancel button.
+        self._zips: list[Path] = []
+        self._cancel_import = threading.Event()
+        self.import_label = QLabel()
+        self.import_bar = QProgressBar()
+        self.import_bar.setRange(0, 1000)
+        self.import_bar.setTextVisible(False)
+        self.import_cancel = QPushButton("Cancel Import")
+        self.import_cancel.clicked.connect(self.cancel_imports)
+        self.import_row = QWidget()
+        import_layout = QHBoxLayout(self.import_row)
+        import_layout.setContentsMargins(0, 0, 0, 0)
+        import_layout.addWidget(self.import_label)
+        import_layout.addWidget(self.import_bar, 1)
+        import_layout.addWidget(self.import_cancel)
+        self.import_row.hide()
+        self._import_progress.connect(self.import_bar.setValue)
+
         top = QHBoxLayout()
         top.addWidget(self.toolbar)
         top.addStretch(1)
@@ -109,6 +133,7 @@ class LibraryPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(hint)
         layout.addLayout(top)
+        layout.addWidget(self.import_row)
         layout.addWidget(splitter, 1)
         self._update_actions()
 
@@ -195,24 +220,79 @@ class LibraryPage(QWidget):
             self.add_paths([Path(name)])
 
     def add_paths(self, paths: list[Path]) -> None:
-        """Add dropped or chosen folders (by reference) and zip files (unpacked)."""
+        """Add dropped or chosen folders (by reference) and zip files (unpacked in the
+        background)."""
         added: list[PackEntry] = []
         for path in paths:
+            if path.is_file() and path.suffix.lower() == ".zip":
+                self._zips.append(path)
+                continue
             try:
-                if path.is_file() and path.suffix.lower() == ".zip":
-                    added.append(self.library.import_zip(path))
-                else:
-                    added.extend(self.library.add_folder(path))
+                added.extend(self.library.add_folder(path))
             except FileError as exc:
                 log.warning("could not add %s: %s", path, exc)
                 show_file_error(self, "Could not add pack", exc)
-        if added:
-            # The library already read the new packs: add their rows, no full re-scan.
-            for entry in added:
-                self.model.add_entry(entry)
-            self.select_path(added[-1].path)
-            names = ", ".join(e.name for e in added)
-            self.message.emit(f"Added {names}")
+        self._show_added(added)
+        self._import_next_zip()
+
+    def importing(self) -> bool:
+        return background.is_running(self, "import")
+
+    def cancel_imports(self) -> None:
+        """Stop the running zip import and drop the ones waiting."""
+        self._zips.clear()
+        self._cancel_import.set()
+
+    def _import_next_zip(self) -> None:
+        if self.importing():
+            return
+        if not self._zips:
+            self.import_row.hide()
+            return
+        archive = self._zips.pop(0)
+        cancel = self._cancel_import = threading.Event()
+        emit = self._import_progress.emit
+
+        def unpack() -> PackEntry:
+            return self.library.import_zip(
+                archive, lambda done, total: emit(done * 1000 // max(total, 1)), cancel
+            )
+
+        self.import_label.setText(f"Importing {archive.name}…")
+        self.import_bar.setValue(0)
+        self.import_row.show()
+        background.run(
+            self,
+            "import",
+            unpack,
+            on_done=self._on_imported,
+            on_error=lambda exc: self._on_import_failed(archive, exc),
+        )
+
+    def _on_imported(self, entry: PackEntry) -> None:
+        self._show_added([entry])
+        self._import_next_zip()
+
+    def _on_import_failed(self, archive: Path, exc: Exception) -> None:
+        if isinstance(exc, ImportCancelled):
+            self.message.emit(f"Import of {archive.name} cancelled")
+        elif isinstance(exc, FileError):
+            log.warning("could not import %s: %s", archive, exc)
+            show_file_error(self, "Could not add pack", exc)
+        else:
+            log.error("could not import %s", archive, exc_info=exc)
+            show_error(self, "Could not add pack", f"{archive}: {exc}")
+        self._import_next_zip()
+
+    def _show_added(self, added: list[PackEntry]) -> None:
+        if not added:
+            return
+        # The library already read the new packs: add their rows, no full re-scan.
+        for entry in added:
+            self.model.add_entry(entry)
+        self.select_path(added[-1].path)
+        names = ", ".join(e.name for e in added)
+        self.message.emit(f"Added {names}")
 
     def remove_selected(self) -> None:
         entry = self.selected_entry()

@@ -48,6 +48,7 @@ from app.core.pack.files import (
     quantized_embeddings,
 )
 from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
+from app.core.pack.regular_file import open_regular
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 
@@ -302,7 +303,7 @@ def _vocab_and_quant(
 
 def _graph_has_linear_attention(model_path: Path) -> bool:
     with (
-        model_path.open("rb") as handle,
+        open_regular(model_path, "model graph") as handle,
         mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as graph,
     ):
         return graph.find(LINEAR_ATTENTION_OP) != -1

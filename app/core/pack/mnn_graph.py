@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.pack.regular_file import open_regular
+
 # Net: bizCode, extraTensorDescribe, extraInfo, oplists, ...
 NET_OPLISTS = 3
 # Op: inputIndexes, main_type, main, name, ...
@@ -85,8 +87,9 @@ class _Buffer:
 
 
 def read_linear_layers(path: Path) -> tuple[Linear, ...]:
-    """Every linear layer of the graph in `path`; raises GraphFormatError if unreadable."""
-    with path.open("rb") as handle:
+    """Every linear layer of the graph in `path`; raises GraphFormatError if it is not a
+    graph, a FileError if it is not a regular readable file."""
+    with open_regular(path, "model graph") as handle:
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file cannot be mapped

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EmptyFileError, TokenizerError
-from app.core.infra.jsonfile import reading
 from app.core.pack.added_tokens import AddedToken, TokenizerBody, read_mtok_body, read_txt_specials
+from app.core.pack.regular_file import read_regular_bytes
 
 TOKENIZER_MAGIC = 430
 TOKENIZER_TYPES = {
@@ -120,8 +120,7 @@ def _ints(line: bytes, path: Path, what: str) -> list[int]:
 
 
 def read_tokenizer_info(path: Path) -> TokenizerInfo:
-    with reading(path, "tokenizer file"):
-        data = path.read_bytes()
+    data = read_regular_bytes(path, "tokenizer file")
     if not data:
         raise EmptyFileError(path, "tokenizer file is empty")
     digest = hashlib.sha256(data).hexdigest()
