@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 import pytest
 
@@ -17,15 +19,21 @@ from app.core.infra.errors import EngineCrashed, EngineError
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import parse_event_line, worker_command
 from app.engine.protocol import (
+    PROTOCOL_VERSION,
+    ChatTurn,
     Done,
+    Encode,
     Generate,
     Load,
     Loaded,
     Ping,
     Pong,
+    Ready,
+    Request,
     Rounds,
     Shutdown,
     decode_event,
+    encode_event,
     encode_request,
 )
 from tests.helpers.cli import run_cli
@@ -318,3 +326,110 @@ def test_worker_stops_when_its_client_goes_away(fixture_bundle: Fixture) -> None
     assert proc.wait(timeout=60) == 0  # a guard against a hang, not a speed limit
     reader.join(15)
     proc.stdout.close()
+
+
+def test_text_that_is_not_unicode_never_reaches_mnn(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    # A lone surrogate made MNN's tokenizer crash the worker with SIGSEGV (issue 18).
+    _load_pair(client, fixture_bundle)
+    bad = os.fsdecode(b"abc\xff")  # "abc\udcff", as argv gives undecodable bytes
+    refused: list[Request[Any]] = [
+        Generate(prompt=bad, max_tokens=5),
+        Generate(messages=(ChatTurn("user", "\ud800"),), max_tokens=5),
+        Encode(bad),
+    ]
+    for request in refused:
+        with pytest.raises(EngineError) as caught:
+            client.run(request, timeout=30)
+        assert caught.value.code == "bad_text"
+    assert "0xFF, which is not UTF-8, at character 3" in str(caught.value)
+    assert client.run(Encode("abc 😀"), timeout=30).tokens  # a real astral character is fine
+    # The worker refuses such text even from a client that sends it anyway.
+    assert client.pid is not None
+    line = encode_request(Ping(), 99).replace('"op":"ping"', '"op":"encode","text":"\\udcff"')
+    assert client._proc is not None and client._proc.stdin is not None
+    client._proc.stdin.write(line.encode() + b"\n")
+    client._proc.stdin.flush()
+    with pytest.raises(EngineError) as caught:
+        client.wait(99, timeout=30)
+    assert caught.value.code == "bad_text"
+    assert isinstance(client.run(Ping(), timeout=30), Pong)  # no native crash
+
+
+def test_cli_generate_with_a_prompt_that_is_not_utf8(fixture_bundle: Fixture) -> None:
+    proc = run_cli(
+        "generate",
+        "--target",
+        str(fixture_bundle("qwen3-target")),
+        "--prompt",
+        os.fsdecode(b"abc\xff"),  # passed on as the raw bytes
+        "--max-tokens",
+        "5",
+        timeout=300,
+    )
+    assert proc.returncode == 1
+    assert "0xFF, which is not UTF-8" in proc.stderr
+    assert "Traceback" not in proc.stderr and "SIGSEGV" not in proc.stderr
+
+
+def test_a_worker_that_hangs_before_ready_is_stopped() -> None:
+    client = EngineClient([sys.executable, "-c", "import time; time.sleep(3600)"], ready_seconds=1)
+    with pytest.raises(EngineError) as caught:
+        client.start()
+    assert caught.value.code == "timeout" and "did not get ready within 1 s" in str(caught.value)
+    assert not client.running
+    client.close()
+
+
+def _stand_in(work: str) -> EngineClient:
+    """A worker that gets ready, then runs `work` on the first request (and stays)."""
+    ready = encode_event(Ready(1, PROTOCOL_VERSION))
+    script = f"import os, sys, time\nprint({ready!r}, flush=True)\nsys.stdin.readline()\n{work}"
+    return EngineClient([sys.executable, "-c", script], stall_seconds=3600)
+
+
+def test_a_request_that_gets_no_answer_times_out() -> None:
+    with _stand_in("time.sleep(3600)") as client:
+        started = time.monotonic()
+        with pytest.raises(EngineError) as caught:
+            client.run(Ping(), timeout=1)
+        assert caught.value.code == "timeout"
+        assert time.monotonic() - started < 10
+        assert client.running  # a slow answer is not a crash
+
+
+def test_a_shutdown_that_hangs_ends_in_a_kill() -> None:
+    client = _stand_in("time.sleep(3600)")
+    client.start()
+    client.send(Ping())  # now it sleeps and reads nothing, not even Shutdown
+    pid = client.pid
+    started = time.monotonic()
+    client.close(timeout=1)
+    assert time.monotonic() - started < 10
+    assert not client.running and client.pid is None
+    assert pid is not None and not _alive(pid)
+
+
+def test_writing_to_a_worker_whose_pipe_is_gone_is_a_crash() -> None:
+    # Ready, then it closes its stdin and exits: the client's write meets a dead pipe.
+    with _stand_in("") as client:
+        client._command[-1] = client._command[-1].replace(
+            "sys.stdin.readline()", "os.close(0)\ntime.sleep(0.5)\nsys.exit(4)"
+        )
+        client.start()
+        time.sleep(0.2)  # its stdin is closed; it still runs
+        assert client.running
+        with pytest.raises(EngineCrashed) as caught:
+            client.send(Ping())
+        assert "exited with code 4" in str(caught.value)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -16,9 +16,11 @@ makes it when the worker's stdout ends.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
 
+from app.core.infra.errors import EngineError
 from app.core.infra.typed_json import TypedJsonError, from_json, to_json
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
@@ -281,10 +283,46 @@ def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
     return reply
 
 
+# -- text --------------------------------------------------------------------------------
+
+# A str may hold lone surrogates (bytes that were not UTF-8, kept by surrogateescape, or
+# a "\\udcff" escape in JSON); MNN's tokenizer crashes natively (SIGSEGV) on them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(request: Request[Any] | OneWay) -> None:
+    """Refuse (EngineError "bad_text") a request whose text for the tokenizer is not
+    valid Unicode: the client before sending, the worker before MNN sees it."""
+    texts: list[tuple[str, str]] = []
+    if isinstance(request, Generate):
+        if request.prompt is not None:
+            texts.append(("prompt", request.prompt))
+        for n, turn in enumerate(request.messages or ()):
+            texts += [(f"message {n + 1} role", turn.role), (f"message {n + 1}", turn.content)]
+    elif isinstance(request, Encode):
+        texts.append(("text", request.text))
+    for name, text in texts:
+        found = _SURROGATE.search(text)
+        if found is None:
+            continue
+        code = ord(found.group())
+        what = (
+            f"the byte 0x{code - 0xDC00:02X}, which is not UTF-8,"
+            if 0xDC80 <= code <= 0xDCFF  # how surrogateescape keeps an undecodable byte
+            else f"a lone surrogate U+{code:04X}"
+        )
+        raise EngineError(
+            f"The {name} holds {what} at character {found.start()}: give the text as UTF-8.",
+            "bad_text",
+        )
+
+
 # -- encoding ------------------------------------------------------------------------------
 
 
 def encode_request(request: Request[Any] | OneWay, request_id: int | None = None) -> str:
+    """The request's line; EngineError "bad_text" for text that is not valid Unicode."""
+    check_text(request)
     head: JsonObject = {REQUEST_KEY: _KINDS[type(request)]}
     if request_id is not None:
         head[ID_KEY] = request_id

@@ -5,7 +5,9 @@ bridge after each one; the bridge then drains them on the GUI thread (one drain 
 burst: the worker already batches rounds every 20 ms), so the window never waits on
 the engine and an idle window has no engine wake-ups, yet a worker that dies while
 idle is noticed at once. Starting the worker (a second or so while MNN imports) runs
-in the background, owned by the bridge.
+in the background, owned by the bridge. While a request is pending, a timer asks the
+client's watchdog every second whether the worker got stuck (SIGSTOP, a deadlock): a
+stuck worker is killed and reported like a crash, so Chat offers Restart.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
 from app.engine.client.engine_client import EngineClient
@@ -34,6 +36,7 @@ from app.engine.protocol import (
 )
 from app.ui import background
 
+WATCH_MS = 1000
 STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
 GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 
@@ -64,6 +67,9 @@ class EngineBridge(QObject):
         self._agreement_after_reply = False
         self._drain_queued = threading.Event()
         self._events_arrived.connect(self.poll)  # queued: emitted on the reader thread
+        self._watch = QTimer(self)
+        self._watch.setInterval(WATCH_MS)
+        self._watch.timeout.connect(self.client.kill_if_stuck)  # its Exit reports it
         self.client.on_event = self._on_event_arrived
 
     def _set_state(self, state: str) -> None:
@@ -76,6 +82,7 @@ class EngineBridge(QObject):
     def _send(self, request: Request[Any]) -> int:
         request_id = self.client.send(request)
         self._pending[request_id] = type(request)
+        self._watch.start()
         return request_id
 
     def load(self, request: Load) -> None:
@@ -130,6 +137,7 @@ class EngineBridge(QObject):
     def restart(self) -> None:
         """A fresh worker with the last pair (after a crash, or on request)."""
         self._pending.clear()
+        self._watch.stop()
         self.generating_id = self.agreement_id = None
         self.client.close()
         if self.load_request is not None:
@@ -139,6 +147,7 @@ class EngineBridge(QObject):
         background.close_owner(self)  # a worker still starting closes itself
         self.client.on_event = None
         self._pending.clear()
+        self._watch.stop()
         self.client.close()
         self._set_state(STOPPED)
 
@@ -164,6 +173,7 @@ class EngineBridge(QObject):
 
     def _on_crash(self, error: EngineCrashed) -> None:
         self._pending.clear()
+        self._watch.stop()
         self.generating_id = self.agreement_id = None
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
@@ -182,6 +192,11 @@ class EngineBridge(QObject):
             self._dispatch(event)
 
     def _dispatch(self, event: Event) -> None:
+        self._dispatch_event(event)
+        if not self._pending:
+            self._watch.stop()  # an idle window has no engine wake-ups
+
+    def _dispatch_event(self, event: Event) -> None:
         if isinstance(event, Exit):
             self._on_crash(self.client.crash_error(event))
             return

@@ -5,6 +5,8 @@ request and waits for its final event, handing batches of rounds to a callback. 
 requests met while waiting are kept for their own `wait()`. If the worker dies, the
 waiting call raises EngineCrashed with the exit signal and the last lines it wrote to
 stderr; the next request starts a fresh worker and replays the last successful load.
+A worker that stops answering (SIGSTOP, a native deadlock) is found by a Watchdog
+(watchdog.py) while a request is pending, killed, and reported as EngineUnresponsive.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import os
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any, TypeVar
 
 from app.core.infra.errors import EngineCrashed, EngineError
 from app.core.infra.processes import no_window_flags
+from app.engine.client.watchdog import DEFAULT_STALL_SECONDS, Watchdog
 from app.engine.client.worker_process import describe_exit, parse_event_line, worker_command
 from app.engine.protocol import (
     PROTOCOL_VERSION,
@@ -44,11 +48,28 @@ log = logging.getLogger("draftdeck.engine.client")
 ReplyT = TypeVar("ReplyT")
 OnRounds = Callable[[Rounds], None]
 STDERR_LINES = 40
+READY_SECONDS = 60.0  # MNN's import takes a second or so; a cold disk far longer
+WATCH_SECONDS = 0.5  # how often a waiting call asks the watchdog
+
+
+class EngineUnresponsive(EngineCrashed):
+    """The worker stopped answering and was killed."""
+
+    code = "unresponsive"
 
 
 class EngineClient:
-    def __init__(self, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        command: list[str] | None = None,
+        stall_seconds: float = DEFAULT_STALL_SECONDS,
+        ready_seconds: float = READY_SECONDS,
+    ) -> None:
         self._command = command or worker_command()
+        self.stall_seconds = stall_seconds
+        self.ready_seconds = ready_seconds
+        self._watchdog: Watchdog | None = None
+        self._stuck: str | None = None  # why the watchdog killed the worker
         self._proc: subprocess.Popen[bytes] | None = None
         self._events: queue.Queue[Event] = queue.Queue()
         self._unclaimed: dict[int | None, list[Event]] = {}
@@ -85,6 +106,7 @@ class EngineClient:
         self._unclaimed = {}
         self._stderr.clear()
         self.crashed = None
+        self._stuck = None
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self._proc = subprocess.Popen(
             self._command,
@@ -95,6 +117,7 @@ class EngineClient:
             creationflags=no_window_flags(),
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._watchdog = Watchdog(self._proc.pid, self.stall_seconds)
         self._threads = [
             threading.Thread(
                 target=self._read_events,
@@ -112,15 +135,22 @@ class EngineClient:
         for thread in self._threads:
             thread.start()
         try:
-            ready: Event | None = self._next_event(timeout=60)
+            ready: Event | None = self._next_event(timeout=self.ready_seconds)
         except EngineError:
             ready = None
         if isinstance(ready, Ready) and ready.protocol == PROTOCOL_VERSION:
             return
         # Never leave a half-started worker behind: later requests would hang on it.
+        hung = self._proc.poll() is None
         self._proc.kill()
         error: EngineError = self._crash_error(Exit(self._proc.wait()))
-        if isinstance(ready, Ready):
+        if ready is None and hung:
+            error = EngineError(
+                f"The engine worker did not get ready within {self.ready_seconds:g} s "
+                "and was stopped.",
+                "timeout",
+            )
+        elif isinstance(ready, Ready):
             error = EngineError(
                 f"The engine worker speaks protocol version {ready.protocol}, this app "
                 f"version {PROTOCOL_VERSION}: the worker and the app come from different "
@@ -149,6 +179,9 @@ class EngineClient:
         notify()
 
     def _notify(self) -> None:
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.progress()
         listener = self.on_event
         if listener is not None:
             try:
@@ -169,17 +202,49 @@ class EngineClient:
         if len(self._threads) > 1:
             self._threads[1].join(timeout=1.0)
         tail = list(self._stderr)
+        if self._stuck is not None:
+            self.crashed = EngineUnresponsive(
+                f"The engine worker stopped responding: it {self._stuck}, so it was ended.",
+                code,
+                tail,
+            )
+            return self.crashed
         message = f"The engine worker {describe_exit(code)}."
         if tail:
             message += f" Last output: {tail[-1]}"
         self.crashed = EngineCrashed(message, code, tail)
         return self.crashed
 
+    def kill_if_stuck(self) -> bool:
+        """Kill the worker if the watchdog finds it stuck (call while a request is
+        pending); its Exit event then raises or reports EngineUnresponsive."""
+        watchdog = self._watchdog
+        if not self.running or watchdog is None:
+            return False
+        reason = watchdog.stuck()
+        if reason is None:
+            return False
+        log.warning("engine worker %s: killing it", reason)
+        self._stuck = reason
+        self.kill()
+        return True
+
     def _next_event(self, timeout: float | None = None) -> Event:
         try:
             return self._events.get(timeout=timeout)
         except queue.Empty:
             raise EngineError("the engine did not answer in time", "timeout") from None
+
+    def _watched_event(self, deadline: float | None) -> Event:
+        """The next event; a stuck worker is killed meanwhile (its Exit comes next)."""
+        while True:
+            left = WATCH_SECONDS if deadline is None else deadline - time.monotonic()
+            try:
+                return self._events.get(timeout=max(0.0, min(WATCH_SECONDS, left)))
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise EngineError("the engine did not answer in time", "timeout") from None
+                self.kill_if_stuck()
 
     def _join_threads(self) -> None:
         for thread in self._threads:
@@ -242,6 +307,8 @@ class EngineClient:
             if self._last_load is not None and not isinstance(request, Load):
                 self.run(self._last_load)
         request_id = next(self._ids)
+        if self._watchdog is not None:
+            self._watchdog.progress()  # the stall count starts with the request
         try:
             self._send(request, request_id)
         except OSError:
@@ -263,10 +330,12 @@ class EngineClient:
         on_rounds: OnRounds | None = None,
         timeout: float | None = None,
     ) -> Event:
-        """Wait for the final event of a request; raises EngineError or EngineCrashed."""
+        """Wait for the final event of a request; raises EngineError or EngineCrashed
+        (EngineUnresponsive when the worker got stuck and was killed)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             kept = self._unclaimed.get(request_id)
-            event = kept.pop(0) if kept else self._next_event(timeout)
+            event = kept.pop(0) if kept else self._watched_event(deadline)
             if isinstance(event, Exit):
                 raise self._crash_error(event)
             if event.id != request_id:

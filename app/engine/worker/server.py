@@ -45,6 +45,7 @@ from app.engine.protocol import (
     ResetDone,
     Rounds,
     Shutdown,
+    check_text,
     decode_request,
     encode_event,
 )
@@ -124,6 +125,7 @@ class Worker:
     def _handle(self, session: Session, request_id: int | None, request: AnyRequest) -> Event:
         """The request's final event (the caller stamps its id on it)."""
         cancelled = lambda: self._is_cancelled(request_id)  # noqa: E731
+        check_text(request)  # lone surrogates crash MNN's tokenizer natively
         if isinstance(request, Ping):
             return Pong()
         if isinstance(request, Load):
