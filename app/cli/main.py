@@ -6,11 +6,16 @@ assembles the parser and dispatches."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from app import __version__
 from app.core.infra.errors import CodedError, FileError
+from app.core.infra.logsetup import setup_logging
+
+log = logging.getLogger("draftdeck.cli")
 
 
 def _cmd_gui(args: argparse.Namespace) -> int:
@@ -56,6 +61,51 @@ def never_fail_on_text() -> None:
             reconfigure(errors="backslashreplace")
 
 
+class _TerminalLine(logging.Handler):
+    """Warnings as one `draftdeck: ...` line on stderr; tracebacks go only to the log file.
+
+    Without a handler, Python's last-resort one prints every logged traceback (a settings
+    file that cannot be set aside, say) on the terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # sys.stderr looked up each time: it may have been replaced since (tests, pythonw).
+        if sys.stderr is not None:
+            print(f"draftdeck: {record.getMessage()}", file=sys.stderr)
+
+
+@contextmanager
+def _logging_for_the_command() -> Iterator[None]:
+    """The log file and the terminal line while a command runs, removed after it (an
+    in-process caller such as a test keeps its own logging)."""
+    logger = logging.getLogger("draftdeck")
+    before, level = list(logger.handlers), logger.level
+    logger.addHandler(_TerminalLine())
+    if not any(isinstance(h, logging.FileHandler) for h in before):  # else keep the caller's
+        setup_logging()  # None when the log folder cannot be made: the terminal line remains
+    try:
+        yield
+    finally:
+        for added in [h for h in logger.handlers if h not in before]:
+            logger.removeHandler(added)
+            added.close()
+        logger.setLevel(level)
+
+
+def _os_error_line(command: str, exc: OSError) -> str:
+    """`<what failed>: <path>: <reason>`; the path is left out when the OS gave none."""
+    parts = [f"{command} failed"]
+    if exc.filename is not None:
+        path = str(exc.filename)
+        if exc.filename2 is not None:
+            path += f" -> {exc.filename2}"
+        parts.append(path)
+    parts.append(exc.strerror or str(exc))
+    return ": ".join(parts)
+
+
 def main(argv: Sequence[str] | None = None, open_window: Callable[[], int] | None = None) -> int:
     """Run a command. `open_window` opens the GUI (for `gui` and no command): the
     executable's entry point passes it, so the command line never imports Qt itself."""
@@ -70,11 +120,20 @@ def main(argv: Sequence[str] | None = None, open_window: Callable[[], int] | Non
             )
             return 2
         return open_window()
-    try:
-        return int(func(args))
-    except (FileError, CodedError) as exc:
-        print(f"draftdeck: {exc}", file=sys.stderr)
-        return 1
+    with _logging_for_the_command():
+        try:
+            return int(func(args))
+        except (FileError, CodedError) as exc:
+            print(f"draftdeck: {exc}", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            # Not foreseen by the command (a read-only home, a full disk): one line here,
+            # the traceback in the log file for a bug report.
+            log.error("%s", _os_error_line(args.command, exc), exc_info=True)
+            return 1
+        except KeyboardInterrupt:
+            print("draftdeck: interrupted", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

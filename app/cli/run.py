@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.cli.arg_types import draft_length, whole_number
 from app.core.infra.errors import SpeculationCannotPay
-from app.core.infra.jsonfile import read_json_object
+from app.core.infra.jsonfile import read_json_object, read_text
 
 if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
     from app.engine.protocol import JsonObject
@@ -84,10 +85,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
 
     target_cfg, draft_cfg = _engine_overrides(args)
+    # A missing or non-UTF-8 prompt file is a FileError naming it, not a traceback.
     prompt = (
-        Path(args.prompt_file).read_text(encoding="utf-8")
-        if args.prompt_file
-        else (args.prompt or DEFAULT_PROMPT)
+        read_text(Path(args.prompt_file)) if args.prompt_file else (args.prompt or DEFAULT_PROMPT)
     )
     plan = BenchPlan(
         args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, (prompt,)
@@ -161,7 +161,7 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="JSON whose keys override the draft recipe (config_cpu.json)",
     )
-    p.add_argument("-d", type=int, metavar="N", help="draft length (draft_predict_length)")
+    p.add_argument("-d", type=draft_length, metavar="N", help="draft length (draft_predict_length)")
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -169,8 +169,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     bench.add_argument("--target", required=True, metavar="DIR")
     bench.add_argument("--draft", required=True, metavar="DIR")
     _engine_args(bench)
-    bench.add_argument("--tokens", type=int, default=128, metavar="N", help="tokens per run")
-    bench.add_argument("--runs", type=int, default=3, metavar="N", help="measured run pairs")
+    bench.add_argument(
+        "--tokens", type=whole_number(1), default=128, metavar="N", help="tokens per run"
+    )
+    bench.add_argument(
+        "--runs", type=whole_number(1), default=3, metavar="N", help="measured run pairs"
+    )
     group = bench.add_mutually_exclusive_group()
     group.add_argument("--prompt", metavar="TEXT")
     group.add_argument("--prompt-file", metavar="F")
@@ -187,7 +191,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     gen.add_argument("--draft", metavar="DIR")
     _engine_args(gen)
     gen.add_argument("--prompt", required=True, metavar="TEXT")
-    gen.add_argument("--max-tokens", type=int, default=256, metavar="N")
+    gen.add_argument("--max-tokens", type=whole_number(1), default=256, metavar="N")
     gen.add_argument("--plain", action="store_true", help="plain decoding even with a draft")
     gen.add_argument("--raw", action="store_true", help="no chat template")
     gen.add_argument("--json", action="store_true", help="print text and statistics as JSON")

@@ -76,7 +76,11 @@ class Session:
         # The saved recipe (the target's config.json) decides d unless the caller does
         # (read_bundle has checked that every recipe file of both packs is valid JSON).
         target_run = target_run_recipe(t_info.path, target_cfg)
-        d_value = draft_length or target_run.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
+        d_value = (
+            target_run.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
+            if draft_length is None  # 0 is a value to refuse, not "use the recipe"
+            else draft_length
+        )
         if isinstance(d_value, bool) or not isinstance(d_value, int):
             raise EngineError(
                 f"draft_predict_length {d_value!r} is not a whole number", "bad_request"
