@@ -108,6 +108,23 @@ def test_unforeseen_os_error_is_one_line_and_logged(
     assert "Traceback" in log and "OSError: [Errno 28]" in log
 
 
+@pytest.mark.skipif(os.name != "posix", reason="SIGPIPE and exit 141 are POSIX")
+def test_a_reader_that_went_away_is_not_an_error(fixture_bundle: Fixture) -> None:
+    """`draftdeck info … | head -0`: the pipe's read end is closed before the command
+    writes anything, so every write fails with EPIPE; no message, no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [*APP, "info", str(fixture_bundle("qwen3-target")), "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141
+    assert proc.stderr == ""
+
+
 def _home_commands(fixture_bundle: Fixture) -> list[list[str]]:
     target, draft = str(fixture_bundle("qwen3-target")), str(fixture_bundle("qwen3-draft-noisy"))
     return [["info", target], ["check", target, draft], ["catalog"]]

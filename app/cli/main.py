@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -126,6 +127,11 @@ def main(argv: Sequence[str] | None = None, open_window: Callable[[], int] | Non
         except (FileError, CodedError) as exc:
             print(f"draftdeck: {exc}", file=sys.stderr)
             return 1
+        except BrokenPipeError:
+            # The reader went away (`draftdeck catalog | head -1`): nothing to tell it.
+            # Point stdout at nothing so the interpreter's final flush cannot fail.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141 if os.name == "posix" else 1
         except OSError as exc:
             # Not foreseen by the command (a read-only home, a full disk): one line here,
             # the traceback in the log file for a bug report.
