@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from app.core.infra import errors
+from app.core.infra.jsonfile import read_regular_bytes
 from app.core.pack.bundle import read_bundle
 from app.core.pack.mnn_graph import read_linear_layers
-from app.core.pack.regular_file import read_regular_bytes
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from tests.helpers.cli import APP
 

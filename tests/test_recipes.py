@@ -18,6 +18,7 @@ from app.core.infra.errors import InvalidJsonError
 from app.core.pack.bundle import read_bundle
 from app.core.recipe.files import (
     ChangedOnDiskError,
+    InvalidRecipeError,
     RecipeDocument,
     draft_run_recipe,
     draft_settings,
@@ -242,6 +243,9 @@ def test_killed_while_saving_leaves_old_or_new(bundle_copy: Copy) -> None:
         data = json.loads(path.read_text())  # never torn
         assert data in versions or data == base
         saved += data in versions
+        backup = path.with_name(path.name + ".bak")
+        if backup.exists():  # the backup is never torn either
+            assert json.loads(backup.read_text()) in [*versions, base]
     assert saved, "no save ever completed: the kills proved nothing"
     # Killed saves leave temporary files; the next save removes them.
     (path.parent / f".{path.name}.planted.tmp").write_text("{")
@@ -332,3 +336,29 @@ def test_run_recipes_are_what_the_engine_loads(bundle_copy: Copy, session: Sessi
     assert session.target_recipe == target_run
     # What the draft's MNN instance was handed (plus the fixes every pack gets).
     assert session.draft.config.items() >= draft_settings(draft, draft_cfg).items()
+
+
+def test_cli_set_refuses_nan_and_validate_reports_it(
+    bundle_copy: Copy, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    recipe = pack / "config_cpu.json"
+    before = recipe.read_bytes()
+    for value in ("NaN", "Infinity", "-Infinity", "[1, NaN]"):
+        assert main(["recipe", "set", str(pack), f"foo={value}"]) == 1
+        assert "NaN and Infinity are not valid JSON" in capsys.readouterr().err
+        assert recipe.read_bytes() == before
+    recipe.write_text('{"thread_num": 2, "foo": NaN}')
+    assert main(["recipe", "validate", str(recipe)]) == 1
+    assert "not valid JSON" in capsys.readouterr().out
+    with pytest.raises(InvalidRecipeError, match="NaN"):
+        RecipeDocument.load(recipe).save({"foo": float("nan")})
+
+
+def test_cli_set_on_a_missing_folder_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-pack"
+    assert main(["recipe", "set", str(missing), "thread_num=1"]) == 1
+    assert not missing.exists()
+    assert str(missing) in capsys.readouterr().err

@@ -71,7 +71,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    path = Path(args.pack) / (TARGET_CONFIG if args.target_config else DRAFT_RECIPE)
+    pack = Path(args.pack)
+    if not pack.is_dir():
+        print(f"draftdeck: {pack}: no such pack folder; nothing was saved", file=sys.stderr)
+        return 1
+    path = pack / (TARGET_CONFIG if args.target_config else DRAFT_RECIPE)
     doc = RecipeDocument.open_or_new(path)
     data = dict(doc.data)
     for assignment in args.assignments:

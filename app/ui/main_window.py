@@ -99,6 +99,8 @@ class MainWindow(QMainWindow):
         self.statusBar()
         self._restore_state()
         self.library_page.refresh()
+        if settings.load_problem:  # the file was set aside; say so once, at start
+            self._show_message(settings.load_problem)
 
     def add_page(self, key: str, title: str, page: QWidget) -> None:
         self.pages[key] = page

@@ -1,4 +1,7 @@
-"""Child process for the crash-safety test: saves two recipes in turn until killed."""
+"""Child process for the crash-safety test: saves two recipes in turn until killed.
+
+Each save also rewrites `<recipe>.bak` with the previous version, so a kill lands in
+the backup's write as often as in the recipe's."""
 
 import itertools
 import sys

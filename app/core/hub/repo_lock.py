@@ -20,34 +20,7 @@ import sys
 from pathlib import Path
 
 from app.core.hub.install import staging_dir
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        os.lseek(fd, 0, os.SEEK_SET)  # msvcrt locks bytes from the current position
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+from app.core.infra.file_lock import try_lock, unlock
 
 
 def lock_path(library: Path, repo_id: str) -> Path:
@@ -77,13 +50,13 @@ class RepoLock:
         """Take the lock if no one holds it; OSError if the library is missing or read-only."""
         while self._fd is None:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            if not _try_lock(fd):
+            if not try_lock(fd):
                 os.close(fd)
                 return False
             if _names_this_file(fd, self.path):
                 self._fd = fd
             else:  # its holder removed it on release after we opened it: open anew
-                _unlock(fd)
+                unlock(fd)
                 os.close(fd)
         return True
 
@@ -95,7 +68,7 @@ class RepoLock:
             with contextlib.suppress(OSError):
                 self.path.unlink()  # still locked: no one else can hold this file now
         try:
-            _unlock(fd)
+            unlock(fd)
         finally:
             os.close(fd)
         if sys.platform == "win32":

@@ -1,5 +1,9 @@
 """Reading JSON with precise error positions, and atomic writes.
 
+Only regular files are read: a FIFO would block the open or the read forever and a
+device such as /dev/zero (even behind a symlink) never ends, so both are refused by
+their type before any byte is read. JSON files are capped at `JSON_SIZE_LIMIT`.
+
 Atomic writes follow qutebrowser's savefile idea: write a temporary file in the same
 folder, fsync it, then replace the target, so a crash leaves the old or the new file,
 never a torn one.
@@ -10,17 +14,30 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.core.infra.errors import (
     EmptyFileError,
     InvalidJsonError,
     MissingFileError,
     UnreadableFileError,
+)
+
+# Far above any settings, recipe or pack config.json; a bigger "JSON" file is a mistake.
+JSON_SIZE_LIMIT = 16 << 20
+
+# Never wait on open (a FIFO without a writer) nor take a terminal as controlling one.
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
 )
 
 
@@ -37,10 +54,70 @@ def reading(path: Path, what: str = "file") -> Iterator[None]:
         raise UnreadableFileError(path, exc.strerror or str(exc)) from None
 
 
-def read_text(path: Path) -> str:
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _refuse_irregular(path: Path, mode: int, what: str) -> None:
+    if not stat.S_ISREG(mode):
+        raise UnreadableFileError(path, f"{what} is {_file_kind(mode)}, not a regular file")
+
+
+def _refuse_oversized(path: Path, size: int, limit: int | None, what: str) -> None:
+    if limit is not None and size > limit:
+        raise UnreadableFileError(
+            path, f"{what} is too large ({size} bytes; at most {limit} are read)"
+        )
+
+
+@contextmanager
+def open_regular(path: Path, what: str = "file", limit: int | None = None) -> Iterator[BinaryIO]:
+    """Open `path` for reading if it is (or links to) a regular file of at most `limit`
+    bytes; a FIFO, a device or a folder is refused, naming the file, before any read
+    (a FIFO would wait for a writer, /dev/zero never ends)."""
+    with reading(path, what):
+        _refuse_irregular(path, os.stat(path).st_mode, what)
+        fd = os.open(path, _READ_FLAGS)
+    try:
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        # Checked again on the open file: it could have been swapped since the stat.
+        status = os.fstat(fd)
+        _refuse_irregular(path, status.st_mode, what)
+        _refuse_oversized(path, status.st_size, limit, what)
+        if sys.platform != "win32":  # opened non-blocking only so a FIFO cannot wait
+            os.set_blocking(fd, True)
+        with reading(path, what):
+            yield handle
+
+
+def read_regular_bytes(path: Path, what: str = "file", limit: int | None = None) -> bytes:
+    """The content of a regular file of at most `limit` bytes (see `open_regular`)."""
+    with open_regular(path, what, limit) as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    # The file may have grown after the fstat.
+    _refuse_oversized(path, len(data), limit, what)
+    return data
+
+
+def read_text(path: Path, limit: int | None = None) -> str:
     """Read a UTF-8 text file, turning OS and decoding errors into typed ones."""
-    with reading(path):
-        data = path.read_bytes()
+    return decode_text(read_regular_bytes(path, limit=limit), path)
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """`data` read from `path` as UTF-8 text (a BOM is dropped), or an error naming it."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -60,7 +137,7 @@ def parse_json(text: str, path: Path) -> Any:
 
 
 def read_json(path: Path) -> Any:
-    return parse_json(read_text(path), path)
+    return parse_json(read_text(path, JSON_SIZE_LIMIT), path)
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from app.core.infra.errors import (
     TieEmbeddingsError,
     UnreadableFileError,
 )
-from app.core.infra.jsonfile import read_json_object
+from app.core.infra.jsonfile import open_regular, read_json_object
 from app.core.pack.files import (
     AUDIO_MODEL,
     BUNDLE_MARKERS,
@@ -48,7 +48,6 @@ from app.core.pack.files import (
     quantized_embeddings,
 )
 from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
-from app.core.pack.regular_file import open_regular
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 

@@ -15,7 +15,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.pack.regular_file import open_regular
+from app.core.infra.jsonfile import open_regular
 
 # Net: bizCode, extraTensorDescribe, extraInfo, oplists, ...
 NET_OPLISTS = 3

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EmptyFileError, TokenizerError
+from app.core.infra.jsonfile import read_regular_bytes
 from app.core.pack.added_tokens import AddedToken, TokenizerBody, read_mtok_body, read_txt_specials
-from app.core.pack.regular_file import read_regular_bytes
 
 TOKENIZER_MAGIC = 430
 TOKENIZER_TYPES = {

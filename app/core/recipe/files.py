@@ -16,17 +16,24 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import FileError, InvalidJsonError, WriteFailedError
+from app.core.infra.errors import (
+    FileError,
+    InvalidJsonError,
+    MissingFileError,
+    WriteFailedError,
+)
 from app.core.infra.jsonfile import (
+    JSON_SIZE_LIMIT,
     atomic_write_bytes,
+    decode_text,
     parse_json,
     read_json_object,
+    read_regular_bytes,
     read_text,
     remove_stale_temps,
 )
@@ -67,7 +74,8 @@ class RecipeDocument:
 
     @classmethod
     def load(cls, path: Path) -> RecipeDocument:
-        text = read_text(path)
+        raw = read_regular_bytes(path, "recipe", JSON_SIZE_LIMIT)
+        text = decode_text(raw, path)
         data = cls.parse(path, text)
         return cls(
             path=path,
@@ -75,7 +83,7 @@ class RecipeDocument:
             data=data,
             indent=detect_indent(text),
             trailing_newline=text.endswith("\n"),
-            _disk_digest=_digest(path.read_bytes()),
+            _disk_digest=_digest(raw),
         )
 
     @classmethod
@@ -99,15 +107,21 @@ class RecipeDocument:
         """Text for `data` in this file's style; the file's own text when nothing changed."""
         if data == self.data and list(data) == list(self.data):
             return self.text
-        text = json.dumps(data, indent=self.indent, ensure_ascii=False)
+        try:
+            # NaN and Infinity would make a file no JSON reader (MNN's included) accepts.
+            text = json.dumps(data, indent=self.indent, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            raise InvalidRecipeError(
+                self.path, "cannot be saved: NaN and Infinity are not valid JSON"
+            ) from None
         return text + "\n" if self.trailing_newline else text
 
     def changed_on_disk(self) -> bool:
         try:
-            return _digest(self.path.read_bytes()) != self._disk_digest
-        except FileNotFoundError:
+            return _digest(read_regular_bytes(self.path, "recipe")) != self._disk_digest
+        except MissingFileError:
             return self._disk_digest != ""  # deleted since opened, unless it never existed
-        except OSError:
+        except FileError:
             return True
 
     def save(self, data: dict[str, Any], overwrite_changes: bool = False) -> None:
@@ -116,17 +130,31 @@ class RecipeDocument:
                 self.path, "was changed by another program since it was opened"
             )
         text = self.render(data)
+        if not self.path.parent.is_dir():
+            # Saving must not conjure up a pack: a mistyped folder is reported instead.
+            raise MissingFileError(self.path.parent, "folder not found; nothing was saved")
         try:
             # A save killed half-way leaves its temporary file; the next save tidies up.
             remove_stale_temps(self.path)
+            remove_stale_temps(backup_path(self.path))
             keep_original(self.path)
-            if self.path.exists():
-                shutil.copy2(self.path, self.path.with_name(self.path.name + BACKUP_SUFFIX))
+            write_backup(self.path)
             atomic_write_bytes(self.path, text.encode("utf-8"))
         except OSError as exc:
             raise WriteFailedError(self.path, f"could not save: {exc.strerror or exc}") from None
         self.text, self.data = text, json.loads(text)
         self._disk_digest = _digest(text.encode("utf-8"))
+
+
+def backup_path(recipe: Path) -> Path:
+    return recipe.with_name(recipe.name + BACKUP_SUFFIX)
+
+
+def write_backup(recipe: Path) -> None:
+    """Keep the file as it is now as `<name>.bak`, atomically like the recipe itself: a
+    save killed half-way leaves the old backup or the new one, never a torn one."""
+    if recipe.exists():
+        atomic_write_bytes(backup_path(recipe), read_regular_bytes(recipe, "recipe"))
 
 
 def original_path(recipe: Path) -> Path:
@@ -138,7 +166,7 @@ def keep_original(recipe: Path) -> None:
     original = original_path(recipe)
     if recipe.is_file() and not original.exists():
         original.parent.mkdir(exist_ok=True)
-        atomic_write_bytes(original, recipe.read_bytes())
+        atomic_write_bytes(original, read_regular_bytes(recipe, "recipe"))
 
 
 def reset_to_original(recipe: Path) -> bool:
@@ -146,9 +174,8 @@ def reset_to_original(recipe: Path) -> bool:
     original = original_path(recipe)
     if not original.is_file():
         return False
-    if recipe.exists():
-        shutil.copy2(recipe, recipe.with_name(recipe.name + BACKUP_SUFFIX))
-    atomic_write_bytes(recipe, original.read_bytes())
+    write_backup(recipe)
+    atomic_write_bytes(recipe, read_regular_bytes(original, "recipe"))
     return True
 
 

@@ -232,12 +232,26 @@ def _kind_error(field: Field, value: Any) -> str | None:
     return None
 
 
+def _has_non_finite(value: Any) -> bool:
+    """NaN or Infinity anywhere in `value`: Python writes them, but they are not JSON."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
 def validate(data: Mapping[str, Any], scope: str) -> list[Problem]:
-    """Every problem at once. Unknown keys are fine: they go to MNN untouched."""
+    """Every problem at once. Unknown keys are fine (they go to MNN untouched) as long as
+    they are valid JSON."""
     problems = []
     for key, value in data.items():
         field = FIELDS.get(key)
         if field is None:
+            if _has_non_finite(value):
+                problems.append(Problem(key, "NaN and Infinity are not valid JSON"))
             continue
         error = _kind_error(field, value)
         if error:
