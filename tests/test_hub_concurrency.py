@@ -46,13 +46,15 @@ def test_two_processes_downloading_one_repo_install_it_once(
     assert hub.bytes_served["llm.mnn.weight"] <= SIZE + 1024 * 1024
 
 
-def test_repo_lock_excludes_a_second_holder_and_leaves_nothing(tmp_path: Path) -> None:
-    first, second = RepoLock(tmp_path, REPO), RepoLock(tmp_path, REPO)
+def test_repo_lock_excludes_a_second_holder_and_keeps_the_library_clean(tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    first, second = RepoLock(library, REPO), RepoLock(library, REPO)
     assert first.try_acquire() and first.held
     assert not second.try_acquire() and not second.held
-    assert RepoLock(tmp_path, "someone/other").try_acquire()  # per repo
+    assert RepoLock(library, "someone/other").try_acquire()  # per repo
     first.release()
-    assert not first.path.exists()  # the library stays clean
+    assert list(library.iterdir()) == []  # the lock lives in the cache, not the library
     assert second.try_acquire()
     second.release()
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 if sys.platform == "win32":
     import msvcrt
@@ -36,10 +37,17 @@ if sys.platform == "win32":
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 else:
-    import fcntl
+
+    def _fcntl() -> ModuleType:
+        try:
+            import fcntl
+        except ImportError as exc:  # a POSIX Python without it (a Windows-like test one)
+            raise OSError(f"file locking is not available here: {exc}") from None
+        return fcntl
 
     def try_lock(fd: int) -> bool:
         """Take the lock on the open file `fd` unless another holder has it."""
+        fcntl = _fcntl()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -47,9 +55,11 @@ else:
         return True
 
     def _lock(fd: int) -> None:
+        fcntl = _fcntl()
         fcntl.flock(fd, fcntl.LOCK_EX)
 
     def unlock(fd: int) -> None:
+        fcntl = _fcntl()
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 

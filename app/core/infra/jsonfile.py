@@ -96,7 +96,8 @@ def open_regular(path: Path, what: str = "file", limit: int | None = None) -> It
         status = os.fstat(fd)
         _refuse_irregular(path, status.st_mode, what)
         _refuse_oversized(path, status.st_size, limit, what)
-        if sys.platform != "win32":  # opened non-blocking only so a FIFO cannot wait
+        # Opened non-blocking (where that exists) only so a FIFO cannot wait.
+        if sys.platform != "win32" and hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
         with reading(path, what):
             yield handle
