@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from app.core.infra.errors import MissingFileError, UnreadableFileError
-from app.core.infra.file_lock import exclusive_lock
+from app.core.infra.file_lock import exclusive_lock, try_lock, unlock
 from app.core.infra.jsonfile import (
     JSON_SIZE_LIMIT,
     decode_text,
@@ -104,27 +103,39 @@ def test_info_on_a_pack_whose_config_is_dev_zero_returns(
 
 
 _HOLD_LOCK = """
-import sys, time
+import sys
 from pathlib import Path
 from app.core.infra.file_lock import exclusive_lock
 with exclusive_lock(Path(sys.argv[1])):
     print("locked", flush=True)
-    time.sleep(1.0)
+    sys.stdin.readline()  # held until the test says so: no clock involved
 """
 
 
-def test_exclusive_lock_waits_for_another_process(tmp_path: Path) -> None:
+def _free(lock: Path) -> bool:
+    """Whether this process could take the lock right now (it is let go at once)."""
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        taken = try_lock(fd)
+        if taken:
+            unlock(fd)
+        return taken
+    finally:
+        os.close(fd)
+
+
+def test_exclusive_lock_excludes_another_process_until_it_lets_go(tmp_path: Path) -> None:
     lock = tmp_path / "sub" / "thing.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_LOCK, str(lock)], stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout is not None
+        [sys.executable, "-c", _HOLD_LOCK, str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
     assert holder.stdout.readline() == "locked\n"
-    started = time.monotonic()
-    with exclusive_lock(lock):
-        waited = time.monotonic() - started
-    assert holder.wait(timeout=30) == 0
+    assert not _free(lock)  # held by the other process
+    holder.stdin.write("go\n")
+    holder.stdin.close()
+    with exclusive_lock(lock):  # waits until the holder has let go
+        assert holder.wait(timeout=30) == 0
     holder.stdout.close()
-    assert waited > 0.5  # the holder kept it about a second after saying so
-    with exclusive_lock(lock):  # free again once released
-        pass
+    assert _free(lock)  # and free again once released

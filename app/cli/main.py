@@ -19,10 +19,6 @@ from app.core.infra.logsetup import setup_logging
 log = logging.getLogger("draftdeck.cli")
 
 
-def _cmd_gui(args: argparse.Namespace) -> int:
-    raise AssertionError("`gui` is handled by main()")  # a marker for the parser
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draftdeck",
@@ -31,8 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"draftdeck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    gui = sub.add_parser("gui", help="open the window (the default)")
-    gui.set_defaults(func=_cmd_gui)
+    sub.add_parser("gui", help="open the window (the default)")  # no func: main() opens it
 
     from app.cli.hub import add_parsers as add_hub_parsers
     from app.cli.pack import add_parsers as add_pack_parsers
@@ -114,7 +109,7 @@ def main(argv: Sequence[str] | None = None, open_window: Callable[[], int] | Non
     never_fail_on_text()
     args = build_parser().parse_args(argv)
     func = getattr(args, "func", None)
-    if func is None or func is _cmd_gui:
+    if func is None:  # `gui`, or no command
         if open_window is None:
             print(
                 "draftdeck: this entry point has no window; use `draftdeck` itself", file=sys.stderr

@@ -341,14 +341,7 @@ def decode_request(line: str | bytes) -> tuple[int | None, AnyRequest]:
     """(id, request) from one line; ProtocolError for anything else."""
     data = _object(line)
     request_id = _id_of(data)
-    kind = data.pop(REQUEST_KEY, None)
-    cls = REQUESTS.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ProtocolError(f"unknown request {kind!r}", request_id)
-    try:
-        request: AnyRequest = from_json(cls, data)
-    except TypedJsonError as exc:
-        raise ProtocolError(f"{kind} request: {exc}", request_id) from None
+    request: AnyRequest = _message(data, REQUEST_KEY, REQUESTS, "request", request_id)
     return request_id, request
 
 
@@ -360,15 +353,23 @@ def event_from_json(data: JsonObject) -> Event:
     """The event a parsed JSON object holds; ProtocolError if it holds none."""
     data = dict(data)
     request_id = _id_of(data)
-    kind = data.pop(EVENT_KEY, None)
-    cls = EVENTS.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ProtocolError(f"unknown event {kind!r}", request_id)
-    try:
-        event: Event = from_json(cls, {**data, ID_KEY: request_id})
-    except TypedJsonError as exc:
-        raise ProtocolError(f"{kind} event: {exc}", request_id) from None
+    data[ID_KEY] = request_id  # events carry their id as a field
+    event: Event = _message(data, EVENT_KEY, EVENTS, "event", request_id)
     return event
+
+
+def _message(
+    data: JsonObject, kind_key: str, table: dict[str, type[Any]], what: str, request_id: int | None
+) -> Any:
+    """The message of the kind `data[kind_key]` names in `table`, built from the rest."""
+    kind = data.pop(kind_key, None)
+    cls = table.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown {what} {kind!r}", request_id)
+    try:
+        return from_json(cls, data)
+    except TypedJsonError as exc:
+        raise ProtocolError(f"{kind} {what}: {exc}", request_id) from None
 
 
 def _object(line: str | bytes) -> JsonObject:
