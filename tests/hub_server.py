@@ -16,9 +16,11 @@ Errors carry the ``X-Error-Code`` header that ``hf_raise_for_status`` maps to
 and ``GatedRepoError``.
 
 Switches (plain attributes, may be changed while the servers run): ``throttle_bytes_per_s``,
-``drop_after_bytes``, ``corrupt``, ``hostile_names``, ``ignore_range`` (paths answered
-with the whole file, 200, whatever the Range header asks). Counters: ``bytes_served`` and
-``requests``.
+``drop_after_bytes`` (the next answer for a path breaks off after so many bytes),
+``always_drop_after_bytes`` (every answer does), ``corrupt``, ``served_size`` (a path's
+bytes cut or zero-padded to this length, while the listing keeps the true size and hash),
+``hostile_names``, ``ignore_range`` (paths answered with the whole file, 200, whatever
+the Range header asks). Counters: ``bytes_served`` and ``requests``.
 """
 
 from __future__ import annotations
@@ -449,7 +451,9 @@ class FakeHub:
         # Switches: plain attributes, may be changed while the servers run.
         self.throttle_bytes_per_s: int | None = None
         self.drop_after_bytes: dict[str, int] = {}
+        self.always_drop_after_bytes: dict[str, int] = {}
         self.corrupt: set[str] = set()
+        self.served_size: dict[str, int] = {}
         self.ignore_range: set[str] = set()
         self.hostile_names: dict[str, list[str]] = {}
         # Counters.
@@ -608,6 +612,9 @@ class FakeHub:
     def _take_drop(self, path: str, body_size: int) -> int | None:
         """How many bytes to send before hanging up, if a drop is armed for this path."""
         with self._lock:
+            always = self.always_drop_after_bytes.get(path)
+            if always is not None and always < body_size:
+                return max(always, 0)
             limit = self.drop_after_bytes.get(path)
             if limit is None or limit >= body_size:
                 return None
@@ -615,6 +622,9 @@ class FakeHub:
             return max(limit, 0)
 
     def _served_bytes(self, file: HubFile) -> bytes:
+        size = self.served_size.get(file.path)
+        if size is not None:
+            return file.content[:size].ljust(size, b"\0")
         if file.path not in self.corrupt or not file.content:
             return file.content
         data = bytearray(file.content)

@@ -189,9 +189,11 @@ def test_verified_file_replaces_a_leftover(
     assert rules.violations == []
 
 
-def test_update_clears_a_read_only_leftover(
+def test_update_sets_a_read_only_leftover_aside(
     hub: FakeHub, library: Path, fixture_bundle: Fixture, rules: WindowsRules
 ) -> None:
+    # A leftover of an update that died before it carried the user's files across may
+    # hold some of them: it is renamed out of the way, never deleted.
     pack = Path(_job(hub, library).run().path)
     files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
     hub.add_repo(REPO, {**files, "README.md": b"v2\n"})
@@ -202,8 +204,10 @@ def test_update_clears_a_read_only_leftover(
     status = _job(hub, library).run()
     assert status.state == DONE, status.error
     assert (pack / "README.md").read_text() == "v2\n"
-    assert sorted(p.name for p in library.iterdir()) == [pack.name]
-    assert rules.read_only_refused  # the leftover was really in the way, and cleared
+    [kept] = [p for p in library.iterdir() if p != pack]
+    assert kept.name.startswith(f".kept-{pack.name}-")
+    assert (kept / "objects" / "pack-1.idx").read_bytes() == b"index"
+    assert [p.name for p in Library(load_settings(), save_settings).scan()] == [pack.name]
     assert rules.violations == []
 
 

@@ -105,6 +105,8 @@ def cmd_download(args: argparse.Namespace) -> int:
             f"skipped {skipped} (not needed to run the pack; --all-files fetches it)",
             file=sys.stderr,
         )
+    for note in status.notes:
+        print(note, file=sys.stderr)
     result: dict[str, object] = {
         "repo": args.repo,
         "revision": status.revision,
@@ -112,6 +114,7 @@ def cmd_download(args: argparse.Namespace) -> int:
         "files": status.files_total,
         "bytes": status.total_bytes,
         "skipped": list(status.skipped),
+        "notes": list(status.notes),
         "seconds": round(time.monotonic() - started, 3),
     }
     if args.json:

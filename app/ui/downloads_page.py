@@ -294,7 +294,8 @@ class DownloadsPage(QWidget):
 
     def _on_status(self, status: JobStatus) -> None:
         if status.state == DONE:
-            self.message.emit(f"Installed {status.repo_id} in {status.path}")
+            notes = "".join(f"; {note}" for note in status.notes)
+            self.message.emit(f"Installed {status.repo_id} in {status.path}{notes}")
             self._mark_installed()
             self.installed.emit(status.path)
         elif status.state == FAILED:

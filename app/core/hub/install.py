@@ -3,19 +3,24 @@
 A download lives in `<library>/.download-<owner>__<name>/` (hidden, so the library
 never lists it): `plan.json` with the revision, and `files/` with `.part` files that
 become real names only once verified. Installing renames `files/` to the pack folder,
-so a partial or unverified download never appears in the library.
+so a partial or unverified download never appears in the library. An update sets the
+installed copy aside, renames the new one in, then carries the user's edits and files
+across (carry_over.py).
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.hub.carry_over import carry_over, shipped_files
 from app.core.hub.plan import RepoPlan
 from app.core.infra.deletion import remove_tree
 from app.core.infra.errors import AlreadyExistsError, FileError, WriteFailedError
 from app.core.infra.jsonfile import atomic_write_json, read_json_object
-from app.core.pack.files import BEFORE_UPDATE_SUFFIX, ORIGINALS, SOURCE_FILE, installed_source
+from app.core.pack.files import SOURCE_FILE, installed_source
 
 STAGING_PREFIX = ".download-"
 PART = ".part"
@@ -46,12 +51,30 @@ def prepare_staging(library: Path, plan: RepoPlan) -> Path:
     return staging
 
 
+def _keep_aside(library: Path, old: Path, folder_name: str) -> Path:
+    """Rename an old copy out of the way under a name no later install reuses."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    kept = library / f".kept-{folder_name}-{stamp}"
+    suffix = 1
+    while kept.exists():
+        suffix += 1
+        kept = library / f".kept-{folder_name}-{stamp}-{suffix}"
+    old.rename(kept)
+    return kept
+
+
 def discard_staging(library: Path, repo_id: str) -> None:
     remove_tree(staging_dir(library, repo_id), ignore_errors=True)
 
 
-def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
-    """Move the verified files into the library in one rename; returns the pack folder."""
+@dataclass(frozen=True)
+class Installed:
+    path: Path  # the pack folder
+    notes: tuple[str, ...] = field(default=())  # what an update did with the user's files
+
+
+def install(library: Path, plan: RepoPlan, endpoint: str) -> Installed:
+    """Move the verified files into the library in one rename (two for an update)."""
     staging = staging_dir(library, plan.repo_id)
     files = staging / "files"
     atomic_write_json(
@@ -66,6 +89,7 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
     )
     dest = library / plan.folder_name
     old: Path | None = None
+    shipped = shipped_files(dest)
     if dest.exists():
         source = installed_source(dest)
         if source is None or source.get("repo") != plan.repo_id:
@@ -73,8 +97,8 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
         # An update: set the old copy aside so the swap is two renames.
         old = library / f".replaced-{plan.folder_name}"
         try:
-            if old.exists():  # left by an update that could not finish: in the way
-                remove_tree(old)
+            if old.exists():  # left by an update that did not finish: may hold user files
+                _keep_aside(library, old, plan.folder_name)
             # Windows refuses while a file of the pack is open (say, loaded in a chat).
             dest.rename(old)
         except OSError as exc:
@@ -87,19 +111,14 @@ def install(library: Path, plan: RepoPlan, endpoint: str) -> Path:
         if old is not None:
             old.rename(dest)
         raise WriteFailedError(dest, f"could not install: {exc.strerror or exc}") from None
+    notes: list[str] = []
     if old is not None:
-        _keep_user_recipes(old, dest)
-        remove_tree(old, ignore_errors=True)
+        notes, complete = carry_over(old, dest, shipped, plan)
+        if complete:
+            remove_tree(old, ignore_errors=True)
+        else:  # something of the user's could not move: the old copy is kept, never deleted
+            with contextlib.suppress(OSError):
+                kept = _keep_aside(library, old, plan.folder_name)
+                notes.append(f"some of your files could not be carried over; they are in {kept}")
     remove_tree(staging, ignore_errors=True)
-    return dest
-
-
-def _keep_user_recipes(old: Path, new: Path) -> None:
-    """Recipes the user edited in the old version survive as `<name>.before-update`."""
-    originals = old / ORIGINALS
-    if not originals.is_dir():
-        return
-    for original in originals.iterdir():
-        edited = old / original.name
-        if edited.is_file() and edited.read_bytes() != original.read_bytes():
-            shutil.copy2(edited, new / (original.name + BEFORE_UPDATE_SUFFIX))
+    return Installed(dest, tuple(notes))

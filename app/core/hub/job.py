@@ -55,6 +55,7 @@ class JobStatus(TransferFigures):
     error: str = ""
     path: str = ""  # the installed pack
     skipped: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # what an update did with the user's files
 
 
 class DownloadJob(TrackedJob[JobStatus]):
@@ -232,7 +233,9 @@ class DownloadJob(TrackedJob[JobStatus]):
                 raise WriteFailedError(final, f"could not keep: {exc.strerror or exc}") from None
         self._set(state=INSTALLING, files_done=len(plan.files), current_file="")
         self._verify_on_disk(files, plan)
-        return install(self.library, plan, self.config.resolved_endpoint())
+        installed = install(self.library, plan, self.config.resolved_endpoint())
+        self._set(notes=installed.notes)
+        return installed.path
 
     def _verify_on_disk(self, files: Path, plan: RepoPlan) -> None:
         """Check the bytes the install rename will put in place, not the ones sent."""
@@ -252,7 +255,8 @@ class DownloadJob(TrackedJob[JobStatus]):
         if final.is_file() and final.stat().st_size == size:
             return size
         part = final.with_name(final.name + PART)
-        return min(part.stat().st_size, size) if part.exists() else 0
+        kept = part.stat().st_size if part.exists() else 0
+        return kept if kept <= size else 0  # an oversized part is discarded, not resumed
 
     def _check_space(self, plan: RepoPlan, already: int) -> None:
         needed = plan.total_bytes - already + self._margin(plan.total_bytes)

@@ -45,6 +45,14 @@ class _RangeIgnored(Exception):
     """The server sent the whole file instead of the rest."""
 
 
+def _size_mismatch(what: str, got: str, plan_file: PlanFile) -> HubError:
+    return HubError(
+        f"{what}: the server sent {got} bytes, but the Hub lists {plan_file.size}; "
+        "the file was discarded",
+        "size_mismatch",
+    )
+
+
 class _Hasher:
     """Hashes, and pushes written data to disk, on its own thread.
 
@@ -168,6 +176,10 @@ def download_file(
             verified = _fill(url, headers, what, plan_file, part, out, on_bytes, cancelled)
     except OSError as exc:
         raise WriteFailedError(part, f"could not write: {exc.strerror or exc}") from None
+    except HubError as exc:
+        if exc.code == "size_mismatch":
+            part.unlink(missing_ok=True)  # only now: `out` and the hasher have let go of it
+        raise
     if not verified:
         part.unlink()  # only now: `out` and the hasher have let go of it
         raise HubError(
@@ -199,7 +211,9 @@ def _fill(
             if size:
                 request["Range"] = f"bytes={size}-"
             try:
-                size = _stream(url, request, out, size, hasher, on_bytes, cancelled, what)
+                size = _stream(
+                    url, request, out, size, hasher, on_bytes, cancelled, plan_file, what
+                )
                 failures = 0
             except _RangeIgnored:
                 # Start again from byte 0 in the same file: emptied through our own
@@ -209,9 +223,10 @@ def _fill(
                 hasher, size = _Hasher(plan_file, out.fileno()), 0
             except httpx2.TransportError as exc:
                 # A dropped connection: go on from what arrived. Every chunk written is
-                # also hashed, so the file's size is where the next request starts.
-                size = _written(out)
-                failures += 1
+                # also hashed, so the file's size is where the next request starts. Only
+                # drops in a row with nothing gained count towards giving up.
+                before, size = size, _written(out)
+                failures = 1 if size > before else failures + 1
                 if failures > RETRIES:
                     raise HubError(
                         f"{what}: the connection keeps failing ({exc}); "
@@ -219,8 +234,6 @@ def _fill(
                         "connection_lost",
                     ) from None
                 time.sleep(min(0.2 * failures, 2.0))
-        if size != plan_file.size:
-            raise HubError(f"{what}: got {size} bytes, expected {plan_file.size}", "size_mismatch")
         out.flush()
         os.fsync(out.fileno())  # on disk before it is renamed into place
         expected = _expected(plan_file)
@@ -237,12 +250,15 @@ def _stream(
     hasher: _Hasher,
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
+    plan_file: PlanFile,
     what: str,
 ) -> int:
     # Transport errors go to the caller's retry loop; HTTP errors become HubError.
     with get_session().stream(
         "GET", url, headers=headers, follow_redirects=True, timeout=TIMEOUT
     ) as response:
+        if response.status_code == 416:  # the rest we asked for is past the server's end
+            raise _size_mismatch(what, str(size), plan_file)
         with hub_errors(what):
             hf_raise_for_status(response)
         if size and response.status_code == 200:
@@ -250,6 +266,8 @@ def _stream(
         for chunk in response.iter_bytes(CHUNK):
             if cancelled():
                 raise DownloadCancelled(what)
+            if size + len(chunk) > plan_file.size:  # never more than listed: a full disk
+                raise _size_mismatch(what, "more than that", plan_file)
             out.write(chunk)
             hasher.update(chunk)
             size += len(chunk)

@@ -3,9 +3,11 @@ ones DraftDeck adds. Every other module takes them from here."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TypedDict
+
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import read_json_object
 
 # MNN's runtime settings; a target's run recipe. MNN is given this name to open a pack.
 CONFIG = "config.json"
@@ -64,11 +66,12 @@ class PackSource(TypedDict, total=False):
 def installed_source(pack: Path) -> PackSource | None:
     """Where an installed pack came from (repo, revision), if DraftDeck downloaded it."""
     try:
-        record = json.loads((pack / SOURCE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # Only a regular file of bounded size: a FIFO or device in its place must not hang.
+        record = read_json_object(pack / SOURCE_FILE)
+    except FileError:
         return None
     # Hand-edited or foreign: a record without a repo names no source.
-    if not isinstance(record, dict) or not isinstance(record.get("repo"), str):
+    if not isinstance(record.get("repo"), str):
         return None
     source = PackSource(repo=record["repo"])
     for key in ("revision", "endpoint"):
