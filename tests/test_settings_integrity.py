@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core.infra.errors import WriteFailedError
 from app.core.infra.jsonfile import JSON_SIZE_LIMIT
 from app.core.infra.settings import SETTINGS_VERSION, load_settings, save_settings, settings_path
 from app.ui.application import create_main_window
+from tests.helpers.read_only import read_only_folder
 
 
 def _disk(path: Path) -> dict[str, object]:
@@ -196,3 +200,42 @@ def test_the_window_starts_on_a_fifo_settings_file_and_says_why(
     qtbot.addWidget(window)
     message = window.statusBar().currentMessage()
     assert "named pipe" in message and str(path) in message, message
+
+
+def test_saving_into_a_read_only_folder_names_the_file(draftdeck_home: Path) -> None:
+    draftdeck_home.mkdir(parents=True)
+    settings = load_settings()
+    settings.references.append("/somewhere/pack")
+    with read_only_folder(draftdeck_home):
+        with pytest.raises(WriteFailedError, match="settings not saved") as caught:
+            save_settings(settings)
+    assert caught.value.path == settings_path()
+    assert settings.references == ["/somewhere/pack"]  # the session keeps its change
+
+
+def test_the_window_works_on_a_read_only_data_folder_and_says_so(
+    qtbot: QtBot, draftdeck_home: Path, fixture_bundle: Callable[[str], Path], tmp_path: Path
+) -> None:
+    draftdeck_home.mkdir(parents=True)
+    pack = tmp_path / "my-pack"
+    shutil.copytree(fixture_bundle("qwen3-draft-identical"), pack)
+    with read_only_folder(draftdeck_home):
+        window = create_main_window()
+        qtbot.addWidget(window)
+        said = window.statusBar().currentMessage()
+        assert f"settings cannot be saved: {settings_path().parent}" in said, said
+        assert "downloads and imported packs cannot be saved" in said, said
+        # Adding a pack works for the session and says, without a dialog, that it is
+        # not saved; the pair follows; closing does not raise.
+        assert window.unsaved_label.isHidden()  # nothing unsaved yet
+        window.library_page.add_paths([pack])
+        assert [e.path for e in window.library.scan()] == [pack.resolve()]
+        # A later message ("Added my-pack") may replace the problem's; the mark stays.
+        assert window.unsaved_label.isVisibleTo(window)
+        said = window.unsaved_label.toolTip()
+        assert f"{settings_path()}: settings not saved" in said, said
+        assert "until DraftDeck closes" in said
+        window.selection.select(pack.resolve(), None)
+        assert window.selection.target == pack.resolve()
+        window.close()
+    assert not settings_path().exists()

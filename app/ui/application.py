@@ -11,11 +11,12 @@ from PySide6.QtWidgets import QApplication
 from app import __version__
 from app.core.infra.logsetup import setup_logging
 from app.core.infra.resources import read_text, resource
-from app.core.infra.settings import load_settings, save_settings
+from app.core.infra.settings import load_settings
 from app.core.pack.library import Library
 from app.ui.background import wait_for_background
 from app.ui.crash_guard import CrashGuard, route_qt_messages
 from app.ui.main_window import MainWindow
+from app.ui.settings_saver import SettingsSaver
 
 log = logging.getLogger("draftdeck.app")
 
@@ -29,9 +30,10 @@ def app_icon() -> QIcon:
 def create_main_window() -> MainWindow:
     """The window with its settings and library, as `run_gui` and the tests build it."""
     settings = load_settings()
-    library = Library(settings, save_settings)
+    saver = SettingsSaver()
+    library = Library(settings, saver)
     library.cleanup_staging()
-    return MainWindow(settings, library, app_icon())
+    return MainWindow(settings, library, saver, app_icon())
 
 
 def run_gui() -> int:

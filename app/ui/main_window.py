@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.core.infra.paths import app_dirs
-from app.core.infra.settings import Settings, save_settings
+from app.core.infra.settings import Settings, unwritable_folders
 from app.core.infra.system_figures import system_figures
 from app.core.pack.library import Library
 from app.ui import background
@@ -33,6 +33,7 @@ from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
 from app.ui.phone_page import PhonePage
 from app.ui.recipes_page import RecipesPage
+from app.ui.settings_saver import SettingsSaver
 from app.ui.tune_page import TunePage
 
 log = logging.getLogger("draftdeck.ui")
@@ -44,10 +45,17 @@ def _dropped_paths(urls: list[QUrl]) -> list[Path]:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, settings: Settings, library: Library, icon: QIcon | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        library: Library,
+        saver: SettingsSaver,
+        icon: QIcon | None = None,
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.library = library
+        self._save_settings = saver
         self.setWindowTitle("DraftDeck")
         if icon is not None:
             self.setWindowIcon(icon)
@@ -60,7 +68,7 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {}
 
-        self.selection = PairSelection(settings, save_settings)
+        self.selection = PairSelection(settings, saver)
         self.library_page = LibraryPage(library)
         self.library_page.message.connect(self._show_message)
         self.add_page("library", "Library", self.library_page)
@@ -80,6 +88,10 @@ class MainWindow(QMainWindow):
         self.phone_page = PhonePage(library)
         self.phone_page.message.connect(self._show_message)
         self.add_page("phone", "Phone", self.phone_page)
+        self.unsaved_label = QLabel("Settings not saved")
+        self.unsaved_label.setObjectName("warning")
+        self.unsaved_label.hide()
+        self.statusBar().addPermanentWidget(self.unsaved_label)
         self.facts_label = QLabel()
         self.statusBar().addPermanentWidget(self.facts_label)
         self._facts_timer = QTimer(self)
@@ -99,8 +111,13 @@ class MainWindow(QMainWindow):
         self.statusBar()
         self._restore_state()
         self.library_page.refresh()
-        if settings.load_problem:  # the file was set aside; say so once, at start
-            self._show_message(settings.load_problem)
+        saver.failed.connect(self._on_unsaved)
+        saver.saved.connect(self.unsaved_label.hide)
+        # Said once, at start: a settings file set aside, folders that refuse writes.
+        problems = [settings.load_problem] if settings.load_problem else []
+        problems += unwritable_folders(settings)
+        if problems:
+            self._show_message("; ".join(problems))
 
     def add_page(self, key: str, title: str, page: QWidget) -> None:
         self.pages[key] = page
@@ -166,6 +183,12 @@ class MainWindow(QMainWindow):
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text)
 
+    def _on_unsaved(self, problem: str) -> None:
+        """Settings could not be saved: said now, and marked until a save succeeds."""
+        self.unsaved_label.setToolTip(problem)
+        self.unsaved_label.show()
+        self._show_message(problem)
+
     # -- drag and drop --------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -221,8 +244,5 @@ class MainWindow(QMainWindow):
         for page in self.pages.values():
             background.close_owner(page)  # no late answer reaches a closing page
         self._facts_timer.stop()
-        try:
-            save_settings(self.settings)
-        except OSError:
-            log.exception("could not save settings")
+        self._save_settings(self.settings)  # a refusal is logged; closing goes on
         event.accept()

@@ -18,7 +18,6 @@ from app.core.hub.manager import MAX_PARALLEL, DownloadManager
 from app.core.hub.plan import RepoPlan, check_repo_id
 from app.core.hub.updates import check_update
 from app.core.infra.errors import HubError
-from app.core.infra.settings import save_settings
 from app.core.pack.files import installed_source
 from app.core.pack.library import Library
 
@@ -64,7 +63,7 @@ class Downloads:
         settings = self.library.settings
         if repo not in settings.extra_repos:
             settings.extra_repos.append(repo)
-            save_settings(settings)
+            self.library.save_settings()
 
     def plan(self, repo: str, include_all: bool = False) -> RepoPlan:
         """The files a download of `repo` would fetch (blocks on the Hub)."""

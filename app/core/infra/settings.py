@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import FileError, MissingFileError
+from app.core.infra.errors import FileError, MissingFileError, WriteFailedError
 from app.core.infra.file_lock import exclusive_lock
 from app.core.infra.jsonfile import atomic_write_json, read_json_object
 from app.core.infra.paths import app_dirs
+from app.core.infra.writable import folder_write_problem
 
 log = logging.getLogger("draftdeck.settings")
 
@@ -168,10 +169,30 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
-    """Write this process's changes over what is on disk now (see the module's notes)."""
+    """Write this process's changes over what is on disk now (see the module's notes).
+
+    A folder that cannot be written is a WriteFailedError naming the settings file; the
+    settings in memory stay as they are, so the session goes on with them."""
     path = path or settings_path()
-    with exclusive_lock(_lock_file(path)):
-        disk, _ = _read_file(path)
-        merged = settings.changes_onto(disk)
-        atomic_write_json(path, merged, indent=2)
+    try:
+        with exclusive_lock(_lock_file(path)):
+            disk, _ = _read_file(path)
+            merged = settings.changes_onto(disk)
+            atomic_write_json(path, merged, indent=2)
+    except OSError as exc:
+        raise WriteFailedError(path, f"settings not saved: {exc.strerror or exc}") from None
     settings.mark_saved(merged)
+
+
+def unwritable_folders(settings: Settings) -> list[str]:
+    """What the user cannot save because its folder refuses writes (read-only, not a
+    folder, no permission); one line each, empty when all is well."""
+    problems = []
+    for folder, what in (
+        (settings_path().parent, "settings"),
+        (settings.library_path(), "downloads and imported packs"),
+    ):
+        reason = folder_write_problem(folder)
+        if reason:
+            problems.append(f"{what} cannot be saved: {folder}: {reason}")
+    return problems

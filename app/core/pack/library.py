@@ -99,6 +99,11 @@ class Library:
     def root(self) -> Path:
         return self.settings.library_path()
 
+    def save_settings(self) -> None:
+        """Save a change another service made to the shared settings, the library's way
+        (the window reports a refusal; a command raises it)."""
+        self._save(self.settings)
+
     def set_root(self, folder: Path) -> None:
         folder = Path(folder).resolve()
         _require_utf8_path(folder)
