@@ -144,9 +144,12 @@ def test_chat_offers_restart_when_the_worker_is_stopped(
         os.kill(pid, signal.SIGSTOP)
         qtbot.waitUntil(lambda: page.bridge.state == CRASHED, timeout=15_000)
         assert "Generating" not in page.state_label.text()
+        # Killed by the watchdog, not crashed by itself: the words say which.
+        assert "Engine stopped responding" in page.state_label.text()
         assert page.restart_button.isVisible()
         boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
-        assert any("stopped responding" in b.text() for b in boxes if b.isVisible())
+        shown = [b for b in boxes if b.isVisible() and "stopped responding" in b.text()]
+        assert [b.windowTitle() for b in shown] == ["The engine stopped responding"]
         for box in boxes:
             box.close()
         page.restart_button.click()

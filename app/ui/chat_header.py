@@ -17,6 +17,9 @@ STATE_WORDS = {
     ERROR: ("✕", "Cannot run", "#a1261b"),
     CRASHED: ("✕", "Engine crashed", "#a1261b"),
 }
+# A worker that stopped answering was killed by the watchdog: it did not crash itself.
+UNRESPONSIVE_WORDS = ("✕", "Engine stopped responding", "#a1261b")
+UNRESPONSIVE = "unresponsive"  # EngineUnresponsive's code
 
 EXACT_ROLLBACK_NOTE = (
     "This MNN rolls linear-attention state back exactly (linear_rollback true): "
@@ -29,9 +32,17 @@ PLAIN_DEFAULT_TIP = (
 )
 
 
-def state_html(state: str, last_error: str) -> str:
+def crash_title(crash_code: str) -> str:
+    """The heading for the worker going away, by its EngineCrashed code."""
+    return "The engine stopped responding" if crash_code == UNRESPONSIVE else "The engine crashed"
+
+
+def state_html(state: str, last_error: str, crash_code: str = "") -> str:
     """The engine's state as a coloured sign and words, with the error when it failed."""
-    symbol, words, colour = STATE_WORDS.get(state, STATE_WORDS["stopped"])
+    unresponsive = state == CRASHED and crash_code == UNRESPONSIVE
+    symbol, words, colour = (
+        UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS["stopped"])
+    )
     detail = f": {last_error}" if state in (ERROR, CRASHED) and last_error else ""
     return f"<span style='color:{colour}'>{symbol} {words}</span>{detail}"
 

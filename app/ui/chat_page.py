@@ -35,6 +35,7 @@ from app.ui.chat_charts import ChatCharts
 from app.ui.chat_header import (
     EXACT_ROLLBACK_NOTE,
     PLAIN_DEFAULT_TIP,
+    crash_title,
     pair_line,
     plain_default_note,
     state_html,
@@ -338,12 +339,12 @@ class ChatPage(QWidget):
         self._on_state(CRASHED)
         show_error(
             self,
-            "The engine crashed",
+            crash_title(self.bridge.crash_code),
             f"{message}\n\nThe conversation is kept. Press Restart Engine to go on.",
         )
 
     def _on_state(self, state: str) -> None:
-        self.state_label.setText(state_html(state, self.last_error))
+        self.state_label.setText(state_html(state, self.last_error, self.bridge.crash_code))
         self.state_label.setToolTip(self.last_error)
         self.send_button.setEnabled(state == READY)
         self.stop_button.setEnabled(state == GENERATING)

@@ -58,6 +58,7 @@ class EngineBridge(QObject):
         super().__init__()
         self.client = client_factory()
         self.state = STOPPED
+        self.crash_code = ""  # why the worker last went away: an EngineCrashed code
         self.load_request: Load | None = None
         self._pending: dict[int, type[Request[Any]]] = {}  # request id -> its kind
         self.generating_id: int | None = None
@@ -112,6 +113,7 @@ class EngineBridge(QObject):
         self._send(self.load_request)
 
     def _on_start_failed(self, error: Exception) -> None:
+        self.crash_code = getattr(error, "code", "start_failed")
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
@@ -175,6 +177,7 @@ class EngineBridge(QObject):
         self._pending.clear()
         self._watch.stop()
         self.generating_id = self.agreement_id = None
+        self.crash_code = error.code
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
