@@ -21,7 +21,9 @@ many bytes of data arrived), ``unplugged`` (refuse connections),
 ``throttle_bytes_per_s`` (a slower cable), ``missing_commands`` (an older toybox),
 ``command_delay`` (seconds a command takes, by name), ``corrupt_files`` (a received
 file whose path contains one of these strings gets one byte flipped, as a bad cable
-would; each entry is used once). ``shell_v2=False`` makes an
+would; each entry is used once), ``case_insensitive_storage`` (on by default: under
+``/sdcard`` names match whatever their case, as on a phone). ``ls -la`` lists ``.``,
+``..`` and symlink targets as toybox does. ``shell_v2=False`` makes an
 Android 6 phone, whose v1 shell mixes stderr into stdout and reports no exit status.
 Counter:
 ``bytes_received``.
@@ -237,6 +239,9 @@ class FakePhone:
         self.missing_commands: set[str] = set()
         self.command_delay: dict[str, float] = {}
         self.corrupt_files: list[str] = []
+        # Shared storage (/sdcard) on a real phone is case-insensitive (FUSE/sdcardfs):
+        # /sdcard/music is the user's /sdcard/Music.
+        self.case_insensitive_storage = True
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
@@ -305,9 +310,18 @@ class FakePhone:
     # -- storage -------------------------------------------------------------------------
 
     def local(self, device_path: str) -> Path:
-        """The sandbox path of a device path (never outside the sandbox)."""
+        """The sandbox path of a device path (never outside the sandbox); under /sdcard
+        a name matches an existing entry whatever its case, as on a phone."""
         normal = posixpath.normpath(posixpath.join("/", device_path))
-        return self.root / normal.lstrip("/")
+        parts = normal.lstrip("/").split("/")
+        if not (self.case_insensitive_storage and parts[0] == "sdcard"):
+            return self.root / normal.lstrip("/")
+        path = self.root / "sdcard"
+        for part in parts[1:]:
+            if not (path / part).exists() and path.is_dir():
+                part = next((n for n in os.listdir(path) if n.lower() == part.lower()), part)
+            path = path / part
+        return path
 
     def _free(self) -> int:
         if self.free_bytes is not None:
@@ -529,6 +543,8 @@ class Shell:
                 names = sorted(os.listdir(local))
                 if "a" not in flags:
                     names = [n for n in names if not n.startswith(".")]
+                else:
+                    names = [".", "..", *names]  # toybox lists them with -a
                 entries = [(n, local / n) for n in names]
                 if "l" in flags:
                     out += f"total {len(entries)}\n".encode()
@@ -543,6 +559,8 @@ class Shell:
         info = path.lstat()
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.st_mtime))
         size = 4096 if stat.S_ISDIR(info.st_mode) else info.st_size
+        if stat.S_ISLNK(info.st_mode):
+            name += f" -> {os.readlink(path)}"
         return f"{stat.filemode(info.st_mode)} 1 shell shell {size} {when} {name}\n"
 
     def _cmd_mkdir(self, flags: str, paths: list[str]) -> tuple[bytes, bytes, int]:

@@ -867,3 +867,19 @@ def test_a_stale_partial_with_wrong_and_extra_files_is_merged(
     assert "config.json" in resumed.pushed
     _same_files(pack, _phone_copy(phone))  # no extra file carried into the pack
     assert not partial.exists()
+
+
+def test_a_pack_named_like_a_users_folder_in_another_case_is_refused(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    # /sdcard is case-insensitive on a phone: a pack "music" would land in "Music".
+    assert phone.case_insensitive_storage
+    music = phone.local("/sdcard/Music")
+    music.mkdir(parents=True)
+    (music / "song1.mp3").write_bytes(b"la la la")
+    pack = bundle_copy("fast-draft", tmp_path / "library" / "music")
+    status = PushJob(Adb(), phone.address, pack, "/sdcard").run()
+    assert status.state == FAILED and status.error_code == "not_ours", status.error
+    assert sorted(os.listdir(music)) == ["song1.mp3"]
+    assert (music / "song1.mp3").read_bytes() == b"la la la"
+    assert sorted(os.listdir(phone.local("/sdcard"))) == ["Download", "Music"]
