@@ -37,6 +37,30 @@ def test_bench_prompt_file_missing(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="/dev/fd is POSIX")
+def test_bench_prompt_file_from_a_pipe_or_a_device(
+    fixture_bundle: Fixture, draftdeck_home: Path
+) -> None:
+    """`--prompt-file <(cmd)` is a pipe the user asked for: read. /dev/zero: refused at
+    the size limit instead of read forever."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"A prompt that came through a pipe.")
+    os.close(write_end)
+    target, draft = fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical")
+    command = ["bench", "--target", str(target), "--draft", str(draft), "--runs", "1"]
+    try:
+        proc = subprocess.run(
+            [*APP, *command, "--tokens", "4", "--prompt-file", f"/dev/fd/{read_end}"],
+            capture_output=True, text=True, timeout=120, pass_fds=(read_end,),
+        )  # fmt: skip
+    finally:
+        os.close(read_end)
+    assert proc.returncode == 0, proc.stderr
+    proc = _bench(fixture_bundle, "--prompt-file", "/dev/zero")
+    assert proc.returncode == 1, proc.stderr
+    assert "draftdeck: /dev/zero: file is too large" in proc.stderr
+
+
 def test_bench_prompt_file_not_utf8(
     fixture_bundle: Fixture, tmp_path: Path, draftdeck_home: Path
 ) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.cli.arg_types import draft_length, whole_number
 from app.core.infra.errors import SpeculationCannotPay
-from app.core.infra.jsonfile import read_json_object, read_text
+from app.core.infra.jsonfile import read_json_object, read_named_text
 
 if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
     from app.engine.protocol import JsonObject
@@ -87,7 +87,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     target_cfg, draft_cfg = _engine_overrides(args)
     # A missing or non-UTF-8 prompt file is a FileError naming it, not a traceback.
     prompt = (
-        read_text(Path(args.prompt_file)) if args.prompt_file else (args.prompt or DEFAULT_PROMPT)
+        read_named_text(Path(args.prompt_file))
+        if args.prompt_file
+        else (args.prompt or DEFAULT_PROMPT)
     )
     plan = BenchPlan(
         args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, (prompt,)

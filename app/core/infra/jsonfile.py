@@ -117,6 +117,16 @@ def read_text(path: Path, limit: int | None = None) -> str:
     return decode_text(read_regular_bytes(path, limit=limit), path)
 
 
+def read_named_text(path: Path, limit: int = JSON_SIZE_LIMIT) -> str:
+    """A text file the user named on the command line. A pipe is welcome here, as it was
+    asked for (`--prompt-file <(cmd)`), so it is read as it comes; at most `limit` bytes
+    are read, so a device such as /dev/zero is refused rather than read forever."""
+    with reading(path, "file"), path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    _refuse_oversized(path, len(data), limit, "file")
+    return decode_text(data, path)
+
+
 def decode_text(data: bytes, path: Path) -> str:
     """`data` read from `path` as UTF-8 text (a BOM is dropped), or an error naming it."""
     try:
