@@ -338,12 +338,15 @@ def test_text_that_is_not_unicode_never_reaches_mnn(
         Generate(prompt=bad, max_tokens=5),
         Generate(messages=(ChatTurn("user", "\ud800"),), max_tokens=5),
         Encode(bad),
+        Encode("abc\0 def"),  # MNN read this as "abc": the rest silently gone
     ]
     for request in refused:
         with pytest.raises(EngineError) as caught:
             client.run(request, timeout=30)
         assert caught.value.code == "bad_text"
-    assert "0xFF, which is not UTF-8, at character 3" in str(caught.value)
+    assert "NUL character (MNN would end the text there) at character 3" in str(caught.value)
+    with pytest.raises(EngineError, match="0xFF, which is not UTF-8, at character 3"):
+        client.run(Encode(bad), timeout=30)
     assert client.run(Encode("abc 😀"), timeout=30).tokens  # a real astral character is fine
     # The worker refuses such text even from a client that sends it anyway.
     assert client.pid is not None

@@ -287,12 +287,13 @@ def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
 
 # A str may hold lone surrogates (bytes that were not UTF-8, kept by surrogateescape, or
 # a "\\udcff" escape in JSON); MNN's tokenizer crashes natively (SIGSEGV) on them.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Lone surrogates crash MNN's tokenizer; it reads text as a C string, so NUL cuts it.
+_UNSAFE_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def check_text(request: Request[Any] | OneWay) -> None:
     """Refuse (EngineError "bad_text") a request whose text for the tokenizer is not
-    valid Unicode: the client before sending, the worker before MNN sees it."""
+    valid Unicode or holds NUL: the client before sending, the worker before MNN sees it."""
     texts: list[tuple[str, str]] = []
     if isinstance(request, Generate):
         if request.prompt is not None:
@@ -302,17 +303,19 @@ def check_text(request: Request[Any] | OneWay) -> None:
     elif isinstance(request, Encode):
         texts.append(("text", request.text))
     for name, text in texts:
-        found = _SURROGATE.search(text)
+        found = _UNSAFE_TEXT.search(text)
         if found is None:
             continue
         code = ord(found.group())
-        what = (
-            f"the byte 0x{code - 0xDC00:02X}, which is not UTF-8,"
-            if 0xDC80 <= code <= 0xDCFF  # how surrogateescape keeps an undecodable byte
-            else f"a lone surrogate U+{code:04X}"
-        )
+        if code == 0:
+            what = "a NUL character (MNN would end the text there)"
+        elif 0xDC80 <= code <= 0xDCFF:  # how surrogateescape keeps an undecodable byte
+            what = f"the byte 0x{code - 0xDC00:02X}, which is not UTF-8,"
+        else:
+            what = f"a lone surrogate U+{code:04X}"
         raise EngineError(
-            f"The {name} holds {what} at character {found.start()}: give the text as UTF-8.",
+            f"The {name} holds {what} at character {found.start()}: give the text as UTF-8 "
+            "without NUL.",
             "bad_text",
         )
 
