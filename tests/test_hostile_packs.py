@@ -18,6 +18,7 @@ from app.core.pack.bundle import read_bundle
 from app.core.pack.mnn_graph import read_linear_layers
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from tests.helpers.cli import APP
+from tests.helpers.unprivileged import run_unprivileged
 
 Copy = Callable[..., Path]
 
@@ -73,13 +74,26 @@ def test_device_graph_is_refused(bundle_copy: Copy) -> None:
     assert caught.value.path == graph
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
+_READ_IN_CHILD = """
+import sys
+from pathlib import Path
+from app.core.infra import errors
+from app.core.pack.bundle import read_bundle
+try:
+    read_bundle(Path(sys.argv[1]))
+except errors.UnreadableFileError as exc:
+    print(exc.path)
+    print(exc)
+"""
+
+
 def test_unreadable_graph_is_a_message(bundle_copy: Copy) -> None:
     pack = bundle_copy("qwen3-target")
     (pack / "llm.mnn").chmod(0)
-    with pytest.raises(errors.UnreadableFileError) as caught:
-        read_bundle(pack)
-    assert caught.value.path == pack / "llm.mnn"
+    proc = run_unprivileged(_READ_IN_CHILD, str(pack))
+    assert proc.returncode == 0, proc.stderr
+    path, message = proc.stdout.splitlines()
+    assert path == str(pack / "llm.mnn") and "ermission denied" in message, message
 
 
 @pytest.mark.parametrize("make", [_fifo_tokenizer, _zero_graph], ids=["fifo", "dev-zero"])

@@ -18,6 +18,7 @@ from app.core.infra.jsonfile import JSON_SIZE_LIMIT
 from app.core.infra.settings import SETTINGS_VERSION, load_settings, save_settings, settings_path
 from app.ui.application import create_main_window
 from tests.helpers.read_only import read_only_folder
+from tests.helpers.unprivileged import run_unprivileged
 
 
 def _disk(path: Path) -> dict[str, object]:
@@ -179,14 +180,30 @@ def test_unreadable_settings_name_the_file(tmp_path: Path) -> None:
     _assert_defaults_with_problem(path)
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads chmod 000 files"
-)
+_DENIED_IN_CHILD = """
+import sys
+from pathlib import Path
+from app.core.infra.settings import load_settings, save_settings
+path = Path(sys.argv[1])
+settings = load_settings(path)
+print(settings.load_problem)
+settings.pair_target = "/packs/t"
+save_settings(settings, path)
+print(load_settings(path).pair_target)
+"""
+
+
 def test_permission_denied_settings_name_the_file(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"version": 1}', encoding="utf-8")
     path.chmod(0)
-    _assert_defaults_with_problem(path)
+    tmp_path.chmod(0o777)  # the unprivileged child sets the file aside and saves here
+    proc = run_unprivileged(_DENIED_IN_CHILD, str(path))
+    assert proc.returncode == 0, proc.stderr
+    problem, saved = proc.stdout.splitlines()
+    assert str(path) in problem and "ermission denied" in problem, problem
+    assert saved == "/packs/t"
+    assert path.with_name(path.name + ".broken").exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
@@ -206,9 +223,11 @@ def test_saving_into_a_read_only_folder_names_the_file(draftdeck_home: Path) -> 
     draftdeck_home.mkdir(parents=True)
     settings = load_settings()
     settings.references.append("/somewhere/pack")
-    with read_only_folder(draftdeck_home):
-        with pytest.raises(WriteFailedError, match="settings not saved") as caught:
-            save_settings(settings)
+    with (
+        read_only_folder(draftdeck_home),
+        pytest.raises(WriteFailedError, match="settings not saved") as caught,
+    ):
+        save_settings(settings)
     assert caught.value.path == settings_path()
     assert settings.references == ["/somewhere/pack"]  # the session keeps its change
 
