@@ -16,14 +16,14 @@ makes it when the worker's stdout ends.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
 
-from app.core.infra.errors import EngineError
 from app.core.infra.typed_json import TypedJsonError, from_json, to_json
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.recipe.sampler_settings import SamplerSettings
+from app.engine.text_check import refuse_unsafe_text
 
 PROTOCOL_VERSION = 1
 
@@ -78,6 +78,8 @@ class Generate(Request["Done"]):
     mode: str | None = None  # "speculative" or "plain"; None: speculative with a draft
     max_tokens: int = 256
     ignore_stop: bool = False
+    sampler: SamplerSettings | None = None  # None: greedy (the exact comparison)
+    seed: int | None = None  # None: a fresh one (Done.stats.seed says which)
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,7 @@ class Round:
     drafted: int
     draft_seconds: float
     target_seconds: float
+    expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
 
 
 @dataclass(frozen=True)
@@ -285,11 +288,6 @@ def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
 
 # -- text --------------------------------------------------------------------------------
 
-# A str may hold lone surrogates (bytes that were not UTF-8, kept by surrogateescape, or
-# a "\\udcff" escape in JSON); MNN's tokenizer crashes natively (SIGSEGV) on them.
-# Lone surrogates crash MNN's tokenizer; it reads text as a C string, so NUL cuts it.
-_UNSAFE_TEXT = re.compile("[\x00\ud800-\udfff]")
-
 
 def check_text(request: Request[Any] | OneWay) -> None:
     """Refuse (EngineError "bad_text") a request whose text for the tokenizer is not
@@ -302,22 +300,7 @@ def check_text(request: Request[Any] | OneWay) -> None:
             texts += [(f"message {n + 1} role", turn.role), (f"message {n + 1}", turn.content)]
     elif isinstance(request, Encode):
         texts.append(("text", request.text))
-    for name, text in texts:
-        found = _UNSAFE_TEXT.search(text)
-        if found is None:
-            continue
-        code = ord(found.group())
-        if code == 0:
-            what = "a NUL character (MNN would end the text there)"
-        elif 0xDC80 <= code <= 0xDCFF:  # how surrogateescape keeps an undecodable byte
-            what = f"the byte 0x{code - 0xDC00:02X}, which is not UTF-8,"
-        else:
-            what = f"a lone surrogate U+{code:04X}"
-        raise EngineError(
-            f"The {name} holds {what} at character {found.start()}: give the text as UTF-8 "
-            "without NUL.",
-            "bad_text",
-        )
+    refuse_unsafe_text(texts)
 
 
 # -- encoding ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ dataclass from a parsed JSON object and raises TypedJsonError naming the field t
 missing or of the wrong type. Unknown keys are errors, except in classes that write
 themselves (their `to_json()` adds derived keys that are read back as nothing).
 Supported hints: int, float (an int is taken), str, bool, None, unions, tuple[X, ...],
+tuple[X, Y] (fixed length),
 list[X], dict[...] (any JSON object) and dataclasses.
 """
 
@@ -73,6 +74,14 @@ def _check(value: Any, hint: Any, where: str) -> Any:
     if origin in (tuple, list):
         if not isinstance(value, list):
             raise _wrong(where, value, hint)
+        if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):
+            # A fixed-length tuple: tuple[int, float] is a pair, item by item.
+            if len(value) != len(args):
+                raise _wrong(where, value, hint)
+            return tuple(
+                _check(v, a, f"{where}[{i}]")
+                for i, (v, a) in enumerate(zip(value, args, strict=True))
+            )
         items = [_check(v, args[0], f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is dict:

@@ -9,6 +9,10 @@ Definitions (shown to users, so kept exact):
 - acceptance = accepted / drafted, over every drafted token the target checked.
 - per-position acceptance[i] = rounds whose draft token i was accepted / rounds that
   reached position i (all earlier positions accepted): the draft's conditional hit rate.
+- expected acceptance (sampling only) at position i = the mean, over the rounds that
+  reached it, of the chance the draft token there is accepted, sum_v min(p(v), q(v)) of
+  the target's and the draft's sampler distributions: how close the draft is, without
+  the luck of the draws. Overall: the same mean over every checked position.
 - mean accepted length = tokens emitted by rounds / rounds: tokens per verification,
   including the target's own token (1.0 for plain decoding).
 - The first token comes from the prefill, not from a round: it is counted in `tokens`
@@ -55,6 +59,7 @@ class RoundStats:
     draft_seconds: float
     target_seconds: float
     target_forwards: int = 1  # more than one only when verifying step by step
+    expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
 
 
 @dataclass
@@ -78,6 +83,10 @@ class DecodeStats:
     decode_seconds: float = 0.0
     position_reached: list[int] = field(default_factory=list)
     position_accepted: list[int] = field(default_factory=list)
+    # Sampling: the sum of each checked position's sum_v min(p, q); empty when greedy.
+    position_expected: list[float] = field(default_factory=list)
+    sampler: str = "greedy"  # the sampler used, as SamplerSettings.describe() says it
+    seed: int | None = None  # the seed that reproduces a sampled generation
 
     def __post_init__(self) -> None:
         if not self.position_reached:
@@ -103,6 +112,12 @@ class DecodeStats:
         self.target_seconds += r.target_seconds
         drafted = min(r.drafted, self.draft_length)
         count_positions(self.position_reached, self.position_accepted, drafted, r.accepted)
+        if r.expected:
+            if len(self.position_expected) < len(self.position_reached):
+                grow = len(self.position_reached) - len(self.position_expected)
+                self.position_expected.extend([0.0] * grow)
+            for i, chance in enumerate(r.expected[:drafted]):
+                self.position_expected[i] += chance
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -113,6 +128,20 @@ class DecodeStats:
     @property
     def per_position_acceptance(self) -> list[float | None]:
         return acceptance_by_position(self.position_reached, self.position_accepted)
+
+    @property
+    def expected_by_position(self) -> list[float | None]:
+        """Mean sum_v min(p, q) per draft position (sampling); [] when greedy."""
+        return [
+            (e / r if r else None)
+            for e, r in zip(self.position_expected, self.position_reached, strict=False)
+        ]
+
+    @property
+    def expected_acceptance(self) -> float | None:
+        """Mean sum_v min(p, q) over every checked position (sampling only)."""
+        checked = sum(self.position_reached[: len(self.position_expected)])
+        return sum(self.position_expected) / checked if checked else None
 
     @property
     def decode_tokens(self) -> int:
@@ -155,8 +184,13 @@ class DecodeStats:
             "decode_seconds": self.decode_seconds,
             "position_reached": list(self.position_reached),
             "position_accepted": list(self.position_accepted),
+            "position_expected": list(self.position_expected),
+            "sampler": self.sampler,
+            "seed": self.seed,
             "acceptance": self.acceptance,
             "per_position_acceptance": self.per_position_acceptance,
+            "expected_acceptance": self.expected_acceptance,
+            "expected_by_position": self.expected_by_position,
             "mean_accepted_length": self.mean_accepted_length,
             "tok_s": self.tok_s,
         }

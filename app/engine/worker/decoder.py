@@ -1,4 +1,9 @@
-"""Greedy speculative decoding on two MNN instances, and plain decoding as its d=0 case.
+"""Speculative decoding on two MNN instances, and plain decoding as its d=0 case.
+
+Greedy by default (the exact comparison: the output is the target's own argmax
+sequence). With a `SpeculativeSampler` each token is drawn by the recipe's sampler and a
+draft token is accepted by the speculative-sampling rule (speculative_sampling.py), so
+the output is distributed exactly as the target's own sampling would be.
 
 Invariant at the start of every round, with `seq` = prompt + tokens generated so far:
 the target's cache holds seq[:-1] (the newest token is fed by the next verify) and the
@@ -37,7 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.measure.metrics import DecodeStats, RoundStats
-from app.engine.worker.mnn_llm import MnnLlm
+from app.engine.worker.mnn_llm import Logits, MnnLlm
+from app.engine.worker.sampler import TokenDist
+from app.engine.worker.speculative_sampling import SpeculativeSampler
 
 
 @dataclass
@@ -67,6 +74,7 @@ class Decoder:
         target_linear: bool = False,
         draft_linear: bool = False,
         verify_stepwise: bool = False,
+        sampler: SpeculativeSampler | None = None,
     ) -> None:
         if draft is not None and draft_length < 1:
             raise ValueError("speculative decoding needs a draft length of at least 1")
@@ -77,6 +85,7 @@ class Decoder:
         self.target_linear = target_linear
         self.draft_linear = draft_linear
         self.verify_stepwise = verify_stepwise
+        self.sampler = sampler  # None: greedy
 
     @property
     def mode(self) -> str:
@@ -94,13 +103,16 @@ class Decoder:
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
+        if self.sampler is not None:
+            stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
         text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         seq = list(prompt)
         out: list[int] = []
         texts: list[str] = []
 
         start = time.perf_counter()
-        first, stats.prefill_fed = self._prefill(self.target, seq)
+        row, stats.prefill_fed = self._prefill(self.target, seq)
+        first = self._pick(row, seq)
         if self.draft is not None:
             self._prefill(self.draft, seq)
         stats.prefill_seconds = time.perf_counter() - start
@@ -157,8 +169,14 @@ class Decoder:
             i += 1
         return i
 
-    def _prefill(self, model: MnnLlm, seq: list[int]) -> tuple[int, int]:
-        """Make the cache hold all of `seq`; return the next token and how many were fed.
+    def _pick(self, row: Logits, history: list[int]) -> int:
+        """The target's own next token: its argmax, or the sampler's draw."""
+        if self.sampler is None:
+            return int(np.argmax(row))
+        return self.sampler.draw(row, history)[0]
+
+    def _prefill(self, model: MnnLlm, seq: list[int]) -> tuple[Logits, int]:
+        """Make the cache hold all of `seq`; return the last logits row and how many were fed.
 
         Only tokens the cache does not already hold are fed, so the next turn of a chat
         prefills just its new tokens. At least the last token is always fed.
@@ -171,7 +189,7 @@ class Decoder:
         model.truncate(keep)
         model.begin_prefill()
         rows = model.forward(seq[keep:])
-        return int(np.argmax(rows[-1])), len(seq) - keep
+        return rows[-1], len(seq) - keep
 
     def _round(self, seq: list[int]) -> tuple[list[int], list[bool], RoundStats]:
         target, draft, d = self.target, self.draft, self.d
@@ -179,22 +197,32 @@ class Decoder:
         if draft is None:
             t0 = time.perf_counter()
             rows = target.forward([last])
+            token = self._pick(rows[-1], seq)  # sampling time counts as the step's
             elapsed = time.perf_counter() - t0
-            return [int(np.argmax(rows[-1]))], [False], RoundStats(0, 0, 1, 0, 0.0, elapsed)
+            return [token], [False], RoundStats(0, 0, 1, 0, 0.0, elapsed)
 
         # Draft d tokens, feeding whatever the draft has not seen yet first.
         t0 = time.perf_counter()
         proposal: list[int] = []
+        qs: list[TokenDist] = []
         feed = seq[len(draft.kv_tokens) :]
         for _ in range(d):
             rows = draft.forward(feed)
-            token = int(np.argmax(rows[-1]))
+            if self.sampler is None:
+                token = int(np.argmax(rows[-1]))
+            else:
+                row = _as_vocab(rows[-1], target.vocab_size)
+                token, q = self.sampler.draw(row, [*seq, *proposal])
+                qs.append(q)
             proposal.append(token)
             feed = [token]
         draft_seconds = time.perf_counter() - t0
 
         t1 = time.perf_counter()
-        if self.verify_stepwise:
+        expected: list[float] = []
+        if self.sampler is not None:
+            n, guess, target_forwards, expected = self._verify_sampled(seq, proposal, qs)
+        elif self.verify_stepwise:
             n, guess, target_forwards = self._verify_stepwise(last, proposal)
         else:
             # Verify all d + 1 positions in one target forward.
@@ -210,8 +238,39 @@ class Decoder:
         self._cut_back(target, base + n, self.target_linear, seq, proposal[:n])
         self._cut_back(draft, base + min(n, d - 1), self.draft_linear, seq, proposal[:n])
         flags = [True] * n + [False]
-        stats = RoundStats(d, n, len(new_tokens), d, draft_seconds, target_seconds, target_forwards)
+        stats = RoundStats(
+            d,
+            n,
+            len(new_tokens),
+            d,
+            draft_seconds,
+            target_seconds,
+            target_forwards,
+            tuple(expected),
+        )
         return new_tokens, flags, stats
+
+    def _verify_sampled(
+        self, seq: list[int], proposal: list[int], qs: list[TokenDist]
+    ) -> tuple[int, int, int, list[float]]:
+        """The speculative-sampling rule: accepted count, the next token, target forwards
+        and each checked position's expected acceptance."""
+        sampler = self.sampler
+        assert sampler is not None
+        if not self.verify_stepwise:
+            verdict = sampler.verify(self.target.forward([seq[-1], *proposal]), proposal, qs, seq)
+            return verdict.accepted, verdict.token, 1, verdict.expected_acceptance
+        # One target step per position, stopping at the first rejection.
+        history, expected = list(seq), []
+        row = self.target.forward([seq[-1]])[-1]
+        for n, token in enumerate(proposal):
+            checked = sampler.check(row, token, qs[n], history)
+            expected.append(checked.expected_acceptance)
+            if not checked.accepted:
+                return n, checked.token, n + 1, expected
+            history.append(token)
+            row = self.target.forward([token])[-1]
+        return len(proposal), sampler.draw(row, history)[0], len(proposal) + 1, expected
 
     def _verify_stepwise(self, last: int, proposal: list[int]) -> tuple[int, int, int]:
         """Feed the target one token at a time, stopping at the first mismatch."""
@@ -235,3 +294,15 @@ class Decoder:
         model.reset()
         model.begin_prefill()
         model.forward(valid)
+
+
+def _as_vocab(row: Logits, vocab: int | None) -> Logits:
+    """A draft's logits row over the target's vocabulary: a draft exported with a padded
+    or shorter embedding gets its extra rows cut, missing ones at -inf (never drawn)."""
+    if vocab is None or len(row) == vocab:
+        return row
+    if len(row) > vocab:
+        return row[:vocab]
+    padded: Logits = np.full(vocab, -np.inf, dtype=np.float32)
+    padded[: len(row)] = row
+    return padded

@@ -25,6 +25,7 @@ from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation, RoundOutput
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.rollback_probe import probe_linear_rollback
+from app.engine.worker.speculative_sampling import SpeculativeSampler
 
 log = logging.getLogger("draftdeck.engine.session")
 
@@ -245,6 +246,7 @@ class Session:
             draft_linear=bool(self.draft_info and self.draft_info.linear_attention)
             and not self.linear_rollback,
             verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
+            sampler=_sampler(request),
         )
         ids, text = self.prompt_ids(request)
         batch = _RoundBatch(emit)
@@ -274,6 +276,14 @@ class Session:
         if self.target is None:
             raise EngineError("no model is loaded", "not_loaded")
         return self.target
+
+
+def _sampler(request: Generate) -> SpeculativeSampler | None:
+    """The request's sampler; None for plain greedy, which keeps the exact argmax path."""
+    settings = request.sampler
+    if settings is None or (settings.is_greedy and not settings.steps):
+        return None
+    return SpeculativeSampler(settings, request.seed)
 
 
 def _mnn_version() -> str:
@@ -308,7 +318,9 @@ class _RoundBatch:
         r = out.stats
         if r is not None:
             self.rounds.append(
-                Round(r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds)
+                Round(
+                    r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds, r.expected
+                )
             )
         if time.perf_counter() - self._last >= FLUSH_SECONDS:
             self.flush()
