@@ -10,6 +10,7 @@ timer's and the OS's jitter is then a large part of what was measured.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -35,17 +36,17 @@ def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     if not runs:
         raise ValueError("no runs to combine")
     first = runs[0]
-    total = DecodeStats(first.mode, first.draft_length)
+    total = DecodeStats(first.mode, first.draft_length, sampler=first.sampler)
+    seeds = {r.seed for r in runs}
+    total.seed = first.seed if len(seeds) == 1 else None  # one seed only if all shared it
     for name in DecodeStats.__dataclass_fields__:
-        if name in ("mode", "draft_length"):
+        if name in ("mode", "draft_length", "sampler", "seed"):
             continue
         value = getattr(first, name)
         if isinstance(value, list):
-            setattr(
-                total,
-                name,
-                [sum(vals) for vals in zip(*(getattr(r, name) for r in runs), strict=True)],
-            )
+            # A run without rounds has no expected-acceptance sums: it adds nothing.
+            columns = itertools.zip_longest(*(getattr(r, name) for r in runs), fillvalue=0)
+            setattr(total, name, [sum(column) for column in columns])
         else:
             setattr(total, name, sum(getattr(r, name) for r in runs))
     return total
