@@ -52,6 +52,16 @@ CASES: dict[str, dict[str, object]] = {
         "temperature": 0.6,
         "top_p": 0.95,
     },
+    "top-k 0, tfs 0.95 over the vocabulary": {
+        "mixed_samplers": ["tfs", "temperature"],
+        "temperature": 0.6,
+        "tfs_z": 0.95,
+    },
+    "top-k 0, typical 0.95 over the vocabulary": {
+        "mixed_samplers": ["typical", "temperature"],
+        "temperature": 0.6,
+        "typical": 0.95,
+    },
 }
 
 Rows = npt.NDArray[np.float32]

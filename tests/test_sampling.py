@@ -23,8 +23,11 @@ from app.core.recipe.sampler_settings import (
     sampler_settings,
     with_overrides,
 )
+from app.engine.worker import nucleus
+from app.engine.worker import sampler as sampler_module
 from app.engine.worker.sampler import TokenDist, adjusted_probs
 from app.engine.worker.speculative_sampling import SpeculativeSampler, Verdict
+from tests.helpers.chi_square import chi2_sf
 
 F32 = npt.NDArray[np.float32]
 Model = Callable[[Sequence[int]], F32]
@@ -36,33 +39,6 @@ PREFIX = [0, 1]
 
 
 # -- statistics ------------------------------------------------------------------------
-
-
-def chi2_sf(stat: float, dof: int) -> float:
-    """P(X >= stat) for X ~ chi-square(dof): the regularised upper incomplete gamma."""
-    a, x = dof / 2.0, stat / 2.0
-    if x <= 0.0:
-        return 1.0
-    log_front = -x + a * math.log(x) - math.lgamma(a)
-    if x < a + 1.0:
-        term = total = 1.0 / a
-        n = a
-        while term > total * 1e-16:
-            n += 1.0
-            term *= x / n
-            total += term
-        return 1.0 - total * math.exp(log_front)
-    b, c, d = x + 1.0 - a, 1e300, 1.0 / (x + 1.0 - a)
-    h = d
-    for i in range(1, 10_000):
-        an = -i * (i - a)
-        b += 2.0
-        d = 1.0 / (an * d + b or 1e-300)
-        c = b + an / c or 1e-300
-        h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h * math.exp(log_front)
 
 
 def test_chi2_sf_matches_tables() -> None:
@@ -525,3 +501,117 @@ def test_overrides() -> None:
     assert with_overrides(GREEDY, temperature=0.6).is_greedy is False
     assert with_overrides(s, temperature=0.0).is_greedy
     assert s.describe() == "temperature 0.6, topK 20, topP 0.95"
+
+
+# -- fast truncations give the argsort answers (app/engine/worker/nucleus.py) ------------
+
+
+def ref_top_p(probs: npt.NDArray[np.float64], top_p: float) -> list[int]:
+    """The sort-based top-p: stable descending order, keep until the sum reaches top_p."""
+    order = np.argsort(-probs, kind="stable")
+    cum = np.cumsum(probs[order])
+    return sorted(order[: min(int(np.searchsorted(cum, top_p)) + 1, len(order))].tolist())
+
+
+def ref_tfs(probs: npt.NDArray[np.float64], z: float) -> list[int]:
+    if len(probs) < 3:
+        return list(range(len(probs)))
+    order = np.argsort(-probs, kind="stable")
+    second = np.abs(np.diff(probs[order], 2))
+    total = second.sum()
+    if total > 0.0:
+        second /= total
+    return sorted(order[: max(1, int(np.searchsorted(np.cumsum(second), z)))].tolist())
+
+
+def ref_typical(probs: npt.NDArray[np.float64], mass: float) -> list[int]:
+    with np.errstate(divide="ignore"):
+        logp = np.log(probs)
+    entropy = -float(np.sum(probs[probs > 0.0] * logp[probs > 0.0]))
+    order = np.argsort(np.abs(entropy + logp), kind="stable")
+    cum = np.cumsum(probs[order])
+    return sorted(order[: min(int(np.searchsorted(cum, mass)) + 1, len(order))].tolist())
+
+
+def ref_softmax(values: npt.NDArray[np.float32], temperature: float) -> npt.NDArray[np.float64]:
+    """sampler._softmax before the skip of underflowing exps (the > 4096 path)."""
+    y = values.astype(np.float32)
+    y -= y.max()
+    y *= np.float32(1.0 / temperature)
+    np.exp(y, out=y)
+    out = y.astype(np.float64)
+    out /= out.sum()
+    return out
+
+
+def prob_rows() -> list[npt.NDArray[np.float64]]:
+    """Flat, peaked, with ties and zeros, tiny and large, as the sampler makes them."""
+    rng = np.random.default_rng(19)
+    rows = []
+    for size in (1, 2, 3, 4, 5, 7, 16, 100, 3000, 20_000):
+        for scale in (0.0, 0.05, 1.0, 6.0, 60.0):
+            logits = (rng.normal(size=size) * scale).astype(np.float32)
+            if size > 4:  # exact ties, also at the top
+                logits[rng.integers(0, size, size // 3)] = logits[int(np.argmax(logits))]
+                if scale == 1.0:
+                    logits = (np.round(logits * 4) / 4).astype(np.float32)
+            rows.append(sampler_module._softmax(logits, 0.7))
+    rows.append(np.array([0.5, 0.25, 0.25, 0.0, 0.0]))
+    rows.append(np.full(12, 1 / 12))
+    return rows
+
+
+def thresholds(probs: npt.NDArray[np.float64]) -> list[float]:
+    """Plain values, 0 and 1, and cumulative sums hit exactly and one ulp either side."""
+    cum = np.cumsum(np.sort(probs)[::-1])
+    picks = [cum[0], cum[len(cum) // 2], cum[-1], cum[max(0, len(cum) - 3)]]
+    near = [float(np.nextafter(c, d)) for c in picks for d in (-1.0, 2.0)]
+    return [0.0, 1e-9, 0.3, 0.9, 0.95, 1.0, 1.0 + 1e-15, *map(float, picks), *near]
+
+
+def test_fast_truncations_match_the_argsort_reference() -> None:
+    cases = 0
+    for probs in prob_rows():
+        every = list(range(len(probs)))
+        for t in thresholds(probs):
+            got = nucleus.top_p(probs, t)
+            assert (every if got is None else got.tolist()) == ref_top_p(probs, t), (len(probs), t)
+            got = nucleus.tfs(probs, t)
+            assert (every if got is None else got.tolist()) == ref_tfs(probs, t), (len(probs), t)
+            got = nucleus.typical(probs, t)
+            assert (every if got is None else got.tolist()) == ref_typical(probs, t)
+            cases += 1
+    assert cases > 500
+
+
+def test_fast_truncations_on_peaked_rows_with_zeros() -> None:
+    # Wide logits (as the random-weight bench target's): most probabilities are 0.
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        logits = (rng.normal(size=50_000) * 80.0).astype(np.float32)
+        logits[rng.integers(0, 50_000, 5)] = logits.max() - rng.uniform(0, 3, 5).astype(np.float32)
+        probs = sampler_module._softmax(logits, float(rng.uniform(0.3, 1.5)))
+        assert (probs == 0.0).mean() > 0.5
+        for t in (0.5, 0.95, 0.999, 1.0):
+            for fast, ref in ((nucleus.top_p, ref_top_p), (nucleus.tfs, ref_tfs)):
+                got = fast(probs, t)
+                assert (list(range(len(probs))) if got is None else got.tolist()) == ref(probs, t)
+            got = nucleus.typical(probs, t)
+            assert (list(range(len(probs))) if got is None else got.tolist()) == ref_typical(
+                probs, t
+            )
+
+
+def test_softmax_skipping_underflow_is_bit_identical() -> None:
+    # float32 exp is exactly 0 below the skip bound, so skipped entries are what exp gives.
+    z = -np.geomspace(110.0, 3e38, 20_000).astype(np.float32)
+    assert not np.exp(z).any()
+    rng = np.random.default_rng(5)
+    for scale in (0.1, 1.0, 10.0, 32.0, 300.0):
+        for temperature in (0.05, 0.6, 1.0, 4.0):
+            logits = (rng.normal(size=10_000) * scale).astype(np.float32)
+            got = sampler_module._softmax(logits, temperature)
+            assert np.array_equal(got, ref_softmax(logits, temperature))
+    logits = np.full(8192, -np.inf, dtype=np.float32)
+    logits[[3, 4000]] = (1.0, 1.0)
+    assert np.array_equal(sampler_module._softmax(logits, 0.6), ref_softmax(logits, 0.6))

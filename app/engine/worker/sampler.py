@@ -14,9 +14,9 @@ the argmax of the kept logits, lowest id first on ties (np.argmax's rule, so gre
 reproduces the decoder's argmax). Sorting is stable, so ties that MNN's std::sort
 leaves unspecified are broken by token id here.
 
-Cost at a 151,936-token vocabulary is dominated by one pass of argpartition (top-k) or
-of exp (full softmax); top-p over the full vocabulary first tries the 1,024 most likely
-tokens, and sorts everything only when they hold less than top_p of the mass.
+Cost at a 151,936-token vocabulary is a few passes over it: top-k partitions block
+maxima, the softmax skips exp where float32 exp is 0, and top-p, tfs and typical avoid
+an argsort of the vocabulary (app/engine/worker/nucleus.py, same answers).
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ import numpy as np
 import numpy.typing as npt
 
 from app.core.recipe.sampler_settings import SamplerSettings
+from app.engine.worker import nucleus
 
 TokenIds = npt.NDArray[np.int64]
 Probs = npt.NDArray[np.float64]
 Row = npt.NDArray[np.floating[Any]]
 
-# Candidates tried before a full sort for top-p over a large set.
-_NUCLEUS_GUESS = 1024
 # Top-k over a large set first keeps the tokens at or above the k-th largest of the
 # maxima of blocks this wide (that value is at most the k-th largest logit).
 _TOP_K_BLOCK = 128
@@ -44,6 +43,10 @@ _PICK_BLOCK = 512
 # Above this many candidates the softmax's exp runs in float32 (2-3x faster; the sum
 # and the result stay float64).
 _FAST_EXP = 4096
+# np.exp in float32 is 0 below about -103.97; logits more than _SKIP temperatures below
+# the top are skipped when that bounds their z under _UNDERFLOW.
+_SKIP = 120.0
+_UNDERFLOW = -110.0
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,22 @@ def _softmax(values: Row, temperature: float) -> Probs:
         x /= x.sum()
         return x
     y = values.astype(np.float32)
-    y -= y.max()
-    y *= np.float32(1.0 / temperature)
+    top = y.max()
+    scale = np.float32(1.0 / temperature)
+    if np.isfinite(top):
+        # Logits far below the top have exp exactly 0 in float32: exp only the rest.
+        # `below` bounds every skipped z (float32 rounding is monotone).
+        floor = np.float32(float(top) - _SKIP * temperature)
+        below = (floor - top) * scale
+        head = np.flatnonzero(y >= floor)
+        if below < _UNDERFLOW and len(head) <= len(y) // 4:
+            out = np.zeros(len(y))
+            e = np.exp((y[head] - top) * scale).astype(np.float64)
+            out[head] = e
+            out[head] = e / out.sum()  # the full row's sum, as the dense path's
+            return out
+    y -= top
+    y *= scale
     np.exp(y, out=y)
     out = y.astype(np.float64)
     out /= out.sum()
@@ -245,23 +262,8 @@ def _top_k(tokens: TokenIds | None, values: Row, k: int) -> tuple[TokenIds | Non
     return (keep if tokens is None else tokens[keep]), values[keep]
 
 
-def _descending(probs: Probs) -> TokenIds:
-    return np.argsort(-probs, kind="stable")
-
-
 def _top_p(probs: Probs, s: SamplerSettings) -> TokenIds | None:
-    """Most likely first, up to and including the token where the sum reaches top_p."""
-    order: TokenIds | None = None
-    if len(probs) > 4 * _NUCLEUS_GUESS:
-        guess = np.argpartition(probs, len(probs) - _NUCLEUS_GUESS)[-_NUCLEUS_GUESS:]
-        guess = guess[_descending(probs[guess])]
-        if np.cumsum(probs[guess])[-1] >= s.top_p:
-            order = guess
-    if order is None:
-        order = _descending(probs)
-    cum = np.cumsum(probs[order])
-    count = min(int(np.searchsorted(cum, s.top_p, side="left")) + 1, len(order))
-    return np.sort(order[:count])
+    return nucleus.top_p(probs, s.top_p)
 
 
 def _min_p(probs: Probs, s: SamplerSettings) -> TokenIds | None:
@@ -271,27 +273,11 @@ def _min_p(probs: Probs, s: SamplerSettings) -> TokenIds | None:
 
 
 def _tfs(probs: Probs, s: SamplerSettings) -> TokenIds | None:
-    """Tail-free: cut where the normalised |second difference| sums to tfs_z."""
-    if len(probs) < 3:
-        return None
-    order = _descending(probs)
-    second = np.abs(np.diff(probs[order], 2))
-    total = second.sum()
-    if total > 0.0:
-        second /= total
-    count = max(1, int(np.searchsorted(np.cumsum(second), s.tfs_z, side="left")))
-    return np.sort(order[:count])
+    return nucleus.tfs(probs, s.tfs_z)
 
 
 def _typical(probs: Probs, s: SamplerSettings) -> TokenIds | None:
-    """Closest to the entropy first, up to and including the token reaching `typical`."""
-    with np.errstate(divide="ignore"):
-        logp = np.log(probs)
-    entropy = -float(np.sum(probs[probs > 0.0] * logp[probs > 0.0]))
-    order = np.argsort(np.abs(entropy + logp), kind="stable")
-    cum = np.cumsum(probs[order])
-    count = min(int(np.searchsorted(cum, s.typical, side="left")) + 1, len(order))
-    return np.sort(order[:count])
+    return nucleus.typical(probs, s.typical)
 
 
 _FILTERS = {"topP": _top_p, "minP": _min_p, "tfs": _tfs, "typical": _typical}
