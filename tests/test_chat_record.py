@@ -64,6 +64,8 @@ def test_json_has_the_keys_of_the_export_file(tmp_path: Path) -> None:
         "stopped_by": None,
         "draft_tokens": None,
         "stats": None,
+        "sampler": None,
+        "seed": None,
     }
     assert reply == {
         "role": "assistant",
@@ -73,6 +75,8 @@ def test_json_has_the_keys_of_the_export_file(tmp_path: Path) -> None:
         "stopped_by": "cancelled",
         "draft_tokens": 3,
         "stats": STATS,
+        "sampler": None,
+        "seed": None,
     }
     assert data["figures"] == {
         "per_position_acceptance": [0.75, 0.5],
@@ -139,6 +143,29 @@ def test_figures_line_names_a_verify_that_limits_acceptance() -> None:
     assert "acceptance 0.70 · verify agreement 0.75, limits acceptance" in line
     assert line.endswith("· speculative")
     assert reply_figures_line({}, "plain", "") == "0 tokens · plain"
+
+
+def test_figures_line_says_the_sampler_the_seed_and_the_expected_acceptance() -> None:
+    sampled = {
+        **STATS,
+        "sampler": "temperature 0.6, topK 20, topP 0.95",
+        "seed": 1234,
+        "expected_acceptance": 0.791,
+    }
+    line = reply_figures_line(sampled, "speculative", "max_tokens")
+    assert "acceptance 0.50 (expected 0.79)" in line
+    assert line.endswith("· speculative · sampler: temperature 0.6, topK 20, topP 0.95 · seed 1234")
+    greedy = {**STATS, "sampler": "greedy", "seed": None, "expected_acceptance": None}
+    line = reply_figures_line(greedy, "plain", "cancelled")
+    assert line.endswith("· plain · greedy · stopped")
+    assert "expected" not in line and "None" not in line
+
+
+def test_json_of_a_reply_names_its_sampler_and_seed() -> None:
+    stats = {**STATS, "sampler": "temperature 0.8, topK 40", "seed": 99}
+    reply = MessageRecord("assistant", "Hi.", mode="plain", stats=stats).to_json()
+    assert reply["sampler"] == "temperature 0.8, topK 40" and reply["seed"] == 99
+    assert reply["stats"] == stats  # the old keys stay
 
 
 def test_system_figures_of_a_running_process_and_of_none() -> None:

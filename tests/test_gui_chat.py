@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_charts import ROLLING, ChatCharts
+from app.ui.chat_sampling import GREEDY_INDEX
 from app.ui.chat_transcript import Message, figures_line
 from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
@@ -38,6 +39,9 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
     win.show_page("chat")
     qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
+    # Greedy: these tests need replies that are the same on every run (long ones for
+    # stopping); sampling on the page has its own tests (test_gui_sampling.py).
+    win.chat_page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
     yield win
     win.close()
     wait_for_background()

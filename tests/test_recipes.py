@@ -146,6 +146,21 @@ def test_defaults_are_mnn_code_defaults() -> None:
             assert not validate({field.key: field.default}, field.scopes[0])
 
 
+def test_sampler_texts_no_longer_say_decoding_is_greedy_only() -> None:
+    sampler_type = FIELDS["sampler_type"].help
+    assert "Chat samples" in sampler_type and "--sample" in sampler_type
+    assert "whatever this says" not in sampler_type and "is greedy:" not in sampler_type
+    for key in ("temperature", "top_k", "top_p", "min_p", "typical"):
+        assert "ignored by greedy" in FIELDS[key].help
+    # The keys the sampler reads, with the defaults of sampler_settings' docstring.
+    assert FIELDS["min_p"].default == 0.1 and "0.05" in FIELDS["min_p"].docs_note
+    assert FIELDS["typical"].default == 1.0 and "0.95" in FIELDS["typical"].docs_note
+    assert FIELDS["presence_penalty"].default == 0.0
+    assert "min_p" in FIELDS["sampler_type"].choices
+    assert "mixed_samplers" not in FIELDS  # a list: the JSON pane edits it
+    assert not validate({"mixed_samplers": ["topK", "temperature"]}, TARGET)
+
+
 def test_host_warnings(tmp_path: Path) -> None:
     (tmp_path / "here.json").write_text("{}")
     warnings = host_warnings(

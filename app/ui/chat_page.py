@@ -40,6 +40,7 @@ from app.ui.chat_header import (
     plain_default_note,
     state_html,
 )
+from app.ui.chat_sampling import SamplerControls
 from app.ui.chat_transcript import Transcript
 from app.ui.dialogs import show_error
 from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
@@ -84,6 +85,7 @@ class ChatPage(QWidget):
         self.mode_note.hide()
         # The pair the mode was switched to Plain for (a replayed load keeps the choice).
         self._plain_for: tuple[Path | None, Path | None] | None = None
+        self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")
         self.highlight.setChecked(True)
         self.highlight.setToolTip(
@@ -120,7 +122,7 @@ class ChatPage(QWidget):
         header.addWidget(self.restart_button)
         header.addStretch(1)
         options = QHBoxLayout()
-        for widget in (self.mode, self.highlight, self.max_tokens, self.send_keys):
+        for widget in (self.mode, self.sampling, self.highlight, self.max_tokens, self.send_keys):
             options.addWidget(widget)
         options.addStretch(1)
         buttons = QHBoxLayout()
@@ -144,6 +146,7 @@ class ChatPage(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.pair_label)
         layout.addLayout(options)
+        layout.addWidget(self.sampling.note)
         layout.addWidget(self.mode_note)
         layout.addWidget(splitter, 1)
 
@@ -176,6 +179,7 @@ class ChatPage(QWidget):
         self.verify_agreement = None
         self.memory_warning = ""
         self._show_pair()
+        self.sampling.read_recipe(target)
         self.bridge.load(Load(target=str(target), draft=str(draft)))
 
     def _show_pair(self) -> None:
@@ -211,6 +215,7 @@ class ChatPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         self._reload_if_pair_changed()
+        self.sampling.read_recipe(self._loaded_pair[0])  # the recipe may have been edited
         super().showEvent(event)
 
     def restart(self) -> None:
@@ -255,7 +260,11 @@ class ChatPage(QWidget):
         self.charts.start_reply()
         self.bridge.generate(
             Generate(
-                messages=self.conversation()[:-1], mode=mode, max_tokens=self.max_tokens.value()
+                messages=self.conversation()[:-1],
+                mode=mode,
+                max_tokens=self.max_tokens.value(),
+                sampler=self.sampling.sampler(),
+                seed=self.sampling.seed(),
             )
         )
         self._show_pair()  # a pending agreement check now waits for this reply

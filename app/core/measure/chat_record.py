@@ -15,6 +15,9 @@ from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_j
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG
+from app.core.recipe.sampler_settings import GREEDY
+
+GREEDY_WORD = GREEDY.describe()  # what a greedy reply's stats say as their sampler
 
 
 def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str:
@@ -26,7 +29,9 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if stats.get("tok_s"):
         parts.append(f"{stats['tok_s']:.1f} tok/s")
     if stats.get("acceptance") is not None:
-        parts.append(f"acceptance {stats['acceptance']:.2f}")
+        expected = stats.get("expected_acceptance")
+        said = f" (expected {expected:.2f})" if expected is not None else ""
+        parts.append(f"acceptance {stats['acceptance']:.2f}{said}")
         verify = stats.get("verify_agreement")
         if verify:
             found = VerifyAgreement.from_json(verify)
@@ -35,9 +40,20 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if stats.get("mean_accepted_length"):
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(mode)
+    parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
     if stopped_by == "cancelled":
         parts.append("stopped")
     return " · ".join(parts)
+
+
+def _sampler_parts(sampler: object, seed: object) -> list[str]:
+    """How the reply's tokens were picked, with the seed that repeats a sampled reply
+    (nothing for figures from before sampling existed)."""
+    if not isinstance(sampler, str) or not sampler:
+        return []
+    if sampler == GREEDY_WORD:
+        return ["greedy"]
+    return [f"sampler: {sampler}"] + ([f"seed {seed}"] if isinstance(seed, int) else [])
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,9 @@ class MessageRecord:
             "stopped_by": self.stopped_by or None,
             "draft_tokens": self.draft_tokens if self.role == "assistant" else None,
             "stats": self.stats,
+            # Said again at the top so a reader finds how to repeat a reply.
+            "sampler": (self.stats or {}).get("sampler"),
+            "seed": (self.stats or {}).get("seed"),
         }
 
 

@@ -3,7 +3,8 @@
 A recipe is the draft's `config_cpu.json` plus the target's run settings in its
 `config.json`. Defaults are MNN 3.6.1's code defaults (transformers/llm/engine/src/
 llmconfig.hpp); where MNN's documentation says otherwise, `docs_note` says so. Keys not
-listed here are kept, shown and written back untouched.
+listed here are kept, shown and written back untouched; so is `mixed_samplers`, a list
+(the form has no list fields: it is edited in the JSON pane).
 """
 
 from __future__ import annotations
@@ -89,14 +90,17 @@ FIELDS: dict[str, Field] = {
             "sampler_type",
             "choice",
             "mixed",
-            "How the next token is picked. Speculative decoding here is greedy: the engine "
-            "always takes the most likely token, whatever this says.",
+            "How the next token is picked. Chat samples with it (speculative sampling keeps "
+            "the target's distribution exactly) unless you choose Greedy there; bench and "
+            "tune use greedy, to compare speeds exactly, unless given --sample. mixed runs "
+            "the steps listed in mixed_samplers (edit that list in the JSON pane).",
             choices=(
                 "greedy",
                 "temperature",
                 "topK",
                 "topP",
                 "minP",
+                "min_p",
                 "tfs",
                 "typical",
                 "penalty",
@@ -155,7 +159,8 @@ FIELDS: dict[str, Field] = {
             "temperature",
             "float",
             1.0,
-            "Randomness of sampling (ignored by greedy).",
+            "Randomness of sampling: below 1 favours likely tokens, above 1 flattens the "
+            "choice (ignored by greedy).",
             minimum=0.0,
             maximum=100.0,
         ),
@@ -163,7 +168,7 @@ FIELDS: dict[str, Field] = {
             "top_k",
             "int",
             40,
-            "Keep the K most likely tokens (ignored by greedy).",
+            "Keep the K most likely tokens (0: no limit; ignored by greedy).",
             minimum=0,
             maximum=1_000_000,
             docs_note="The code reads top_k first (unset: -1), then topK (default 40).",
@@ -172,9 +177,31 @@ FIELDS: dict[str, Field] = {
             "top_p",
             "float",
             0.9,
-            "Keep the smallest set of tokens reaching this probability.",
+            "Keep the smallest set of tokens reaching this probability (ignored by greedy).",
             minimum=0.0,
             maximum=1.0,
+            docs_note="The code reads top_p first (unset: -1), then topP (default 0.9).",
+        ),
+        Field(
+            "min_p",
+            "float",
+            0.1,
+            "Drop tokens less likely than this probability; MNN compares the probability "
+            "itself, not a share of the top token's as llama.cpp does (ignored by greedy).",
+            minimum=0.0,
+            maximum=1.0,
+            docs_note="The code reads min_p first (unset: -1), then minP (default 0.1); a "
+            "sampler type that does not read it uses 0.05.",
+        ),
+        Field(
+            "typical",
+            "float",
+            1.0,
+            "Typical sampling: keep the tokens whose surprise is closest to the average, up "
+            "to this probability mass (1.0: keep all; ignored by greedy).",
+            minimum=0.0,
+            maximum=1.0,
+            docs_note="A sampler type that does not read it uses 0.95.",
         ),
         Field(
             "repetition_penalty",
@@ -182,6 +209,15 @@ FIELDS: dict[str, Field] = {
             1.0,
             "Penalty for repeating tokens (1.0: none).",
             minimum=0.0,
+            maximum=10.0,
+        ),
+        Field(
+            "presence_penalty",
+            "float",
+            0.0,
+            "Subtracted from the logit of every token already in the conversation, however "
+            "often it came (0.0: none; only where the penalty step runs).",
+            minimum=-10.0,
             maximum=10.0,
         ),
     )
