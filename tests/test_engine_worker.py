@@ -207,6 +207,12 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
     ):
         assert key in result
     assert result["acceptance"] == 1.0 and result["lossless"] is True
+    # Greedy by default: nothing drawn, so no seed and no expected acceptance.
+    assert (result["sampler"], result["seed"], result["expected_acceptance"]) == (
+        "greedy",
+        None,
+        None,
+    )
     assert result["tokens"] == 60
     # An identical draft: every position always accepted, 4 tokens a round (59 after the
     # prefill's first, in 15 rounds), and the i.i.d. speedup of the measured c.
@@ -236,6 +242,9 @@ def test_cli_generate_json_and_blocked_exit(fixture_bundle: Fixture) -> None:
     )
     out = json.loads(proc.stdout)
     assert out["stats"]["tokens"] == len(out["tokens"]) <= 20
+    # The recipe's sampler by default, and the seed that repeats the text.
+    assert out["sampler"] == out["stats"]["sampler"] != "greedy"
+    assert isinstance(out["seed"], int) and out["seed"] == out["stats"]["seed"]
     blocked = run_cli(
         "generate",
         "--target",

@@ -50,6 +50,7 @@ from app.core.measure.tune_results import (
 )
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
 from app.engine.client.tune_runner import run_sweep
@@ -731,3 +732,65 @@ def test_short_runs_are_repeated_to_last_long_enough(bundle_copy: Copy) -> None:
     assert summary["generations_per_run"] == 5
     assert summary["shortest_run_seconds"] == pytest.approx(0.5)
     assert summary["tokens"] == 5 * 101 and summary["uplift"] == pytest.approx(10.0)
+
+
+# -- sampling: expected acceptance over runs, temperature rows ---------------------------
+
+
+def test_summaries_under_sampling_pool_expected_acceptance_over_every_run() -> None:
+    def sampled(tokens: int, expected: list[float]) -> DecodeStats:
+        stats = _stats("speculative", tokens, 0.5)
+        stats.sampler, stats.position_expected = "temperature 0.7", expected
+        return stats
+
+    # Positions reached 20, 20 then 30, 30 times; sum min(p, q) adds up like the counts.
+    pairs = [
+        RunPair(_stats("plain", 40, 1.0), sampled(40, [18.0, 10.0]), False),
+        RunPair(_stats("plain", 60, 1.0), sampled(60, [27.0, 15.0]), True),
+    ]
+    summary = summarize(pairs)
+    assert summary["sampler"] == "temperature 0.7"
+    assert summary["expected_by_position"] == [45 / 50, 25 / 50]
+    assert summary["expected_acceptance"] == pytest.approx(70 / 100)
+    assert summary["lossless"] is None  # sampling: not a token-for-token comparison
+    greedy = summarize([RunPair(_stats("plain", 40, 1.0), _stats("speculative", 40, 0.5), True)])
+    assert (greedy["sampler"], greedy["lossless"]) == ("greedy", True)
+    assert (greedy["expected_acceptance"], greedy["expected_by_position"]) == (None, [])
+
+
+def test_temperature_rows_are_measured_but_never_best_nor_applied(tmp_path: Path) -> None:
+    plan = SweepPlan(draft_lengths=(2, 3), sample=True, temperatures=(0.6, 1.2))
+    assert [(s.draft_length, s.temperature) for s in plan.settings()] == [
+        (2, None), (2, 0.6), (2, 1.2), (3, None), (3, 0.6), (3, 1.2),
+    ]  # fmt: skip
+    assert plan.swept_fields() == ("draft_length",)  # the temperature is no recipe key
+    assert SweepPlan(temperatures=(0.6,)).settings()[0].temperature is None  # greedy plan
+    recipe = sampler_settings({"temperature": 0.8, "top_k": 20})
+    assert Setting(2, 1, "low", "low", 1).sampler(recipe) is recipe
+    assert Setting(2, 1, "low", "low", 1, 1.2).sampler(recipe) == replace(recipe, temperature=1.2)
+    assert Setting(2, 1, "low", "low", 1, 1.2).sampler(None) is None
+    assert Setting(2, 1, "low", "low", 1, 0.6).label().endswith("target 1t at temperature 0.6")
+    own = _result(2, 1.3, 0.9, 0.1, 1.2, 1.4)
+    hot = _result(3, 2.5, 0.9, 0.1, 2.4, 2.6)
+    hot.setting = replace(hot.setting, temperature=1.2)
+    results = [own, hot]
+    assert best_result(results) is own and leading(results) == [own]
+    assert equal_within_noise(results) == [own]
+    assert [c.points for c in uplift_curves(results)] == [(own,)]
+    assert verdict_sentence(results).endswith(
+        "Temperature 1.2 was measured, not applied: a temperature changes the output, not "
+        "only the speed, so only the recipe's own sampler competes for best."
+    )
+    # The current recipe is never a temperature row, even when the swept keys match.
+    run = TuneRun("t", "d", SweepPlan(draft_lengths=(2, 3)), results=[hot, own])
+    assert apply_refusal(run, {"draft_length": 3}) is None
+    assert apply_refusal(run, {"draft_length": 2}) == (
+        f"the best ({own.setting.label()}) is the current recipe already"
+    )
+    # A run saved before temperatures reloads (its rows at the recipe's sampler).
+    run.save(tmp_path / "run.json")
+    data = json.loads((tmp_path / "run.json").read_text())
+    for row in data["results"]:
+        del row["temperature"]
+    old = TuneRun.from_json(data)
+    assert [r.setting.temperature for r in old.results] == [None, None]

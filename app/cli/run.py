@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.cli import sampling
 from app.cli.arg_types import draft_length, whole_number
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
@@ -31,9 +32,24 @@ def _fmt(value: float | None, spec: str = ".2f", suffix: str = "") -> str:
     return "n/a" if value is None else f"{value:{spec}}{suffix}"
 
 
+def _positions(values: list[float | None]) -> str:
+    return ", ".join(_fmt(p, ".2f") for p in values)
+
+
 def _print_bench(result: dict[str, Any]) -> None:
-    positions = ", ".join(_fmt(p, ".2f") for p in result["per_position_acceptance"])
+    sampled = result["lossless"] is None
+    seed = f" (seed {result['seed']}, run pair i draws with seed + i)" if sampled else ""
+    expected = [
+        ("Expected acceptance", _fmt(result["expected_acceptance"], ".3f")),
+        ("Per-position expected", _positions(result["expected_by_position"])),
+    ]
+    lossless = (
+        "not compared: sampling keeps the target's distribution, not its exact tokens"
+        if sampled
+        else ("yes" if result["lossless"] else "no")
+    )
     rows = [
+        ("Sampler", result["sampler"] + seed),
         ("Baseline (plain)", _fmt(result["baseline_tok_s"], ".1f", " tok/s")),
         ("Speculative", _fmt(result["spec_tok_s"], ".1f", " tok/s")),
         (
@@ -53,12 +69,13 @@ def _print_bench(result: dict[str, Any]) -> None:
         ),
         ("Acceptance", _fmt(result["acceptance"], ".3f")),
         ("Mean accepted length", _fmt(result["mean_accepted_length"], ".2f", " tokens/round")),
-        ("Per-position acceptance", positions),
+        ("Per-position acceptance", _positions(result["per_position_acceptance"])),
+        *(expected if sampled else []),
         ("Cost ratio c", _fmt(result["cost_ratio"], ".3f")),
         ("Predicted speedup", _fmt(result["predicted_speedup"], ".3f", "x")),
         ("Measured / predicted", _fmt(result["prediction_ratio"], ".3f")),
         ("Verify agreement", _fmt(result["verify_agreement"]["agreement"], ".3f")),
-        ("Lossless (same output)", "yes" if result["lossless"] else "no"),
+        ("Lossless (same output)", lossless),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
@@ -91,8 +108,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.prompt_file
         else (args.prompt or DEFAULT_PROMPT)
     )
+    if args.seed is not None and not args.sample:
+        return sampling.usage_error(args, "--seed needs --sample (greedy decoding draws nothing)")
+    sampler = (
+        sampling.recipe_sampler(Path(args.target), target_cfg, args.recipe) if args.sample else None
+    )
     plan = BenchPlan(
-        args.target, args.draft, target_cfg, draft_cfg, args.d, args.tokens, args.runs, (prompt,)
+        args.target,
+        args.draft,
+        target_cfg,
+        draft_cfg,
+        args.d,
+        args.tokens,
+        args.runs,
+        (prompt,),
+        sampler=sampler,
+        seed=sampling.seed_for(args, sampler),
     )
 
     def progress(done: int, total: int) -> None:
@@ -115,7 +146,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import Generate, Load, Rounds
 
+    if conflict := sampling.conflicting_flags(args):
+        return sampling.usage_error(args, conflict)
     target_cfg, draft_cfg = _engine_overrides(args)
+    sampler = sampling.chosen_sampler(args, Path(args.target), target_cfg)
+    seed = sampling.seed_for(args, sampler)
     with EngineClient() as client:
         loaded = client.run(
             Load(
@@ -135,14 +170,23 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
 
         mode = "speculative" if args.draft and not args.plain else "plain"
-        done = client.run(
-            Generate(prompt=args.prompt, max_tokens=args.max_tokens, mode=mode, chat=not args.raw),
-            on_rounds=stream,
+        if not args.json:
+            print(sampling.describe(sampler, seed), file=sys.stderr)
+        request = Generate(
+            prompt=args.prompt,
+            max_tokens=args.max_tokens,
+            mode=mode,
+            chat=not args.raw,
+            sampler=sampler,
+            seed=seed,
         )
+        done = client.run(request, on_rounds=stream)
     if args.json:
         print(
             json.dumps(
                 {
+                    "sampler": done.stats.sampler,
+                    "seed": seed,  # None: greedy, nothing drawn
                     "text": done.text,
                     "tokens": list(done.tokens),
                     "stopped_by": done.stopped_by,
@@ -182,6 +226,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     group.add_argument("--prompt-file", metavar="F")
     bench.add_argument("--json", action="store_true", help="print the stable JSON result")
     bench.add_argument(
+        "--sample",
+        action="store_true",
+        help="measure with the recipe's sampler (default: greedy, where speculative "
+        "output must equal plain output token for token)",
+    )
+    sampling.add_seed_arg(bench)
+    bench.add_argument(
         "--force",
         action="store_true",
         help="measure a pair that cannot gain on this MNN (marked cannot_pay)",
@@ -196,5 +247,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     gen.add_argument("--max-tokens", type=whole_number(1), default=256, metavar="N")
     gen.add_argument("--plain", action="store_true", help="plain decoding even with a draft")
     gen.add_argument("--raw", action="store_true", help="no chat template")
+    sampling.add_sampler_args(gen)
     gen.add_argument("--json", action="store_true", help="print text and statistics as JSON")
     gen.set_defaults(func=cmd_generate)

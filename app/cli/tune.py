@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.tune_apply import best_changes, refusal_now
 from app.core.measure.tune_plan import plan_for, recipe_defaults
@@ -28,6 +29,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
         plan = replace(plan, budget_seconds=args.budget)
     if args.min_run_seconds is not None:
         plan = replace(plan, min_run_seconds=args.min_run_seconds)
+    if not args.sample and (args.temperatures or args.seed is not None):
+        flag = "--temperatures" if args.temperatures else "--seed"
+        return sampling.usage_error(args, f"{flag} needs --sample (greedy decoding draws nothing)")
+    if args.sample:
+        # Checked here, so a sampler MNN would not know is told naming its file.
+        sampler = sampling.recipe_sampler(target, {})
+        seed = sampling.seed_for(args, sampler)
+        # The recipe's own temperature is measured anyway (as the recipe's sampler).
+        extra = tuple(t for t in args.temperatures or () if t != sampler.temperature)
+        plan = replace(plan, sample=True, temperatures=extra, seed=seed)
+        print(sampling.describe(sampler, seed), file=sys.stderr)
+        if extra:
+            listed = ", ".join(f"{t:g}" for t in extra)
+            print(f"also at temperature {listed}: measured, not applied", file=sys.stderr)
     settings = plan.settings()
     print(
         f"measuring {len(settings)} settings x at least {plan.pairs_per_setting} run pairs "
@@ -94,13 +109,21 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
 
         lines.append(
             f"d={row['draft_length']} draft {row['draft_threads']}t "
-            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t: "
+            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t"
+            + (f" at temperature {t:g}" if (t := row.get("temperature")) is not None else "")
+            + ": "
             f"uplift (median of pairs) {num('uplift', '.3f')}x "
             f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
             f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
             f"spec {num('spec_tok_s', '.1f')} vs plain (pooled) "
             f"{num('baseline_tok_s', '.1f')} tok/s, {row.get('pairs')} pairs"
             + ("" if row.get("interval_target_met") else " (interval target not met)")
+            + (f", sampler {row['sampler']}" if row.get("sampler") else "")
+            + (
+                f", expected acceptance {num('expected_acceptance', '.2f')}"
+                if row.get("expected_acceptance") is not None
+                else ""
+            )
         )
     return lines
 
@@ -140,6 +163,20 @@ def add_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="decoding time a run lasts at least, repeating its generation (default 0.5)",
     )
+    tune.add_argument(
+        "--sample",
+        action="store_true",
+        help="measure with the target recipe's sampler (default: greedy, where speculative "
+        "output must equal plain output token for token)",
+    )
+    tune.add_argument(
+        "--temperatures",
+        type=arg_types.number_list(arg_types.temperature),
+        metavar="T,T,...",
+        help="with --sample, also measure at these temperatures (shown, never applied: a "
+        "temperature changes the output, not only the speed)",
+    )
+    sampling.add_seed_arg(tune)
     tune.add_argument("--save", metavar="FILE", help="where to save the results (JSON + CSV)")
     tune.add_argument("--json", action="store_true", help="print results, best, pays_off")
     tune.add_argument(

@@ -52,6 +52,12 @@ def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     return total
 
 
+def draws(sampler: str) -> bool:
+    """A run's sampler (DecodeStats.sampler) picks at random: describe() starts with
+    "greedy" exactly when the pick is deterministic."""
+    return not sampler.startswith("greedy")
+
+
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
@@ -80,7 +86,14 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         position_accepted=[
             sum(p.speculative.position_accepted[i] for p in pairs) for i in range(d)
         ],
+        position_expected=[  # empty when greedy: no run has expected-acceptance sums
+            sum(column)
+            for column in itertools.zip_longest(
+                *(p.speculative.position_expected for p in pairs), fillvalue=0.0
+            )
+        ],
     )
+    sampler = pairs[0].speculative.sampler
 
     target_step = _median([s for p in pairs if (s := p.baseline.mean_target_seconds)])
     draft_step = _median([s for p in pairs if (s := p.speculative.mean_draft_seconds)])
@@ -130,7 +143,12 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         "predicted_speedup": predicted,
         "prediction_ratio": uplift / predicted if uplift and predicted else None,
         "iid_speedup": expected_speedup(acceptance, d, c) if acceptance is not None and c else None,
-        "lossless": all(p.identical for p in pairs),
+        "sampler": sampler,
+        "expected_acceptance": total.expected_acceptance,
+        "expected_by_position": total.expected_by_position,
+        # Sampling is exact in distribution, not token for token: after a rejection the
+        # two modes draw differently, so equal outputs are not expected (None).
+        "lossless": all(p.identical for p in pairs) if not draws(sampler) else None,
         "uplift_spread": [min(ratios), max(ratios)] if ratios else None,
         # The 95 % interval of the median of pair ratios (full range when too few pairs).
         "uplift_low": interval.low if interval else None,

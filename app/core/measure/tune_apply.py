@@ -17,7 +17,7 @@ from typing import Any
 
 from app.core.infra.errors import DraftDeckError
 from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
-from app.core.measure.tune_results import SettingResult, best_result
+from app.core.measure.tune_results import SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
@@ -91,7 +91,7 @@ def current_result(run: TuneRun, current: dict[str, Any]) -> SettingResult | Non
     """The measured row that is the current recipe (on the swept keys), if any.
     `current` holds Setting field values (tune_plan.recipe_defaults)."""
     swept = run.plan.swept_fields()
-    for r in run.results:
+    for r in at_recipe_sampler(run.results):  # a swept temperature is never the recipe
         if all(getattr(r.setting, f) == current.get(f) for f in swept):
             return r
     return None

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from app.core.recipe.files import run_recipes
+from app.core.recipe.sampler_settings import SamplerSettings, with_overrides
 from app.core.recipe.schema import FIELDS, physical_cores
 
 # Swept setting fields -> (which recipe, key). Only fields a plan sweeps are applied.
+# The temperature is swept (with sampling) but never applied: it changes what the pair
+# writes, not only how fast, so it is no recipe setting to pick by speed.
 RECIPE_KEYS = {
     "draft_length": ("target", "draft_predict_length"),
     "draft_threads": ("draft", "thread_num"),
@@ -46,15 +49,25 @@ class Setting:
     draft_precision: str
     draft_memory: str
     target_threads: int
+    temperature: float | None = None  # None: the recipe's sampler as it is (or greedy)
 
     def label(self) -> str:
+        at = "" if self.temperature is None else f" at temperature {self.temperature:g}"
         return (
             f"d={self.draft_length} draft {self.draft_threads}t {self.draft_precision}/"
-            f"{self.draft_memory} target {self.target_threads}t"
+            f"{self.draft_memory} target {self.target_threads}t{at}"
         )
 
+    def sampler(self, recipe: SamplerSettings | None) -> SamplerSettings | None:
+        """The sampler this setting decodes with: the recipe's (None: greedy), at this
+        setting's temperature if it has one."""
+        if recipe is None or self.temperature is None:
+            return recipe
+        return with_overrides(recipe, temperature=self.temperature)
+
     def target_key(self) -> tuple[int]:
-        """What plain decoding depends on (the target's settings; nothing of the draft)."""
+        """What plain decoding's speed depends on (the target's settings; nothing of the
+        draft, nor the temperature: that changes which tokens, not how many or their cost)."""
         return (self.target_threads,)
 
     def cost(self) -> tuple[int, int, int]:
@@ -93,8 +106,15 @@ class SweepPlan:
     # …or this many seconds were spent on the setting, or max_repeats rounds ran.
     budget_seconds: float = 20.0
     max_repeats: int = 12
+    # Decode with the target recipe's sampler (else greedy, the exact comparison)…
+    sample: bool = False
+    # …and, sampling, also at these temperatures: measured beside the recipe's own,
+    # never applied (see RECIPE_KEYS).
+    temperatures: tuple[float, ...] = ()
+    seed: int | None = None  # sampling: pair i of a round draws with seed + i
 
     def settings(self) -> list[Setting]:
+        temperatures = (None, *self.temperatures) if self.sample else (None,)
         return [
             Setting(*values)
             for values in itertools.product(
@@ -103,6 +123,7 @@ class SweepPlan:
                 self.draft_precisions,
                 self.draft_memories,
                 self.target_threads,
+                temperatures,
             )
         ]
 

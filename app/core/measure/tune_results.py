@@ -12,6 +12,10 @@ that shares them are pooled into one baseline (`baseline_tok_s`, the same for th
 rows). The uplift is not that baseline divided into `spec_tok_s`: it is the median of
 the per-pair ratios, and is labelled so.
 
+Rows at a swept temperature (sampling) are measured and shown but never compete for
+the best: a temperature changes what the pair writes, so a faster one is no better
+recipe at equal output. Only rows at the recipe's own sampler do (`at_recipe_sampler`).
+
 The best is the setting with the highest uplift (among those that pay off, if any do),
 unless others are equal to it within noise (each one's median lies inside the other's
 95 % interval, and they pay off alike): then the cheapest of those (shortest draft,
@@ -90,6 +94,8 @@ class SettingResult:
             "break_even_acceptance": (
                 break_even_acceptance(self.setting.draft_length, c) if c else None
             ),
+            "sampler": s.get("sampler"),
+            "expected_acceptance": s.get("expected_acceptance"),
             "lossless": s.get("lossless"),
             "verify_agreement": (s.get("verify_agreement") or {}).get("agreement"),
         }
@@ -117,8 +123,13 @@ def rows(results: list[SettingResult]) -> list[dict[str, Any]]:
     return out
 
 
+def at_recipe_sampler(results: list[SettingResult]) -> list[SettingResult]:
+    """The rows that may be named best: decoded with the recipe's own sampler."""
+    return [r for r in results if r.setting.temperature is None]
+
+
 def _top(results: list[SettingResult]) -> SettingResult | None:
-    return max(results, key=lambda r: r.uplift, default=None)
+    return max(at_recipe_sampler(results), key=lambda r: r.uplift, default=None)
 
 
 def _same_within_noise(a: MedianInterval, b: MedianInterval) -> bool:
@@ -130,6 +141,7 @@ def equal_within_noise(results: list[SettingResult]) -> list[SettingResult]:
     each median inside the other's interval, paying off (or not) alike. Cheapest first.
     When any setting pays off (interval above 1), only those compete: a higher median
     whose interval reaches below 1 does not outrank a setting that surely gains."""
+    results = at_recipe_sampler(results)
     paying = [r for r in results if r.pays_off]
     results = paying or results
     top = _top(results)
@@ -149,7 +161,7 @@ def leading(results: list[SettingResult]) -> list[SettingResult]:
     top = _top(results)
     if top is None:
         return []
-    return [r for r in results if r is top or overlaps(r.interval, top.interval)]
+    return [r for r in at_recipe_sampler(results) if r is top or overlaps(r.interval, top.interval)]
 
 
 def best_result(results: list[SettingResult]) -> SettingResult | None:
@@ -181,8 +193,24 @@ def _tie_text(results: list[SettingResult]) -> str:
     )
 
 
+def _temperature_note(results: list[SettingResult]) -> str:
+    swept = sorted({t for r in results if (t := r.setting.temperature) is not None})
+    if not swept:
+        return ""
+    listed = ", ".join(f"{t:g}" for t in swept)
+    what = f"Temperatures {listed} were" if len(swept) > 1 else f"Temperature {listed} was"
+    return (
+        f" {what} measured, not applied: a temperature changes the "
+        "output, not only the speed, so only the recipe's own sampler competes for best."
+    )
+
+
 def verdict_sentence(results: list[SettingResult]) -> str:
     """What to tell the user, honestly."""
+    return _verdict(results) + _temperature_note(results)
+
+
+def _verdict(results: list[SettingResult]) -> str:
     best = best_result(results)
     if best is None:
         return "Nothing was measured."
@@ -235,7 +263,7 @@ class UpliftCurve:
 def uplift_curves(results: list[SettingResult]) -> list[UpliftCurve]:
     """One curve per draft thread count, fewest threads first."""
     best: dict[int, dict[int, SettingResult]] = {}
-    for r in results:
+    for r in at_recipe_sampler(results):
         per_d = best.setdefault(r.setting.draft_threads, {})
         d = r.setting.draft_length
         if d not in per_d or r.uplift > per_d[d].uplift:

@@ -178,7 +178,8 @@ class TuneRun:
             draft=data["draft"],
             plan=SweepPlan.from_json(data["plan"]),
             results=[
-                SettingResult(Setting(**{k: r[k] for k in setting_keys}), r["summary"])
+                # A run saved before a field existed has its default (temperature).
+                SettingResult(Setting(**{k: r[k] for k in setting_keys if k in r}), r["summary"])
                 for r in data["results"]
             ],
             host=data.get("host", {}),

@@ -12,6 +12,7 @@ from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.bench import RunPair, combine_runs, summarize
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import annotate
+from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Reset
 
@@ -36,6 +37,9 @@ class BenchPlan:
     warmup: bool = True
     # > 0: each run repeats its generation until it has decoded about this long.
     min_run_seconds: float = 0.0
+    sampler: SamplerSettings | None = None  # None: greedy, the exact comparison
+    # Pair i draws with seed + i in both modes (None: fresh seeds every generation).
+    seed: int | None = None
 
 
 MAX_GENERATIONS_PER_RUN = 64
@@ -60,11 +64,20 @@ def cannot_pay(loaded: Loaded, force: bool) -> str | None:
 
 
 def _generate(
-    client: EngineClient, prompt: str, tokens: int, mode: str
+    client: EngineClient, plan: BenchPlan, prompt: str, mode: str, pair: int = 0
 ) -> tuple[DecodeStats, list[int]]:
     client.run(Reset())
+    seed = None if plan.seed is None else plan.seed + pair
     # Stop tokens are ignored so that every run produces the same number of tokens.
-    done = client.run(Generate(prompt=prompt, max_tokens=tokens, mode=mode, ignore_stop=True))
+    request = Generate(
+        prompt=prompt,
+        max_tokens=plan.tokens,
+        mode=mode,
+        ignore_stop=True,
+        sampler=plan.sampler,
+        seed=seed,
+    )
+    done = client.run(request)
     return done.stats, list(done.tokens)
 
 
@@ -92,7 +105,7 @@ def warm_up(client: EngineClient, plan: BenchPlan) -> int:
     """One unmeasured run of each mode on the loaded configuration; returns how many
     generations make one run last `plan.min_run_seconds` (1 when that is 0)."""
     seconds = [
-        _generate(client, plan.prompts[0], plan.tokens, mode)[0].decode_seconds
+        _generate(client, plan, plan.prompts[0], mode)[0].decode_seconds
         for mode in ("plain", "speculative")
     ]
     if plan.min_run_seconds <= 0:
@@ -102,9 +115,9 @@ def warm_up(client: EngineClient, plan: BenchPlan) -> int:
 
 
 def _run(
-    client: EngineClient, prompt: str, tokens: int, mode: str, generations: int
+    client: EngineClient, plan: BenchPlan, prompt: str, mode: str, generations: int, pair: int
 ) -> tuple[DecodeStats, list[list[int]]]:
-    runs = [_generate(client, prompt, tokens, mode) for _ in range(generations)]
+    runs = [_generate(client, plan, prompt, mode, pair) for _ in range(generations)]
     return combine_runs([stats for stats, _ in runs]), [ids for _, ids in runs]
 
 
@@ -130,7 +143,9 @@ def run_pairs(
             # Alternate which mode goes first so neither always gets the warmer caches.
             first = len(pairs) % 2 == 0
             order = ("plain", "speculative") if first else ("speculative", "plain")
-            results = {mode: _run(client, prompt, plan.tokens, mode, generations) for mode in order}
+            results = {
+                mode: _run(client, plan, prompt, mode, generations, len(pairs)) for mode in order
+            }
             base, base_tokens = results["plain"]
             spec, spec_tokens = results["speculative"]
             pairs.append(RunPair(base, spec, base_tokens == spec_tokens))
@@ -155,4 +170,5 @@ def run_bench(
     summary["linear_attention"] = loaded.linear_attention
     summary["target"] = plan.target
     summary["draft"] = plan.draft
+    summary["seed"] = plan.seed  # pair i drew with seed + i
     return summary

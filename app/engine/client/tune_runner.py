@@ -9,6 +9,10 @@ budget or round limit is spent; the summary says which (`repeats`,
 whose intervals overlap it) are measured again with fresh pairs, and only those fresh
 figures name the best, so the noise that lifted a setting to the top in the first pass
 does not choose it.
+
+Greedy by default, so speculative output must equal plain output; a plan that samples
+decodes with the target recipe's sampler, rows at swept temperatures with that sampler
+at their temperature (pair i of a round with seed plan.seed + i in both modes).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from app.core.measure.intervals import median_interval
 from app.core.measure.tune_plan import Setting, SweepPlan
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
+from app.core.recipe.files import target_run_recipe
+from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.engine.client.bench import (
     BenchCancelled,
     BenchPlan,
@@ -76,8 +82,10 @@ def _measure(
     cancelled: Callable[[], bool],
     progress: _Progress,
     force: bool,
+    sampler: SamplerSettings | None,
 ) -> tuple[dict[str, Any] | None, str | None, bool]:
-    """(summary or None, cannot-pay reason, cancelled) for one setting."""
+    """(summary or None, cannot-pay reason, cancelled) for one setting; `sampler` is the
+    recipe's (None: greedy)."""
     bench = BenchPlan(
         str(target),
         str(draft),
@@ -89,6 +97,8 @@ def _measure(
         plan.prompts,
         warmup=False,
         min_run_seconds=plan.min_run_seconds,
+        sampler=setting.sampler(sampler),
+        seed=plan.seed,
     )
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)
@@ -151,12 +161,14 @@ def run_sweep(
         started=time.strftime("%Y-%m-%dT%H:%M:%S"),
     )
     progress = _Progress(plan, on_progress)
+    # The target's recipe defines the distribution; the swept keys hold no sampler key.
+    sampler = sampler_settings(target_run_recipe(target)) if plan.sample else None
     for setting in plan.settings():
         if cancelled():
             run.cancelled = True
             break
         summary, reason, stopped = _measure(
-            client, target, draft, setting, plan, cancelled, progress, force
+            client, target, draft, setting, plan, cancelled, progress, force, sampler
         )
         run.cannot_pay = reason or run.cannot_pay
         if summary is not None:
@@ -168,7 +180,7 @@ def run_sweep(
             run.cancelled = True
             break
     if remeasure and not run.cancelled:
-        _remeasure_leaders(client, target, draft, plan, run, cancelled, progress, force)
+        _remeasure_leaders(client, target, draft, plan, run, cancelled, progress, force, sampler)
     if on_progress is not None:
         on_progress(progress.done, progress.done)
     return run
@@ -183,6 +195,7 @@ def _remeasure_leaders(
     cancelled: Callable[[], bool],
     progress: _Progress,
     force: bool,
+    sampler: SamplerSettings | None,
 ) -> None:
     """Fresh interleaved runs for every leading candidate when there is more than one;
     their summaries are replaced by the fresh ones (the first pass kept beside)."""
@@ -195,7 +208,7 @@ def _remeasure_leaders(
             run.cancelled = True
             return
         summary, _reason, stopped = _measure(
-            client, target, draft, result.setting, plan, cancelled, progress, force
+            client, target, draft, result.setting, plan, cancelled, progress, force, sampler
         )
         if stopped or summary is None:
             run.cancelled = True
