@@ -151,14 +151,26 @@ def test_figures_line_says_the_sampler_the_seed_and_the_expected_acceptance() ->
         "sampler": "temperature 0.6, topK 20, topP 0.95",
         "seed": 1234,
         "expected_acceptance": 0.791,
+        "checked_acceptance": 0.62,
     }
     line = reply_figures_line(sampled, "speculative", "max_tokens")
-    assert "acceptance 0.50 (expected 0.79)" in line
+    # Expected is compared with the rate over checked positions (the same denominator).
+    assert "acceptance 0.50 · accepted when checked 0.62 (expected 0.79)" in line
     assert line.endswith("· speculative · sampler: temperature 0.6, topK 20, topP 0.95 · seed 1234")
     greedy = {**STATS, "sampler": "greedy", "seed": None, "expected_acceptance": None}
     line = reply_figures_line(greedy, "plain", "cancelled")
     assert line.endswith("· plain · greedy · stopped")
     assert "expected" not in line and "None" not in line
+
+
+def test_figures_line_says_the_time_to_first_token_and_the_prefill_rate() -> None:
+    timed = {**STATS, "prefill_seconds": 0.1204, "prefill_fed": 100, "prefill_tok_s": 830.6}
+    line = reply_figures_line(timed, "speculative", "stop_token")
+    assert line.startswith("12 tokens · 40.2 tok/s · TTFT 120 ms · prefill 831 tok/s · ")
+    # A whole prompt from the cache has a time to first token but no prefill rate.
+    cached = {**STATS, "prefill_seconds": 0.004, "prefill_fed": 0, "prefill_tok_s": None}
+    line = reply_figures_line(cached, "plain", "")
+    assert "TTFT 4 ms" in line and "prefill" not in line and "None" not in line
 
 
 def test_json_of_a_reply_names_its_sampler_and_seed() -> None:

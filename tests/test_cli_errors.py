@@ -187,7 +187,7 @@ def test_ctrl_c_is_exit_130_with_a_short_message(
 ) -> None:
     """Interrupted while generating (a million tokens: it would not end by itself)."""
     target = fixture_bundle("qwen3-target")
-    command = ["generate", "--target", str(target), "--prompt", "hi", "--raw"]
+    command = ["generate", "--target", str(target), "--prompt", "hi", "--raw", "--greedy"]
     proc = subprocess.Popen(
         [*APP, *command, "--max-tokens", "1000000"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

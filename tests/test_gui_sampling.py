@@ -116,7 +116,9 @@ def test_a_seed_repeats_a_sampled_reply_without_reloading(
     assert f"speculative · sampler: {QWEN3_WORDS} · seed 1234" in figures
     expected = first.stats.expected_acceptance
     assert expected is not None and first.stats.acceptance is not None
-    assert f"acceptance {first.stats.acceptance:.2f} (expected {expected:.2f})" in figures
+    checked = first.stats.checked_acceptance
+    assert checked is not None
+    assert f"accepted when checked {checked:.2f} (expected {expected:.2f})" in figures
     assert "None" not in figures
     first_shown = page.transcript.messages[-1].text
 

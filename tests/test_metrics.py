@@ -36,6 +36,16 @@ def test_rounds_add_up_by_hand() -> None:
     assert DecodeStats.from_json(s.to_json()).to_json() == s.to_json()
 
 
+def test_prefill_rate_is_the_tokens_run_over_the_prefill_time() -> None:
+    s = DecodeStats("plain", 0, prompt_tokens=120)
+    assert s.prefill_tok_s is None  # nothing prefilled yet
+    s.prefill_fed, s.prefill_seconds = 100, 0.25  # 20 prompt tokens came from the cache
+    assert s.prefill_tok_s == 400.0
+    assert s.to_json()["prefill_tok_s"] == 400.0
+    s.prefill_fed = 0  # the whole prompt was cached: no rate to speak of
+    assert s.prefill_tok_s is None
+
+
 def test_speedup_formulas() -> None:
     # Perfect acceptance with a free draft: d + 1 tokens per target step.
     assert expected_speedup(1.0, 3, 0.0) == 4.0
@@ -114,3 +124,13 @@ def test_eta_is_what_is_left_over_the_speed() -> None:
     assert status.fraction == 0.3 and status.eta_seconds == 7.0
     assert JobStatus("me/pack", done_bytes=1000, total_bytes=1000, speed=100.0).eta_seconds is None
     assert JobStatus("me/pack", total_bytes=1000).eta_seconds is None  # no speed yet
+
+
+def test_checked_acceptance_shares_the_expected_acceptances_denominator() -> None:
+    # d = 4; round 1 rejects at position 2 (3 checked, 2 accepted), round 2 accepts all.
+    stats = DecodeStats(mode="speculative", draft_length=4)
+    stats.add_round(RoundStats(4, 2, 3, 4, 0.0, 0.0, 1, (0.9, 0.8, 0.3)))
+    stats.add_round(RoundStats(4, 4, 5, 4, 0.0, 0.0, 1, (0.9, 0.9, 0.9, 0.9)))
+    assert stats.acceptance == 6 / 8  # every drafted token, checked or not
+    assert stats.checked_acceptance == 6 / 7  # what was checked: 3 + 4
+    assert stats.expected_acceptance == pytest.approx((0.9 + 0.8 + 0.3 + 3.6) / 7)

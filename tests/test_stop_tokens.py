@@ -215,7 +215,7 @@ def test_think_tokens_reach_every_text(client: EngineClient, bundle_copy: Copy) 
     recipe = pack.parent / "recipe.json"
     _write_json(recipe, NORMAL)
     args = ["generate", "--target", str(pack), "--recipe", str(recipe), "--prompt", PROMPT]
-    proc = run_cli(*args, "--max-tokens", "60", "--json", timeout=120, check=True)
+    proc = run_cli(*args, "--max-tokens", "60", "--greedy", "--json", timeout=120, check=True)
     assert json.loads(proc.stdout)["text"] == done.text
 
 

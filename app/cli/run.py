@@ -40,7 +40,8 @@ def _print_bench(result: dict[str, Any]) -> None:
     sampled = result["lossless"] is None
     seed = f" (seed {result['seed']}, run pair i draws with seed + i)" if sampled else ""
     expected = [
-        ("Expected acceptance", _fmt(result["expected_acceptance"], ".3f")),
+        ("Accepted when checked", _fmt(result["checked_acceptance"], ".3f")),
+        ("Expected (same basis)", _fmt(result["expected_acceptance"], ".3f")),
         ("Per-position expected", _positions(result["expected_by_position"])),
     ]
     lossless = (

@@ -120,7 +120,8 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
             + ("" if row.get("interval_target_met") else " (interval target not met)")
             + (f", sampler {row['sampler']}" if row.get("sampler") else "")
             + (
-                f", expected acceptance {num('expected_acceptance', '.2f')}"
+                f", accepted when checked {num('checked_acceptance', '.2f')}"
+                f" (expected {num('expected_acceptance', '.2f')})"
                 if row.get("expected_acceptance") is not None
                 else ""
             )

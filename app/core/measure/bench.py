@@ -144,6 +144,7 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         "prediction_ratio": uplift / predicted if uplift and predicted else None,
         "iid_speedup": expected_speedup(acceptance, d, c) if acceptance is not None and c else None,
         "sampler": sampler,
+        "checked_acceptance": total.checked_acceptance,
         "expected_acceptance": total.expected_acceptance,
         "expected_by_position": total.expected_by_position,
         # Sampling is exact in distribution, not token for token: after a rejection the

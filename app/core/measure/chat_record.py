@@ -28,10 +28,17 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     parts = [f"{stats.get('tokens', 0)} tokens"]
     if stats.get("tok_s"):
         parts.append(f"{stats['tok_s']:.1f} tok/s")
+    # The prefill ends with the first token: its time is the time to first token.
+    if stats.get("prefill_seconds"):
+        parts.append(f"TTFT {stats['prefill_seconds'] * 1000:.0f} ms")
+    if stats.get("prefill_tok_s"):
+        parts.append(f"prefill {stats['prefill_tok_s']:.0f} tok/s")
     if stats.get("acceptance") is not None:
-        expected = stats.get("expected_acceptance")
-        said = f" (expected {expected:.2f})" if expected is not None else ""
-        parts.append(f"acceptance {stats['acceptance']:.2f}{said}")
+        parts.append(f"acceptance {stats['acceptance']:.2f}")
+        expected, checked = stats.get("expected_acceptance"), stats.get("checked_acceptance")
+        if expected is not None and checked is not None:
+            # Same denominator (checked positions), so the two can be compared.
+            parts.append(f"accepted when checked {checked:.2f} (expected {expected:.2f})")
         verify = stats.get("verify_agreement")
         if verify:
             found = VerifyAgreement.from_json(verify)

@@ -138,8 +138,16 @@ class DecodeStats:
         ]
 
     @property
+    def checked_acceptance(self) -> float | None:
+        """Accepted / checked positions: the rate `expected_acceptance` predicts (plain
+        `acceptance` divides by every drafted token, checked or not)."""
+        checked = sum(self.position_reached)
+        return self.accepted / checked if checked else None
+
+    @property
     def expected_acceptance(self) -> float | None:
-        """Mean sum_v min(p, q) over every checked position (sampling only)."""
+        """Mean sum_v min(p, q) over every checked position (sampling only); compare it
+        with `checked_acceptance`, which has the same denominator."""
         checked = sum(self.position_reached[: len(self.position_expected)])
         return sum(self.position_expected) / checked if checked else None
 
@@ -154,6 +162,14 @@ class DecodeStats:
     @property
     def tok_s(self) -> float | None:
         return self.decode_tokens / self.decode_seconds if self.decode_seconds > 0 else None
+
+    @property
+    def prefill_tok_s(self) -> float | None:
+        """Prompt tokens the target ran per second of prefill. In speculative mode the
+        time holds the draft's prefill too: it also stands before the first token."""
+        if not self.prefill_fed or self.prefill_seconds <= 0:
+            return None
+        return self.prefill_fed / self.prefill_seconds
 
     @property
     def mean_target_seconds(self) -> float | None:
@@ -189,10 +205,12 @@ class DecodeStats:
             "seed": self.seed,
             "acceptance": self.acceptance,
             "per_position_acceptance": self.per_position_acceptance,
+            "checked_acceptance": self.checked_acceptance,
             "expected_acceptance": self.expected_acceptance,
             "expected_by_position": self.expected_by_position,
             "mean_accepted_length": self.mean_accepted_length,
             "tok_s": self.tok_s,
+            "prefill_tok_s": self.prefill_tok_s,
         }
 
     @classmethod

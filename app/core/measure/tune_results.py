@@ -95,6 +95,7 @@ class SettingResult:
                 break_even_acceptance(self.setting.draft_length, c) if c else None
             ),
             "sampler": s.get("sampler"),
+            "checked_acceptance": s.get("checked_acceptance"),
             "expected_acceptance": s.get("expected_acceptance"),
             "lossless": s.get("lossless"),
             "verify_agreement": (s.get("verify_agreement") or {}).get("agreement"),

@@ -129,7 +129,8 @@ def sampler_settings(recipe: Mapping[str, object]) -> SamplerSettings:
         settings = replace(
             settings,
             steps=prefix + tuple(ordered),
-            greedy=bool(names) and names[-1] == "greedy",
+            # MNN reads the last name after moving the penalty to the front.
+            greedy=[n for n in names if n != "penalty"][-1:] == ["greedy"],
             logit_bias=bias,
             banned_tokens=banned,
             # mixed reads these whatever the list holds (they matter only with penalty).
@@ -277,12 +278,12 @@ def _bias(recipe: Mapping[str, object]) -> tuple[tuple[int, float], ...]:
     raw = recipe.get("logit_bias", {})
     if not isinstance(raw, Mapping):
         raise ValueError("logit_bias must map token ids to numbers")
-    out: list[tuple[int, float]] = []
+    out: dict[int, float] = {}  # one bias per id, as MNN's map keeps (keys "5", "05")
     for key, value in raw.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError("logit_bias must map token ids to numbers")
-        out.append((_atoi(str(key)), float(value)))
-    return tuple(sorted(out))
+        out[_atoi(str(key))] = float(value)
+    return tuple(sorted(out.items()))
 
 
 def _atoi(text: str) -> int:

@@ -241,7 +241,10 @@ def _penalties(s: SamplerSettings, prev: TokenIds) -> tuple[TokenIds, Probs, Pro
             j = at - 1 - k
             alive &= (j >= 0) & (prev[np.maximum(j, 0)] == prev[len(prev) - 1 - k])
             run += alive
-        pen = np.where(run == n - 1, s.max_penalty, rep * s.ngram_factor ** run.astype(float))
+        # n_gram 1 has no earlier tokens to match: MNN's loop never runs then.
+        pen = np.where(
+            (n > 1) & (run == n - 1), s.max_penalty, rep * s.ngram_factor ** run.astype(float)
+        )
         np.maximum.at(factor, inverse, pen)
     frequency = s.frequency_penalty if s.frequency_penalty > 0.0 else 0.0
     minus = s.presence_penalty + frequency * counts.astype(np.float64)

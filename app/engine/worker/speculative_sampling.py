@@ -19,8 +19,9 @@ Randomness: one seed gives two independent numpy streams (SeedSequence(seed).spa
 
 Guarantees: the same seed, prompt, settings, mode and draft length give the same text.
 Plain and speculative decoding give the same text when the draft's distribution equals
-the target's (p = q: every proposal is the target's own draw and accepted), and agree
-up to the first rejection otherwise; greedy settings draw nothing and reproduce the
+the target's (p = q: every proposal is the target's own draw and accepted); otherwise
+they are equal in distribution only (an accepted token is the draft's draw with the
+same uniform, not the target's). Greedy settings draw nothing and reproduce the
 greedy rule (accept while the proposal is the target's argmax, then the argmax).
 
 Use one `SpeculativeSampler` per generation:
