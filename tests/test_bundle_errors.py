@@ -86,7 +86,36 @@ def test_tie_embeddings_beyond_weight_file(bundle_copy: Copy) -> None:
     size = (pack / "llm.mnn.weight").stat().st_size
     tie[1] = tie[1] + size  # alpha block now starts past the end of the file
     _edit_json(pack / "llm_config.json", tie_embeddings=tie)
-    _expect(errors.TieEmbeddingsError, pack, "llm_config.json", "has only")
+    # Short file or wrong layout read the same; a short file is the likely one.
+    _expect(errors.TieEmbeddingsError, pack, "llm.mnn.weight", "shorter than the model needs")
+
+
+def test_truncated_weight_file_is_named_in_plain_words(
+    bundle_copy: Copy, caplog: pytest.LogCaptureFixture
+) -> None:
+    pack = bundle_copy()
+    weight = pack / "llm.mnn.weight"
+    _, alpha_off, alpha_size, _, _ = json.loads((pack / "llm_config.json").read_text())[
+        "tie_embeddings"
+    ]
+    needed = alpha_off + alpha_size
+    cut = weight.stat().st_size * 8 // 10
+    with weight.open("r+b") as handle:
+        handle.truncate(cut)
+    caplog.set_level("INFO", logger="draftdeck.pack")
+    _expect(errors.TieEmbeddingsError, pack, "llm.mnn.weight", "llm.mnn.weight is shorter")
+    problem = _problem(pack)
+    assert f"({needed:,} bytes needed, {cut:,} present)" in problem
+    assert problem.endswith("the download or copy was cut off; download or copy the pack again")
+    assert "tie_embeddings" not in problem and "llm_config.json" not in problem
+    # The technical detail goes to the log, for whoever reads it.
+    assert "tie_embeddings" in caplog.text and f"reaches byte {needed}" in caplog.text
+
+
+def _problem(folder: Path) -> str:
+    with pytest.raises(errors.FileError) as caught:
+        read_bundle(folder)
+    return caught.value.problem
 
 
 def test_tie_embeddings_not_whole_rows(bundle_copy: Copy) -> None:

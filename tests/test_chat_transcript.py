@@ -44,3 +44,36 @@ def test_highlight_marks_exactly_the_drafted_tokens(qtbot: QtBot) -> None:
     assert html.count("background-color:#ffe8a3") == 2
     view.set_highlight(False)
     assert "#ffe8a3" not in view.toHtml()
+
+
+def test_each_message_starts_on_its_own_line_while_streaming(qtbot: QtBot) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.add_user("Hi?")
+    view.start_assistant("speculative")
+    view.add_pieces(["Hello", " there"], [0, 1])
+    assert view.toPlainText() == "You\nHi?\nAssistant\nHello there"
+    view.finish({"tokens": 2}, "stop_token")
+    view.add_user("Again")
+    view.start_assistant("plain")
+    assert view.toPlainText().endswith("2 tokens · speculative\nYou\nAgain\nAssistant\n")
+
+
+def test_the_answer_and_its_figures_are_not_indented_after_unfolded_thinking(
+    qtbot: QtBot,
+) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.start_assistant("speculative")
+    view.add_pieces(["<think>", "Hm", "</think>", "Yes."], [0, 0, 0, 0])
+    view.finish({"tokens": 2, "prefill_seconds": 0.12, "prefill_tok_s": 850.0}, "stop_token")
+    view._on_anchor(QUrl("think:0"))  # unfold
+    margins = {}
+    block = view.document().begin()
+    while block.isValid():
+        margins[block.text()] = block.blockFormat().leftMargin()
+        block = block.next()
+    assert margins["Hm"] > 0  # the thinking is set in
+    answer = next(text for text in margins if text.startswith("Yes."))
+    assert "TTFT 120 ms · prefill 850 tok/s" in answer  # the figures, in the answer's block
+    assert margins[answer] == 0

@@ -353,3 +353,57 @@ def test_verdict_level_is_the_worst_reason() -> None:
     cannot_pay = [reason("x", WARNING), reason("linear_attention_pair", WARNING)]
     assert verdict_of(cannot_pay, None, None).level == CANNOT_PAY
     assert verdict_of([*cannot_pay, reason("y", BLOCKED)], None, "M").level == BLOCKED
+
+
+def test_family_message_names_only_what_differs(fixture_bundle: Fixture) -> None:
+    """Qwen3.5 against Qwen3: the families and the attention kinds; the tokenizer and
+    the chat template only when they differ."""
+    target = _info(fixture_bundle, "qwen3-target")
+    qwen35 = _info(fixture_bundle, "qwen35-draft")
+    # The same tokenizer, vocabulary and chat template as the target, another family.
+    same_files = dataclasses.replace(
+        qwen35,
+        tokenizer=target.tokenizer,
+        vocab_size=target.vocab_size,
+        chat_template_sha256=target.chat_template_sha256,
+    )
+    verdict = assess(target, same_files)
+    assert {r.code for r in verdict.of(BLOCKED)} == {"family_mismatch", "attention_mismatch"}
+    family = next(r for r in verdict.reasons if r.code == "family_mismatch")
+    assert "target qwen3, draft qwen3_5" in family.message
+    assert "tokenizer" not in family.message and "template" not in family.message
+    assert "line up" not in verdict.summary()
+    attention = next(r for r in verdict.reasons if r.code == "attention_mismatch")
+    assert "The target uses full attention and the draft linear attention" in attention.message
+    assert (attention.shown(attention.target), attention.shown(attention.draft)) == (
+        "full attention",
+        "linear attention",
+    )
+    # The real Qwen3.5 fixture ships its own tokenizer file: now that is named too.
+    other_tokenizer = dataclasses.replace(same_files, tokenizer=qwen35.tokenizer)
+    message = next(
+        r for r in assess(target, other_tokenizer).reasons if r.code == "family_mismatch"
+    )
+    assert message.message.endswith("Their tokenizer files differ too.")
+    both = dataclasses.replace(other_tokenizer, chat_template_sha256="0" * 64)
+    message = next(r for r in assess(target, both).reasons if r.code == "family_mismatch")
+    assert message.message.endswith("Their tokenizer files and chat templates differ too.")
+
+
+def test_evidence_reads_as_words_with_units(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    verdict = assess(_info(fixture_bundle, "qwen3-target"), _info(fixture_bundle, "qwen35-draft"))
+    vocab = next(r for r in verdict.reasons if r.code == "vocab_mismatch")
+    assert (vocab.shown(vocab.target), vocab.shown(vocab.draft)) == ("1,280 tokens", "1,536 tokens")
+    assert vocab.shown(None) == "unknown"
+    noisy = assess(
+        _info(fixture_bundle, "qwen3-target"), _info(fixture_bundle, "qwen3-draft-noisy")
+    )
+    size = next(r for r in noisy.reasons if r.code == "draft_not_smaller")
+    assert size.shown(size.target).endswith(" parameters")
+    assert size.shown(3_500_000) == "3.5 million parameters"
+    # A broken pack: the unreadable file's full path, and that the other side read fine.
+    broken = bundle_copy("qwen3-draft-noisy")
+    (broken / "config_cpu.json").write_text("{oops")
+    reason = assess_paths(fixture_bundle("qwen3-target"), broken).reasons[0]
+    assert (reason.target, reason.draft) == ("read fine", str(broken / "config_cpu.json"))
+    assert "invalid JSON" in reason.message and "config_cpu.json" in reason.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,86 @@ def test_update_available_badge(
     page.start_download(REPO)
     _wait_state(qtbot, window, DONE, row=2)
     assert page.catalog_model.installed.get(REPO) == "installed"
+
+
+def test_offline_refresh_and_listing_say_no_connection_in_plain_words(
+    window: MainWindow, qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = window.downloads_page
+    # The Hub stand-in stopped: nothing listens on its port any more (connection refused).
+    closed = hub.endpoint
+    hub.close()
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    page.refresh_button.click()
+    qtbot.waitUntil(lambda: "No connection" in page.age_label.text(), timeout=20_000)
+    text = page.age_label.text()
+    assert text.startswith("No connection to 127.0.0.1:") and "check the network" in text
+    assert "showing the repositories that ship with DraftDeck" in text
+    assert "Errno" not in text and "darkmaniac7/" not in text
+    assert "refused" in page.age_label.toolTip().lower()  # the technical reason, kept
+    assert window.statusBar().currentMessage() == text
+    # An endpoint whose name does not resolve (.invalid never does), after a listing
+    # was saved: the message gives the saved listing's date.
+    with FakeHub() as live:
+        live.add_collection(
+            "darkmaniac7/tokforge-mobile-draft-models-69c36153ea7084ce78329665",
+            "TokForge Mobile Draft Models",
+            ["someone/fresh-draft-MNN"],
+        )
+        monkeypatch.setenv("HF_ENDPOINT", live.endpoint)
+        page.refresh_button.click()
+        qtbot.waitUntil(lambda: "old" in page.age_label.text(), timeout=20_000)
+    monkeypatch.setenv("HF_ENDPOINT", "http://nohost.invalid")
+    page.refresh_button.click()
+    qtbot.waitUntil(lambda: "No connection" in page.age_label.text(), timeout=20_000)
+    text = page.age_label.text()
+    assert text.startswith("No connection to nohost.invalid (the Hub endpoint set): ")
+    assert f"showing the catalog saved on {date.today().day} " in text
+    assert "Errno" not in text
+    # Listing a repo's files fails the same way, and Download says why it cannot work.
+    page.select_repo(REPO)
+    qtbot.waitUntil(lambda: "Cannot list the files" in page.details.toPlainText(), timeout=20_000)
+    details = page.details.toPlainText()
+    assert "no connection to nohost.invalid" in details and "Errno" not in details
+    assert not page.download_button.isEnabled()
+    assert page.download_button.toolTip().startswith("Cannot download: ")
+
+
+def test_download_is_offered_only_once_the_files_are_listed(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.downloads_page
+    assert not page.download_button.isEnabled()
+    assert page.download_button.toolTip() == "Select a repository in the list first"
+    page.select_repo(REPO)
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
+    assert page.download_button.isEnabled()
+
+
+def test_queue_buttons_follow_the_selected_download(
+    window: MainWindow, qtbot: QtBot, hub: FakeHub
+) -> None:
+    page = window.downloads_page
+    buttons = (page.pause_button, page.retry_button, page.cancel_button, page.clear_button)
+    assert not any(b.isEnabled() for b in buttons)
+    assert page.pause_button.toolTip() == "Select a download in the queue first"
+    hub.throttle_bytes_per_s = 50_000
+    page.start_download(REPO)
+    qtbot.waitUntil(lambda: page.queue_model.status(0).done_bytes > 0, timeout=10_000)
+    assert not page.pause_button.isEnabled()  # still nothing selected
+    page.queue_view.selectRow(0)
+    assert page.pause_button.isEnabled() and page.cancel_button.isEnabled()
+    assert not page.retry_button.isEnabled() and not page.clear_button.isEnabled()
+    page.pause_button.click()
+    _wait_state(qtbot, window, "paused")
+    qtbot.waitUntil(page.retry_button.isEnabled, timeout=10_000)
+    assert not page.pause_button.isEnabled() and page.cancel_button.isEnabled()
+    assert page.clear_button.isEnabled()
+    page.cancel_button.click()
+    qtbot.waitUntil(
+        lambda: not any(p.name.startswith(".download-") for p in window.library.root.iterdir()),
+        timeout=30_000,
+    )
+    page.clear_button.click()
+    qtbot.waitUntil(lambda: page.queue_model.rowCount() == 0, timeout=10_000)
+    assert not any(b.isEnabled() for b in buttons)

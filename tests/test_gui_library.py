@@ -100,10 +100,50 @@ def test_broken_pack_shows_the_problem(window: MainWindow, bundle_copy: Copy) ->
     pack = bundle_copy("qwen3-target", window.library.root / "bad")
     (pack / "config.json").write_text("{oops")
     window.library_page.refresh()
-    assert _cell(window, 0, "Status").startswith("Error: invalid JSON: line 1, column 2")
+    assert _cell(window, 0, "Status").startswith(
+        "Error: config.json: invalid JSON: line 1, column 2"
+    )
     window.library_page.table.selectRow(0)
     text = window.library_page.details.toPlainText()
     assert "cannot be used" in text and str(pack / "config.json") in text
+
+
+def test_truncated_weight_says_so_in_the_status(window: MainWindow, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target", window.library.root / "cut")
+    weight = pack / "llm.mnn.weight"
+    with weight.open("r+b") as handle:
+        handle.truncate(weight.stat().st_size // 2)
+    window.library_page.refresh()
+    status = _cell(window, 0, "Status")
+    assert status.startswith("Error: llm.mnn.weight is shorter than the model needs (")
+    assert status.endswith("download or copy the pack again")
+    index = window.library_page.proxy.index(0, COLUMNS.index("Status"))
+    assert str(weight) in str(index.data(Qt.ItemDataRole.ToolTipRole))
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1600, 1000)])
+def test_names_get_the_room_and_path_gives_way(
+    window: MainWindow, bundle_copy: Copy, qtbot: QtBot, size: tuple[int, int]
+) -> None:
+    root = window.library.root / ("a-library-folder-with-a-rather-long-name" * 2)
+    window.library_page.library.set_root(root)
+    long_name = "Qwen3-4B-Instruct-2507-MNN-int4-target-for-speculative-decoding"
+    bundle_copy("qwen3-target", root / long_name)
+    bundle_copy("qwen3-draft-noisy", root / "short")
+    window.resize(*size)
+    window.library_page.refresh()
+    table = window.library_page.table
+    path_col = COLUMNS.index("Path")
+    # Wait on the layout having given the table its width.
+    qtbot.waitUntil(lambda: table.viewport().width() > size[0] // 2)
+    table.fit_columns()
+    assert table.columnWidth(0) >= table.sizeHintForColumn(0)  # names in full
+    assert table.columnWidth(path_col) < table.sizeHintForColumn(path_col)  # elided
+    if size[0] >= 1600:
+        assert table.horizontalScrollBar().maximum() == 0
+    row = next(r for r in range(2) if _cell(window, r, "Name") == long_name)
+    tip = window.library_page.proxy.index(row, path_col).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip == str(root / long_name)
 
 
 def test_add_folder_and_zip_by_drop(

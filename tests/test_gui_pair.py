@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings
@@ -35,8 +37,10 @@ def test_blocked_pair_card_says_why(window: MainWindow) -> None:
     page.choose(root / "qwen3-target", root / "qwen35-draft")
     assert page.card.title.text().startswith("✕  Blocked")
     body = page.card.body.text()
-    assert "different vocabularies" in body and "target: 1280" in body and "draft: 1536" in body
+    assert "different vocabularies" in body
+    assert "target: 1,280 tokens" in body and "draft: 1,536 tokens" in body
     assert "linear attention" in body
+    assert "None" not in body and "line up" not in body
 
 
 def test_compatible_pair_and_selection_persists(window: MainWindow) -> None:
@@ -138,3 +142,123 @@ def test_memory_estimate_beside_the_verdict(
     assert label.text().startswith("✕ Not enough memory: this pair needs about ")
     assert "19.1 MB of memory is available" in label.text()
     assert label.property("level") == "too_big"
+
+
+def _dialogs() -> list[str]:
+    return [
+        w.text()
+        for w in QApplication.topLevelWidgets()
+        if isinstance(w, QMessageBox) and w.isVisible()
+    ]
+
+
+def _items(combo: object) -> list[str]:
+    from PySide6.QtWidgets import QComboBox
+
+    assert isinstance(combo, QComboBox)
+    return [combo.itemText(i) for i in range(combo.count()) if combo.itemData(i) is not None]
+
+
+@pytest.fixture
+def messy(qtbot: QtBot, bundle_copy: Copy, tmp_path: Path) -> MainWindow:
+    """A fresh library whose first packs by name are a Qwen3.5 target (blocked with the
+    Qwen3 drafts) and broken packs; a same-named pack added from another folder."""
+    win = create_main_window()
+    root = win.library.root
+    qwen35 = bundle_copy("qwen35-draft", root / "a-qwen35-target")
+    (qwen35 / "config_cpu.json").unlink()  # no draft recipe: listed as a target
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target", "fast-draft"):
+        bundle_copy(name, root / name)
+    bad_json = bundle_copy("qwen3-draft-noisy", root / "a-bad-recipe")
+    (bad_json / "config_cpu.json").write_text("{oops")
+    truncated = bundle_copy("qwen3-target", root / "a-truncated")
+    weight = truncated / "llm.mnn.weight"
+    weight.write_bytes(weight.read_bytes()[:1000])
+    win.library.add_folder(bundle_copy("fast-draft", tmp_path / "elsewhere" / "fast-draft"))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("pair")
+    return win
+
+
+def test_first_pair_is_the_best_that_can_run(messy: MainWindow) -> None:
+    page = messy.pair_page
+    target, draft = page.current()
+    assert target is not None and draft is not None
+    assert target.ok and draft.ok
+    assert not page.matrix_model.verdict(target, draft).blocked
+    # Compatible without warnings, then the smaller draft share (pairing.py).
+    assert target.name == "fast-target"
+    assert page.card.title.text() == "✓  Compatible"
+    assert messy.selection.target == target.path and messy.selection.draft == draft.path
+    assert _dialogs() == []
+
+
+def test_draft_list_offers_fitting_drafts_then_all(messy: MainWindow) -> None:
+    page = messy.pair_page
+    root = messy.library.root
+    page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    assert not page.show_all.isChecked()
+    fitting = _items(page.draft_combo)
+    assert fitting[0] == "qwen3-draft-noisy"
+    assert set(fitting) == {
+        "qwen3-draft-noisy",
+        "fast-draft — packs",
+        "fast-draft — elsewhere",
+        "fast-target",
+    }
+    page.show_all.setChecked(True)
+    items = _items(page.draft_combo)
+    assert items[: len(fitting)] == fitting  # the others follow, marked
+    assert "qwen35-draft (✕ blocked with this target)" in items
+    assert "a-bad-recipe (cannot be read)" in items
+    chosen = page.current()[1]
+    assert chosen is not None and chosen.name == "qwen3-draft-noisy"
+    page.show_all.setChecked(False)
+    # The Qwen3.5 target: only the Qwen3.5 draft is offered in place of the Qwen3 one.
+    page.target_combo.setCurrentIndex(page.target_combo.findText("a-qwen35-target"))
+    target, draft = page.current()
+    assert target is not None and target.name == "a-qwen35-target"
+    assert draft is not None and draft.name == "qwen35-draft"  # cannot pay, but can run
+    page.target_combo.setCurrentIndex(page.target_combo.findText("fast-target"))
+    assert page.current()[1] is not None  # back to a fitting draft
+    # A target no draft can serve (it cannot be read): none is offered; the card says why.
+    page.target_combo.setCurrentIndex(page.target_combo.findText("a-truncated (cannot be read)"))
+    assert page.current()[1] is None
+    assert page.card.title.text() == "The target a-truncated cannot be read"
+    assert str(root / "a-truncated") in page.card.body.text()
+    assert _dialogs() == []
+
+
+def test_broken_recipe_is_inline_never_a_modal(messy: MainWindow) -> None:
+    page = messy.pair_page
+    root = messy.library.root
+    page.choose(root / "qwen3-target", root / "a-bad-recipe")
+    assert page.show_all.isChecked()  # the chosen draft does not suit: all are listed
+    assert page.card.title.text().startswith("✕  Blocked")
+    body = page.card.body.text()
+    assert "invalid JSON" in body and str(root / "a-bad-recipe" / "config_cpu.json") in body
+    assert "draft: " + str(root / "a-bad-recipe" / "config_cpu.json") in body
+    assert "target: read fine" in body and "None" not in body
+    for name in ("fast-target", "a-qwen35-target", "qwen3-target"):
+        page.target_combo.setCurrentIndex(page.target_combo.findText(name))
+    assert _dialogs() == []
+    # The Recipes page, when opened, is where the file is named in a dialog.
+    page.choose(root / "qwen3-target", root / "a-bad-recipe")
+    messy.show_page("recipes")
+    assert any("invalid JSON" in text for text in _dialogs())
+
+
+def test_same_named_packs_are_told_apart(messy: MainWindow, tmp_path: Path) -> None:
+    page = messy.pair_page
+    page.show_all.setChecked(True)
+    drafts = _items(page.draft_combo)
+    assert "fast-draft — packs" in drafts and "fast-draft — elsewhere" in drafts
+    assert "fast-draft" not in drafts
+    model = page.matrix_model
+    headers = [model.headerData(i, Qt.Orientation.Horizontal) for i in range(model.columnCount())]
+    assert {"fast-draft — packs", "fast-draft — elsewhere"} <= set(headers)
+    assert "qwen3-draft-noisy" in headers  # a unique name stays as it is
+    column = headers.index("fast-draft — elsewhere")
+    tooltip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert tooltip == str(tmp_path / "elsewhere" / "fast-draft")

@@ -263,3 +263,31 @@ def test_a_folder_draftdeck_did_not_make_is_not_deleted(
     error.close()
     assert page.findChild(QMessageBox, "confirmDialog") is None
     assert (stranger / "config.json").read_text() == "{}"
+
+
+def test_push_queue_buttons_follow_the_selected_push(qtbot: QtBot, window: MainWindow) -> None:
+    queue = window.phone_page.push_queue
+    buttons = (queue.cancel_button, queue.retry_button, queue.clear_button)
+    assert not any(b.isEnabled() for b in buttons)  # an empty queue offers nothing
+    assert queue.retry_button.toolTip() == "Select a push in the queue first"
+    window.phone_page.pack_list.setCurrentRow(0)
+    window.phone_page.push_button.click()
+    _wait_done(qtbot, window, 0)
+    qtbot.waitUntil(queue.clear_button.isEnabled, timeout=10_000)
+    assert not queue.cancel_button.isEnabled() and not queue.retry_button.isEnabled()
+    queue.view.selectRow(0)
+    assert queue.retry_button.isEnabled() and not queue.cancel_button.isEnabled()
+    assert queue.cancel_button.toolTip() == "This push is done"
+    queue.clear_button.click()
+    qtbot.waitUntil(lambda: queue.model.rowCount() == 0, timeout=10_000)
+    assert not any(b.isEnabled() for b in buttons)
+
+
+def test_quitting_stops_the_adb_server_only_if_draftdeck_started_it(
+    qtbot: QtBot, window: MainWindow, adb_server: AdbServer
+) -> None:
+    # The tests' server was running before DraftDeck asked: quitting leaves it alone.
+    assert not window.phone_page.desk.adb.started_server
+    window.close()
+    wait_for_background()
+    assert adb_server.process.poll() is None and adb_server.state("no-such") is None

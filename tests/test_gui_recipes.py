@@ -8,14 +8,17 @@ from pathlib import Path
 
 import psutil
 import pytest
-from PySide6.QtWidgets import QApplication, QComboBox, QMessageBox, QSpinBox
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.core.recipe.schema import FIELDS
 from app.engine.worker.session import Session
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import ChoiceEditor, NumberEditor
+from app.ui.recipe_fields import ChoiceEditor, NumberEditor, make_editor
 
 Copy = Callable[..., Path]
 
@@ -247,3 +250,189 @@ def test_too_many_threads_warn_inline(window: MainWindow, monkeypatch: pytest.Mo
     _spin(draft, "thread_num").setValue(4)
     _spin(target, "thread_num").setValue(4)
     assert "physical cores" not in draft.problem_label.text() + target.problem_label.text()
+
+
+# -- one undo stack, whatever has focus (#20) -----------------------------------------------
+
+
+def _focus(qtbot: QtBot, window: MainWindow, widget: QWidget) -> QWidget:
+    """Give `widget` the keyboard focus in the active window; returns the focused widget
+    (a spin box's is its line edit), which is where key presses go."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    widget.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)
+    focused = QApplication.focusWidget()
+    assert focused is widget or focused in widget.findChildren(QWidget)
+    return focused
+
+
+def _press(widget: QWidget, keys: str) -> None:
+    """A Ctrl chord such as "Ctrl+Z" or "Ctrl+Shift+Z", pressed in `widget`."""
+    *mods, key = keys.split("+")
+    modifiers = Qt.KeyboardModifier.ControlModifier
+    if "Shift" in mods:
+        modifiers |= Qt.KeyboardModifier.ShiftModifier
+    QTest.keyClick(widget, getattr(Qt.Key, f"Key_{key}"), modifiers)
+
+
+def _json_cursor_after(editor: RecipeEditor, text: str) -> None:
+    cursor = editor.json_edit.textCursor()
+    cursor.setPosition(editor.json_edit.toPlainText().index(text) + len(text))
+    editor.json_edit.setTextCursor(cursor)
+
+
+def _parses(editor: RecipeEditor) -> dict[str, object]:
+    return dict(json.loads(editor.json_edit.toPlainText()))
+
+
+def test_ctrl_z_in_the_json_pane_undoes_the_document(window: MainWindow, qtbot: QtBot) -> None:
+    editor = _draft(window)
+    shipped_text = editor.json_edit.toPlainText()
+    pane = _focus(qtbot, window, editor.json_edit)
+    _json_cursor_after(editor, '"thread_num": 2')
+    QTest.keyClick(pane, Qt.Key.Key_Backspace)
+    QTest.keyClicks(pane, "5")
+    assert window.recipes_page.act_undo.isEnabled()  # before the JSON is even parsed
+    _press(pane, "Ctrl+Z")
+    assert editor.json_edit.toPlainText() == shipped_text
+    assert editor.data["thread_num"] == 2 and not editor.dirty
+    # A form edit, then JSON that does not parse: the first Ctrl+Z drops the bad text
+    # (what was typed last), the next undoes the form edit. Never an invalid state.
+    _spin(editor, "thread_num").setValue(3)
+    _json_cursor_after(editor, '"thread_num": 3')
+    QTest.keyClicks(pane, ",,")
+    editor.sync_from_json()
+    assert "✕" in editor.json_status.text()
+    assert not editor.fields_box.isEnabled()  # the form cannot overwrite the typed text
+    _press(pane, "Ctrl+Z")
+    assert _parses(editor)["thread_num"] == 3 and editor.fields_box.isEnabled()
+    _press(pane, "Ctrl+Z")
+    assert _parses(editor)["thread_num"] == 2 and not editor.dirty
+    page = window.recipes_page
+    page.act_redo.trigger()
+    assert _parses(editor)["thread_num"] == 3 and "✓" in editor.json_status.text()
+    page.act_redo.trigger()  # nothing further: the unparsed text is not on the stack
+    assert _parses(editor)["thread_num"] == 3
+
+
+def test_ctrl_z_in_a_spin_box_undoes_the_document(window: MainWindow, qtbot: QtBot) -> None:
+    editor = _draft(window)
+    _combo(editor, "memory").setCurrentText("normal")  # an earlier change, elsewhere
+    spin = _focus(qtbot, window, _spin(editor, "thread_num"))
+    _press(spin, "Ctrl+A")
+    QTest.keyClicks(spin, "7")
+    assert editor.data["thread_num"] == 7 and _parses(editor)["thread_num"] == 7
+    _press(spin, "Ctrl+Z")
+    assert editor.data["thread_num"] == 2 and _spin(editor, "thread_num").value() == 2
+    _press(spin, "Ctrl+Z")  # the same stack: the combo's change goes next
+    assert editor.data["memory"] == "low" and not editor.dirty
+    _press(spin, "Ctrl+Shift+Z")
+    _press(spin, "Ctrl+Y")
+    assert editor.data["memory"] == "normal" and editor.data["thread_num"] == 7
+    assert _spin(editor, "thread_num").value() == 7
+
+
+def test_ctrl_z_in_a_line_edit_undoes_the_document(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.recipes_page
+    page.tabs.setCurrentIndex(1)
+    target = page.target_editor
+    line = target.editors["draft_config_path"].widget
+    assert isinstance(line, QLineEdit)
+    before = dict(target.data)
+    focused = _focus(qtbot, window, line)
+    _press(focused, "Ctrl+A")
+    QTest.keyClicks(focused, "drafts/config_cpu.json")
+    assert target.data["draft_config_path"] == "drafts/config_cpu.json"
+    _press(focused, "Ctrl+Z")
+    assert target.data == before and line.text() == before.get("draft_config_path", "")
+    assert not target.dirty
+    _press(focused, "Ctrl+Z")  # nothing left: the line edit's own undo must not act either
+    assert target.data == before and line.text() == before.get("draft_config_path", "")
+    _press(focused, "Ctrl+Y")
+    assert line.text() == "drafts/config_cpu.json"
+
+
+def test_revert_is_undone_like_any_change(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.recipes_page
+    editor = _draft(window)
+    _spin(editor, "thread_num").setValue(3)
+    page.act_revert.trigger()
+    next(b for b in _box("confirmDialog").buttons() if b.text() == "Revert").click()
+    assert editor.data["thread_num"] == 2 and not editor.dirty
+    _press(_focus(qtbot, window, editor.json_edit), "Ctrl+Z")
+    assert editor.data["thread_num"] == 3 and editor.dirty
+
+
+def _set_json(editor: RecipeEditor, key: str, value: object) -> None:
+    data = _parses(editor)
+    data[key] = value
+    editor.json_edit.setPlainText(json.dumps(data, indent=4))
+    editor.sync_from_json()
+
+
+def test_an_invalid_value_is_shown_as_invalid(window: MainWindow) -> None:
+    target = window.recipes_page.target_editor
+    length = _spin(target, "draft_predict_length")
+    for value, shown, problem in (
+        (0, "0", "must be at least 1"),
+        (40, "40 (not valid)", "must be at most 16"),
+        ("three", '"three" (not valid)', "must be a whole number"),
+    ):
+        _set_json(target, "draft_predict_length", value)
+        assert length.text() == shown
+        assert length.property("invalid") is True
+        assert problem in length.toolTip()
+        assert target.data["draft_predict_length"] == value  # shown, not changed
+    _set_json(target, "precision", "extreme")
+    precision = _combo(target, "precision")
+    assert precision.currentText() == '"extreme" (not valid)'
+    assert precision.property("invalid") is True and "not one of" in precision.toolTip()
+    # Picking a real value replaces it, and the mark goes.
+    length.setValue(2)
+    precision.setCurrentText("high")
+    assert target.data["draft_predict_length"] == 2 and target.data["precision"] == "high"
+    assert length.property("invalid") is False and precision.property("invalid") is False
+    assert precision.findText('"extreme" (not valid)') == -1
+
+
+def test_a_typed_zero_stays_zero(window: MainWindow, qtbot: QtBot) -> None:
+    target = window.recipes_page.target_editor
+    window.recipes_page.tabs.setCurrentIndex(1)
+    spin = _spin(target, "draft_predict_length")
+    focused = _focus(qtbot, window, spin)
+    _press(focused, "Ctrl+A")
+    QTest.keyClicks(focused, "0")
+    assert target.data["draft_predict_length"] == 0 and spin.text() == "0"
+    assert spin.property("invalid") is True  # 0 is below this field's minimum of 1
+    # The arrows skip such numbers: down to "not set", up to the least allowed value.
+    QTest.keyClick(focused, Qt.Key.Key_Down)
+    assert "draft_predict_length" not in target.data and spin.text() == "(not set: 3)"
+    QTest.keyClick(focused, Qt.Key.Key_Up)
+    assert target.data["draft_predict_length"] == 1 and spin.property("invalid") is False
+    # Where 0 is allowed it is an ordinary value, not "not set".
+    for key in ("top_k", "temperature"):
+        field = make_editor(FIELDS[key])
+        assert isinstance(field, NumberEditor)
+        qtbot.addWidget(field.spin)
+        field.spin.lineEdit().selectAll()
+        QTest.keyClicks(field.spin, "0")
+        assert field.value() == 0 and field.spin.text().rstrip("0.") == ""
+        assert field.spin.value() > field.spin.minimum()
+
+
+def test_save_says_so(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.recipes_page
+    editor = _draft(window)
+    assert page.save_note.text() == ""
+    spin = _focus(qtbot, window, _spin(editor, "thread_num"))
+    _press(spin, "Ctrl+A")
+    QTest.keyClicks(spin, "3")
+    assert "Unsaved changes in the draft recipe" in page.save_note.text()
+    assert page.act_save.isEnabled() and page.tabs.tabText(0).endswith("•")
+    _press(spin, "Ctrl+S")
+    assert page.save_note.text().startswith("✓ Saved qwen3-draft-noisy/config_cpu.json at ")
+    assert not page.act_save.isEnabled() and not page.tabs.tabText(0).endswith("•")
+    assert _recipe(window)["thread_num"] == 3
+    QTest.keyClicks(spin, "4")  # the next edit: unsaved again
+    assert "Unsaved changes" in page.save_note.text()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.tune_plan import Setting, SweepPlan
@@ -120,7 +121,7 @@ def test_table_formatting(window: MainWindow) -> None:
         return model.index(row, model.KEYS.index(key)).data(role)
 
     header = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(len(model.KEYS))]
-    assert "Uplift (median of pairs)" in header and "Plain tok/s (pooled)" in header
+    assert "Uplift\n(median of pairs)" in header and "Plain tok/s\n(pooled)" in header
     uplift_col = model.KEYS.index("uplift")
     tip = model.headerData(uplift_col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "median of per-pair ratios" in str(tip)
@@ -234,3 +235,85 @@ def test_closing_mid_sweep_leaves_no_calls_into_the_gone_page(
     assert 1 <= len(status.results) < 8
     qtbot.wait(3 * WATCH_MS)
     assert len(calls) == heard
+
+
+def test_blocked_pair_turns_start_off_with_the_reason(
+    window: MainWindow, bundle_copy: Copy
+) -> None:
+    page = window.tune_page
+    root = window.library.root
+    bundle_copy("qwen35-draft", root / "qwen35-draft")
+    assert page.start_button.isEnabled() and not page.blocked_label.isVisible()
+    page.verdict.setText("Stopped: the last sweep's end")  # as a failed sweep leaves it
+    window.selection.select(root / "fast-target", root / "qwen35-draft")
+    assert not page.start_button.isEnabled()
+    assert page.blocked_label.isVisible()
+    assert "different vocabularies" in page.blocked_label.text()
+    assert "different vocabularies" in page.start_button.toolTip()
+    assert page.verdict.text() == ""
+    page.verdict.setText("Stopped: the last sweep's end")
+    window.selection.select(root / "fast-target", root / "fast-draft")
+    assert page.start_button.isEnabled()
+    assert not page.blocked_label.isVisible()
+    assert page.verdict.text() == ""  # it was about the pair before
+
+
+def _show_fixed_run(window: MainWindow, size: tuple[int, int]) -> TunePage:
+    page = window.tune_page
+    root = window.library.root
+    path = runs_dir() / "fixed.json"
+    _fixed_run(root / "fast-target", root / "fast-draft").save(path)
+    window.resize(*size)
+    page.refresh_past()
+    page.open_run(path)
+    return page
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1600, 1000)])
+def test_first_column_stays_when_the_table_scrolls(
+    window: MainWindow, qtbot: QtBot, size: tuple[int, int]
+) -> None:
+    page = _show_fixed_run(window, size)
+    table, frozen = page.table, page.table.frozen
+    qtbot.waitUntil(lambda: table.viewport().width() > size[0] // 3)
+    table.fit_columns()
+    if size[0] >= 1600:
+        assert table.horizontalScrollBar().maximum() == 0  # everything fits
+    table.horizontalScrollBar().setValue(table.horizontalScrollBar().maximum())
+    # The frozen view shows column 0 only, over the table's first column, row for row.
+    model = table.model()
+    assert model is not None
+    shown = [c for c in range(model.columnCount()) if not frozen.isColumnHidden(c)]
+    assert shown == [0]
+    assert frozen.isVisible() and frozen.columnWidth(0) == table.columnWidth(0)
+    assert frozen.horizontalHeader().height() == table.horizontalHeader().height()
+    assert frozen.geometry().left() <= table.frameWidth()
+    for row in range(model.rowCount()):
+        assert frozen.rowViewportPosition(row) == table.rowViewportPosition(row)
+        assert frozen.model().index(row, 0).data() == model.index(row, 0).data()
+    # Every figure shows in full: only headers give way (their words in the tooltip).
+    for column in range(model.columnCount()):
+        assert table.columnWidth(column) >= table.sizeHintForColumn(column)
+        tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert "\n" not in str(tip)
+
+
+def test_sorting_by_the_frozen_column(window: MainWindow) -> None:
+    page = _show_fixed_run(window, (1024, 700))
+    header = page.table.frozen.horizontalHeader()
+    column = [page.proxy.index(r, 0).data() for r in range(page.proxy.rowCount())]
+    QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=header.rect().center())
+    first = [page.proxy.index(r, 0).data() for r in range(page.proxy.rowCount())]
+    QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=header.rect().center())
+    second = [page.proxy.index(r, 0).data() for r in range(page.proxy.rowCount())]
+    assert sorted(first) == sorted(column) and second == list(reversed(first))
+    assert page.table.horizontalHeader().sortIndicatorSection() == 0
+
+
+def test_legend_sits_outside_the_plot(window: MainWindow) -> None:
+    page = _show_fixed_run(window, (1024, 700))
+    chart = page.chart
+    assert chart.legend.isVisible()
+    assert len(chart.legend.items) == 1
+    plot_area = chart.plot.getViewBox().sceneBoundingRect()
+    assert not chart.legend.sceneBoundingRect().intersects(plot_area)

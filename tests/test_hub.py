@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from app.core.hub.catalog import load_catalog, refresh_live
-from app.core.hub.hub_api import HubConfig, fetch_plan
+from app.core.hub.hub_api import HubConfig, HubUnreachable, fetch_plan
 from app.core.hub.install import staging_dir
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.hub.manager import DownloadManager
 from app.core.hub.transfer import CHUNK
 from app.core.hub.updates import check_update
+from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.bundle import read_bundle
 from app.core.pack.files import SOURCE_FILE
@@ -335,3 +336,21 @@ def test_cli_download_into_a_read_only_home(hub: FakeHub, draftdeck_home: Path) 
         proc = run_cli("download", REPO, env=env, timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "did not finish" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_hub_errors_name_the_collection_by_title_and_the_host_in_plain_words(
+    hub: FakeHub,
+) -> None:
+    with pytest.raises(HubError) as missing:
+        refresh_live(_config(hub))  # the stand-in lists no collection
+    assert missing.value.message == (
+        "the collection “TokForge Mobile Draft Models”: the Hub refused (HTTP 404 Not Found)"
+    )
+    with pytest.raises(HubUnreachable) as dns:
+        refresh_live(HubConfig(endpoint="http://nohost.invalid"))
+    assert dns.value.message == (
+        "the collection “TokForge Mobile Draft Models”: no connection to nohost.invalid "
+        "(the Hub endpoint set); check the network"
+    )
+    assert dns.value.code == "unreachable" and dns.value.reason  # kept for the log
+    assert HubConfig(endpoint="https://huggingface.co").place() == "huggingface.co"

@@ -50,6 +50,29 @@ def test_scan_reads_packs_in_the_library_folder(library: Library, bundle_copy: C
     assert "model graph is missing" in entries[0].status
 
 
+def test_status_names_the_file_at_fault(library: Library, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target", library.root / "no-llm-config")
+    (pack / "llm_config.json").unlink()
+    (entry,) = library.scan()
+    assert entry.status == "llm_config.json: file not found"
+
+
+def test_pack_size_counts_only_the_packs_own_files(library: Library, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy", library.root / "draft")
+    (before,) = library.scan()
+    assert before.info is not None
+    # What DraftDeck keeps in the folder: backups, kept edits, originals, the source.
+    (pack / "config.json.bak").write_bytes(b"x" * 1000)
+    (pack / "config_cpu.json.before-update").write_bytes(b"x" * 1000)
+    (pack / ".draftdeck-original").mkdir()
+    (pack / ".draftdeck-original" / "config.json").write_bytes(b"x" * 1000)
+    (pack / SOURCE_FILE).write_text(json.dumps({"repo": "someone/draft"}))
+    (after,) = library.scan()
+    assert after.info is not None and after.info.size_bytes == before.info.size_bytes
+    on_disk = sum(f.stat().st_size for f in pack.rglob("*") if f.is_file())
+    assert on_disk > after.info.size_bytes  # the files are there; they are not counted
+
+
 def test_add_folder_by_reference_is_persisted(library: Library, bundle_copy: Copy) -> None:
     pack = bundle_copy("qwen3-draft-noisy")
     added = library.add_folder(pack)

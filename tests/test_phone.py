@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -883,3 +884,38 @@ def test_a_pack_named_like_a_users_folder_in_another_case_is_refused(
     assert sorted(os.listdir(music)) == ["song1.mp3"]
     assert (music / "song1.mp3").read_bytes() == b"la la la"
     assert sorted(os.listdir(phone.local("/sdcard"))) == ["Download", "Music"]
+
+
+def _wait_server(port: int, running: bool, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while adb_module.server_running(port) != running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return adb_module.server_running(port) == running
+
+
+def test_an_adb_server_draftdeck_started_stops_on_quit_and_no_other(
+    tmp_path: Path, adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Isolated like the tests' own server: its own keys, no mDNS, no USB.
+    monkeypatch.setenv("ANDROID_USER_HOME", str(tmp_path / "adb-home"))
+    for name in ("ADB_MDNS", "ADB_MDNS_AUTO_CONNECT", "ADB_LIBUSB"):
+        monkeypatch.setenv(name, "0")
+    port = free_port()
+    ours = PhoneDesk(Library(load_settings(), save_settings), Adb(port))
+    try:
+        assert ours.devices() == [] and ours.adb.started_server
+        ours.shutdown(stop_adb=False)  # the command line: the server stays for the next one
+        assert adb_module.server_running(port)
+        ours.shutdown(stop_adb=True)  # the window quitting
+        assert _wait_server(port, running=False)
+        with pytest.raises(PhoneError, match="closing"):
+            ours.devices()  # a late device poll starts no server again
+        assert not adb_module.server_running(port)
+    finally:
+        if adb_module.server_running(port):  # the test failed: leave nothing behind
+            subprocess.run([adb_executable() or "adb", "-P", str(port), "kill-server"], check=False)
+    # A server that was running already (the tests' one, like a user's) is never stopped.
+    theirs = PhoneDesk(Library(load_settings(), save_settings), Adb(adb_server.port))
+    assert theirs.devices() == [] and not theirs.adb.started_server
+    theirs.shutdown(stop_adb=True)
+    assert adb_server.process.poll() is None and adb_module.server_running(adb_server.port)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from PySide6.QtGui import QIcon, QPixmap
@@ -16,6 +17,7 @@ from app.core.pack.library import Library
 from app.ui.background import wait_for_background
 from app.ui.crash_guard import CrashGuard, route_qt_messages
 from app.ui.main_window import MainWindow
+from app.ui.platform_check import xcb_problem
 from app.ui.settings_saver import SettingsSaver
 
 log = logging.getLogger("draftdeck.app")
@@ -38,6 +40,11 @@ def create_main_window() -> MainWindow:
 
 def run_gui() -> int:
     log_path = setup_logging()
+    problem = xcb_problem(os.environ, sys.platform)
+    if problem:  # Qt would abort on creating the application, saying only "Aborted"
+        log.error("%s", problem)
+        print(problem, file=sys.stderr)
+        return 1
     route_qt_messages()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)

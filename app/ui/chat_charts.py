@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from app.core.measure.metrics import acceptance_by_position, count_positions
@@ -21,6 +22,21 @@ TICK_MS = REDRAW_MS // 4
 CAPACITY = 2048  # samples kept per series
 ROLLING = 32  # rounds behind the rolling acceptance and mean accepted length
 SPEED_WINDOW = 0.5  # seconds behind each decode-speed sample
+TITLE_SIZE = "9pt"
+PLOT_WIDTH = 240  # px a plot needs for its axes and title to read well
+SPEED_TIP = (
+    f"Decode tokens per second over the last {SPEED_WINDOW:g} s (the prefill left out). "
+    "A dot: a whole reply's figure. The dashed line: the last plain reply's speed."
+)
+ACCEPTANCE_TIP = f"Accepted draft tokens / drafted, over the last {ROLLING} rounds."
+LENGTH_TIP = (
+    f"Tokens each verification emits (accepted drafts + the target's own), over the "
+    f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1."
+)
+POSITION_TIP = (
+    "For each position in the draft: how often its token was accepted when every "
+    "earlier one was, over the whole chat."
+)
 
 
 class Ring:
@@ -64,16 +80,18 @@ class ChatCharts(QWidget):
         self._dirty = [False] * 4
         self._turn = 0
 
-        self.speed_plot = self._plot(
-            f"Decode speed, last {SPEED_WINDOW:g} s", "tokens/s (● = whole reply)"
-        )
-        self.acceptance_plot = self._plot("Acceptance (rolling)", "accepted / drafted")
-        self.length_plot = self._plot("Mean accepted length", "tokens / round")
-        self.position_plot = pg.PlotWidget(title="Acceptance by draft position")
+        # Short titles and words on the plots, the rest in tooltips: four plots share
+        # about 400 px at 1024 px, and a clipped title helps nobody.
+        self.speed_plot = self._plot("Decode speed", "tok/s", SPEED_TIP)
+        self.acceptance_plot = self._plot("Acceptance", "accepted / drafted", ACCEPTANCE_TIP)
+        self.length_plot = self._plot("Mean accepted length", "tokens / round", LENGTH_TIP)
+        self.position_plot = self._plot("By draft position", "acceptance", POSITION_TIP)
         self.position_plot.setLabel("bottom", "draft position")
-        self.position_plot.setLabel("left", "accepted when reached")
+        self.position_plot.showGrid(x=False, y=True, alpha=0.2)
         self.position_plot.setYRange(0, 1)
         self.acceptance_plot.setYRange(0, 1)
+        self._show_positions(0)
+        self._show_length_range(0)
         pen = pg.mkPen("#3b5bdb", width=2)
         self.speed_curve = self.speed_plot.plot(pen=pen)
         # Every reply gets its dot, even one that arrived in a single batch (no line).
@@ -84,7 +102,9 @@ class ChatCharts(QWidget):
             angle=0,
             pen=pg.mkPen("#a1261b", style=pg.QtCore.Qt.PenStyle.DashLine),
             label="plain decoding",
-            labelOpts={"position": 0.1, "color": "#a1261b"},
+            # Anchored by its left end inside the plot (centred on a point near the edge,
+            # it ran off the plot: "ain decoding"), on the side of the line with more room.
+            labelOpts={"position": 0.02, "anchors": [(0, 0), (0, 1)], "color": "#a1261b"},
         )
         self.reference_line.hide()
         self.speed_plot.addItem(self.reference_line)
@@ -93,23 +113,42 @@ class ChatCharts(QWidget):
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#5b7bd5")
         self.position_plot.addItem(self.bars)
 
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.speed_plot, 0, 0)
-        grid.addWidget(self.acceptance_plot, 0, 1)
-        grid.addWidget(self.length_plot, 1, 0)
-        grid.addWidget(self.position_plot, 1, 1)
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.columns = 0
+        self._arrange(2)
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._on_tick)  # runs only while something is to draw
 
     @staticmethod
-    def _plot(title: str, unit: str) -> pg.PlotWidget:
-        plot = pg.PlotWidget(title=title)
-        plot.setLabel("bottom", "time", units="s")
+    def _plot(title: str, unit: str, tip: str) -> pg.PlotWidget:
+        plot = pg.PlotWidget()
+        plot.setTitle(title, size=TITLE_SIZE)
+        plot.setToolTip(tip)
+        # Seconds throughout: pyqtgraph's own SI prefix showed ms for one reply and s
+        # for a longer chat.
+        plot.getAxis("bottom").enableAutoSIPrefix(False)
+        plot.getAxis("left").enableAutoSIPrefix(False)
+        plot.setLabel("bottom", "time (s)")
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         return plot
+
+    def _arrange(self, columns: int) -> None:
+        """The plots in a 2x2 grid, or one above the other when two side by side would
+        be too narrow for their axes (a 1024 px window leaves the charts ~250 px)."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        plots = (self.speed_plot, self.acceptance_plot, self.length_plot, self.position_plot)
+        for index, plot in enumerate(plots):
+            self.grid.removeWidget(plot)
+            self.grid.addWidget(plot, index // columns, index % columns)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._arrange(2 if event.size().width() >= 2 * PLOT_WIDTH else 1)
+        super().resizeEvent(event)
 
     # -- data in ---------------------------------------------------------------------------
 
@@ -208,9 +247,23 @@ class ChatCharts(QWidget):
             self.acceptance_curve.setData(*self.acceptance.data())
         elif part == 2:
             self.length_curve.setData(*self.accepted_length.data())
+            self._show_length_range(len(self.position_reached))
         else:
             positions = self.per_position()
             self.bars.setOpts(x=np.arange(1, len(positions) + 1), height=positions)
+            self._show_positions(len(positions))
+
+    def _show_positions(self, count: int) -> None:
+        """Whole draft positions only (never 1.5); position 1 before any round."""
+        shown = max(count, 1)
+        ticks = [(float(i), str(i)) for i in range(1, shown + 1)]
+        self.position_plot.getAxis("bottom").setTicks([ticks, []])
+        self.position_plot.setXRange(0.5, shown + 0.5, padding=0)
+
+    def _show_length_range(self, draft_length: int) -> None:
+        """0 to d + 1 tokens a round: a round emits at least one token and at most every
+        draft token and the target's own (plain decoding: d = 0, one token a round)."""
+        self.length_plot.setYRange(0, (draft_length + 1) * 1.05, padding=0)
 
     def save_png(self, path: str) -> bool:
         self.redraw()

@@ -3,7 +3,12 @@ the mode is what it is."""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, LOADING, READY, STARTING
@@ -31,20 +36,77 @@ PLAIN_DEFAULT_TIP = (
     "time: every token still costs it a step of its own."
 )
 
+INEXACT_VERIFY_NOTE = (
+    "memory: low — speculative output may differ slightly from plain; use memory: normal "
+    "for exact comparisons"
+)
+INEXACT_VERIFY_TIP = (
+    "With memory: low, MNN quantizes the target's activations per call, and it rounds a "
+    "call checking several draft tokens differently from a one-token step: now and then "
+    "the target picks another token when verifying than when decoding alone. Use memory: "
+    "normal in the target's recipe for exact comparisons."
+)
+
+
+def wrap_to_width(label: QLabel) -> QLabel:
+    """Let a message label wrap, and never widen the window: its minimum width is its
+    own, not its longest word's (a long error or pack path once made it 1,780 px)."""
+    label.setWordWrap(True)
+    label.setMinimumWidth(1)
+    return label
+
 
 def crash_title(crash_code: str) -> str:
     """The heading for the worker going away, by its EngineCrashed code."""
     return "The engine stopped responding" if crash_code == UNRESPONSIVE else "The engine crashed"
 
 
-def state_html(state: str, last_error: str, crash_code: str = "") -> str:
-    """The engine's state as a coloured sign and words, with the error when it failed."""
+def state_parts(state: str, last_error: str, crash_code: str = "") -> tuple[str, str, str]:
+    """The engine's state as a sign and words, their colour, and the error when it failed."""
     unresponsive = state == CRASHED and crash_code == UNRESPONSIVE
     symbol, words, colour = (
         UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS["stopped"])
     )
     detail = f": {last_error}" if state in (ERROR, CRASHED) and last_error else ""
-    return f"<span style='color:{colour}'>{symbol} {words}</span>{detail}"
+    return f"{symbol} {words}", colour, detail
+
+
+def state_html(state: str, last_error: str, crash_code: str = "") -> str:
+    """The engine's state as a coloured sign and words, with the error when it failed."""
+    head, colour, detail = state_parts(state, last_error, crash_code)
+    return f"<span style='color:{colour}'>{escape(head)}</span>{escape(detail)}"
+
+
+class StateLabel(QLabel):
+    """The engine's state on one line. text() holds all of it; a long error is painted
+    cut short with "…" to the width there is, the whole of it in the tooltip: a blocked
+    pair's reasons, on one line, once set the window's minimum width to 1,780 px, and
+    wrapped they took half the page's height."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._head, self._colour, self._detail = "", "", ""
+        self.setMinimumWidth(1)
+        # Takes the header's free width, down to none, whatever the text's length.
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def show_state(self, state: str, last_error: str, crash_code: str = "") -> None:
+        self._head, self._colour, self._detail = state_parts(state, last_error, crash_code)
+        self.setText(state_html(state, last_error, crash_code))
+        self.setToolTip(last_error)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        metrics = self.fontMetrics()
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        head = metrics.elidedText(self._head, Qt.TextElideMode.ElideRight, rect.width())
+        painter.setPen(QColor(self._colour))
+        painter.drawText(rect, align, head)
+        rest = rect.adjusted(metrics.horizontalAdvance(head), 0, 0, 0)
+        painter.setPen(self.palette().windowText().color())
+        detail = metrics.elidedText(self._detail, Qt.TextElideMode.ElideRight, rest.width())
+        painter.drawText(rest, align, detail)
 
 
 def pair_line(
@@ -54,8 +116,10 @@ def pair_line(
     measuring: bool,
     waits_for_reply: bool,
     memory_warning: str,
+    inexact_verify: bool,
 ) -> str:
-    """The loaded pair with its verify agreement (or where measuring it stands)."""
+    """The loaded pair with its verify agreement (or where measuring it stands), and
+    whether its verify can differ from plain decoding (Loaded.lossless_expected false)."""
     text = f"Target {target.name} · draft {draft.name} · with their saved recipes"
     if found is not None:
         text += f" · verify agreement {found.agreement:.2f}"
@@ -65,9 +129,19 @@ def pair_line(
         text += " · measuring verify agreement…"
     elif waits_for_reply:
         text += " · verify agreement after this reply"
+    if inexact_verify:
+        text += f"\n{INEXACT_VERIFY_NOTE}"
     if memory_warning:
         text += f"\n⚠ {memory_warning}"
     return text
+
+
+def pair_tip(found: VerifyAgreement | None, inexact_verify: bool) -> str:
+    """The pair line's tooltip: what its verify agreement and memory note mean."""
+    parts = [found.sentence()] if found is not None else []
+    if inexact_verify:
+        parts.append(INEXACT_VERIFY_TIP)
+    return "\n\n".join(parts)
 
 
 def plain_default_note(reason: str) -> str:

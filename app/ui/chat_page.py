@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QSplitter,
@@ -21,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.measure.chat_record import ChatRecord, chat_record
+from app.core.measure.conversations import Conversation, ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.protocol import (
     AgreementMeasured,
@@ -32,22 +30,22 @@ from app.engine.protocol import (
     Rounds,
 )
 from app.ui.chat_charts import ChatCharts
+from app.ui.chat_conversations import ConversationPanel, Conversations
+from app.ui.chat_export import ChatExport
 from app.ui.chat_header import (
-    EXACT_ROLLBACK_NOTE,
-    PLAIN_DEFAULT_TIP,
+    StateLabel,
     crash_title,
     pair_line,
-    plain_default_note,
-    state_html,
+    pair_tip,
+    wrap_to_width,
 )
+from app.ui.chat_input import MessageInput
+from app.ui.chat_mode import BLOCKED_PAIR, ModeChoice
 from app.ui.chat_sampling import SamplerControls
 from app.ui.chat_transcript import Transcript
 from app.ui.dialogs import show_error
 from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
 from app.ui.pair_selection import PairSelection
-
-SEND_KEYS = ("Enter sends", "Ctrl+Enter sends")
-MODES = ("speculative", "plain")  # the mode combo's items, in order
 
 
 class ChatPage(QWidget):
@@ -56,6 +54,7 @@ class ChatPage(QWidget):
         selection: PairSelection,
         bridge: EngineBridge | None = None,
         parent: QWidget | None = None,
+        store: ConversationStore | None = None,
     ) -> None:
         super().__init__(parent)
         self.selection = selection
@@ -64,27 +63,22 @@ class ChatPage(QWidget):
         self.last_error = ""
         self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
         self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
+        self.inexact_verify = False  # memory: low: a verify may differ from plain decoding
 
         title = QLabel("Chat")
         title.setObjectName("pageTitle")
         self.pair_label = QLabel()
         self.pair_label.setObjectName("pageHint")
-        self.pair_label.setWordWrap(True)
-        self.state_label = QLabel()
+        wrap_to_width(self.pair_label)
+        self.state_label = StateLabel()
         self.restart_button = QPushButton("Restart Engine")
         self.restart_button.hide()
-        self.mode = QComboBox()
-        self.mode.addItems(["Speculative", "Plain"])
-        self.mode.setToolTip(
-            "Speculative: target + draft. Plain: the target alone, to compare "
-            "on the same conversation"
-        )
-        # Why the mode combo switched to Plain by itself (a pair that cannot gain).
-        self.mode_note = QLabel()
-        self.mode_note.setObjectName("pageHint")
-        self.mode_note.hide()
-        # The pair the mode was switched to Plain for (a replayed load keeps the choice).
-        self._plain_for: tuple[Path | None, Path | None] | None = None
+        self.mode_choice = ModeChoice()
+        self.mode, self.mode_note = self.mode_choice.combo, self.mode_choice.note
+        self.chat_note = QLabel()  # what happened to the conversation (a new pair)
+        self.chat_note.setObjectName("pageHint")
+        self.chat_note.setWordWrap(True)
+        self.chat_note.hide()
         self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")
         self.highlight.setChecked(True)
@@ -95,25 +89,19 @@ class ChatPage(QWidget):
         self.max_tokens.setRange(1, 32768)
         self.max_tokens.setValue(512)
         self.max_tokens.setSuffix(" tokens max")
-        self.send_keys = QComboBox()
-        self.send_keys.addItems(SEND_KEYS)
-        self.send_keys.setToolTip("With Enter sends, Shift+Enter starts a new line")
-        self.send_keys.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.send_keys.setMinimumContentsLength(12)
 
         self.transcript = Transcript()
-        self.input = QPlainTextEdit()
-        self.input.setPlaceholderText("Write a message…")
-        self.input.setMaximumHeight(110)
-        self.input.installEventFilter(self)
+        self.input = MessageInput()
+        self.send_keys = self.input.send_keys
         self.send_button = QPushButton("Send")
         self.stop_button = QPushButton("Stop")
         self.new_button = QPushButton("New Chat")
         self.export_button = QPushButton("Export")
         self.save_charts_button = QPushButton("Save Charts")
         self.charts = ChatCharts()
+        self.panel = ConversationPanel(store or ConversationStore())
+        self.conversations = Conversations(self.panel)
+        self.exporter = ChatExport(self, self.run_record, self.charts)
 
         header = QHBoxLayout()
         header.addWidget(title)
@@ -138,25 +126,29 @@ class ChatPage(QWidget):
         left_layout.addWidget(self.input)
         left_layout.addLayout(buttons)
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(left)
-        splitter.addWidget(self.charts)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        for pane, stretch in ((self.panel, 0), (left, 3), (self.charts, 2)):
+            splitter.addWidget(pane)
+            splitter.setStretchFactor(splitter.count() - 1, stretch)
+        splitter.setSizes([150, 520, 330])
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addWidget(self.pair_label)
         layout.addLayout(options)
         layout.addWidget(self.sampling.note)
         layout.addWidget(self.mode_note)
+        layout.addWidget(self.chat_note)
         layout.addWidget(splitter, 1)
 
         self.send_button.clicked.connect(self.send)
+        self.input.send_requested.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
         self.new_button.clicked.connect(self._on_new_chat_clicked)
         self.restart_button.clicked.connect(self.restart)
         self.highlight.toggled.connect(self.transcript.set_highlight)
-        self.export_button.clicked.connect(self._on_export)
-        self.save_charts_button.clicked.connect(self._on_save_charts)
+        self.export_button.clicked.connect(self.exporter.export)
+        self.save_charts_button.clicked.connect(self.exporter.save_charts)
+        self.mode.currentIndexChanged.connect(self._on_mode_changed)
+        self.panel.open_requested.connect(self.open_conversation)
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.rounds.connect(self._on_rounds)
         self.bridge.finished.connect(self._on_finished)
@@ -176,11 +168,26 @@ class ChatPage(QWidget):
             self.pair_label.setText("Choose a target and a draft on the Pair page first.")
             return
         self._loaded_pair = (target, draft)
+        self.mode_choice.blocked = None
         self.verify_agreement = None
         self.memory_warning = ""
+        self.inexact_verify = False
+        self.conversations.start(target, draft)
         self._show_pair()
         self.sampling.read_recipe(target)
-        self.bridge.load(Load(target=str(target), draft=str(draft)))
+        self._send_load()
+
+    def _send_load(self) -> None:
+        target, draft = self._loaded_pair
+        assert target is not None and draft is not None
+        alone = self.mode_choice.target_alone(self._loaded_pair)
+        self.bridge.load(Load(target=str(target), draft=None if alone else str(draft)))
+
+    def _on_mode_changed(self) -> None:
+        # A blocked pair: Plain loads the target alone, Speculative tries the pair again
+        # (and says again why it cannot run).
+        if self.mode_choice.blocked == self._loaded_pair and self.bridge.state != GENERATING:
+            self._send_load()
 
     def _show_pair(self) -> None:
         target, draft = self._loaded_pair
@@ -195,9 +202,10 @@ class ChatPage(QWidget):
                 measuring=self.bridge.agreement_id is not None,
                 waits_for_reply=self.bridge.agreement_waits_for_reply,
                 memory_warning=self.memory_warning,
+                inexact_verify=self.inexact_verify,
             )
         )
-        self.pair_label.setToolTip(found.sentence() if found else "")
+        self.pair_label.setToolTip(pair_tip(found, self.inexact_verify))
 
     def _on_pair_changed(self) -> None:
         if self.isVisible():
@@ -209,13 +217,24 @@ class ChatPage(QWidget):
         if self.bridge.state == GENERATING:
             return
         if (self.selection.target, self.selection.draft) != self._loaded_pair:
-            if self._loaded_pair != (None, None):
+            if self._loaded_pair != (None, None) and self.selection.target is not None:
+                kept = bool(self.transcript.messages)
                 self.new_chat(reset_engine=False)
+                self.charts.set_reference(None)  # the plain speed of the old pair
+                name = self.selection.target.name
+                self.chat_note.setText(
+                    f"New pair: a new conversation with {name}; the previous one is kept "
+                    "in the list."
+                    if kept
+                    else f"New pair: a new conversation with {name}."
+                )
+                self.chat_note.show()
             self.load_pair()
 
     def showEvent(self, event: QShowEvent) -> None:
         self._reload_if_pair_changed()
         self.sampling.read_recipe(self._loaded_pair[0])  # the recipe may have been edited
+        self.panel.refresh()  # another window may have saved conversations meanwhile
         super().showEvent(event)
 
     def restart(self) -> None:
@@ -226,18 +245,6 @@ class ChatPage(QWidget):
         self.bridge.shutdown()
 
     # -- chatting --------------------------------------------------------------------------
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.input and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-                shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-                enter_sends = self.send_keys.currentIndex() == 0
-                if (enter_sends and not shift and not ctrl) or (not enter_sends and ctrl):
-                    self.send()
-                    return True
-        return super().eventFilter(watched, event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc anywhere on the page (it bubbles up from the text views) stops generating.
@@ -254,8 +261,10 @@ class ChatPage(QWidget):
         if not text or self.bridge.state != READY:
             return
         self.input.clear()
+        self.chat_note.hide()
         self.transcript.add_user(text)
-        mode = "speculative" if self.mode.currentIndex() == 0 else "plain"
+        self.conversations.save(self.transcript.messages)
+        mode = self.mode_choice.name
         self.transcript.start_assistant(mode)
         self.charts.start_reply()
         self.bridge.generate(
@@ -280,8 +289,23 @@ class ChatPage(QWidget):
             self.bridge.stop()
         self.transcript.clear_chat()
         self.charts.clear()
+        self.chat_note.hide()
+        self.conversations.start(*self._loaded_pair)  # the old one stays listed
         if reset_engine:
             self.bridge.reset()
+
+    def open_conversation(self, conversation: Conversation) -> None:
+        """Show a saved conversation to go on with; the engine's cache is rebuilt by the
+        next turn, as after New Chat. Another pair's is opened with that pair."""
+        if self.bridge.state == GENERATING:
+            return
+        target = Path(conversation.target)
+        draft = Path(conversation.draft) if conversation.draft else None
+        if not conversation.of_pair(*self._loaded_pair):
+            self.selection.select(target, draft)
+        self.new_chat()
+        self.transcript.messages = self.conversations.open(conversation)
+        self.transcript.render_all()
 
     def _on_rounds(self, event: Rounds) -> None:
         self.transcript.add_pieces(event.pieces, event.from_draft)
@@ -296,37 +320,16 @@ class ChatPage(QWidget):
         self.charts.finish_reply(stats.tok_s)
         if stats.mode == "plain" and stats.tok_s:
             self.charts.set_reference(stats.tok_s)
+        self.conversations.save(self.transcript.messages)
         if self.isVisible():
             self._reload_if_pair_changed()
 
     def _on_loaded(self, event: Loaded) -> None:
         self.last_error = ""
         self.memory_warning = event.memory_warning or ""
+        self.inexact_verify = not event.lossless_expected and event.verify == "batched"
         self._show_pair()
-        self._default_mode(event)
-
-    def _default_mode(self, event: Loaded) -> None:
-        """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
-        says so in the load event), with the reason in one line; the user may still
-        pick Speculative. The next pair that can gain gets Speculative back."""
-        reason = event.cannot_pay
-        if reason:
-            if self._plain_for != self._loaded_pair:
-                self.mode.setCurrentIndex(MODES.index("plain"))
-                self._plain_for = self._loaded_pair
-            self.mode_note.setText(plain_default_note(reason))
-            self.mode_note.setToolTip(PLAIN_DEFAULT_TIP)
-            self.mode_note.show()
-            return
-        if self._plain_for is not None:
-            self.mode.setCurrentIndex(MODES.index("speculative"))
-            self._plain_for = None
-        if event.linear_rollback:
-            self.mode_note.setText(EXACT_ROLLBACK_NOTE)
-            self.mode_note.setToolTip("")
-            self.mode_note.show()
-        else:
-            self.mode_note.hide()
+        self.mode_choice.loaded(event, self._loaded_pair)
 
     def _on_agreement(self, event: AgreementMeasured | None) -> None:
         self.verify_agreement = event.result if event is not None else None
@@ -341,6 +344,11 @@ class ChatPage(QWidget):
             and self.transcript.messages[-1].stats is None
         ):
             self.transcript.finish({}, "error")
+            self.conversations.save(self.transcript.messages)
+        if code == BLOCKED_PAIR and self.mode_choice.blocked != self._loaded_pair:
+            self.mode_choice.refused(self._loaded_pair, message)
+            if self.mode_choice.target_alone(self._loaded_pair):
+                self._send_load()
 
     def _on_crashed(self, message: str) -> None:
         self.last_error = message
@@ -353,10 +361,10 @@ class ChatPage(QWidget):
         )
 
     def _on_state(self, state: str) -> None:
-        self.state_label.setText(state_html(state, self.last_error, self.bridge.crash_code))
-        self.state_label.setToolTip(self.last_error)
+        self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
         self.send_button.setEnabled(state == READY)
         self.stop_button.setEnabled(state == GENERATING)
+        self.panel.list.setEnabled(state != GENERATING)
 
     # -- export ------------------------------------------------------------------------------
 
@@ -372,26 +380,7 @@ class ChatPage(QWidget):
         )
 
     def export_json(self, path: Path) -> None:
-        self.run_record().write_json(path)
+        self.exporter.write(path, markdown=False)
 
     def export_markdown(self, path: Path) -> None:
-        self.run_record().write_markdown(path)
-
-    def _on_export(self) -> None:
-        name, chosen = QFileDialog.getSaveFileName(
-            self, "Export chat", "chat.json", "JSON (*.json);;Markdown (*.md)"
-        )
-        if not name:
-            return
-        try:
-            if name.endswith(".md") or "Markdown" in chosen:
-                self.export_markdown(Path(name))
-            else:
-                self.export_json(Path(name))
-        except OSError as exc:
-            show_error(self, "Export failed", f"{name}: {exc}")
-
-    def _on_save_charts(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Save charts", "charts.png", "PNG (*.png)")
-        if name and not self.charts.save_png(name):
-            show_error(self, "Could not save the charts", name)
+        self.exporter.write(path, markdown=True)

@@ -15,9 +15,12 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
+from app.ui.chat_header import wrap_to_width
 
-SAMPLER_CHOICES = ("Recipe sampler", "Greedy (exact comparison)")  # the combo's items
-GREEDY_INDEX = SAMPLER_CHOICES.index("Greedy (exact comparison)")
+# The combo's items, short: the options row must fit a 1024 px window (the tooltip and
+# the note below say what greedy is for).
+SAMPLER_CHOICES = ("Recipe sampler", "Greedy (exact)")
+GREEDY_INDEX = SAMPLER_CHOICES.index("Greedy (exact)")
 SAMPLER_TIP = (
     "Greedy: the target's most likely token every time; use it to compare speeds "
     "exactly.\nRecipe sampler: draws as the recipe says; speculative sampling keeps the "
@@ -58,9 +61,8 @@ class SamplerControls(QWidget):
         layout.addWidget(self.choice)
         layout.addWidget(seed_label)
         layout.addWidget(self.seed_edit)
-        self.note = QLabel()
+        self.note = wrap_to_width(QLabel())  # an unreadable recipe's path may be long
         self.note.setObjectName("pageHint")
-        self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.RichText)  # the warning is coloured
         self.recipe_sampler: SamplerSettings | None = None  # None: none read, or unreadable
         self.recipe_error = ""

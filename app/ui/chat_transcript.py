@@ -13,13 +13,14 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.measure.chat_record import MessageRecord
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 DRAFT_BACKGROUND = "#ffe8a3"
+MESSAGE_GAP = 12  # px above a message: Qt's own margin for <p>, as a full redraw has
 
 
 @dataclass
@@ -77,12 +78,12 @@ class Transcript(QTextBrowser):
 
     def add_user(self, text: str) -> None:
         self.messages.append(Message("user", [(text, False)]))
-        self._append_html(f"<p><b>You</b><br>{_html(text)}</p>")
+        self._append_html(f"<b>You</b><br>{_html(text)}")
 
     def start_assistant(self, mode: str) -> Message:
         message = Message("assistant", mode=mode)
         self.messages.append(message)
-        self._append_html("<p><b>Assistant</b><br>")
+        self._append_html("<b>Assistant</b><br>")
         return message
 
     def add_pieces(self, pieces: Sequence[str], flags: Sequence[int]) -> None:
@@ -123,6 +124,12 @@ class Transcript(QTextBrowser):
     def _append_html(self, html: str) -> None:
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        if cursor.block().length() > 1:
+            # insertHtml continues the last paragraph: a new message would start on the
+            # previous one's last line ("Hi?Assistant").
+            spaced = QTextBlockFormat()
+            spaced.setTopMargin(MESSAGE_GAP)
+            cursor.insertBlock(spaced, self._plain)
         cursor.insertHtml(html)
         self.ensureCursorVisible()
 
@@ -141,20 +148,25 @@ class Transcript(QTextBrowser):
             if message.role == "user":
                 blocks.append(f"<p><b>You</b><br>{_html(message.text)}</p>")
                 continue
-            body = ""
+            # Heading, thinking and answer are blocks of their own: text after an unfolded
+            # thinking block inside the same paragraph took its indent.
+            head = "<b>Assistant</b>"
+            thinking = ""
             if message.thinking or message.in_thinking:
                 arrow = "▾" if message.thinking_open else "▸"
                 count = len(message.thinking)
-                body += f"<a href='think:{index}'>{arrow} Thinking ({count} tokens)</a><br>"
+                head += f"<br><a href='think:{index}'>{arrow} Thinking ({count} tokens)</a>"
                 if message.thinking_open:
-                    body += (
+                    thinking = (
                         f"<div style='color:#555; margin-left:12px'>"
                         f"{self._spans(message.thinking)}</div>"
                     )
-            body += self._spans(message.answer)
+            body = self._spans(message.answer)
             if message.stats is not None:
                 body += f"<br><span style='color:#5c6475'>{escape(figures_line(message))}</span>"
-            blocks.append(f"<p><b>Assistant</b><br>{body}</p>")
+            blocks.append(
+                f"<p style='margin-bottom:0'>{head}</p>{thinking}<p style='margin-top:0'>{body}</p>"
+            )
         self.setHtml("".join(blocks))
         self.moveCursor(QTextCursor.MoveOperation.End)
 

@@ -3,6 +3,7 @@ the catalog, a repo's file plan, and the download queue."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from html import escape
 
 from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import Downloads
+from app.core.hub.hub_api import HubUnreachable
 from app.core.hub.job import DONE, FAILED, DownloadJob, JobStatus
 from app.core.hub.plan import RepoPlan
 from app.core.infra.errors import HubError
@@ -30,14 +32,18 @@ from app.core.infra.units import format_bytes
 from app.core.pack.library import Library
 from app.ui import background
 from app.ui.dialogs import show_error
-from app.ui.download_models import ENTRY_ROLE, CatalogModel, QueueModel
-from app.ui.job_models import ProgressDelegate
+from app.ui.download_models import ENTRY_ROLE, CatalogModel
+from app.ui.download_queue import DownloadQueuePanel
+from app.ui.job_models import offer
 from app.ui.table_model import setup_table
+
+NOTHING_CHOSEN = "Select a repository in the list first"
 
 
 class DownloadsPage(QWidget):
     installed = Signal(str)  # a pack folder that was just installed
     message = Signal(str)
+    problem = Signal(str)  # something failed: said longer than a message
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,6 +70,7 @@ class DownloadsPage(QWidget):
         self.refresh_button = QPushButton("Refresh from Hub")
         self.age_label = QLabel()
         self.age_label.setObjectName("pageHint")
+        self.age_label.setWordWrap(True)  # an offline sentence must not widen the window
         self.add_edit = QLineEdit()
         self.add_edit.setPlaceholderText("owner/repo to add")
         self.add_button = QPushButton("Add Repo")
@@ -81,7 +88,6 @@ class DownloadsPage(QWidget):
         self.details.setObjectName("details")
         self.include_all = QCheckBox("Also fetch export files (ONNX)")
         self.download_button = QPushButton("Download")
-        self.download_button.setEnabled(False)
         details_box = QWidget()
         details_layout = QVBoxLayout(details_box)
         details_layout.setContentsMargins(0, 0, 0, 0)
@@ -92,27 +98,11 @@ class DownloadsPage(QWidget):
         row.addWidget(self.download_button)
         details_layout.addLayout(row)
 
-        self.queue_model = QueueModel()
-        self.queue_view = QTableView()
-        self.queue_view.setModel(self.queue_model)
-        setup_table(self.queue_view)
-        self.queue_view.setItemDelegateForColumn(
-            QueueModel.COLUMNS.index("Progress"), ProgressDelegate(self.queue_view)
-        )
-        self.pause_button = QPushButton("Pause")
-        self.retry_button = QPushButton("Resume / Retry")
-        self.cancel_button = QPushButton("Cancel")
-        self.clear_button = QPushButton("Clear Finished")
-        queue_box = QWidget()
-        queue_layout = QVBoxLayout(queue_box)
-        queue_layout.setContentsMargins(0, 0, 0, 0)
-        queue_layout.addWidget(self.queue_view, 1)
-        buttons = QHBoxLayout()
-        for button in (self.pause_button, self.retry_button, self.cancel_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.clear_button)
-        queue_layout.addLayout(buttons)
+        self.queue = DownloadQueuePanel(self.downloads)
+        # The panel's parts, as the page's (tests and screenshots reach them here).
+        self.queue_model, self.queue_view = self.queue.model, self.queue.view
+        self.pause_button, self.retry_button = self.queue.pause_button, self.queue.retry_button
+        self.cancel_button, self.clear_button = self.queue.cancel_button, self.queue.clear_button
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.catalog_view)
@@ -121,7 +111,7 @@ class DownloadsPage(QWidget):
         top.setStretchFactor(1, 2)
         main = QSplitter(Qt.Orientation.Vertical)
         main.addWidget(top)
-        main.addWidget(queue_box)
+        main.addWidget(self.queue)
         main.setStretchFactor(0, 3)
         main.setStretchFactor(1, 2)
 
@@ -131,8 +121,7 @@ class DownloadsPage(QWidget):
         filters.addStretch(1)
         adding = QHBoxLayout()
         adding.addWidget(self.refresh_button)
-        adding.addWidget(self.age_label)
-        adding.addStretch(1)
+        adding.addWidget(self.age_label, 1)
         adding.addWidget(self.add_edit)
         adding.addWidget(self.add_button)
         layout = QVBoxLayout(self)
@@ -150,10 +139,7 @@ class DownloadsPage(QWidget):
         self.add_edit.returnPressed.connect(self.add_repo)
         self.catalog_view.selectionModel().selectionChanged.connect(self._on_selection)
         self.download_button.clicked.connect(self.download_selected)
-        self.pause_button.clicked.connect(lambda: self._on_job_action("pause"))
-        self.retry_button.clicked.connect(lambda: self._on_job_action("retry"))
-        self.cancel_button.clicked.connect(lambda: self._on_job_action("cancel"))
-        self.clear_button.clicked.connect(self._on_clear)
+        self.queue.acted.connect(self._refresh)
         background.watch(self, self.downloads.queue, self._refresh)
         self.reload_catalog()
 
@@ -166,7 +152,11 @@ class DownloadsPage(QWidget):
         self.age_label.setText(
             "Hub listing: never fetched" if age is None else f"Hub listing: {_age(age)} old"
         )
+        self.age_label.setToolTip("")
         self._mark_installed()
+        if self.selected_entry() is None:  # a reset model drops the selection silently
+            self.details.clear()
+            self._offer_download(NOTHING_CHOSEN)
 
     def refresh_from_hub(self) -> None:
         self.refresh_button.setEnabled(False)
@@ -187,9 +177,20 @@ class DownloadsPage(QWidget):
     def _on_refresh_failed(self, error: Exception) -> None:
         self.refresh_button.setEnabled(True)
         self.reload_catalog()
-        show_error(
-            self, "Could not refresh the catalog", f"{error}\n\nThe cached catalog is still shown."
+        saved = self.downloads.catalog().live_fetched_at
+        shown = (
+            f"showing the catalog saved on {_date(saved)}"
+            if saved
+            else "showing the repositories that ship with DraftDeck"
         )
+        if isinstance(error, HubUnreachable):
+            text = f"No connection to {error.where}: check the network; {shown}"
+            self.age_label.setToolTip(f"The network said: {error.reason}")
+        else:
+            text = f"Could not refresh the catalog ({error}); {shown}"
+            self.age_label.setToolTip("")
+        self.age_label.setText(text)
+        self.problem.emit(text)
 
     def add_repo(self) -> None:
         repo = self.add_edit.text().strip()
@@ -234,10 +235,12 @@ class DownloadsPage(QWidget):
 
     def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
         entry = self.selected_entry()
-        self.download_button.setEnabled(entry is not None)
+        self.details.setToolTip("")
         if entry is None:
             self.details.clear()
+            self._offer_download(NOTHING_CHOSEN)
             return
+        self._offer_download("Reading the file list from the Hub…")
         self.details.setHtml(
             f"<h3>{escape(entry.repo_id)}</h3><p>{escape(entry.summary)}</p>"
             "<p>Reading the file list from the Hub…</p>"
@@ -268,6 +271,10 @@ class DownloadsPage(QWidget):
             f"<table cellpadding='2'>{rows}</table><p><b>Skipped</b> (not needed to run): "
             f"{skipped}</p>"
         )
+        self._offer_download("")
+
+    def _offer_download(self, why_not: str) -> None:
+        offer(self.download_button, why_not, "Download the files listed, verify and install")
 
     def _show_plan_error(self, entry: CatalogEntry, error: Exception) -> None:
         if self.selected_entry() == entry:
@@ -275,6 +282,9 @@ class DownloadsPage(QWidget):
                 f"<h3>{escape(entry.repo_id)}</h3>"
                 f"<p><b>Cannot list the files:</b> {escape(str(error))}</p>"
             )
+            if isinstance(error, HubUnreachable):
+                self.details.setToolTip(f"The network said: {error.reason}")
+            self._offer_download(f"Cannot download: the file list could not be read ({error})")
 
     def download_selected(self) -> None:
         entry = self.selected_entry()
@@ -289,7 +299,7 @@ class DownloadsPage(QWidget):
         return job
 
     def _refresh(self) -> None:
-        for status in self.queue_model.sync(self.downloads.jobs()):
+        for status in self.queue.refresh():
             self._on_status(status)
 
     def _on_status(self, status: JobStatus) -> None:
@@ -299,23 +309,7 @@ class DownloadsPage(QWidget):
             self._mark_installed()
             self.installed.emit(status.path)
         elif status.state == FAILED:
-            self.message.emit(f"Download of {status.repo_id} failed: {status.error}")
-
-    def _on_job_action(self, action: str) -> None:
-        job = self.queue_model.selected_job(self.queue_view)
-        if job is None:
-            return
-        if action == "pause":
-            self.downloads.pause(job)
-        elif action == "cancel":
-            self.downloads.cancel(job)
-        else:
-            self.downloads.resume(job)
-        self._refresh()
-
-    def _on_clear(self) -> None:
-        self.downloads.clear_finished()
-        self._refresh()
+            self.problem.emit(f"Download of {status.repo_id} failed: {status.error}")
 
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""
@@ -347,6 +341,11 @@ class _CatalogFilter(QSortFilterProxyModel):
             and (not self._role or entry.role == self._role)
             and (not self._family or entry.family == self._family)
         )
+
+
+def _date(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp)
+    return f"{moment.day} {moment:%B %Y, %H:%M}"
 
 
 def _age(seconds: float) -> str:

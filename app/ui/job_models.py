@@ -9,6 +9,7 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QModelIndex, QRect, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QApplication,
     QStyle,
@@ -108,6 +109,11 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         rows = view.selectionModel().selectedRows()
         return self.jobs[rows[0].row()] if rows else None
 
+    def selected_status(self, view: QAbstractItemView) -> S | None:
+        """The selected row's job as last shown (what its buttons may offer)."""
+        rows = view.selectionModel().selectedRows()
+        return self._shown[rows[0].row()] if rows else None
+
     def row_total(self) -> int:
         return len(self.jobs)
 
@@ -125,6 +131,13 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         if column == "Progress":
             return f"{status.fraction:.0%}"
         return self.cell(status, column)
+
+
+def offer(button: QAbstractButton, why_not: str, what: str) -> None:
+    """Enable `button` when nothing stands in the way (`why_not` empty); its tooltip says
+    what it does, or why it cannot now."""
+    button.setEnabled(not why_not)
+    button.setToolTip(why_not or what)
 
 
 class ProgressDelegate(QStyledItemDelegate):

@@ -96,8 +96,9 @@ class LibraryModel(ColumnsModel):
             return entry
         text, key = _cells(entry)[column]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            # The whole error on hover, except over Path: there the whole path.
             if role == Qt.ItemDataRole.ToolTipRole and entry.error is not None:
-                return str(entry.error)
+                return str(entry.path) if COLUMNS[column] == "Path" else str(entry.error)
             return text
         if role == SORT_ROLE:
             return key

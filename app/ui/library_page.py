@@ -7,19 +7,17 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableView,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -30,7 +28,9 @@ from app.core.infra.units import format_bytes
 from app.core.pack.library import ImportCancelled, Library, PackEntry
 from app.ui import background
 from app.ui.dialogs import ask, show_error, show_file_error
+from app.ui.fitted_table import FittedTable
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
+from app.ui.open_folder import open_folder
 from app.ui.pack_details import PackDetails
 
 log = logging.getLogger("draftdeck.ui.library")
@@ -85,7 +85,9 @@ class LibraryPage(QWidget):
         focus_filter.triggered.connect(self.filter_edit.setFocus)
         self.addAction(focus_filter)
 
-        self.table = QTableView()
+        # Path gives way first (elided in the middle, full in its tooltip), then Status;
+        # never the names, which are what a user reads: the table scrolls instead.
+        self.table = FittedTable(((COLUMNS.index("Path"), 80), (COLUMNS.index("Status"), 120)))
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
@@ -95,9 +97,6 @@ class LibraryPage(QWidget):
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COLUMNS.index("Path"), QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
 
         self.details = PackDetails()
@@ -326,5 +325,5 @@ class LibraryPage(QWidget):
 
     def open_selected_location(self) -> None:
         entry = self.selected_entry()
-        if entry is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(entry.path)))
+        if entry is not None and (problem := open_folder(entry.path)):
+            self.message.emit(problem)

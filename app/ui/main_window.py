@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -29,6 +29,7 @@ from app.ui.dialogs import ask
 from app.ui.downloads_page import DownloadsPage
 from app.ui.engine_bridge import EngineBridge
 from app.ui.library_page import LibraryPage
+from app.ui.open_folder import open_folder
 from app.ui.pair_page import PairPage
 from app.ui.pair_selection import PairSelection
 from app.ui.phone_page import PhonePage
@@ -37,6 +38,10 @@ from app.ui.settings_saver import SettingsSaver
 from app.ui.tune_page import TunePage
 
 log = logging.getLogger("draftdeck.ui")
+FACTS_TIP = (
+    "CPU (system): the load of the whole machine, every program included. Engine RAM: the "
+    "memory the engine worker holds while a pair is loaded."
+)
 
 
 def _dropped_paths(urls: list[QUrl]) -> list[Path]:
@@ -45,6 +50,10 @@ def _dropped_paths(urls: list[QUrl]) -> list[Path]:
 
 
 class MainWindow(QMainWindow):
+    # How long the status bar keeps a message: a problem longer, or until the page changes.
+    info_ms = 10_000
+    problem_ms = 30_000
+
     def __init__(
         self,
         settings: Settings,
@@ -61,6 +70,7 @@ class MainWindow(QMainWindow):
             self.setWindowIcon(icon)
         self.setAcceptDrops(True)
         self._closing_anyway = False
+        self._problem = ""  # the problem the status bar shows, if it shows one
 
         self.sidebar = QListWidget()
         self.sidebar.setObjectName("sidebar")
@@ -74,6 +84,7 @@ class MainWindow(QMainWindow):
         self.add_page("library", "Library", self.library_page)
         self.downloads_page = DownloadsPage(library)
         self.downloads_page.message.connect(self._show_message)
+        self.downloads_page.problem.connect(self._show_problem)
         self.downloads_page.installed.connect(self._on_pack_installed)
         self.add_page("downloads", "Downloads", self.downloads_page)
         self.pair_page = PairPage(library, self.selection)
@@ -87,12 +98,14 @@ class MainWindow(QMainWindow):
         self.add_page("tune", "Tune", self.tune_page)
         self.phone_page = PhonePage(library)
         self.phone_page.message.connect(self._show_message)
+        self.phone_page.problem.connect(self._show_problem)
         self.add_page("phone", "Phone", self.phone_page)
         self.unsaved_label = QLabel("Settings not saved")
         self.unsaved_label.setObjectName("warning")
         self.unsaved_label.hide()
         self.statusBar().addPermanentWidget(self.unsaved_label)
         self.facts_label = QLabel()
+        self.facts_label.setToolTip(FACTS_TIP)
         self.statusBar().addPermanentWidget(self.facts_label)
         self._facts_timer = QTimer(self)
         self._facts_timer.setInterval(1000)
@@ -100,6 +113,7 @@ class MainWindow(QMainWindow):
         self._facts_timer.start()
 
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.sidebar.currentRowChanged.connect(self._clear_problem)
         central = QWidget()
         layout = QHBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -117,7 +131,7 @@ class MainWindow(QMainWindow):
         problems = [settings.load_problem] if settings.load_problem else []
         problems += unwritable_folders(settings)
         if problems:
-            self._show_message("; ".join(problems))
+            self._show_problem("; ".join(problems))
 
     def add_page(self, key: str, title: str, page: QWidget) -> None:
         self.pages[key] = page
@@ -153,9 +167,7 @@ class MainWindow(QMainWindow):
             pack_menu.addAction(action)
         help_menu = self.menuBar().addMenu("&Help")
         logs = QAction("Open &Log Folder", self)
-        logs.triggered.connect(
-            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(app_dirs().log)))
-        )
+        logs.triggered.connect(self._open_log_folder)
         help_menu.addAction(logs)
         about = QAction("&About DraftDeck", self)
         about.triggered.connect(self._about)
@@ -180,14 +192,29 @@ class MainWindow(QMainWindow):
         client = self.engine.client
         self.facts_label.setText(system_figures(client.pid if client.running else None))
 
+    def _open_log_folder(self) -> None:
+        problem = open_folder(app_dirs().log)
+        if problem:
+            self._show_message(problem)
+
     def _show_message(self, text: str) -> None:
-        self.statusBar().showMessage(text)
+        self.statusBar().showMessage(text, self.info_ms)
+
+    def _show_problem(self, text: str) -> None:
+        self._problem = text
+        self.statusBar().showMessage(text, self.problem_ms)
+
+    def _clear_problem(self) -> None:
+        """A problem said on one page does not follow the user to the next."""
+        if self._problem and self.statusBar().currentMessage() == self._problem:
+            self.statusBar().clearMessage()
+        self._problem = ""
 
     def _on_unsaved(self, problem: str) -> None:
         """Settings could not be saved: said now, and marked until a save succeeds."""
         self.unsaved_label.setToolTip(problem)
         self.unsaved_label.show()
-        self._show_message(problem)
+        self._show_problem(problem)
 
     # -- drag and drop --------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -9,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from app.core.pack.compat import assess_either
 from app.core.pack.library import PackEntry
+from app.core.pack.pairing import distinct_names
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, Verdict
 from app.ui.verdict_card import STYLES
 
@@ -43,12 +45,29 @@ class PairMatrixModel(QAbstractTableModel):
         self.targets: list[PackEntry] = []
         self.drafts: list[PackEntry] = []
         self._verdicts: list[list[Verdict]] = []
+        self._cells: dict[tuple[Path, Path], Verdict] = {}
+        self.labels: dict[Path, str] = {}
 
     def set_entries(self, targets: list[PackEntry], drafts: list[PackEntry]) -> None:
         self.beginResetModel()
         self.targets, self.drafts = list(targets), list(drafts)
         self._verdicts = [[verdict_of(t, d) for d in self.drafts] for t in self.targets]
+        self._cells = {
+            (t.path, d.path): verdict
+            for t, row in zip(self.targets, self._verdicts, strict=True)
+            for d, verdict in zip(self.drafts, row, strict=True)
+        }
+        self.labels = distinct_names([e.path for e in (*self.targets, *self.drafts)])
         self.endResetModel()
+
+    def verdict(self, target: PackEntry, draft: PackEntry) -> Verdict:
+        """The cell's verdict, assessed once per refresh (assessed now if not a cell)."""
+        found = self._cells.get((target.path, draft.path))
+        return found if found is not None else verdict_of(target, draft)
+
+    def label(self, entry: PackEntry) -> str:
+        """The pack's name, with its folder when another pack has the same name."""
+        return self.labels.get(entry.path, entry.name)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.targets)
@@ -66,7 +85,7 @@ class PairMatrixModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             return str(entries[section].path)
-        return entries[section].name
+        return self.label(entries[section])
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

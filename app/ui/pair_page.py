@@ -8,6 +8,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -19,20 +20,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.infra.errors import FileError
 from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
 from app.core.pack.library import Library, PackEntry
-from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel, verdict_of
+from app.core.pack.pairing import best_pair, drafts_for
+from app.core.pack.verdict import BLOCKED
+from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard
 
 TARGET_ROLES = ("target", "either")
 DRAFT_ROLES = ("draft", "either")
 # (mark, colour) for the memory estimate: words and a symbol, never colour alone.
-MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b")}
+UNKNOWN = "unknown"  # the estimate could not be made
+MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b"), UNKNOWN: ("⚠ ", "#8a5300")}
 
 
 def _role(entry: PackEntry) -> str:
     return entry.info.role if entry.info is not None else "either"
+
+
+def _listed(entry: PackEntry | None, entries: list[PackEntry]) -> bool:
+    return entry is not None and any(e.path == entry.path for e in entries)
+
+
+def _index_of(combo: QComboBox, entry: PackEntry | None) -> int:
+    """The row holding this pack, or -1."""
+    for i in range(combo.count()):
+        item = combo.itemData(i)
+        if entry is not None and isinstance(item, PackEntry) and item.path == entry.path:
+            return i
+    return -1
 
 
 class PairPage(QWidget):
@@ -43,6 +61,8 @@ class PairPage(QWidget):
         self.library = library
         self.selection = selection
         self._entries: list[PackEntry] = []
+        self._targets: list[PackEntry] = []
+        self._drafts: list[PackEntry] = []
 
         title = QLabel("Pair")
         title.setObjectName("pageTitle")
@@ -61,7 +81,14 @@ class PairPage(QWidget):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(10)
-            combo.currentIndexChanged.connect(self._on_choice_changed)
+        self.target_combo.currentIndexChanged.connect(self._on_target_changed)
+        self.draft_combo.currentIndexChanged.connect(self._on_choice_changed)
+        self.show_all = QCheckBox("Show &all drafts")
+        self.show_all.setToolTip(
+            "The draft list offers the drafts that can serve the chosen target, best "
+            "first. Tick to list the others too, marked with why they cannot."
+        )
+        self.show_all.toggled.connect(self._on_show_all)
         self.swap_button = QPushButton("Swap")
         self.swap_button.setToolTip("Use the draft as target and the target as draft")
         self.swap_button.clicked.connect(self.swap)
@@ -72,6 +99,7 @@ class PairPage(QWidget):
             form.addWidget(label)
             form.addWidget(combo, 1)
             form.addSpacing(12)
+        form.addWidget(self.show_all)
         form.addWidget(self.swap_button)
 
         self.card = VerdictCard()
@@ -125,26 +153,79 @@ class PairPage(QWidget):
     # -- data -----------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Re-read the library and restore the saved pair."""
+        """Re-read the library and restore the saved pair, or offer the best pair that
+        can run (pairing.py) when the saved one is not installed."""
         self._entries = self.library.scan()
-        targets = [e for e in self._entries if _role(e) in TARGET_ROLES]
-        drafts = [e for e in self._entries if _role(e) in DRAFT_ROLES]
-        self._fill(self.target_combo, targets, self.selection.target)
-        self._fill(self.draft_combo, drafts, self.selection.draft)
-        self.matrix_model.set_entries(targets, drafts)
+        self._targets = [e for e in self._entries if _role(e) in TARGET_ROLES]
+        self._drafts = [e for e in self._entries if _role(e) in DRAFT_ROLES]
+        self.matrix_model.set_entries(self._targets, self._drafts)
+        by_path = {e.path: e for e in self._entries}
+        target = by_path.get(self.selection.target) if self.selection.target else None
+        draft = by_path.get(self.selection.draft) if self.selection.draft else None
+        if target is None or draft is None:
+            best = best_pair(self._targets, self._drafts, self.matrix_model.verdict)
+            target, draft = best if best else (self._first_readable(), None)
+        self._show_pair(target, draft)
+
+    def _first_readable(self) -> PackEntry | None:
+        return next((t for t in self._targets if t.ok), self._targets[0] if self._targets else None)
+
+    def _show_pair(self, target: PackEntry | None, draft: PackEntry | None) -> None:
+        """Fill both lists for this pair (listing every draft when `draft` does not suit
+        the target) and show its verdict once."""
+        self.target_combo.blockSignals(True)
+        self.target_combo.clear()
+        for entry in self._targets:
+            self._add(self.target_combo, entry, "" if entry.ok else " (cannot be read)")
+        self.target_combo.setCurrentIndex(_index_of(self.target_combo, target))
+        self.target_combo.blockSignals(False)
+        if draft is not None and not _listed(draft, self._fitting()):
+            self.show_all.blockSignals(True)
+            self.show_all.setChecked(True)
+            self.show_all.blockSignals(False)
+        self._fill_drafts(draft)
         self._on_choice_changed()
 
-    def _fill(self, combo: QComboBox, entries: list[PackEntry], wanted: Path | None) -> None:
+    def _add(self, combo: QComboBox, entry: PackEntry, suffix: str) -> None:
+        combo.addItem(self.matrix_model.label(entry) + suffix, entry)
+        combo.setItemData(combo.count() - 1, str(entry.path), Qt.ItemDataRole.ToolTipRole)
+
+    def _fitting(self) -> list[PackEntry]:
+        """The drafts that can serve the chosen target, best first."""
+        target, _ = self.current()
+        if target is None:
+            return []
+        return drafts_for(target, self._drafts, self.matrix_model.verdict)[0]
+
+    def _fill_drafts(self, wanted: PackEntry | None) -> None:
+        """The drafts that suit the target first (best first); the others only with
+        "Show all drafts", after a separator and marked. `wanted` stays chosen when
+        listed, else the best draft that suits the target."""
+        target, _ = self.current()
+        fitting = self._fitting()
+        others = [d for d in self._drafts if not _listed(d, fitting)]
+        combo = self.draft_combo
         combo.blockSignals(True)
         combo.clear()
-        for entry in entries:
-            label = entry.name if entry.ok else f"{entry.name} (cannot be read)"
-            combo.addItem(label, entry)
-            combo.setItemData(combo.count() - 1, str(entry.path), Qt.ItemDataRole.ToolTipRole)
-        paths = [e.path for e in entries]
-        if wanted in paths:
-            combo.setCurrentIndex(paths.index(wanted))
+        for entry in fitting:
+            self._add(combo, entry, "")
+        if self.show_all.isChecked() and others:
+            if fitting:
+                combo.insertSeparator(combo.count())
+            for entry in others:
+                self._add(combo, entry, self._why_not(target, entry))
+        index = _index_of(combo, wanted)
+        combo.setCurrentIndex(0 if index < 0 and fitting else index)
         combo.blockSignals(False)
+
+    def _why_not(self, target: PackEntry | None, draft: PackEntry) -> str:
+        if not draft.ok:
+            return " (cannot be read)"
+        if target is not None and target.path == draft.path:
+            return " (the target itself)"
+        if target is not None and self.matrix_model.verdict(target, draft).level == BLOCKED:
+            return " (✕ blocked with this target)"
+        return ""
 
     def current(self) -> tuple[PackEntry | None, PackEntry | None]:
         target = self.target_combo.currentData()
@@ -155,11 +236,12 @@ class PairPage(QWidget):
         )
 
     def choose(self, target: Path, draft: Path) -> None:
-        for combo, path in ((self.target_combo, target), (self.draft_combo, draft)):
-            for i in range(combo.count()):
-                entry = combo.itemData(i)
-                if isinstance(entry, PackEntry) and entry.path == path:
-                    combo.setCurrentIndex(i)
+        """Show this pair, listing every draft when this one does not suit the target
+        (nothing changes when either is not installed in that role)."""
+        chosen_target = next((e for e in self._targets if e.path == target), None)
+        chosen_draft = next((e for e in self._drafts if e.path == draft), None)
+        if chosen_target is not None and chosen_draft is not None:
+            self._show_pair(chosen_target, chosen_draft)
 
     def swap(self) -> None:
         target, draft = self.current()
@@ -168,20 +250,50 @@ class PairPage(QWidget):
 
     # -- slots ----------------------------------------------------------------------------
 
+    def _on_target_changed(self) -> None:
+        """Keep the draft when it suits the new target; else offer the best that does,
+        or none (unless all drafts are listed) when no draft suits it."""
+        _, draft = self.current()
+        fitting = self._fitting()
+        if not _listed(draft, fitting):
+            draft = fitting[0] if fitting else (draft if self.show_all.isChecked() else None)
+        self._fill_drafts(draft)
+        self._on_choice_changed()
+
+    def _on_show_all(self) -> None:
+        _, draft = self.current()
+        self._fill_drafts(draft)
+        self._on_choice_changed()
+
     def _on_choice_changed(self) -> None:
         target, draft = self.current()
         self._show_memory(target, draft)
         if target is None or draft is None:
-            missing = "a target" if target is None else "a draft"
-            self.card.show_verdict(
-                None,
-                f"Add {missing} pack on the Library page first."
-                if not self._entries
-                else f"Choose {missing}.",
-            )
+            self.card.show_verdict(None, *self._missing_note(target))
             return
-        self.card.show_verdict(verdict_of(target, draft))
+        self.card.show_verdict(self.matrix_model.verdict(target, draft))
         self.selection.select(target.path, draft.path)
+
+    def _missing_note(self, target: PackEntry | None) -> tuple[str, str]:
+        """What to do next, and the card's title, when no pair is chosen."""
+        if not self._entries:
+            return "Add a target and a draft pack on the Library page first.", "No packs yet"
+        if target is None:
+            return "Choose a target.", "Choose a target and a draft"
+        if target.error is not None:
+            return (
+                f"{target.error.problem} ({target.error.path}). Fix or remove it on the "
+                "Library page, or choose another target.",
+                f"The target {self.matrix_model.label(target)} cannot be read",
+            )
+        if self._drafts and not self.show_all.isChecked():
+            return (
+                "No installed draft can serve this target. Tick “Show all drafts” to see "
+                "the others and why they cannot, or add a draft of the same family on "
+                "the Library page.",
+                "No draft for this target",
+            )
+        return "Choose a draft, or add one on the Library page.", "Choose a draft"
 
     def _show_memory(self, target: PackEntry | None, draft: PackEntry | None) -> None:
         """How much memory the pair needs under its saved recipes, and whether this
@@ -189,11 +301,18 @@ class PairPage(QWidget):
         if target is None or draft is None or target.info is None or draft.info is None:
             self.memory_label.hide()
             return
-        _, fit = assess_memory(target.info, draft.info, worker_running=False)
-        mark, colour = MEMORY_STYLES.get(fit.level, ("", ""))
-        self.memory_label.setText(mark + fit.message)
+        try:
+            _, fit = assess_memory(target.info, draft.info, worker_running=False)
+        except FileError as exc:  # a recipe broken since the library was read
+            self._memory_text(UNKNOWN, f"Memory cannot be estimated: {exc.path}: {exc.problem}")
+            return
+        self._memory_text(fit.level, fit.message)
+
+    def _memory_text(self, level: str, message: str) -> None:
+        mark, colour = MEMORY_STYLES.get(level, ("", ""))
+        self.memory_label.setText(mark + message)
         self.memory_label.setStyleSheet(f"color: {colour};" if colour else "")
-        self.memory_label.setProperty("level", fit.level)
+        self.memory_label.setProperty("level", level)
         self.memory_label.show()
 
     def _on_matrix_double_clicked(self, index: QModelIndex) -> None:

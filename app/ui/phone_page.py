@@ -46,6 +46,7 @@ DEVICE_POLL_MS = 1000
 
 class PhonePage(QWidget):
     message = Signal(str)
+    problem = Signal(str)  # something failed: said longer than a message
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -355,7 +356,7 @@ class PhonePage(QWidget):
             if self.device_list.selected_serial() == status.serial:
                 self.refresh_phone()
         elif status.state == FAILED:
-            self.message.emit(f"Push of {status.pack} failed: {status.error}")
+            self.problem.emit(f"Push of {status.pack} failed: {status.error}")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -371,7 +372,7 @@ class PhonePage(QWidget):
 
     def shutdown(self) -> None:
         """Drop answers still on their way, stop pushes (they resume next time:
-        verified files are skipped)."""
+        verified files are skipped) and the adb server if DraftDeck started it."""
         self.device_timer.stop()
         background.close_owner(self)
-        self.desk.shutdown(timeout=2.0)  # never freeze the closing window
+        self.desk.shutdown(timeout=2.0, stop_adb=True)  # never freeze the closing window

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
 
 from app.core.phone.desk import PhoneDesk
-from app.core.phone.push import PushStatus
-from app.ui.job_models import ProgressDelegate
+from app.core.phone.push import FINISHED, PushStatus
+from app.ui.job_models import ProgressDelegate, offer
 from app.ui.phone_models import PushQueueModel
 from app.ui.table_model import setup_table
 
@@ -29,7 +29,6 @@ class PushQueuePanel(QWidget):
         self.view.setMinimumHeight(110)
         self.cancel_button = QPushButton("Cancel")
         self.retry_button = QPushButton("Push Again")
-        self.retry_button.setToolTip("Resume: files already verified on the phone are skipped")
         self.clear_button = QPushButton("Clear Finished")
 
         buttons = QHBoxLayout()
@@ -46,9 +45,32 @@ class PushQueuePanel(QWidget):
         self.cancel_button.clicked.connect(self.cancel_selected)
         self.retry_button.clicked.connect(self.retry_selected)
         self.clear_button.clicked.connect(self.desk.clear_finished)
+        self.view.selectionModel().selectionChanged.connect(self.update_buttons)
+        self.update_buttons()
 
     def refresh(self) -> list[PushStatus]:
-        return self.model.sync(self.desk.queue.jobs)
+        changed = self.model.sync(self.desk.queue.jobs)
+        self.update_buttons()
+        return changed
+
+    def update_buttons(self) -> None:
+        status = self.model.selected_status(self.view)
+        finished = status is not None and status.state in FINISHED
+        if status is None:
+            cancel = again = "Select a push in the queue first"
+        else:
+            cancel = f"This push is {status.state}" if finished else ""
+            again = "" if finished else "This push is still running"
+        offer(self.cancel_button, cancel, "Stop this push; verified files stay on the phone")
+        offer(self.retry_button, again, "Resume: files already verified on the phone are skipped")
+        rows = range(self.model.rowCount())
+        offer(
+            self.clear_button,
+            ""
+            if any(self.model.status(r).state in FINISHED for r in rows)
+            else "No push has finished",
+            "Remove finished pushes from the list",
+        )
 
     def cancel_selected(self) -> None:
         job = self.model.selected_job(self.view)

@@ -1,8 +1,11 @@
 """Edit one recipe file: a typed form and the raw JSON, kept in sync both ways.
 
-The current data (a dict) is the single source of truth. Form edits and JSON edits
-become undo commands that set it; applying data redraws whichever views did not
-produce it. Saving goes through RecipeDocument (atomic, .bak, change detection).
+The current data (a dict) is the single source of truth. Form edits, JSON edits and
+re-reads of the file become undo commands that set it; applying data redraws whichever
+views did not produce it. JSON text becomes a command once it parses (a moment after
+typing stops, when the pane loses focus, before undo and save), so the stack holds only
+valid documents: text that never parsed is never brought back by undo. Saving goes
+through RecipeDocument (atomic, .bak, change detection).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QUndoCommand, QUndoStack
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QUndoStack
 from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
@@ -41,42 +44,11 @@ from app.core.recipe.schema import (
     Problem,
     recipe_problems,
 )
-from app.ui.recipe_fields import NOT_SET, FieldEditor, make_editor
+from app.ui.recipe_fields import NOT_SET, FieldEditor, json_text, make_editor
+from app.ui.recipe_undo import SetData, UndoKeysToPage
 
 log = logging.getLogger("draftdeck.ui.recipes")
 JSON_DELAY_MS = 300
-
-
-class _SetData(QUndoCommand):
-    def __init__(
-        self,
-        editor: RecipeEditor,
-        before: dict[str, Any],
-        after: dict[str, Any],
-        text: str,
-        merge_key: str | None,
-        from_json: bool,
-    ) -> None:
-        super().__init__(text)
-        self.editor, self.before, self.after = editor, before, after
-        self.merge_key = merge_key
-        self._first = from_json  # the JSON view already shows this text
-
-    def redo(self) -> None:
-        self.editor.apply(self.after, keep_json_text=self._first)
-        self._first = False
-
-    def undo(self) -> None:
-        self.editor.apply(self.before)
-
-    def id(self) -> int:
-        return 1 if self.merge_key else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _SetData) or other.merge_key != self.merge_key:
-            return False
-        self.after = other.after  # e.g. several clicks on one spin box: one undo step
-        return True
 
 
 class RecipeEditor(QWidget):
@@ -104,6 +76,9 @@ class RecipeEditor(QWidget):
             label = QLabel(key)
             label.setToolTip(editor.widget.toolTip())
             form.addRow(label, editor.widget)
+        # Form edits would overwrite JSON text that does not parse: locked until it does.
+        self.fields_box = QWidget()
+        self.fields_box.setLayout(form)
         self.others = QLabel()
         self.others.setWordWrap(True)
         self.others.setObjectName("pageHint")
@@ -112,7 +87,8 @@ class RecipeEditor(QWidget):
         self.problem_label.setTextFormat(Qt.TextFormat.RichText)
         form_box = QWidget()
         form_layout = QVBoxLayout(form_box)
-        form_layout.addLayout(form)
+        form_layout.setContentsMargins(0, 0, 0, 0)
+        form_layout.addWidget(self.fields_box)
         form_layout.addWidget(self.others)
         form_layout.addWidget(self.problem_label)
         form_layout.addStretch(1)
@@ -123,7 +99,9 @@ class RecipeEditor(QWidget):
         self.json_edit.setObjectName("jsonView")
         self.json_edit.setFont(mono)
         self.json_edit.textChanged.connect(self._on_json_typed)
+        self.json_edit.installEventFilter(self)  # leaving the pane commits its text
         self.json_status = QLabel()
+        self.json_status.setWordWrap(True)  # a long parse error must not widen the window
         self.diff_view = QPlainTextEdit()
         self.diff_view.setReadOnly(True)
         self.diff_view.setFont(mono)
@@ -149,7 +127,14 @@ class RecipeEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
+        self._undo_keys = UndoKeysToPage(self)
+        self._undo_keys.guard(self)
         self.setEnabled(False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.json_edit and event.type() == QEvent.Type.FocusOut:
+            self.sync_from_json()
+        return super().eventFilter(watched, event)
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.state_changed.emit()
@@ -176,11 +161,38 @@ class RecipeEditor(QWidget):
         self.setEnabled(False)
 
     @property
+    def json_pending(self) -> bool:
+        """JSON text typed but not yet a document state (not parsed yet, or not parsing)."""
+        return self._json_timer.isActive() or self.json_error is not None
+
+    @property
     def dirty(self) -> bool:
         """Unsaved edits, including JSON text that does not parse yet."""
-        return self.doc is not None and (
-            not self.undo_stack.isClean() or self.json_error is not None
-        )
+        return self.doc is not None and (not self.undo_stack.isClean() or self.json_pending)
+
+    # -- undo -----------------------------------------------------------------------------
+
+    def can_undo(self) -> bool:
+        return self.json_pending or self.undo_stack.canUndo()
+
+    def can_redo(self) -> bool:
+        return not self.json_pending and self.undo_stack.canRedo()
+
+    def undo_text(self) -> str:
+        return "Edit JSON" if self.json_pending else self.undo_stack.undoText()
+
+    def undo(self) -> None:
+        """Take back the newest change: typed JSON first, whether it parses or not."""
+        self.sync_from_json()
+        if self.json_error is not None:
+            self.apply(self.data)  # back to the last valid document; the bad text goes
+        else:
+            self.undo_stack.undo()
+
+    def redo(self) -> None:
+        self.sync_from_json()  # JSON that parses is a new change: nothing left to redo
+        if self.json_error is None:
+            self.undo_stack.redo()
 
     # -- the one way data changes -----------------------------------------------------------
 
@@ -212,7 +224,7 @@ class RecipeEditor(QWidget):
     ) -> None:
         if after == self.data and list(after) == list(self.data):
             return
-        self.undo_stack.push(_SetData(self, dict(self.data), after, text, merge_key, from_json))
+        self.undo_stack.push(SetData(self, dict(self.data), after, text, merge_key, from_json))
 
     def _on_field_changed(self, key: str) -> None:
         value = self.editors[key].value()
@@ -225,6 +237,7 @@ class RecipeEditor(QWidget):
 
     def _on_json_typed(self) -> None:
         self._json_timer.start()
+        self.state_changed.emit()  # there is something to undo from now on
 
     def sync_from_json(self) -> None:
         """Parse the JSON view now (also runs by itself shortly after typing stops)."""
@@ -258,7 +271,7 @@ class RecipeEditor(QWidget):
                 by_key.setdefault(problem.key, problem.message)
         for key, editor in self.editors.items():
             if key in self._unshowable and key not in by_key:
-                by_key[key] = f"{self.data[key]!r} cannot be shown here; edit it in the JSON"
+                by_key[key] = f"{json_text(self.data[key])} cannot be shown here; edit the JSON"
             editor.set_problem(by_key.get(key))
         unknown = [k for k in self.data if k not in self.editors]
         self.others.setText(
@@ -267,8 +280,13 @@ class RecipeEditor(QWidget):
             else ""
         )
         lines = []
+        self.fields_box.setEnabled(self.json_error is None)
         if self.json_error is not None:
-            lines.append(f"<span style='color:#a1261b'>✕ JSON: {self.json_error.problem}</span>")
+            lines.append(
+                f"<span style='color:#a1261b'>✕ JSON: {self.json_error.problem}. The form "
+                "is locked until the JSON is valid; Undo (Ctrl+Z) goes back to the last "
+                "valid version.</span>"
+            )
         for problem in self.problems:
             colour, mark = ("#a1261b", "✕") if problem.severity == ERROR else ("#8a5300", "⚠")
             lines.append(f"<span style='color:{colour}'>{mark} {problem}</span>")
@@ -316,9 +334,18 @@ class RecipeEditor(QWidget):
         log.info("saved %s", self.doc.path)
 
     def revert(self) -> None:
-        """Throw away unsaved edits and read the file again."""
-        if self.doc is not None:
-            self.load(self.doc.path)
+        """Throw away unsaved edits and read the file again (undo brings them back)."""
+        self._reread("Revert")
+
+    def _reread(self, text: str) -> None:
+        """The file as it is on disk, as one undoable step that leaves the editor clean."""
+        if self.doc is None:
+            return
+        self.doc = RecipeDocument.open_or_new(self.doc.path)
+        self.json_error = None
+        self._change(dict(self.doc.data), text)
+        self.apply(self.data)  # also when the data did not change: drops unparsed text
+        self.undo_stack.setClean()
 
     def reset_to_pack(self) -> bool:
         if self.doc is None:
@@ -328,5 +355,5 @@ class RecipeEditor(QWidget):
         except OSError as exc:
             raise FileError(self.doc.path, f"could not restore: {exc}") from None
         if restored:
-            self.load(self.doc.path)
+            self._reread("Reset to pack default")
         return restored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,16 @@ from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QW
 from app.core.recipe.schema import Field
 
 NOT_SET = object()
+
+
+def json_text(value: Any) -> str:
+    """A value as the JSON file spells it (never a Python repr)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def invalid_text(value: Any) -> str:
+    """How a field shows a value from the JSON that it cannot hold."""
+    return f"{json_text(value)} (not valid)"
 
 
 def field_tooltip(field: Field) -> str:
@@ -64,6 +75,9 @@ class FieldEditor(QObject):
 
 
 class ChoiceEditor(FieldEditor):
+    """A list of choices. A value the list lacks is shown as an extra, marked last item
+    that keeps the value until the user picks another."""
+
     def __init__(self, field: Field) -> None:
         combo = QComboBox()
         default = field.default if field.default != "" else "none"
@@ -73,15 +87,28 @@ class ChoiceEditor(FieldEditor):
                 combo.addItem(choice, choice)
         super().__init__(field, combo)
         self.combo = combo
+        self._held: Any = NOT_SET  # the JSON's value when the list lacks it
         combo.currentIndexChanged.connect(self._emit)
 
     def value(self) -> Any:
+        if self._held is not NOT_SET and self.combo.currentIndex() == self.combo.count() - 1:
+            return self._held
         return self.combo.currentData()
 
+    def _index_of(self, value: Any) -> int:
+        return 0 if value is NOT_SET else self.combo.findData(value)
+
     def _show(self, value: Any) -> bool:
-        index = self.combo.findData(value) if value is not NOT_SET else 0
-        self.combo.setCurrentIndex(max(index, 0))
-        return index >= 0
+        if self._held is not NOT_SET:
+            self.combo.removeItem(self.combo.count() - 1)
+            self._held = NOT_SET
+        index = self._index_of(value)
+        if index < 0:
+            self._held = value
+            self.combo.addItem(invalid_text(value))
+            index = self.combo.count() - 1
+        self.combo.setCurrentIndex(index)
+        return self._held is NOT_SET
 
 
 class BoolEditor(ChoiceEditor):
@@ -93,52 +120,92 @@ class BoolEditor(ChoiceEditor):
         self.combo.addItem("true", True)
         self.combo.addItem("false", False)
 
-    def _show(self, value: Any) -> bool:
+    def _index_of(self, value: Any) -> int:
         if value is NOT_SET:
-            self.combo.setCurrentIndex(0)
-            return True
-        if not isinstance(value, bool):
-            self.combo.setCurrentIndex(0)
-            return False
-        self.combo.setCurrentIndex(1 if value else 2)
-        return True
+            return 0
+        return (1 if value else 2) if isinstance(value, bool) else -1
+
+
+def _gap_step(value: float, not_set: float, least: float, steps: int) -> float | None:
+    """Where the arrows go between "not set" and the least allowed value, over numbers
+    only typing reaches (0 where 1 is the least); None: an ordinary step."""
+    if steps > 0 and value == not_set:
+        return least
+    if steps < 0 and not_set < value <= least:
+        return not_set
+    return None
+
+
+class _WholeSpin(QSpinBox):
+    def __init__(self, least: float) -> None:
+        super().__init__()
+        self.least = least
+
+    def stepBy(self, steps: int) -> None:
+        target = _gap_step(self.value(), self.minimum(), self.least, steps)
+        if target is None:
+            super().stepBy(steps)
+        else:
+            self.setValue(int(target))
+
+
+class _DecimalSpin(QDoubleSpinBox):
+    def __init__(self, least: float) -> None:
+        super().__init__()
+        self.least = least
+
+    def stepBy(self, steps: int) -> None:
+        target = _gap_step(self.value(), self.minimum(), self.least, steps)
+        if target is None:
+            super().stepBy(steps)
+        else:
+            self.setValue(target)
 
 
 class NumberEditor(FieldEditor):
-    """Whole numbers in a QSpinBox, decimals in a QDoubleSpinBox. One step below the
-    allowed range stands for "not set"."""
+    """Whole numbers in a QSpinBox, decimals in a QDoubleSpinBox. "Not set" is the step
+    below both the allowed range and zero, so a typed 0 stays 0 (marked when the field
+    needs more) instead of turning into "not set". A value the box cannot hold (text,
+    too large) is shown in place of "not set", marked, until the user picks a number."""
 
     def __init__(self, field: Field) -> None:
         self.whole = field.kind == "int"
-        low = field.minimum if field.minimum is not None else 0
+        unit = 1 if self.whole else 0.001  # the smallest step the box shows
+        least = field.minimum if field.minimum is not None else 0
+        low = min(least, 0) - unit
         high = field.maximum if field.maximum is not None else 1_000_000
         spin: QSpinBox | QDoubleSpinBox
         if self.whole:
-            spin = QSpinBox()
-            spin.setRange(int(low) - 1, int(high))
+            spin = _WholeSpin(least)
+            spin.setRange(int(low), int(high))
         else:
-            spin = QDoubleSpinBox()
+            spin = _DecimalSpin(least)
             spin.setDecimals(3)
             spin.setSingleStep(0.05)
-            spin.setRange(low - 0.001, high)
-        spin.setSpecialValueText(f"(not set: {field.default})")
+            spin.setRange(low, high)
+        self._not_set_text = f"(not set: {field.default})"
+        spin.setSpecialValueText(self._not_set_text)
         super().__init__(field, spin)
         self.spin = spin
+        self._held: Any = NOT_SET  # the JSON's value when the box cannot hold it
         spin.valueChanged.connect(self._emit)
 
     def value(self) -> Any:
-        return NOT_SET if self.spin.value() == self.spin.minimum() else self.spin.value()
+        return self._held if self.spin.value() == self.spin.minimum() else self.spin.value()
 
     def _show(self, value: Any) -> bool:
         kinds: tuple[type, ...] = (int,) if self.whole else (int, float)
-        ok = isinstance(value, kinds) and not isinstance(value, bool)
-        in_range = ok and self.spin.minimum() < value <= self.spin.maximum()
-        shown = value if in_range else self.spin.minimum()
+        number = isinstance(value, kinds) and not isinstance(value, bool)
+        shown = number and self.spin.minimum() < value <= self.spin.maximum()
+        self._held = NOT_SET if shown else value
+        held = self._held is not NOT_SET
+        self.spin.setSpecialValueText(invalid_text(value) if held else self._not_set_text)
+        target = value if shown else self.spin.minimum()
         if isinstance(self.spin, QSpinBox):
-            self.spin.setValue(int(shown))
+            self.spin.setValue(int(target))
         else:
-            self.spin.setValue(float(shown))
-        return value is NOT_SET or in_range
+            self.spin.setValue(float(target))
+        return not held
 
 
 class PathEditor(FieldEditor):
@@ -154,7 +221,9 @@ class PathEditor(FieldEditor):
         return self.edit.text() or NOT_SET
 
     def _show(self, value: Any) -> bool:
-        self.edit.setText(value if isinstance(value, str) else "")
+        text = value if isinstance(value, str) else "" if value is NOT_SET else json_text(value)
+        if self.edit.text() != text:  # an unchanged text keeps the cursor where one types
+            self.edit.setText(text)
         return value is NOT_SET or isinstance(value, str)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -26,6 +27,7 @@ from app.core.recipe.schema import DRAFT, TARGET
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
+from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
 
 
 class RecipesPage(QWidget):
@@ -51,12 +53,15 @@ class RecipesPage(QWidget):
         self.tabs.currentChanged.connect(self._on_index_changed)
 
         self.toolbar = QToolBar()
-        self.act_undo = self._action("Undo", QKeySequence.StandardKey.Undo, self.undo)
-        self.act_redo = self._action("Redo", QKeySequence.StandardKey.Redo, self.redo)
+        # The undo keys work from any widget on the page (the editors' text widgets pass
+        # them on) and go to the current file's one stack.
+        self.act_undo = self._action("Undo", UNDO_KEYS, self.undo)
+        self.act_redo = self._action("Redo", REDO_KEYS, self.redo)
         self.toolbar.addSeparator()
-        self.act_save = self._action("Save", QKeySequence.StandardKey.Save, self.save)
-        self.act_revert = self._action("Revert", None, self.revert)
-        self.act_reset = self._action("Reset to Pack Default", None, self.reset_to_pack)
+        save_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Save)
+        self.act_save = self._action("Save", save_keys, self.save)
+        self.act_revert = self._action("Revert", (), self.revert)
+        self.act_reset = self._action("Reset to Pack Default", (), self.reset_to_pack)
         self.preset_combo = QComboBox()
         self.preset_combo.setToolTip("Apply a preset to both files (undo takes it back)")
         self.act_preset = QAction("Apply Preset", self)
@@ -75,16 +80,25 @@ class RecipesPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(self.subtitle)
         layout.addLayout(top)
+        # Saved or not, in words; wraps rather than widening the window.
+        self.save_note = QLabel()
+        self.save_note.setObjectName("pageHint")
+        self.save_note.setWordWrap(True)
+        self._saved: list[str] = []  # the files the last Save wrote, until the next edit
+        self._saved_at = ""
+        layout.addWidget(self.save_note)
         layout.addWidget(self.tabs, 1)
-        selection.changed.connect(self.load_selection)
+        # Only a visible page loads (showEvent does it otherwise): a broken recipe
+        # must not pop up over the Pair page, which says so in its card.
+        selection.changed.connect(self._on_pair_changed)
         self._update_state()
 
     def _action(
-        self, text: str, keys: QKeySequence.StandardKey | None, slot: Callable[[], object]
+        self, text: str, keys: Sequence[QKeySequence], slot: Callable[[], object]
     ) -> QAction:
         action = QAction(text, self)
-        if keys is not None:
-            action.setShortcut(keys)
+        if keys:
+            action.setShortcuts(list(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         action.triggered.connect(slot)
         self.addAction(action)
@@ -104,6 +118,10 @@ class RecipesPage(QWidget):
         return any(e.dirty for e in self.editors)
 
     # -- loading --------------------------------------------------------------------------
+
+    def _on_pair_changed(self) -> None:
+        if self.isVisible():
+            self.load_selection()
 
     def load_selection(self) -> None:
         wanted = (self.selection.target, self.selection.draft)
@@ -125,6 +143,7 @@ class RecipesPage(QWidget):
     def _load_pair(self) -> None:
         target, draft = self.selection.target, self.selection.draft
         self._loaded = (target, draft)
+        self._saved = []
         if target is None or draft is None:
             for editor in self.editors:
                 editor.clear()
@@ -175,24 +194,42 @@ class RecipesPage(QWidget):
 
     def _update_state(self) -> None:
         editor = self.current_editor()
-        stack = editor.undo_stack
-        self.act_undo.setEnabled(stack.canUndo())
-        self.act_redo.setEnabled(stack.canRedo())
-        self.act_undo.setText(f"Undo {stack.undoText()}".strip())
-        self.act_redo.setText(f"Redo {stack.redoText()}".strip())
+        self.act_undo.setEnabled(editor.can_undo())
+        self.act_redo.setEnabled(editor.can_redo())
+        # What undo takes back goes in the tooltip: a long name would push the toolbar's
+        # last buttons into its overflow menu.
+        undo, redo = editor.undo_text(), editor.undo_stack.redoText()
+        self.act_undo.setToolTip(" ".join(w for w in ("Undo", undo, "(Ctrl+Z)") if w))
+        self.act_redo.setToolTip(" ".join(w for w in ("Redo", redo, "(Ctrl+Shift+Z)") if w))
         self.act_save.setEnabled(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
         self.act_reset.setEnabled(editor.doc is not None)
-        self.act_preset.setEnabled(self.preset_combo.count() > 0 and editor.doc is not None)
-        for index, name in enumerate(("Draft recipe", "Target settings")):
+        # A preset rewrites both files' JSON: not over text that does not parse yet.
+        parsed = all(e.json_error is None for e in self.editors)
+        self.act_preset.setEnabled(
+            self.preset_combo.count() > 0 and editor.doc is not None and parsed
+        )
+        names = ("Draft recipe", "Target settings")
+        for index, name in enumerate(names):
             marker = " •" if self.editors[index].dirty else ""
             self.tabs.setTabText(index, name + marker)
+        unsaved = [name.lower() for name, e in zip(names, self.editors, strict=True) if e.dirty]
+        if unsaved:
+            self._saved = []
+            self.save_note.setText(
+                f"● Unsaved changes in the {' and the '.join(unsaved)}. Chat and Tune use the "
+                "saved files; Save (Ctrl+S) writes them."
+            )
+        elif self._saved:
+            self.save_note.setText(f"✓ Saved {' and '.join(self._saved)} at {self._saved_at}.")
+        else:
+            self.save_note.setText("")
 
     def undo(self) -> None:
-        self.current_editor().undo_stack.undo()
+        self.current_editor().undo()
 
     def redo(self) -> None:
-        self.current_editor().undo_stack.redo()
+        self.current_editor().redo()
 
     def apply_selected_preset(self) -> None:
         preset = self.preset_combo.currentData()
@@ -202,7 +239,9 @@ class RecipesPage(QWidget):
                     editor.apply_preset(preset)
 
     def save(self) -> None:
+        self._saved = []
         for editor in self.editors:
+            editor.sync_from_json()  # JSON typed a moment ago counts
             if editor.dirty:
                 self._save_one(editor)
         self._update_state()
@@ -210,6 +249,7 @@ class RecipesPage(QWidget):
     def _save_one(self, editor: RecipeEditor, overwrite: bool = False) -> None:
         try:
             editor.save(overwrite_changes=overwrite)
+            self._note_saved(editor)
         except ChangedOnDiskError as exc:
             ask(
                 self,
@@ -222,6 +262,11 @@ class RecipesPage(QWidget):
         except FileError as exc:
             show_file_error(self, "Recipe not saved", exc)
         self._update_state()
+
+    def _note_saved(self, editor: RecipeEditor) -> None:
+        if editor.path is not None:
+            self._saved.append(f"{editor.path.parent.name}/{editor.path.name}")
+            self._saved_at = f"{datetime.now():%H:%M}"
 
     def revert(self) -> None:
         editor = self.current_editor()

@@ -17,16 +17,20 @@ class UpliftChart(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # Held, not subclassed: pyqtgraph has no type hints.
-        self.plot = pg.PlotWidget(
-            title="Uplift by draft length (median of pairs; bars: 95 % interval)"
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.plot = self.canvas.addPlot(
+            row=0, col=0, title="Uplift by draft length (median of pairs; bars: 95 % interval)"
         )
         self.plot.setLabel("bottom", "draft length d")
+        self.plot.getAxis("bottom").setTickSpacing(1, 1)  # draft lengths are whole numbers
         self.plot.setLabel("left", "uplift over plain decoding", units="x")
-        self.plot.addLegend()
+        # Below the plot, not over it: inside, it covered points and their bars.
+        self.legend = pg.LegendItem(colCount=2)
+        self.canvas.addItem(self.legend, row=1, col=0)
         self._add_parity_line()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        layout.addWidget(self.canvas)
 
     def _add_parity_line(self) -> None:
         """Uplift 1: below it, speculation loses to plain decoding."""
@@ -38,6 +42,7 @@ class UpliftChart(QWidget):
         self, results: list[SettingResult], compared: list[SettingResult] | None = None
     ) -> None:
         self.plot.clear()
+        self.legend.clear()
         self._add_parity_line()
         runs = [(results, "", Qt.PenStyle.SolidLine)]
         if compared is not None:
@@ -50,14 +55,8 @@ class UpliftChart(QWidget):
                 low = ys - np.array([r.interval.low for r in curve.points])
                 high = np.array([r.interval.high for r in curve.points]) - ys
                 pen = pg.mkPen(colour, width=2, style=style)
-                self.plot.plot(
-                    xs,
-                    ys,
-                    pen=pen,
-                    symbol="o",
-                    symbolBrush=colour,
-                    name=f"draft {curve.draft_threads} thread(s){suffix}",
-                )
+                line = self.plot.plot(xs, ys, pen=pen, symbol="o", symbolBrush=colour)
+                self.legend.addItem(line, f"draft {curve.draft_threads} thread(s){suffix}")
                 self.plot.addItem(
                     pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=0.15, pen=pen)
                 )

@@ -13,12 +13,10 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -39,10 +37,11 @@ from app.core.recipe.schema import physical_cores
 from app.engine.client.tune_job import FAILED, REFUSED, TuneJob, tune_queue
 from app.ui import background
 from app.ui.dialogs import ask, show_error
+from app.ui.fitted_table import FrozenColumnTable
 from app.ui.pair_selection import PairSelection
 from app.ui.tune_chart import UpliftChart
 from app.ui.tune_plan_form import PlanForm
-from app.ui.tune_results_model import SORT_ROLE, ResultsModel
+from app.ui.tune_results_model import GIVE_WAY, SORT_ROLE, ResultsModel
 
 
 class TunePage(QWidget):
@@ -54,12 +53,17 @@ class TunePage(QWidget):
         self.job: TuneJob | None = None
         self._job_shown = True  # whether the job's end has been shown
         self._undo: Snapshot | None = None
+        self._blocked = ""  # why the selected pair cannot be tuned at all
 
         title = QLabel("Tune")
         title.setObjectName("pageTitle")
         self.pair_label = QLabel()
         self.pair_label.setObjectName("pageHint")
         self.pair_label.setWordWrap(True)
+        self.blocked_label = QLabel()
+        self.blocked_label.setStyleSheet("color: #a1261b")
+        self.blocked_label.setWordWrap(True)
+        self.blocked_label.hide()
         self.form = PlanForm(physical_cores())
         self.start_button = QPushButton("Start")
         self.cancel_button = QPushButton("Cancel")
@@ -87,11 +91,10 @@ class TunePage(QWidget):
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
-        self.table = QTableView()
-        self.table.setModel(self.proxy)
+        self.table = FrozenColumnTable(GIVE_WAY)
         self.table.setSortingEnabled(True)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setModel(self.proxy)
         self.chart = UpliftChart()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
@@ -100,6 +103,8 @@ class TunePage(QWidget):
         splitter.addWidget(self.form)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 3)
+        # The form needs little width; the table and chart get the rest.
+        splitter.setSizes([self.form.minimumSizeHint().width(), 10_000])
 
         controls = QHBoxLayout()
         for widget in (
@@ -123,6 +128,7 @@ class TunePage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(self.pair_label)
+        layout.addWidget(self.blocked_label)
         layout.addLayout(controls)
         layout.addLayout(results_bar)
         layout.addWidget(splitter, 1)
@@ -145,8 +151,12 @@ class TunePage(QWidget):
 
     def _on_pair_changed(self) -> None:
         target, draft = self.selection.target, self.selection.draft
+        if not self._running():
+            # The last sweep's end ("Stopped: …") was about the pair before.
+            self.verdict.clear()
         if target is None or draft is None:
             self.pair_label.setText("Choose a target and a draft on the Pair page first.")
+            self._show_blocked("")
             self.start_button.setEnabled(False)
             return
         text = (
@@ -154,7 +164,9 @@ class TunePage(QWidget):
             "swept stay as the saved recipe has them."
         )
         # Known from the bundles alone; the engine's probe decides at Start.
-        cannot_pay = assess_paths(target, draft).cannot_pay
+        verdict = assess_paths(target, draft)
+        cannot_pay = verdict.cannot_pay
+        self._show_blocked(verdict.summary() if verdict.blocked else "")
         if cannot_pay:
             text += (
                 " Both use linear attention: speculation cannot pay on MNN "
@@ -164,8 +176,17 @@ class TunePage(QWidget):
         self.pair_label.setText(text)
         self.force.setChecked(False)
         self.force.setVisible(cannot_pay)
-        self.start_button.setEnabled(not self._running())
+        self.start_button.setEnabled(not self._running() and not self._blocked)
         self.use_preset("quick")
+
+    def _show_blocked(self, reason: str) -> None:
+        """Say inline why Start is off for a pair that cannot work (no dialog at Start)."""
+        self._blocked = reason
+        self.blocked_label.setText(f"Start is off: this pair cannot be tuned. {reason}")
+        self.blocked_label.setVisible(bool(reason))
+        self.start_button.setToolTip(
+            f"This pair cannot be tuned: {reason}" if reason else "Measure the plan's settings"
+        )
 
     def use_preset(self, kind: str) -> None:
         target, draft = self.selection.target, self.selection.draft
@@ -263,7 +284,7 @@ class TunePage(QWidget):
         self.queue.shutdown(timeout=2.0)
 
     def _end(self) -> None:
-        self.start_button.setEnabled(self.selection.target is not None)
+        self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
         self.cancel_button.setEnabled(False)
         self.eta_label.setText("")
 

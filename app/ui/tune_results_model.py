@@ -8,30 +8,32 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from app.core.measure.tune_results import SettingResult, best_result, rows
+from app.ui.fitted_table import CELLS
 from app.ui.table_model import ColumnsModel, Index
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class ResultsModel(ColumnsModel):
+    # Two-line headers keep the columns as narrow as their figures.
     COLUMNS = (
         "d",
-        "Draft threads",
+        "Draft\nthreads",
         "Precision",
         "Memory",
-        "Target threads",
-        "Spec tok/s",
-        "Plain tok/s (pooled)",
-        "Uplift (median of pairs)",
-        "95 % interval",
+        "Target\nthreads",
+        "Spec\ntok/s",
+        "Plain tok/s\n(pooled)",
+        "Uplift\n(median of pairs)",
+        "95 %\ninterval",
         "Pairs",
-        "Acceptance",
-        "Mean length",
+        "Accept-\nance",
+        "Mean\nlength",
         "c",
-        "Predicted",
-        "Break-even",
-        "Lossless",
-        "Verify agr.",
+        "Predic-\nted",
+        "Break-\neven",
+        "Loss-\nless",
+        "Verify\nagr.",
     )
     KEYS = (
         "draft_length",
@@ -84,7 +86,10 @@ class ResultsModel(ColumnsModel):
             and orientation == Qt.Orientation.Horizontal
             and 0 <= section < len(self.KEYS)
         ):
-            return self.HEADER_TIPS.get(self.KEYS[section])
+            tip = self.HEADER_TIPS.get(self.KEYS[section])
+            # The title in one line too: a narrow column's header may be cut.
+            title = self.COLUMNS[section].replace("-\n", "").replace("\n", " ")
+            return f"{title}: {tip}" if tip else title
         return super().headerData(section, orientation, role)
 
     def row_total(self) -> int:
@@ -134,6 +139,28 @@ class ResultsModel(ColumnsModel):
                 return f"{value:,.1f}"
             return f"{value:.2f}x" if key == "uplift" else f"{value:.3f}"
         return str(value)
+
+
+# Columns whose long headers give way (elided; the full words in their tooltips) before
+# the table scrolls sideways: the figures themselves always show in full.
+GIVE_WAY = tuple(
+    (ResultsModel.KEYS.index(key), CELLS)
+    for key in (
+        "baseline_tok_s",
+        "uplift",
+        "break_even_acceptance",
+        "predicted_speedup",
+        "mean_accepted_length",
+        "target_threads",
+        "draft_threads",
+        "verify_agreement",
+        "acceptance",
+        "uplift_interval",
+        "spec_tok_s",
+        "draft_precision",
+        "lossless",
+    )
+)
 
 
 def format_interval(row: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ evidence, and the pack's own advice."""
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
@@ -36,20 +35,12 @@ STYLES = {
 SECTION_TITLES = {BLOCKED: "Why it cannot work", WARNING: "Warnings", INFO: "Good to know"}
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return ", ".join(map(str, value)) or "none"
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v}" for k, v in value.items())
-    return str(value)
-
-
 def _evidence(reason: Reason) -> str:
     if reason.severity == INFO or (reason.target is None and reason.draft is None):
         return ""
     return (
-        f"<br><span style='color:#555'>target: {escape(_value(reason.target))}"
-        f" &nbsp;·&nbsp; draft: {escape(_value(reason.draft))}</span>"
+        f"<br><span style='color:#555'>target: {escape(reason.shown(reason.target))}"
+        f" &nbsp;·&nbsp; draft: {escape(reason.shown(reason.draft))}</span>"
     )
 
 
@@ -82,10 +73,12 @@ class VerdictCard(QFrame):
         layout.addStretch(1)
         self.show_verdict(None)
 
-    def show_verdict(self, verdict: Verdict | None, note: str = "") -> None:
+    def show_verdict(
+        self, verdict: Verdict | None, note: str = "", title: str = "Choose a target and a draft"
+    ) -> None:
         if verdict is None:
             self.setStyleSheet("")
-            self.title.setText("Choose a target and a draft")
+            self.title.setText(title)
             self.body.setText(note or "The verdict appears here at once.")
             return
         symbol, title, background, ink = STYLES[verdict.level]

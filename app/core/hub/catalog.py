@@ -109,7 +109,9 @@ def refresh_live(config: HubConfig) -> Catalog:
     """List the curated collections on the Hub and cache the result."""
     listed: dict[str, list[str]] = {}
     for collection in _curated()["collections"]:
-        listed[collection["title"]] = collection_repos(config, collection["slug"])
+        listed[collection["title"]] = collection_repos(
+            config, collection["slug"], collection["title"]
+        )
     atomic_write_json(cache_path(), {"fetched_at": time.time(), "collections": listed}, indent=2)
     return load_catalog()
 

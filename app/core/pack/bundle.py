@@ -12,6 +12,7 @@ parameter count, model_shape.py).
 from __future__ import annotations
 
 import hashlib
+import logging
 import mmap
 import os
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ from app.core.pack.files import (
     LLM_CONFIG,
     LLM_MODEL,
     LLM_WEIGHT,
+    NOT_PACK_SUFFIXES,
     RECIPE_FILES,
     RUNTIME_CONFIG,
     TOKENIZER_CANDIDATES,
@@ -50,6 +52,8 @@ from app.core.pack.files import (
 from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
+
+log = logging.getLogger("draftdeck.pack")
 
 INFO_SCHEMA_VERSION = 1
 # MNN's LlmConfig keys that name files relative to the bundle, with MNN's defaults.
@@ -197,7 +201,8 @@ def read_bundle(folder: Path) -> BundleInfo:
         chat_template_sha256=_chat_template_hash(llm_config),
         visual=visual,
         recipe_files=recipes,
-        size_bytes=sum(f.size for f in files),
+        # DraftDeck's own backups are not the pack's (hidden ones are not listed at all).
+        size_bytes=sum(f.size for f in files if not f.name.endswith(NOT_PACK_SUFFIXES)),
         params_estimate=params,
         role=_role(recipes, params),
         runtime_config=MappingProxyType(runtime_config),
@@ -278,11 +283,23 @@ def _vocab_and_quant(
         if not target.is_file():
             target = weight_path
         size = target.stat().st_size
-        if alpha_off + alpha_size > size:
-            raise TieEmbeddingsError(
+        needed = alpha_off + alpha_size
+        if needed > size:
+            # The layout is llm_config.json's word, but a short file is far likelier
+            # than a wrong layout: name the file; the layout goes to the log only.
+            log.info(
+                "%s: tie_embeddings %s reaches byte %d but %s has only %d bytes",
                 llm_config_path,
-                f"tie_embeddings {tie} reaches byte {alpha_off + alpha_size} "
-                f"but {target.name} has only {size} bytes",
+                tie,
+                needed,
+                target.name,
+                size,
+            )
+            raise TieEmbeddingsError(
+                target,
+                f"{target.name} is shorter than the model needs ({needed:,} bytes needed, "
+                f"{size:,} present): the download or copy was cut off; download or copy "
+                "the pack again",
             )
         row_bits = (alpha_off - w_off) * 8
         if row_bits % (bits * hidden):

@@ -35,13 +35,14 @@ def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError)
     """Assess two bundles, either of which may have failed to read."""
     if isinstance(target, BundleInfo) and isinstance(draft, BundleInfo):
         return assess(target, draft)
+    # Each side's evidence: the unreadable file's full path, or that the pack read fine.
+    evidence = [str(v.path) if isinstance(v, FileError) else "read fine" for v in (target, draft)]
     reasons = [
         Reason(
             "broken_bundle",
             BLOCKED,
             f"The {side} bundle cannot be read: {value.problem} ({value.path.name}).",
-            str(value) if side == "target" else None,
-            str(value) if side == "draft" else None,
+            *evidence,
         )
         for side, value in (("target", target), ("draft", draft))
         if isinstance(value, FileError)
@@ -74,6 +75,7 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "mean other words to the target.",
                 target.vocab_size,
                 draft.vocab_size,
+                "tokens",
             )
         )
     if target.model_type != draft.model_type:
@@ -81,21 +83,22 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
             Reason(
                 "family_mismatch",
                 BLOCKED,
-                "The models come from different families; their tokens and chat formats "
-                "do not line up.",
+                _family_message(target, draft),
                 target.model_type,
                 draft.model_type,
             )
         )
     if target.linear_attention != draft.linear_attention:
+        t_kind, d_kind = (_attention(info) for info in (target, draft))
         reasons.append(
             Reason(
                 "attention_mismatch",
                 BLOCKED,
-                "One model uses linear attention and the other full attention; they are "
-                "different architectures (for example Qwen3.5 and Qwen3).",
-                "linear" if target.linear_attention else target.attention,
-                "linear" if draft.linear_attention else draft.attention,
+                f"The target uses {t_kind} attention and the draft {d_kind} attention: "
+                "different architectures (like Qwen3 and Qwen3.5) that cannot be paired.",
+                t_kind,
+                d_kind,
+                "attention",
             )
         )
     t_tok, d_tok = target.tokenizer, draft.tokenizer
@@ -129,6 +132,27 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 )
             )
     return reasons
+
+
+def _attention(info: BundleInfo) -> str:
+    return "linear" if info.linear_attention else info.attention
+
+
+def _family_message(target: BundleInfo, draft: BundleInfo) -> str:
+    """Names the families, and the tokenizer or chat template only when they differ:
+    a pair can share both and still differ in family."""
+    message = (
+        f"The models come from different families (target {target.model_type}, draft "
+        f"{draft.model_type}); a draft is paired only with a target of its own family."
+    )
+    differing = []
+    if target.tokenizer.sha256 != draft.tokenizer.sha256:
+        differing.append("tokenizer files")
+    if target.chat_template_sha256 != draft.chat_template_sha256:
+        differing.append("chat templates")
+    if differing:
+        message += f" Their {' and '.join(differing)} differ too."
+    return message
 
 
 def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
@@ -165,6 +189,7 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "a target step, so speculation cannot speed anything up.",
                 target.params_estimate,
                 draft.params_estimate,
+                "parameters",
             )
         )
     elif share > TOO_CLOSE_RATIO:
@@ -176,6 +201,7 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "for speculation to pay off.",
                 target.params_estimate,
                 draft.params_estimate,
+                "parameters",
             )
         )
     if draft.visual:
@@ -201,6 +227,7 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "right; Chat starts in plain decoding.",
                 target.attention,
                 draft.attention,
+                "attention",
             )
         )
     return reasons

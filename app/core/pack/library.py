@@ -78,7 +78,14 @@ class PackEntry:
 
     @property
     def status(self) -> str:
-        return "ok" if self.error is None else str(self.error.problem)
+        """The problem naming the file it is in (a pack has many files), or "ok"."""
+        if self.error is None:
+            return "ok"
+        problem, where = self.error.problem, self.error.path
+        if where == self.path or where.name in problem:
+            return problem
+        name = where.relative_to(self.path) if where.is_relative_to(self.path) else where
+        return f"{name}: {problem}"
 
 
 def read_entry(path: Path, by_reference: bool) -> PackEntry:

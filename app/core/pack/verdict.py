@@ -41,13 +41,19 @@ LINEAR_CANNOT_PAY = "speculation cannot pay on this MNN: linear-attention state"
 @dataclass(frozen=True)
 class Reason:
     """One finding: a code, a severity, a sentence a user understands and the values
-    on both sides (any JSON value, shown by `check --json`)."""
+    on both sides (any JSON value, shown by `check --json`), in `unit` when they are
+    numbers or words that need one ("tokens", "attention")."""
 
     code: str
     severity: str
     message: str
     target: Any
     draft: Any
+    unit: str = ""
+
+    def shown(self, value: Any) -> str:
+        """One side's value in plain words, for a person."""
+        return describe(value, self.unit)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +122,28 @@ class Verdict:
             "recommendation": self.recommendation.to_json() if self.recommendation else None,
             "target_model": self.target_model,
         }
+
+
+def _count(value: int) -> str:
+    if abs(value) >= 10**9:
+        return f"{value / 10**9:.1f} billion"
+    if abs(value) >= 10**6:
+        return f"{value / 10**6:.1f} million"
+    return f"{value:,}"
+
+
+def describe(value: Any, unit: str = "") -> str:
+    """A reason's value as a person reads it: no Python reprs, a unit on numbers."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(describe(v) for v in value) or "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {describe(v)}" for k, v in value.items()) or "none"
+    text = _count(value) if isinstance(value, int) else str(value)
+    return f"{text} {unit}" if unit else text
 
 
 def verdict_of(reasons: list[Reason], rec: Recommendation | None, model: str | None) -> Verdict:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from app.core.infra.errors import PhoneError
@@ -134,12 +134,26 @@ def server_running(port: int) -> bool:
 
 
 class Adb:
-    """The adb server on 127.0.0.1:port (started on first use)."""
+    """The adb server on 127.0.0.1:port (started on first use). A server we started is
+    ours to stop (`stop_own_server`); one that was already running is left alone."""
 
     def __init__(self, port: int | None = None) -> None:
         self.port = port or server_port()
+        self._lock = threading.Lock()
+        self._started_with: str | None = None  # the adb that started the server, if we did
+        self._stopped = False
+
+    @property
+    def started_server(self) -> bool:
+        return self._started_with is not None
 
     def ensure_server(self) -> None:
+        with self._lock:  # two listings at once must not both start a server
+            self._start_unless_running()
+
+    def _start_unless_running(self) -> None:
+        if self._stopped:  # a late listing after quit must not start a server again
+            raise PhoneError("DraftDeck is closing; adb was stopped.", "no_adb")
         if server_running(self.port):
             return
         exe = adb_executable()
@@ -164,6 +178,25 @@ class Adb:
                 f"adb did not start on port {self.port}; another program may hold the port "
                 "(set ANDROID_ADB_SERVER_PORT to use another).",
                 "no_adb",
+            )
+        self._started_with = exe
+
+    def stop_own_server(self) -> None:
+        """On quit: stop the adb server if we started it (never one the user or another
+        program ran), and start none after this."""
+        with self._lock:
+            self._stopped = True
+            exe, self._started_with = self._started_with, None
+        if exe is None or not server_running(self.port):
+            return
+        # A failure is no reason to hold up quitting: the server stays, as it would have.
+        with suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [exe, "-P", str(self.port), "kill-server"],
+                timeout=START_TIMEOUT,
+                capture_output=True,
+                check=False,
+                creationflags=no_window_flags(),
             )
 
     def devices(self) -> list[RawDevice]:

@@ -185,9 +185,13 @@ class PhoneDesk:
     def clear_finished(self) -> None:
         self.queue.forget([job for job in self.queue.jobs if job.is_finished()])
 
-    def shutdown(self, timeout: float | None = None) -> None:
-        """Stop pushes (they resume next time: verified files are skipped)."""
+    def shutdown(self, timeout: float | None = None, stop_adb: bool = False) -> None:
+        """Stop pushes (they resume next time: verified files are skipped); with
+        `stop_adb` (the window quitting), also the adb server if we started it. The
+        command line leaves it running, as adb itself does, for the next command."""
         self.queue.shutdown(timeout)
+        if stop_adb and self._adb is not None:
+            self._adb.stop_own_server()
 
     # -- deleting -----------------------------------------------------------------------
 

@@ -1,0 +1,154 @@
+"""Saved chat conversations: one JSON file per conversation in the data folder.
+
+Each file is written whole and atomically, so two windows sharing the folder never
+lose each other's conversations and a crash leaves the last saved state. A file that
+cannot be read as a conversation (broken, foreign) is skipped with a message, and
+never overwritten or deleted: only files this store recognises as its own are.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.core.infra.errors import FileError
+from app.core.infra.jsonfile import atomic_write_json, read_json_object
+from app.core.infra.paths import app_dirs
+from app.core.infra.typed_json import TypedJsonError, from_json, to_json
+
+KIND = "draftdeck-conversation"  # marks the files DraftDeck wrote (and may delete)
+TITLE_LENGTH = 48  # characters of the first message a default title keeps
+UNTITLED = "New conversation"
+
+Pieces = tuple[tuple[str, bool], ...]  # a message's (text, came from the draft) pieces
+
+
+@dataclass(frozen=True)
+class SavedMessage:
+    role: str  # "user" or "assistant"
+    answer: Pieces = ()
+    thinking: Pieces = ()
+    mode: str = ""  # "speculative" or "plain" for a reply
+    stopped_by: str = ""
+    stats: dict[str, object] | None = None  # the reply's figures, once it finished
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    target: str  # the pair it was held with (paths as chosen)
+    draft: str | None
+    created: str  # local time, ISO 8601 to the microsecond (it orders the list)
+    updated: str
+    messages: tuple[SavedMessage, ...] = ()
+    title: str = ""  # empty: the first user message stands for it
+    kind: str = KIND
+
+    @property
+    def shown_title(self) -> str:
+        if self.title:
+            return self.title
+        first = next((m for m in self.messages if m.role == "user"), None)
+        return default_title("".join(t for t, _ in first.answer)) if first else UNTITLED
+
+    def of_pair(self, target: Path | None, draft: Path | None) -> bool:
+        return self.target == str(target) and self.draft == (str(draft) if draft else None)
+
+    def with_messages(self, messages: tuple[SavedMessage, ...]) -> Conversation:
+        return replace(self, messages=messages, updated=_now())
+
+
+def default_title(text: str) -> str:
+    """The first line of a message, elided to TITLE_LENGTH characters."""
+    line = " ".join(text.split())
+    if len(line) <= TITLE_LENGTH:
+        return line or UNTITLED
+    return line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def new_conversation(target: Path, draft: Path | None) -> Conversation:
+    now = _now()
+    stamp = now.replace("-", "").replace(":", "").replace("T", "-")[:15]
+    return Conversation(
+        id=f"{stamp}-{secrets.token_hex(4)}",
+        target=str(target),
+        draft=str(draft) if draft else None,
+        created=now,
+        updated=now,
+    )
+
+
+def _now() -> str:
+    seconds = time.time()
+    micro = int(seconds * 1_000_000) % 1_000_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(seconds)) + f".{micro:06d}"
+
+
+class ConversationError(Exception):
+    """A file in the conversations folder that is not a conversation DraftDeck wrote."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    conversations: tuple[Conversation, ...]  # newest first
+    skipped: tuple[str, ...]  # one sentence per file that could not be read
+
+
+class ConversationStore:
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or app_dirs().data / "conversations"
+
+    def path(self, conversation_id: str) -> Path:
+        return self.folder / f"{conversation_id}.json"
+
+    def read(self, path: Path) -> Conversation:
+        """Raises FileError or ConversationError for anything but a conversation."""
+        data = read_json_object(path)
+        if data.get("kind") != KIND:
+            raise ConversationError(f"{path.name} is not a DraftDeck conversation")
+        try:
+            found = from_json(Conversation, data)
+        except TypedJsonError as exc:
+            raise ConversationError(f"{path.name} cannot be read: {exc}") from None
+        if path.stem != found.id:
+            raise ConversationError(f"{path.name} holds conversation {found.id}")
+        return found
+
+    def list(self) -> Listing:
+        found: list[Conversation] = []
+        skipped: list[str] = []
+        if not self.folder.is_dir():
+            return Listing((), ())
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                found.append(self.read(path))
+            except (FileError, ConversationError) as exc:
+                skipped.append(f"Skipped {path.name}: {exc}")
+        found.sort(key=lambda c: (c.updated, c.id), reverse=True)
+        return Listing(tuple(found), tuple(skipped))
+
+    def save(self, conversation: Conversation) -> Conversation:
+        """Write it whole. A title given on disk meanwhile (another window renamed it)
+        is kept. A file of that name that is not ours is never overwritten."""
+        path = self.path(conversation.id)
+        if path.exists():
+            on_disk = self.read(path)
+            if on_disk.title and on_disk.title != conversation.title:
+                conversation = replace(conversation, title=on_disk.title)
+        atomic_write_json(path, to_json(conversation))
+        return conversation
+
+    def rename(self, conversation_id: str, title: str) -> Conversation:
+        current = self.read(self.path(conversation_id))
+        renamed = replace(current, title=" ".join(title.split()))
+        atomic_write_json(self.path(conversation_id), to_json(renamed))
+        return renamed
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation file this store wrote (read first: a foreign file of
+        that name raises and stays)."""
+        path = self.path(conversation_id)
+        self.read(path)
+        path.unlink()

@@ -1,0 +1,108 @@
+"""Which pair to offer first, which drafts suit a target, and names that tell packs apart.
+
+The first pair is the best one that can run (`best_pair`): a readable target and a
+draft that is not blocked with it, ranked by
+1. the draft's own advice (runtime_config.json) supporting this target, with the
+   larger claimed uplift first: the only acceptance hint a fresh library has;
+2. the verdict: compatible, then compatible with warnings, then cannot pay;
+3. fewer warnings;
+4. the draft's size as a share of the target's, smallest first (a cheaper draft step
+   leaves more of each accepted token's saving);
+5. the names and then the paths, so the choice never depends on folder order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from app.core.pack.library import PackEntry
+from app.core.pack.verdict import BLOCKED, CANNOT_PAY, COMPATIBLE, WARNING, WARNINGS, Verdict
+
+VerdictLookup = Callable[[PackEntry, PackEntry], Verdict]
+_LEVEL_RANK = {COMPATIBLE: 0, WARNINGS: 1, CANNOT_PAY: 2}
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _uplift(verdict: Verdict) -> float | None:
+    """The uplift the draft's authors claim for this target, when they support it."""
+    rec = verdict.recommendation
+    if rec is None or rec.enabled is not True:
+        return None
+    found = _NUMBER.search(rec.uplift or "")
+    return float(found.group()) if found else 0.0
+
+
+def _rank(
+    target: PackEntry, draft: PackEntry, verdict: Verdict
+) -> tuple[bool, float, int, int, float, str, str, str, str]:
+    assert target.info is not None and draft.info is not None
+    uplift = _uplift(verdict)
+    share = draft.info.params_estimate / max(target.info.params_estimate, 1)
+    return (
+        uplift is None,
+        -(uplift or 0.0),
+        _LEVEL_RANK[verdict.level],
+        len(verdict.of(WARNING)),
+        share,
+        target.name.lower(),
+        draft.name.lower(),
+        str(target.path),
+        str(draft.path),
+    )
+
+
+def can_pair(target: PackEntry, draft: PackEntry, verdict: Verdict) -> bool:
+    """Both packs read and the pair is not blocked (the same folder twice never is
+    offered: it is no speed-up)."""
+    return target.ok and draft.ok and target.path != draft.path and verdict.level != BLOCKED
+
+
+def best_pair(
+    targets: Sequence[PackEntry], drafts: Sequence[PackEntry], verdict: VerdictLookup
+) -> tuple[PackEntry, PackEntry] | None:
+    """The pair to offer first (see the module's notes), or None when none can run."""
+    ranked = [
+        (_rank(t, d, v), t, d)
+        for t in targets
+        for d in drafts
+        if can_pair(t, d, v := verdict(t, d))
+    ]
+    if not ranked:
+        return None
+    _, target, draft = min(ranked, key=lambda item: item[0])
+    return target, draft
+
+
+def drafts_for(
+    target: PackEntry, drafts: Sequence[PackEntry], verdict: VerdictLookup
+) -> tuple[list[PackEntry], list[PackEntry]]:
+    """The drafts that can serve `target`, best first, and the others in their order."""
+    fitting = [
+        (_rank(target, d, v), d) for d in drafts if can_pair(target, d, v := verdict(target, d))
+    ]
+    fitting.sort(key=lambda item: item[0])
+    chosen = [d for _, d in fitting]
+    paths = {d.path for d in chosen}
+    return chosen, [d for d in drafts if d.path not in paths]
+
+
+def distinct_names(paths: Sequence[Path]) -> dict[Path, str]:
+    """A label per pack folder: its name, and where two packs share a name, the
+    folder it sits in ("qwen3-draft — downloads"), or the whole parent path when
+    those clash too."""
+    by_name: dict[str, list[Path]] = {}
+    for path in dict.fromkeys(paths):  # a pack can be listed as target and as draft
+        by_name.setdefault(path.name.lower(), []).append(path)
+    labels: dict[Path, str] = {}
+    for same in by_name.values():
+        parents = [p.parent.name.lower() for p in same]
+        for path in same:
+            if len(same) == 1:
+                labels[path] = path.name
+            elif len(set(parents)) == len(parents):
+                labels[path] = f"{path.name} — {path.parent.name}"
+            else:
+                labels[path] = f"{path.name} — {path.parent}"
+    return labels

@@ -1,0 +1,81 @@
+"""The Chat page's mode: the Speculative/Plain combo and the line saying why it is
+what it is (a pair that cannot gain on this MNN, or a pair that cannot work together,
+whose target alone still chats in Plain mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QComboBox, QLabel
+
+from app.engine.protocol import Loaded
+from app.ui.chat_header import EXACT_ROLLBACK_NOTE, PLAIN_DEFAULT_TIP, plain_default_note
+
+MODES = ("speculative", "plain")  # the combo's items, in order
+BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together
+Pair = tuple[Path | None, Path | None]
+
+
+def blocked_note(plain_loaded: bool) -> str:
+    if plain_loaded:
+        return "This pair cannot work together: Plain mode runs the target alone."
+    return "This pair cannot work together. Choose Plain to chat with the target alone."
+
+
+class ModeChoice:
+    def __init__(self) -> None:
+        self.combo = QComboBox()
+        self.combo.addItems(["Speculative", "Plain"])
+        self.combo.setToolTip(
+            "Speculative: target + draft. Plain: the target alone, to compare "
+            "on the same conversation"
+        )
+        self.note = QLabel()
+        self.note.setObjectName("pageHint")
+        self.note.setWordWrap(True)  # a long reason never widens the window
+        self.note.hide()
+        # The pair the mode was switched to Plain for (a replayed load keeps the choice).
+        self._plain_for: Pair | None = None
+        # A pair the engine refused to load together: Plain loads its target alone.
+        self.blocked: Pair | None = None
+
+    @property
+    def name(self) -> str:
+        return MODES[self.combo.currentIndex()]
+
+    def target_alone(self, pair: Pair) -> bool:
+        """Load this pair's target without its draft."""
+        return self.blocked == pair and self.name == "plain"
+
+    def refused(self, pair: Pair, message: str) -> None:
+        """The engine cannot load this pair together (its words in the tooltip)."""
+        self.blocked = pair
+        self.note.setText(blocked_note(plain_loaded=False))
+        self.note.setToolTip(message)
+        self.note.show()
+
+    def loaded(self, event: Loaded, pair: Pair) -> None:
+        """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
+        says so in the load event), with the reason in one line; the user may still
+        pick Speculative. The next pair that can gain gets Speculative back."""
+        if event.draft is None and self.blocked == pair:
+            self.note.setText(blocked_note(plain_loaded=True))
+            return
+        reason = event.cannot_pay
+        if reason:
+            if self._plain_for != pair:
+                self.combo.setCurrentIndex(MODES.index("plain"))
+                self._plain_for = pair
+            self.note.setText(plain_default_note(reason))
+            self.note.setToolTip(PLAIN_DEFAULT_TIP)
+            self.note.show()
+            return
+        if self._plain_for is not None:
+            self.combo.setCurrentIndex(MODES.index("speculative"))
+            self._plain_for = None
+        if event.linear_rollback:
+            self.note.setText(EXACT_ROLLBACK_NOTE)
+            self.note.setToolTip("")
+            self.note.show()
+        else:
+            self.note.hide()

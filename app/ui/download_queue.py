@@ -1,0 +1,106 @@
+"""The Downloads page's queue: one row per download, with pause, resume, cancel and
+clear, each offered only when the selected download allows it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTableView, QVBoxLayout, QWidget
+
+from app.core.hub.downloads import Downloads
+from app.core.hub.job import CANCELLED, DONE, FINISHED, JobStatus
+from app.ui.download_models import QueueModel
+from app.ui.job_models import ProgressDelegate, offer
+from app.ui.table_model import setup_table
+
+NOTHING_SELECTED = "Select a download in the queue first"
+
+
+class DownloadQueuePanel(QWidget):
+    """Shows the service's downloads; `refresh()` re-reads them and returns the statuses
+    that changed, for the page's reactions. After each action `acted` asks the page to
+    refresh, so that no status change misses the page."""
+
+    acted = Signal()
+
+    def __init__(self, downloads: Downloads, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.downloads = downloads
+        self.model = QueueModel()
+        self.view = QTableView()
+        self.view.setObjectName("downloadQueue")
+        self.view.setModel(self.model)
+        setup_table(self.view)
+        self.view.setItemDelegateForColumn(
+            QueueModel.COLUMNS.index("Progress"), ProgressDelegate(self.view)
+        )
+        self.pause_button = QPushButton("Pause")
+        self.retry_button = QPushButton("Resume / Retry")
+        self.cancel_button = QPushButton("Cancel")
+        self.clear_button = QPushButton("Clear Finished")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 1)
+        buttons = QHBoxLayout()
+        for button in (self.pause_button, self.retry_button, self.cancel_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.clear_button)
+        layout.addLayout(buttons)
+
+        self.pause_button.clicked.connect(self._pause)
+        self.retry_button.clicked.connect(self._resume)
+        self.cancel_button.clicked.connect(self._cancel)
+        self.clear_button.clicked.connect(self._clear)
+        self.view.selectionModel().selectionChanged.connect(self.update_buttons)
+        self.update_buttons()
+
+    def refresh(self) -> list[JobStatus]:
+        changed = self.model.sync(self.downloads.jobs())
+        self.update_buttons()
+        return changed
+
+    def update_buttons(self) -> None:
+        status = self.model.selected_status(self.view)
+        state = status.state if status is not None else ""
+        finished = state in FINISHED
+        if status is None:
+            pause = resume = cancel = NOTHING_SELECTED
+        else:
+            pause = f"This download is {state}" if finished else ""
+            resume = "" if finished else "This download is still running"
+            cancel = f"This download is {state}" if state in (DONE, CANCELLED) else ""
+            if state == DONE:
+                resume = "This download is done"
+        offer(self.pause_button, pause, "Stop after the current chunk; Resume continues it")
+        offer(self.retry_button, resume, "Download again, keeping the files already verified")
+        offer(self.cancel_button, cancel, "Stop and delete what arrived")
+        offer(
+            self.clear_button,
+            "" if self._any_finished() else "No download has finished",
+            "Remove finished downloads from the list",
+        )
+
+    def _any_finished(self) -> bool:
+        return any(self.model.status(r).state in FINISHED for r in range(self.model.rowCount()))
+
+    def _pause(self) -> None:
+        job = self.model.selected_job(self.view)
+        if job is not None:
+            self.downloads.pause(job)
+        self.acted.emit()
+
+    def _resume(self) -> None:
+        job = self.model.selected_job(self.view)
+        if job is not None:
+            self.downloads.resume(job)
+        self.acted.emit()
+
+    def _cancel(self) -> None:
+        job = self.model.selected_job(self.view)
+        if job is not None:
+            self.downloads.cancel(job)
+        self.acted.emit()
+
+    def _clear(self) -> None:
+        self.downloads.clear_finished()
+        self.acted.emit()

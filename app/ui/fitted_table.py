@@ -1,0 +1,143 @@
+"""Tables whose columns fit the window: each column as wide as its contents, and when
+that is too wide, the columns named to give way shrink first (their text elided, the
+full text in the tooltip) before the table scrolls sideways. A frozen-column table keeps
+its first column in view while the others scroll (Qt's "frozen column" pattern: a
+second view over the same model, showing only that column, laid over the first)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QTableView, QWidget
+
+# The least width when a column gives way: its cells' width (only the header is elided).
+CELLS = -1
+FLOOR = 48  # no column shrinks below this, whatever it holds
+
+
+def fitted_widths(
+    natural: Sequence[int], cells: Sequence[int], room: int, give_way: Sequence[tuple[int, int]]
+) -> list[int]:
+    """Column widths within `room`: shrink the (column, least width or CELLS) pairs in
+    order, each down to its least width, until the columns fit or none may shrink."""
+    widths = list(natural)
+    excess = sum(widths) - room
+    for column, least in give_way:
+        if excess <= 0:
+            break
+        floor = max(FLOOR, cells[column] if least == CELLS else least)
+        cut = min(excess, max(0, widths[column] - floor))
+        widths[column] -= cut
+        excess -= cut
+    return widths
+
+
+class FittedTable(QTableView):
+    """A table that refits its columns when it is resized or its rows change; the last
+    column takes whatever room is left."""
+
+    def __init__(self, give_way: Sequence[tuple[int, int]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.give_way = tuple(give_way)
+        self.horizontalHeader().setStretchLastSection(True)
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        super().setModel(model)
+        if model is not None:
+            for signal in (model.modelReset, model.layoutChanged):
+                signal.connect(self.fit_columns)
+            model.rowsInserted.connect(self.fit_columns)
+            model.rowsRemoved.connect(self.fit_columns)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        model, header = self.model(), self.horizontalHeader()
+        if model is None:
+            return
+        columns = range(model.columnCount())
+        cells = [self.sizeHintForColumn(c) for c in columns]
+        natural = [max(cells[c], header.sectionSizeHint(c)) for c in columns]
+        widths = fitted_widths(natural, cells, self.viewport().width(), self.give_way)
+        for column, width in enumerate(widths):
+            header.resizeSection(column, width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_columns()
+
+
+class FrozenColumnTable(FittedTable):
+    """A fitted table whose first column stays in view when the others scroll."""
+
+    def __init__(self, give_way: Sequence[tuple[int, int]], parent: QWidget | None = None) -> None:
+        super().__init__(give_way, parent)
+        self.frozen = QTableView(self)
+        self.frozen.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.frozen.verticalHeader().hide()
+        self.frozen.setFrameShape(QFrame.Shape.NoFrame)
+        self.frozen.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.frozen.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.frozen.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.horizontalHeader().sectionResized.connect(self._on_section_resized)
+        self.horizontalHeader().geometriesChanged.connect(self._place_frozen)
+        self.verticalHeader().sectionResized.connect(
+            lambda row, _old, size: self.frozen.setRowHeight(row, size)
+        )
+        # Scrolling either view scrolls both: they show the same rows.
+        self.frozen.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
+        self.verticalScrollBar().valueChanged.connect(self.frozen.verticalScrollBar().setValue)
+        # Sorting by the frozen column goes through the table; both headers show the sort.
+        self.frozen.horizontalHeader().setSectionsClickable(True)
+        self.frozen.horizontalHeader().sectionClicked.connect(self._sort_by_first)
+        self.horizontalHeader().sortIndicatorChanged.connect(
+            lambda section, order: self.frozen.horizontalHeader().setSortIndicator(section, order)
+        )
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        super().setModel(model)
+        self.frozen.setModel(model)
+        self.frozen.setSelectionModel(self.selectionModel())
+        if model is not None:
+            model.modelReset.connect(self._show_first_only)
+        self._show_first_only()
+
+    def _show_first_only(self) -> None:
+        model = self.model()
+        for column in range(model.columnCount() if model is not None else 0):
+            self.frozen.setColumnHidden(column, column != 0)
+        self.frozen.setColumnWidth(0, self.columnWidth(0))
+        self.frozen.horizontalHeader().setSortIndicatorShown(self.isSortingEnabled())
+        self._place_frozen()
+
+    def _sort_by_first(self, column: int) -> None:
+        header = self.horizontalHeader()
+        if not self.isSortingEnabled() or column != 0:
+            return
+        first_ascending = (
+            header.sortIndicatorSection() == 0
+            and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+        )
+        order = Qt.SortOrder.DescendingOrder if first_ascending else Qt.SortOrder.AscendingOrder
+        self.sortByColumn(0, order)
+
+    def _on_section_resized(self, column: int, _old: int, size: int) -> None:
+        if column == 0:
+            self.frozen.setColumnWidth(0, size)
+            self._place_frozen()
+
+    def _place_frozen(self) -> None:
+        # Same header height, or the frozen rows would not line up with the others.
+        self.frozen.horizontalHeader().setFixedHeight(self.horizontalHeader().height())
+        self.frozen.setGeometry(
+            self.verticalHeader().width() + self.frameWidth(),
+            self.frameWidth(),
+            self.columnWidth(0),
+            self.viewport().height() + self.horizontalHeader().height(),
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_frozen()

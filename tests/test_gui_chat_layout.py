@@ -1,0 +1,176 @@
+"""The Chat page's header, figures and charts fit the window and say what they mean:
+real widgets offscreen, the real engine worker on the fixture bundles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage, QPainter
+from pytestqt.qtbot import QtBot
+
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.chat_charts import ChatCharts
+from app.ui.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP
+from app.ui.chat_sampling import GREEDY_INDEX
+from app.ui.engine_bridge import ERROR, READY
+from app.ui.main_window import MainWindow
+from tests.helpers.engine_events import rounds_event
+
+Copy = Callable[..., Path]
+SCREEN_WIDTH = 1024
+
+
+def _window(qtbot: QtBot, bundle_copy: Copy, desktop: bool) -> MainWindow:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft"):
+        bundle_copy(name, root / name, desktop=desktop)
+    win.library_page.refresh()
+    qtbot.addWidget(win)
+    win.resize(SCREEN_WIDTH, 700)
+    win.show()
+    return win
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    """Desktop recipes: memory normal, so the verify is exact."""
+    win = _window(qtbot, bundle_copy, desktop=True)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+@pytest.fixture
+def low_memory_window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    """The fixtures' own recipes: memory low."""
+    win = _window(qtbot, bundle_copy, desktop=False)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _open_chat(window: MainWindow, qtbot: QtBot, draft: str, state: str) -> None:
+    root = window.library.root
+    window.show_page("pair")
+    window.pair_page.choose(root / "qwen3-target", root / draft)
+    window.show_page("chat")
+    qtbot.waitUntil(lambda: window.chat_page.bridge.state == state, timeout=30_000)
+
+
+def test_a_blocked_pair_never_widens_the_window(window: MainWindow, qtbot: QtBot) -> None:
+    _open_chat(window, qtbot, "qwen35-draft", ERROR)  # a Qwen3.5 draft for a Qwen3 target
+    page = window.chat_page
+    label = page.state_label
+    # The whole reason is there, in the label's text and in its tooltip...
+    assert "cannot work" in label.text() and "vocabularies" in label.text()
+    assert "vocabularies" in label.toolTip()
+    # ...and, however long, it leaves the window within a 1024 px screen.
+    qtbot.waitUntil(lambda: window.minimumSizeHint().width() <= SCREEN_WIDTH)
+    assert page.minimumSizeHint().width() < SCREEN_WIDTH
+    # The header stays one line high, above a page that keeps its room.
+    assert label.height() < 2 * label.fontMetrics().lineSpacing()
+
+
+def test_a_reply_shows_its_time_to_first_token_and_prefill_rate(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    _open_chat(window, qtbot, "qwen3-draft-noisy", READY)
+    page = window.chat_page
+    page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
+    page.max_tokens.setValue(20)
+    page.input.setPlainText("Tell me about lighthouses.")
+    page.send()
+    qtbot.waitUntil(
+        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
+        timeout=30_000,
+    )
+    stats = page.transcript.messages[-1].stats
+    assert stats is not None and stats["prefill_fed"] > 0
+    ttft = f"TTFT {stats['prefill_seconds'] * 1000:.0f} ms"
+    rate = f"prefill {stats['prefill_fed'] / stats['prefill_seconds']:.0f} tok/s"
+    assert f"{ttft} · {rate}" in page.transcript.toPlainText()
+    # memory: normal verifies exactly: nothing to warn about.
+    assert INEXACT_VERIFY_NOTE not in page.pair_label.text()
+
+
+def test_a_memory_low_pair_says_its_output_may_differ_from_plain(
+    low_memory_window: MainWindow, qtbot: QtBot
+) -> None:
+    _open_chat(low_memory_window, qtbot, "qwen3-draft-noisy", READY)
+    page = low_memory_window.chat_page
+    assert INEXACT_VERIFY_NOTE in page.pair_label.text()
+    assert INEXACT_VERIFY_TIP in page.pair_label.toolTip()
+
+
+# -- the charts alone -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def charts(qtbot: QtBot) -> ChatCharts:
+    made = ChatCharts()
+    qtbot.addWidget(made)
+    made.resize(400, 500)
+    made.show()
+    return made
+
+
+def test_draft_positions_are_whole_numbers(charts: ChatCharts) -> None:
+    charts.add_rounds(rounds_event(0.1, [1] * 7, [(4, 3, 3), (1, 0, 3), (2, 1, 3)]))
+    charts.redraw()
+    axis = charts.position_plot.getAxis("bottom")
+    image = QImage(400, 100, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)  # what the axis draws
+    finally:
+        painter.end()
+    assert specs is not None
+    assert [text for _, _, text in specs[2]] == ["1", "2", "3"]
+
+
+def test_mean_accepted_length_runs_from_zero_to_a_full_round(charts: ChatCharts) -> None:
+    charts.add_rounds(rounds_event(0.1, [1] * 3, [(1, 0, 0)] * 3))  # plain decoding
+    charts.redraw()
+    low, high = charts.length_plot.getViewBox().viewRange()[1]
+    assert low == 0 and 1 < high < 2
+    charts.add_rounds(rounds_event(0.2, [1] * 4, [(4, 3, 3)]))  # a draft of 3
+    charts.redraw()
+    low, high = charts.length_plot.getViewBox().viewRange()[1]
+    assert low == 0 and 4 < high < 5
+
+
+def test_time_is_in_seconds_on_every_axis(charts: ChatCharts) -> None:
+    # A short reply once showed ms and a longer chat s: one unit, always.
+    charts.add_rounds(rounds_event(0.02, [1, 1], [(1, 0, 0)]))
+    charts.add_rounds(rounds_event(0.04, [1, 1], [(1, 0, 0)]))
+    charts.redraw()
+    for plot in (charts.speed_plot, charts.acceptance_plot, charts.length_plot):
+        axis = plot.getAxis("bottom")
+        assert axis.labelText == "time (s)" and not axis.autoSIPrefix
+
+
+def test_reference_label_stays_inside_the_plot(charts: ChatCharts, qtbot: QtBot) -> None:
+    charts.resize(700, 500)  # wide: the label once started left of the plot
+    charts.add_rounds(rounds_event(0.1, [1, 1], [(1, 0, 0)]))
+    charts.add_rounds(rounds_event(0.3, [1] * 8, [(4, 3, 3), (4, 3, 3)]))
+    charts.set_reference(20.0)
+    charts.redraw()
+    label = charts.reference_line.label
+    view = charts.speed_plot.getViewBox()
+    qtbot.waitUntil(lambda: label.isVisible())
+    # The text starts (anchor x 0) at a point in the plot's left part, and runs right.
+    inside = view.sceneBoundingRect()
+    start = label.scenePos()
+    assert label.anchor.x() == 0
+    assert inside.left() <= start.x() < inside.left() + inside.width() / 4
+
+
+def test_plots_stack_when_two_abreast_would_clip(charts: ChatCharts, qtbot: QtBot) -> None:
+    charts.resize(300, 700)
+    qtbot.waitUntil(lambda: charts.columns == 1)
+    charts.resize(900, 700)
+    qtbot.waitUntil(lambda: charts.columns == 2)

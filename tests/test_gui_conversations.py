@@ -1,0 +1,189 @@
+"""Saved conversations on the Chat page, with the real engine on the fixture bundles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.infra.paths import app_dirs
+from app.core.measure.conversations import ConversationStore, new_conversation
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.chat_export import documents_folder
+from app.ui.chat_sampling import GREEDY_INDEX
+from app.ui.engine_bridge import ERROR, READY
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen3-draft-identical", "qwen35-draft"):
+        bundle_copy(name, root / name, desktop=True)
+    qtbot.addWidget(win)
+    win.show()
+    _choose(qtbot, win, "qwen3-draft-noisy")
+    win.chat_page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
+    win.chat_page.max_tokens.setValue(12)
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _choose(qtbot: QtBot, window: MainWindow, draft: str, state: str = READY) -> None:
+    root = window.library.root
+    window.show_page("pair")
+    window.pair_page.choose(root / "qwen3-target", root / draft)
+    window.show_page("chat")
+    qtbot.waitUntil(lambda: window.chat_page.bridge.state == state, timeout=30_000)
+
+
+def _send(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    page = window.chat_page
+    page.input.setPlainText(text)
+    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    qtbot.waitUntil(
+        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
+        timeout=30_000,
+    )
+
+
+def _store() -> ConversationStore:
+    return ConversationStore(app_dirs().data / "conversations")  # as a second window sees it
+
+
+def _confirm_box(window: MainWindow) -> QMessageBox:
+    boxes = window.chat_page.panel.findChildren(QMessageBox, "confirmDialog")
+    (box,) = [b for b in boxes if b.isVisible()]  # a closed one awaits its deletion
+    return box
+
+
+def test_a_reply_is_saved_and_reopens(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "Tell me about lighthouses.")
+    (saved,) = _store().list().conversations
+    assert [m.role for m in saved.messages] == ["user", "assistant"]
+    assert saved.messages[1].stats == page.transcript.messages[1].stats
+    assert "".join(t for t, _ in saved.messages[1].answer) == page.transcript.messages[1].text
+    reply = page.transcript.messages[1].text
+    page.new_button.click()
+    assert page.transcript.messages == []
+    assert page.panel.list.count() == 1
+    assert page.panel.list.item(0).text() == "Tell me about lighthouses."
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    assert [m.text for m in page.transcript.messages] == ["Tell me about lighthouses.", reply]
+    assert reply in page.transcript.toPlainText()
+    _send(qtbot, window, "And fog?")  # goes on in the same conversation
+    (again,) = _store().list().conversations
+    assert again.id == saved.id and len(again.messages) == 4
+
+
+def test_user_message_is_saved_before_the_reply(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    page.input.setPlainText("Saved at once?")
+    page.send()
+    (saved,) = _store().list().conversations  # written before any reply came
+    assert [m.role for m in saved.messages] == ["user"]
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+
+
+def test_rename_and_delete_ask_first(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "Name me.")
+    item = page.panel.list.item(0)
+    item.setText("Lighthouse notes")  # what the inline editor commits
+    assert _store().list().conversations[0].title == "Lighthouse notes"
+    assert page.panel.list.item(0).text() == "Lighthouse notes"
+    page.panel.list.setCurrentRow(0)
+    qtbot.keyClick(page.panel.list, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
+    box = _confirm_box(window)
+    assert "Lighthouse notes" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert len(_store().list().conversations) == 1
+    page.panel.delete_button.click()
+    next(b for b in _confirm_box(window).buttons() if b.text() == "Delete").click()
+    assert _store().list().conversations == () and page.panel.list.count() == 0
+
+
+def test_a_conversation_from_another_window_is_listed_on_show(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "Mine.")
+    root = window.library.root
+    other = _store()  # another window's
+    theirs = other.save(
+        replace(new_conversation(root / "qwen3-target", root / "qwen3-draft-noisy"), title="Theirs")
+    )
+    window.show_page("pair")
+    window.show_page("chat")
+    assert [page.panel.list.item(i).text() for i in range(2)] == [theirs.title, "Mine."]
+
+
+def test_switching_pair_keeps_the_old_conversation_and_clears_the_charts(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    page.mode.setCurrentIndex(1)
+    _send(qtbot, window, "Plain first.")
+    page.mode.setCurrentIndex(0)
+    _send(qtbot, window, "Then speculative.")
+    assert page.charts.reference_tok_s and page.charts.accepted_length.count
+    assert page.charts.per_position()
+    _choose(qtbot, window, "qwen3-draft-identical")
+    assert page.transcript.messages == []
+    assert page.charts.reference_tok_s is None
+    assert page.charts.speed.count == page.charts.accepted_length.count == 0
+    assert page.charts.per_position() == []
+    assert "previous one is kept" in page.chat_note.text() and page.chat_note.isVisible()
+    assert page.panel.list.count() == 0  # this pair has none yet
+    page.panel.all_pairs.setChecked(True)
+    assert page.panel.list.item(0).text() == "Plain first."
+    (old,) = _store().list().conversations
+    assert len(old.messages) == 4 and old.draft and old.draft.endswith("qwen3-draft-noisy")
+    # Opening it brings its pair back.
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    assert window.selection.draft == window.library.root / "qwen3-draft-noisy"
+    assert len(page.transcript.messages) == 4
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    _send(qtbot, window, "Back again.")
+    assert len(_store().list().conversations[0].messages) == 6
+
+
+def test_plain_mode_chats_with_the_target_of_a_blocked_pair(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _choose(qtbot, window, "qwen35-draft", state=ERROR)
+    assert not page.send_button.isEnabled()
+    assert "Choose Plain" in page.mode_note.text() and "cannot work" in page.mode_note.toolTip()
+    page.mode.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    assert page.bridge.load_request is not None and page.bridge.load_request.draft is None
+    assert "target alone" in page.mode_note.text() and page.send_button.isEnabled()
+    _send(qtbot, window, "Only the target.")
+    assert page.transcript.messages[-1].stats is not None
+    assert page.transcript.messages[-1].stats["mode"] == "plain"
+    page.mode.setCurrentIndex(0)  # the pair again: refused again, with the reason
+    qtbot.waitUntil(lambda: page.bridge.state == ERROR, timeout=30_000)
+    assert "cannot work" in page.state_label.text() and not page.send_button.isEnabled()
+
+
+def test_export_starts_in_documents_then_the_last_folder(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    page = window.chat_page
+    assert page.exporter.start_path("chat.json") == str(documents_folder() / "chat.json")
+    _send(qtbot, window, "Export me.")
+    page.export_markdown(tmp_path / "out" / "chat.md")
+    assert (tmp_path / "out" / "chat.md").is_file()
+    assert page.exporter.start_path("charts.png") == str(tmp_path / "out" / "charts.png")

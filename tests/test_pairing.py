@@ -1,0 +1,150 @@
+"""Which pair is offered first, which drafts suit a target, names that tell packs apart:
+on fixture bundles copied into a real library, broken copies included."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from app.core.infra.settings import Settings
+from app.core.pack.compat import assess_either
+from app.core.pack.known_models import known_models
+from app.core.pack.library import Library, PackEntry
+from app.core.pack.pairing import best_pair, distinct_names, drafts_for
+from app.core.pack.verdict import Verdict
+
+Copy = Callable[..., Path]
+
+
+def _verdict(target: PackEntry, draft: PackEntry) -> Verdict:
+    t = target.info if target.info is not None else target.error
+    d = draft.info if draft.info is not None else draft.error
+    assert t is not None and d is not None
+    return assess_either(t, d)
+
+
+def _library(tmp_path: Path, bundle_copy: Copy, names: dict[str, str]) -> list[PackEntry]:
+    """A library holding copies of fixture bundles under the given folder names."""
+    settings = Settings(library_dir=str(tmp_path / "packs"))
+    for folder, fixture in names.items():
+        bundle_copy(fixture, tmp_path / "packs" / folder)
+    return Library(settings, lambda _: None).scan()
+
+
+def _qwen35_target(bundle_copy: Copy, dest: Path) -> None:
+    """A Qwen3.5 pack without a draft recipe, so the library sees a target."""
+    bundle_copy("qwen35-draft", dest)
+    (dest / "config_cpu.json").unlink()
+
+
+def _break(tmp_path: Path) -> None:
+    packs = tmp_path / "packs"
+    (packs / "a-bad-json" / "config.json").write_text("{")
+    weight = packs / "a-truncated" / "llm.mnn.weight"
+    weight.write_bytes(weight.read_bytes()[:1000])
+
+
+def test_best_pair_skips_blocked_and_broken_packs(tmp_path: Path, bundle_copy: Copy) -> None:
+    _qwen35_target(bundle_copy, tmp_path / "packs" / "a-qwen35-target")
+    entries = _library(
+        tmp_path,
+        bundle_copy,
+        {
+            "a-bad-json": "qwen3-target",
+            "a-truncated": "qwen3-draft-noisy",
+            "qwen3-target": "qwen3-target",
+            "qwen3-draft-noisy": "qwen3-draft-noisy",
+        },
+    )
+    _break(tmp_path)
+    entries = Library(Settings(library_dir=str(tmp_path / "packs")), lambda _: None).scan()
+    assert [e.name for e in entries if not e.ok] == ["a-bad-json", "a-truncated"]
+    targets = [e for e in entries if e.name != "qwen3-draft-noisy"]
+    drafts = list(entries)
+    best = best_pair(targets, drafts, _verdict)
+    assert best is not None
+    # The Qwen3.5 target with a Qwen3 draft is blocked; a Qwen3.5 pair cannot pay; the
+    # Qwen3 pair (compatible with a warning) wins.
+    assert [e.name for e in best] == ["qwen3-target", "qwen3-draft-noisy"]
+
+
+def _as_qwen3_8b(entry: PackEntry) -> PackEntry:
+    """The entry with a Qwen3-8B-shaped target, so that packs' advice can name it."""
+    assert entry.info is not None
+    model = next(m for m in known_models() if m.key == "qwen3_8b")
+    info = dataclasses.replace(
+        entry.info, hidden_size=model.hidden_size, layers=model.layers, params_estimate=10**10
+    )
+    return dataclasses.replace(entry, info=info)
+
+
+def test_best_pair_prefers_the_packs_own_uplift(tmp_path: Path, bundle_copy: Copy) -> None:
+    entries = _library(
+        tmp_path,
+        bundle_copy,
+        {
+            "fast-target": "fast-target",
+            "fast-draft": "fast-draft",
+            "qwen3-target": "qwen3-target",
+            "qwen3-draft-identical": "qwen3-draft-identical",
+            "qwen3-draft-noisy": "qwen3-draft-noisy",
+        },
+    )
+    by_name = {e.name: e for e in entries}
+    drafts = [by_name[n] for n in ("fast-draft", "qwen3-draft-identical", "qwen3-draft-noisy")]
+    # No advice matches: compatible before warnings, then the draft that is the smaller
+    # share of its target, then the names.
+    plain = best_pair([by_name["fast-target"], by_name["qwen3-target"]], drafts, _verdict)
+    assert plain is not None and plain[0].name == "fast-target"
+    # The noisy draft's runtime_config.json supports Qwen3-8B claiming +30%: that pair
+    # comes first, though the identical draft is the same size and sorts first by name.
+    known = _as_qwen3_8b(by_name["qwen3-target"])
+    best = best_pair([by_name["fast-target"], known], drafts, _verdict)
+    assert best is not None
+    assert (best[0].name, best[1].name) == ("qwen3-target", "qwen3-draft-noisy")
+    assert _verdict(*best).recommendation is not None
+
+
+def test_no_pair_can_run(tmp_path: Path, bundle_copy: Copy) -> None:
+    entries = _library(tmp_path, bundle_copy, {"qwen3-target": "qwen3-target"})
+    _qwen35_target(bundle_copy, tmp_path / "packs" / "x")
+    entries = Library(Settings(library_dir=str(tmp_path / "packs")), lambda _: None).scan()
+    # Only a target and itself or a blocked partner: nothing to offer.
+    assert best_pair(entries, entries, _verdict) is None
+
+
+def test_drafts_for_lists_fitting_drafts_first(tmp_path: Path, bundle_copy: Copy) -> None:
+    entries = _library(
+        tmp_path,
+        bundle_copy,
+        {
+            "a-truncated": "qwen3-draft-noisy",
+            "qwen3-target": "qwen3-target",
+            "qwen3-draft-noisy": "qwen3-draft-noisy",
+            "qwen3-draft-identical": "qwen3-draft-identical",
+            "qwen35-draft": "qwen35-draft",
+        },
+    )
+    weight = tmp_path / "packs" / "a-truncated" / "llm.mnn.weight"
+    weight.write_bytes(weight.read_bytes()[:1000])
+    entries = Library(Settings(library_dir=str(tmp_path / "packs")), lambda _: None).scan()
+    target = next(e for e in entries if e.name == "qwen3-target")
+    fitting, others = drafts_for(target, entries, _verdict)
+    assert {d.name for d in fitting} == {"qwen3-draft-noisy", "qwen3-draft-identical"}
+    assert [d.name for d in others] == ["a-truncated", "qwen3-target", "qwen35-draft"]
+
+
+def test_distinct_names_only_when_names_clash(tmp_path: Path) -> None:
+    a = tmp_path / "library" / "qwen3-draft"
+    b = tmp_path / "downloads" / "qwen3-draft"
+    c = tmp_path / "x" / "library" / "qwen3-draft"
+    alone = tmp_path / "library" / "fast-target"
+    assert distinct_names([a, b, alone]) == {
+        a: "qwen3-draft — library",
+        b: "qwen3-draft — downloads",
+        alone: "fast-target",
+    }
+    # The parent folders clash too: the whole parent path tells them apart.
+    labels = distinct_names([a, c, a])
+    assert labels == {a: f"qwen3-draft — {a.parent}", c: f"qwen3-draft — {c.parent}"}
