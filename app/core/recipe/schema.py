@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 
 from app.core.recipe.files import draft_run_recipe
+from app.core.recipe.sampler_settings import SAMPLER_TYPES
 
 DRAFT = "draft"
 TARGET = "target"
@@ -94,18 +95,7 @@ FIELDS: dict[str, Field] = {
             "the target's distribution exactly) unless you choose Greedy there; bench and "
             "tune use greedy, to compare speeds exactly, unless given --sample. mixed runs "
             "the steps listed in mixed_samplers (edit that list in the JSON pane).",
-            choices=(
-                "greedy",
-                "temperature",
-                "topK",
-                "topP",
-                "minP",
-                "min_p",
-                "tfs",
-                "typical",
-                "penalty",
-                "mixed",
-            ),
+            choices=SAMPLER_TYPES,
         ),
         Field(
             "speculative_type",
