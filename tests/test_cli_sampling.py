@@ -206,7 +206,7 @@ def test_bench_sample_reports_the_sampler_and_expected_acceptance(
     assert result["lossless"] is None  # not a token-for-token comparison under sampling
     text = _bench(fixture_bundle, recipe, "--sample", "--seed", "9")
     assert text.returncode == 0, text.stderr
-    assert "Expected acceptance       1.000" in text.stdout
+    assert "Expected (same basis)     1.000" in text.stdout
     assert "Per-position expected     1.00, 1.00, 1.00" in text.stdout
     assert "Sampler                   temperature 0.8, topK 40" in text.stdout
     assert "(seed 9, run pair i draws with seed + i)" in text.stdout

@@ -171,7 +171,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
 
         mode = "speculative" if args.draft and not args.plain else "plain"
-        if not args.json:
+        if not args.json and seed is not None:  # greedy draws nothing: nothing to repeat
             print(sampling.describe(sampler, seed), file=sys.stderr)
         request = Generate(
             prompt=args.prompt,
