@@ -278,6 +278,26 @@ def test_identical_draft_is_always_accepted_and_gives_the_plain_text() -> None:
         assert out == plain(SpeculativeSampler(settings, seed), markov(table), 24)
 
 
+def test_expected_acceptance_is_the_overlap_and_the_rate_a_draft_is_accepted_at() -> None:
+    """Ground truth for the figure shown beside acceptance: sum_v min(p, q) of the two
+    softmaxes computed here, and the rate at which draws from q are accepted."""
+    rng = np.random.default_rng(9)
+    p_row, q_row = logits(rng, (12,), 1.0), logits(rng, (12,), 1.0)
+    settings = sampler_settings({"mixed_samplers": ["temperature"], "temperature": 1.0})
+    p = np.exp(p_row - p_row.max()) / np.exp(p_row - p_row.max()).sum()
+    q = np.exp(q_row - q_row.max()) / np.exp(q_row - q_row.max()).sum()
+    overlap = float(np.minimum(p, q).sum())
+    assert 0.3 < overlap < 0.95  # a draft neither identical nor unrelated
+    sampler = SpeculativeSampler(settings, 3)
+    q_dist = sampler.distribution(q_row, [])
+    tokens = rng.choice(12, size=20_000, p=q)
+    checks = [sampler.check(p_row, int(t), q_dist, []) for t in tokens]
+    assert all(c.expected_acceptance == pytest.approx(overlap, abs=1e-6) for c in checks)
+    rate = sum(c.accepted for c in checks) / len(checks)
+    # Fixed seeds: a fixed number; 5 binomial standard deviations is the allowance.
+    assert abs(rate - overlap) < 5 * math.sqrt(overlap * (1 - overlap) / len(checks))
+
+
 def test_seeds_reproduce() -> None:
     settings, target, draft = case("markov-noisy-T1.3-topp")
     first = speculative(SpeculativeSampler(settings, 42), target, draft, 30)
