@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import pair_args, run_cli
 
 Fixture = Callable[[str], Path]
 Copy = Callable[..., Path]
@@ -24,18 +24,10 @@ def _recipe(tmp_path: Path, name: str, data: dict[str, Any]) -> Path:
 
 
 def _generate(fixture_bundle: Fixture, recipe: Path, *flags: str) -> dict[str, Any]:
+    pair = pair_args(fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-noisy"), recipe)
     proc = run_cli(
         "generate",
-        "--target",
-        str(fixture_bundle("qwen3-target")),
-        "--draft",
-        str(fixture_bundle("qwen3-draft-noisy")),
-        "--recipe",
-        str(recipe),
-        "--draft-recipe",
-        str(recipe),
-        "-d",
-        "3",
+        *pair,
         "--prompt",
         "Once upon a time",
         "--max-tokens",
@@ -169,18 +161,12 @@ def test_an_unknown_sampler_names_the_recipe_file_that_holds_it(
 
 
 def _bench(fixture_bundle: Fixture, recipe: Path, *flags: str) -> Any:
+    pair = pair_args(
+        fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical"), recipe
+    )
     return run_cli(
         "bench",
-        "--target",
-        str(fixture_bundle("qwen3-target")),
-        "--draft",
-        str(fixture_bundle("qwen3-draft-identical")),
-        "--recipe",
-        str(recipe),
-        "--draft-recipe",
-        str(recipe),
-        "-d",
-        "3",
+        *pair,
         "--tokens",
         "30",
         "--runs",

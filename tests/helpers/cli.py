@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 APP = [sys.executable, "-m", "app"]
 
@@ -14,3 +15,12 @@ def run_cli(
     return subprocess.run(
         [*APP, *args], capture_output=True, text=True, timeout=timeout, env=env, check=check
     )
+
+
+def pair_args(target: Path, draft: Path, recipe: Path, d: int = 3) -> list[str]:
+    """--target, --draft, one recipe file for both models and -d: the arguments the
+    engine commands (generate, bench) share."""
+    return [
+        *("--target", str(target), "--draft", str(draft)),
+        *("--recipe", str(recipe), "--draft-recipe", str(recipe), "-d", str(d)),
+    ]
