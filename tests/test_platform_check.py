@@ -47,3 +47,14 @@ def test_no_check_where_qt_will_not_use_xcb() -> None:
     assert uses_xcb({"QT_QPA_PLATFORM": "xcb"}, "linux")
     assert uses_xcb({"QT_QPA_PLATFORM": "xcb:someoption"}, "linux")
     assert uses_xcb({"XDG_SESSION_TYPE": "x11"}, "linux")
+
+
+def test_the_one_read_finder_agrees_with_find_library() -> None:
+    import ctypes.util
+
+    from app.ui.platform_check import ldconfig_finder
+
+    find = ldconfig_finder()
+    names = [lib.name for lib in XCB_LIBRARIES] + ["c", "m", "no-such-library-here"]
+    for name in names:
+        assert (find(name) is None) == (ctypes.util.find_library(name) is None), name
