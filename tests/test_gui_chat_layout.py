@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_charts import ChatCharts
-from app.ui.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP
+from app.ui.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
+from app.ui.chat_mode import ModeChoice
 from app.ui.chat_sampling import GREEDY_INDEX
 from app.ui.engine_bridge import ERROR, READY
 from app.ui.main_window import MainWindow
@@ -174,3 +176,37 @@ def test_plots_stack_when_two_abreast_would_clip(charts: ChatCharts, qtbot: QtBo
     qtbot.waitUntil(lambda: charts.columns == 1)
     charts.resize(900, 700)
     qtbot.waitUntil(lambda: charts.columns == 2)
+
+
+def test_a_cleared_chart_shows_empty_axes_not_the_old_chat(
+    charts: ChatCharts, qtbot: QtBot
+) -> None:
+    """A new pair or a new chat starts from empty axes: the old chat's minutes and
+    speeds must not frame the new one's first seconds."""
+    for step in range(1, 60):
+        charts.add_rounds(rounds_event(step * 1.0, [1] * 400, [(4, 3, 3)] * 100))
+    charts.redraw()
+    box = charts.speed_plot.getViewBox()
+    # pyqtgraph fits its auto-ranged axes when it next paints.
+    qtbot.waitUntil(lambda: box.viewRange()[0][1] > 50 and box.viewRange()[1][1] > 100)
+    charts.clear()
+    for plot in (charts.speed_plot, charts.acceptance_plot, charts.length_plot):
+        assert plot.getViewBox().viewRange()[0] == pytest.approx([0, 1])
+    assert charts.speed_plot.getViewBox().viewRange()[1] == pytest.approx([0, 1])
+    charts.add_rounds(rounds_event(0.5, [1] * 4, [(4, 3, 3)]))
+    charts.add_rounds(rounds_event(2.0, [1] * 40, [(4, 3, 3)] * 10))
+    charts.redraw()
+    # Fitted to the new chat again, not frozen at 0..1.
+    qtbot.waitUntil(lambda: 1.5 < box.viewRange()[0][1] < 5)
+
+
+def test_the_mode_note_wraps_whatever_the_engine_says(qtbot: QtBot) -> None:
+    """The engine's reason may hold one long unbreakable word (a path, a key)."""
+    choice = ModeChoice()
+    page = QWidget()
+    QVBoxLayout(page).addWidget(choice.note)
+    qtbot.addWidget(page)
+    choice.note.setText(plain_default_note("x" * 3000))  # no place to break
+    choice.note.show()
+    page.show()
+    assert page.minimumSizeHint().width() < SCREEN_WIDTH // 2

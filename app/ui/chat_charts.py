@@ -204,7 +204,17 @@ class ChatCharts(QWidget):
         self._recent = []
         self._batches = []
         self._offset = self._last_elapsed = 0.0
-        self._mark(0, 1, 2, 3)
+        self.redraw()  # empty now: the auto-range below must not fit the old curves
+        self._reset_axes()
+
+    def _reset_axes(self) -> None:
+        """The axes of an empty chat: the old chat's time span and speeds would stay on
+        screen until enough new data pushed them out (a new pair looked like the old)."""
+        for plot in (self.speed_plot, self.acceptance_plot, self.length_plot):
+            plot.setXRange(0, 1, padding=0)
+            plot.enableAutoRange(x=True)
+        self.speed_plot.setYRange(0, 1, padding=0)
+        self.speed_plot.enableAutoRange(y=True)
 
     def per_position(self) -> list[float]:
         """Acceptance by draft position over the chat (0 where never reached)."""

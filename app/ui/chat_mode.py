@@ -9,7 +9,12 @@ from pathlib import Path
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from app.engine.protocol import Loaded
-from app.ui.chat_header import EXACT_ROLLBACK_NOTE, PLAIN_DEFAULT_TIP, plain_default_note
+from app.ui.chat_header import (
+    EXACT_ROLLBACK_NOTE,
+    PLAIN_DEFAULT_TIP,
+    plain_default_note,
+    wrap_to_width,
+)
 
 MODES = ("speculative", "plain")  # the combo's items, in order
 BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together
@@ -30,9 +35,8 @@ class ModeChoice:
             "Speculative: target + draft. Plain: the target alone, to compare "
             "on the same conversation"
         )
-        self.note = QLabel()
+        self.note = wrap_to_width(QLabel())  # a long reason never widens the window
         self.note.setObjectName("pageHint")
-        self.note.setWordWrap(True)  # a long reason never widens the window
         self.note.hide()
         # The pair the mode was switched to Plain for (a replayed load keeps the choice).
         self._plain_for: Pair | None = None
