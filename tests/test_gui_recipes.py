@@ -436,3 +436,20 @@ def test_save_says_so(window: MainWindow, qtbot: QtBot) -> None:
     assert _recipe(window)["thread_num"] == 3
     QTest.keyClicks(spin, "4")  # the next edit: unsaved again
     assert "Unsaved changes" in page.save_note.text()
+
+
+def test_the_window_title_marks_unsaved_recipes(window: MainWindow, qtbot: QtBot) -> None:
+    """Unsaved edits show in the title bar (the platform's mark), whatever page is open."""
+    assert not window.isWindowModified()
+    spin = _focus(qtbot, window, _spin(_draft(window), "thread_num"))
+    _press(spin, "Ctrl+A")
+    QTest.keyClicks(spin, "3")
+    assert window.isWindowModified()
+    window.show_page("chat")
+    assert window.isWindowModified()
+    window.show_page("recipes")
+    _press(spin, "Ctrl+Z")  # undone to the saved value: nothing unsaved
+    assert not window.isWindowModified()
+    QTest.keyClicks(spin, "5")
+    _press(spin, "Ctrl+S")
+    assert not window.isWindowModified()

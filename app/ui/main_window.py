@@ -65,7 +65,9 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.library = library
         self._save_settings = saver
-        self.setWindowTitle("DraftDeck")
+        # "[*]" shows the platform's unsaved mark (a "*", or the dot in macOS's close
+        # button) while a recipe has unsaved edits.
+        self.setWindowTitle("DraftDeck[*]")
         if icon is not None:
             self.setWindowIcon(icon)
         self.setAcceptDrops(True)
@@ -90,6 +92,7 @@ class MainWindow(QMainWindow):
         self.pair_page = PairPage(library, self.selection)
         self.add_page("pair", "Pair", self.pair_page)
         self.recipes_page = RecipesPage(self.selection)
+        self.recipes_page.unsaved_changed.connect(self.setWindowModified)
         self.add_page("recipes", "Recipes", self.recipes_page)
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
         self.chat_page = ChatPage(self.selection, self.engine)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -31,6 +31,8 @@ from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
 
 
 class RecipesPage(QWidget):
+    unsaved_changed = Signal(bool)  # any recipe has edits not yet saved
+
     def __init__(self, selection: PairSelection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.selection = selection
@@ -202,6 +204,7 @@ class RecipesPage(QWidget):
         self.act_undo.setToolTip(" ".join(w for w in ("Undo", undo, "(Ctrl+Z)") if w))
         self.act_redo.setToolTip(" ".join(w for w in ("Redo", redo, "(Ctrl+Shift+Z)") if w))
         self.act_save.setEnabled(self.has_unsaved())
+        self.unsaved_changed.emit(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
         self.act_reset.setEnabled(editor.doc is not None)
         # A preset rewrites both files' JSON: not over text that does not parse yet.
