@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cli.main import main
+from app.core.infra.units import format_bytes
 from app.core.pack.advice import NO_TARGET_ADVICE, TargetAdvice, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.compat import assess, assess_paths
@@ -26,6 +27,7 @@ from app.core.pack.verdict import (
     WARNING,
     WARNINGS,
     Reason,
+    describe,
     verdict_of,
 )
 from tests.helpers.cli import run_cli
@@ -407,3 +409,42 @@ def test_evidence_reads_as_words_with_units(fixture_bundle: Fixture, bundle_copy
     reason = assess_paths(fixture_bundle("qwen3-target"), broken).reasons[0]
     assert (reason.target, reason.draft) == ("read fine", str(broken / "config_cpu.json"))
     assert "invalid JSON" in reason.message and "config_cpu.json" in reason.message
+
+
+def test_differing_files_are_told_apart_in_words(
+    fixture_bundle: Fixture, bundle_copy: Copy
+) -> None:
+    """Which file, how big, how long: not hash prefixes nobody can read."""
+    pack = bundle_copy("qwen3-draft-noisy")
+    with (pack / "tokenizer.mtok").open("ab") as handle:
+        handle.write(b"\x00" * 2048)
+    config = json.loads((pack / "llm_config.json").read_text())
+    original = config["jinja"]["chat_template"]
+    config["jinja"]["chat_template"] += "{# changed #}"
+    (pack / "llm_config.json").write_text(json.dumps(config))
+    target = _info(fixture_bundle, "fast-target")
+    reasons = {r.code: r for r in assess(target, read_bundle(pack)).reasons}
+    tokenizer = reasons["tokenizer_content_differs"]
+    size = target.tokenizer.size_bytes
+    assert tokenizer.shown(tokenizer.target) == f"tokenizer.mtok, {format_bytes(size)}"
+    assert tokenizer.shown(tokenizer.draft) == f"tokenizer.mtok, {format_bytes(size + 2048)}"
+    template = reasons["chat_template_differs"]
+    assert template.shown(template.target) == f"{len(original):,} characters"
+    assert template.shown(template.draft) == f"{len(original) + 13:,} characters"
+
+
+def test_long_id_lists_are_shortened_and_ids_have_no_separators() -> None:
+    assert describe([151643, 151645]) == "151643, 151645"
+    assert describe(list(range(8))) == "0, 1, 2, 3, 4, 5, 6, 7"
+    assert describe(list(range(100, 114))) == "100, 101, 102, 103, 104, 105, … (14 in all)"
+
+
+def test_check_cli_prints_the_evidence_in_words(
+    fixture_bundle: Fixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = str(fixture_bundle("qwen3-target"))
+    assert main(["check", target, str(fixture_bundle("qwen3-realtok"))]) == 1
+    out = capsys.readouterr().out
+    assert "[target: 1,280 tokens; draft: 151,936 tokens]" in out
+    assert "draft: 151648, 151649, 151650, 151651, 151652, 151653, … (14 in all)]" in out
+    assert "[1200" not in out  # no Python list reprs

@@ -81,7 +81,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for reason in verdict.reasons:
         evidence = ""
         if reason.severity != "info":
-            evidence = f"  [target: {reason.target}; draft: {reason.draft}]"
+            evidence = (
+                f"  [target: {reason.shown(reason.target)}; draft: {reason.shown(reason.draft)}]"
+            )
         print(f"  {marks[reason.severity]:<8} {reason.message}{evidence}")
     return code
 

@@ -95,6 +95,7 @@ class BundleInfo:
     quant_block: int | None
     tokenizer: TokenizerInfo
     chat_template_sha256: str | None
+    chat_template_chars: int | None  # its length, to tell two apart in words
     visual: bool
     recipe_files: tuple[str, ...]
     size_bytes: int
@@ -120,6 +121,7 @@ class BundleInfo:
             "quant_block": self.quant_block,
             "tokenizer": self.tokenizer.to_json(),
             "chat_template_sha256": self.chat_template_sha256,
+            "chat_template_chars": self.chat_template_chars,
             "visual": self.visual,
             "recipe_files": list(self.recipe_files),
             "size_bytes": self.size_bytes,
@@ -199,6 +201,7 @@ def read_bundle(folder: Path) -> BundleInfo:
         quant_block=block,
         tokenizer=tokenizer,
         chat_template_sha256=_chat_template_hash(llm_config),
+        chat_template_chars=len(template) if (template := _chat_template(llm_config)) else None,
         visual=visual,
         recipe_files=recipes,
         # DraftDeck's own backups are not the pack's (hidden ones are not listed at all).
@@ -338,12 +341,15 @@ def _tokenizer_path(folder: Path, config: Mapping[str, Any]) -> Path:
     )
 
 
-def _chat_template_hash(llm_config: Mapping[str, Any]) -> str | None:
+def _chat_template(llm_config: Mapping[str, Any]) -> str | None:
     jinja = llm_config.get("jinja")
     template = jinja.get("chat_template") if isinstance(jinja, dict) else None
-    if not isinstance(template, str):
-        return None
-    return hashlib.sha256(template.encode("utf-8")).hexdigest()
+    return template if isinstance(template, str) else None
+
+
+def _chat_template_hash(llm_config: Mapping[str, Any]) -> str | None:
+    template = _chat_template(llm_config)
+    return None if template is None else hashlib.sha256(template.encode("utf-8")).hexdigest()
 
 
 def _list_files(folder: Path) -> tuple[BundleFile, ...]:

@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.infra.errors import FileError
+from app.core.infra.units import format_bytes
 from app.core.pack.advice import advice_information, advice_warnings, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.known_models import KnownModel, identify
+from app.core.pack.tokenizer_info import TokenizerInfo
 from app.core.pack.verdict import BLOCKED, INFO, MEASURED_MNN, WARNING, Reason, Verdict, verdict_of
 
 # A draft costs roughly its parameter share of a target step; above this share the
@@ -155,6 +157,12 @@ def _family_message(target: BundleInfo, draft: BundleInfo) -> str:
     return message
 
 
+def _file_words(tokenizer: TokenizerInfo) -> str:
+    """A tokenizer file as a person tells two apart: its name and size (a hash prefix
+    told nobody anything)."""
+    return f"{tokenizer.file}, {format_bytes(tokenizer.size_bytes)}"
+
+
 def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     reasons: list[Reason] = []
     if target.tokenizer.sha256 != draft.tokenizer.sha256:
@@ -164,8 +172,8 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 WARNING,
                 "The tokenizer files differ although their special ids agree; some text may "
                 "split into different tokens and lower acceptance.",
-                target.tokenizer.sha256[:12],
-                draft.tokenizer.sha256[:12],
+                _file_words(target.tokenizer),
+                _file_words(draft.tokenizer),
             )
         )
     if target.chat_template_sha256 != draft.chat_template_sha256:
@@ -175,8 +183,9 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 WARNING,
                 "The chat templates differ; the draft was tuned on differently formatted "
                 "conversations, which can lower acceptance.",
-                (target.chat_template_sha256 or "none")[:12],
-                (draft.chat_template_sha256 or "none")[:12],
+                target.chat_template_chars or 0,  # 0: the pack has none
+                draft.chat_template_chars or 0,
+                "characters",
             )
         )
     share = draft.params_estimate / target.params_estimate if target.params_estimate else 1.0

@@ -132,6 +132,10 @@ def _count(value: int) -> str:
     return f"{value:,}"
 
 
+LIST_WHOLE = 8  # a list up to this long is shown whole; a longer one starts with
+LIST_SHOWN = 6  # this many items and "… (N in all)"
+
+
 def describe(value: Any, unit: str = "") -> str:
     """A reason's value as a person reads it: no Python reprs, a unit on numbers."""
     if value is None:
@@ -139,7 +143,11 @@ def describe(value: Any, unit: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list | tuple):
-        return ", ".join(describe(v) for v in value) or "none"
+        # Token ids: plain numbers (151,643 read as two), the first few of a long list.
+        items = [str(v) if isinstance(v, int) else describe(v) for v in value]
+        if len(items) > LIST_WHOLE:
+            return f"{', '.join(items[:LIST_SHOWN])}, … ({len(items)} in all)"
+        return ", ".join(items) or "none"
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {describe(v)}" for k, v in value.items()) or "none"
     text = _count(value) if isinstance(value, int) else str(value)
