@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubUnreachable
-from app.core.hub.job import DONE, FAILED, DownloadJob, JobStatus
+from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob, JobStatus
 from app.core.hub.plan import RepoPlan
 from app.core.infra.errors import HubError
 from app.core.infra.units import format_bytes
@@ -310,6 +310,10 @@ class DownloadsPage(QWidget):
             self.installed.emit(status.path)
         elif status.state == FAILED:
             self.problem.emit(f"Download of {status.repo_id} failed: {status.error}")
+        elif status.state == PAUSED:
+            self.message.emit(f"Paused {status.repo_id}; Resume continues it")
+        elif status.state == CANCELLED:
+            self.message.emit(f"Cancelled {status.repo_id}; the files that arrived were deleted")
 
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""

@@ -95,7 +95,8 @@ class DownloadJob(TrackedJob[JobStatus]):
 
     def cancel(self) -> None:
         self._stop = CANCELLED
-        if self.status().state in FINISHED and self.status().state != DONE:
+        # A stopped job (paused, failed) has no worker left to report the cancel.
+        if self._set_if((PAUSED, FAILED, CANCELLED), state=CANCELLED, speed=0.0):
             self._discard_unless_in_use()
 
     def _discard_unless_in_use(self) -> None:

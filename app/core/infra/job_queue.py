@@ -85,6 +85,16 @@ class TrackedJob(Generic[S]):
             self._status = replace(self._status, **changes)
         self._on_change()
 
+    def _set_if(self, states: tuple[str, ...], **changes: object) -> bool:
+        """Change the status only while its state is one of `states`, checked under the
+        same lock (a resume may be restarting the job meanwhile); whether it changed."""
+        with self._lock:
+            if self._status.state not in states:
+                return False
+            self._status = replace(self._status, **changes)
+        self._on_change()
+        return True
+
     def _on_bytes(self: TrackedJob[P], count: int) -> None:
         """`count` more bytes of the current file went through."""
         with self._lock:
