@@ -126,6 +126,8 @@ def test_a_conversation_from_another_window_is_listed_on_show(
     )
     window.show_page("pair")
     window.show_page("chat")
+    # Listed off the GUI thread: it arrives shortly after the page shows.
+    qtbot.waitUntil(lambda: page.panel.list.count() == 2)
     assert [page.panel.list.item(i).text() for i in range(2)] == [theirs.title, "Mine."]
 
 

@@ -30,13 +30,16 @@ from app.core.measure.conversations import (
     Conversation,
     ConversationError,
     ConversationStore,
+    Listing,
     SavedMessage,
     new_conversation,
 )
+from app.ui import background
 from app.ui.chat_transcript import Message
 from app.ui.dialogs import ask
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+LISTING = "conversations"  # the background key: a newer listing makes an older one stale
 OTHER_PAIR_COLOUR = "#5c6475"
 
 
@@ -68,7 +71,10 @@ def _pair_words(conversation: Conversation) -> str:
 
 
 class ConversationPanel(QWidget):
-    """The list with Rename, Delete (asks first; also the Delete key) and All pairs."""
+    """The list with Rename, Delete (asks first; also the Delete key) and All pairs.
+
+    The folder is read off the GUI thread (`refresh`); until its answer arrives the
+    list shows the last one, updated at once for what this window saved or deleted."""
 
     open_requested = Signal(object)  # Conversation
 
@@ -78,7 +84,8 @@ class ConversationPanel(QWidget):
         self.pair: tuple[Path | None, Path | None] = (None, None)
         self.current_id = ""  # the conversation in the transcript, marked in the list
         self.shown: list[Conversation] = []
-        self.skipped: tuple[str, ...] = ()
+        self.listing = Listing((), ())
+        self.problem = ""  # the last failed save, rename or delete, until one works
         heading = QLabel("Conversations")
         heading.setObjectName("pageHint")
         self.list = QListWidget()
@@ -111,15 +118,35 @@ class ConversationPanel(QWidget):
         self.list.currentItemChanged.connect(self._update_buttons)
         self.rename_button.clicked.connect(self._on_rename_clicked)
         self.delete_button.clicked.connect(self.ask_delete)
-        self.all_pairs.toggled.connect(self.refresh)
+        self.all_pairs.toggled.connect(self.show_listing)
         self._update_buttons()
 
     def refresh(self) -> None:
-        """Read the folder again (another window may have saved meanwhile)."""
-        listing = self.store.list()
-        self.skipped = listing.skipped
-        mine = [c for c in listing.conversations if c.of_pair(*self.pair)]
-        others = [c for c in listing.conversations if not c.of_pair(*self.pair)]
+        """Read the folder again in the background (another window may have saved)."""
+        background.run(self, LISTING, self.store.list, self._listed, self._not_listed)
+
+    def _listed(self, listing: Listing) -> None:
+        self.listing = listing
+        self.show_listing()
+
+    def _not_listed(self, error: Exception) -> None:
+        self.say(f"Could not list the conversations: {error}")
+
+    def changed(self, listing: Listing, problem: str = "") -> None:
+        """Show what this window just wrote; a listing read before it is read again."""
+        self.listing = listing
+        self.problem = problem
+        self.show_listing()
+        if background.is_running(self, LISTING):
+            self.refresh()
+
+    def show_listing(self) -> None:
+        """Fill the list from the last listing, for the current pair; the selected
+        conversation (else the one in the transcript) stays selected if listed."""
+        current = self.list.currentItem()
+        selected = current.data(ID_ROLE) if current is not None else self.current_id
+        mine = [c for c in self.listing.conversations if c.of_pair(*self.pair)]
+        others = [c for c in self.listing.conversations if not c.of_pair(*self.pair)]
         self.shown = mine + (others if self.all_pairs.isChecked() else [])
         other_ids = {c.id for c in others}
         self.list.blockSignals(True)
@@ -133,16 +160,23 @@ class ConversationPanel(QWidget):
             if conversation.id in other_ids:
                 item.setForeground(QColor(OTHER_PAIR_COLOUR))
             self.list.addItem(item)
-            if conversation.id == self.current_id:
+            if conversation.id == selected:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
         self._update_buttons()
-        self.say(f"{len(self.skipped)} file(s) skipped" if self.skipped else "")
-        self.note.setToolTip("\n".join(self.skipped))
+        skipped = self.listing.skipped
+        self.say(self.problem or (f"{len(skipped)} file(s) skipped" if skipped else ""))
+        self.note.setToolTip("\n".join(skipped))
 
     def say(self, text: str) -> None:
         self.note.setText(text)
         self.note.setVisible(bool(text))
+
+    def select(self, conversation_id: str) -> None:
+        """Mark the conversation in the transcript."""
+        self.current_id = conversation_id
+        self.list.setCurrentRow(-1)  # the old selection gives way
+        self.show_listing()
 
     def conversation_at(self, item: QListWidgetItem | None) -> Conversation | None:
         wanted = item.data(ID_ROLE) if item is not None else None
@@ -150,10 +184,11 @@ class ConversationPanel(QWidget):
 
     def rename(self, conversation_id: str, title: str) -> None:
         try:
-            self.store.rename(conversation_id, title)
+            renamed = self.store.rename(conversation_id, title)
         except (OSError, FileError, ConversationError) as exc:
-            self.say(f"Could not rename: {exc}")
-        self.refresh()
+            self.changed(self.listing, f"Could not rename: {exc}")
+            return
+        self.changed(self.listing.with_saved(renamed))
 
     def ask_delete(self) -> None:
         chosen = self.conversation_at(self.list.currentItem())
@@ -171,8 +206,9 @@ class ConversationPanel(QWidget):
         try:
             self.store.delete(conversation_id)
         except (OSError, FileError, ConversationError) as exc:
-            self.say(f"Could not delete: {exc}")
-        self.refresh()
+            self.changed(self.listing, f"Could not delete: {exc}")
+            return
+        self.changed(self.listing.without(conversation_id))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.list and event.type() == QEvent.Type.KeyPress:
@@ -195,7 +231,7 @@ class ConversationPanel(QWidget):
         if chosen is not None and item.text().strip() and item.text() != chosen.shown_title:
             self.rename(chosen.id, item.text())
         elif chosen is not None:
-            self.refresh()  # an emptied name: back to the one it had
+            self.show_listing()  # an emptied name: back to the one it had
 
     def _on_rename_clicked(self) -> None:
         item = self.list.currentItem()
@@ -220,7 +256,7 @@ class Conversations:
         """A new conversation with this pair (written with its first message)."""
         self.current = None
         self.panel.pair = (target, draft)
-        self.panel.current_id = ""
+        self.panel.select("")
         self.panel.refresh()
 
     def save(self, messages: list[Message]) -> None:
@@ -234,14 +270,14 @@ class Conversations:
         try:
             self.current = self.store.save(self.current.with_messages(kept))
         except (OSError, FileError, ConversationError) as exc:
-            self.panel.say(f"Could not save this conversation: {exc}")
+            self.panel.changed(self.panel.listing, f"Could not save this conversation: {exc}")
             return
         self.panel.current_id = self.current.id
-        self.panel.refresh()
+        self.panel.changed(self.panel.listing.with_saved(self.current))
+        self.panel.select(self.current.id)
 
     def open(self, conversation: Conversation) -> list[Message]:
         """Make it the current conversation; its messages for the transcript."""
         self.current = conversation
-        self.panel.current_id = conversation.id
-        self.panel.refresh()
+        self.panel.select(conversation.id)
         return [restored(m) for m in conversation.messages]

@@ -95,6 +95,20 @@ class Listing:
     conversations: tuple[Conversation, ...]  # newest first
     skipped: tuple[str, ...]  # one sentence per file that could not be read
 
+    def with_saved(self, conversation: Conversation) -> Listing:
+        """This listing after `conversation` was written (without reading the folder)."""
+        kept = [c for c in self.conversations if c.id != conversation.id]
+        return replace(self, conversations=_newest_first([*kept, conversation]))
+
+    def without(self, conversation_id: str) -> Listing:
+        """This listing after that conversation was deleted."""
+        kept = tuple(c for c in self.conversations if c.id != conversation_id)
+        return replace(self, conversations=kept)
+
+
+def _newest_first(conversations: list[Conversation]) -> tuple[Conversation, ...]:
+    return tuple(sorted(conversations, key=lambda c: (c.updated, c.id), reverse=True))
+
 
 class ConversationStore:
     def __init__(self, folder: Path | None = None) -> None:
@@ -117,6 +131,8 @@ class ConversationStore:
         return found
 
     def list(self) -> Listing:
+        """Reads every file in the folder (slow with many: the window calls it off the
+        GUI thread)."""
         found: list[Conversation] = []
         skipped: list[str] = []
         if not self.folder.is_dir():
@@ -126,8 +142,7 @@ class ConversationStore:
                 found.append(self.read(path))
             except (FileError, ConversationError) as exc:
                 skipped.append(f"Skipped {path.name}: {exc}")
-        found.sort(key=lambda c: (c.updated, c.id), reverse=True)
-        return Listing(tuple(found), tuple(skipped))
+        return Listing(_newest_first(found), tuple(skipped))
 
     def save(self, conversation: Conversation) -> Conversation:
         """Write it whole. A title given on disk meanwhile (another window renamed it)
