@@ -105,6 +105,7 @@ def test_page_row_and_buttons_after_cancelling_a_paused_download(
     assert not page.pause_button.isEnabled()
     assert page.retry_button.isEnabled() and page.clear_button.isEnabled()
     assert not staging_dir(window.library.root, REPO).exists()
+    assert model.index(0, QueueModel.COLUMNS.index("Details")).data() == ""
     said = window.statusBar().currentMessage()
     assert said == f"Cancelled {REPO}; the files that arrived were deleted"
 

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from app.core.hub.catalog import CatalogEntry
-from app.core.hub.job import DownloadJob, JobStatus
+from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
 from app.core.infra.units import format_bytes
 from app.ui.job_models import JobQueueModel, format_eta
 from app.ui.table_model import ColumnsModel, Index
@@ -62,7 +62,8 @@ class QueueModel(JobQueueModel[DownloadJob, JobStatus]):
 
     def cell(self, status: JobStatus, column: str) -> str:
         details = status.error
-        if not details and status.files_total:
+        # A cancelled download's files are gone: its last "file 3 of 7" would mislead.
+        if not details and status.files_total and status.state != CANCELLED:
             details = f"file {status.files_done + 1} of {status.files_total}"
             if status.current_file:
                 details += (
