@@ -39,8 +39,11 @@ lint: $(VENV)/.installed-test
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest
 
+# Every page at 1024x700 and 1600x1000, empty and busy, into build/screenshots/ (open
+# its index.html), and the README shots into docs/; about 3 min. SHOTS="--states empty"
+# (or --sizes, --out, --no-readme) narrows it.
 screenshots: $(VENV)/.installed
-	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py
+	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py $(SHOTS)
 
 # The double-click app for this OS in dist/ (PyInstaller cannot cross-compile), with
 # its size and what dominates it.
