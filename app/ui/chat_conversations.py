@@ -37,6 +37,7 @@ from app.core.measure.conversations import (
 from app.ui import background
 from app.ui.chat_transcript import Message
 from app.ui.dialogs import ask
+from app.ui.labels import wrap_to_width
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 LISTING = "conversations"  # the background key: a newer listing makes an older one stale
@@ -99,7 +100,7 @@ class ConversationPanel(QWidget):
         self.all_pairs.setToolTip("Also list the conversations held with other pairs")
         self.note = QLabel()  # files that could not be read, or a failed save
         self.note.setObjectName("pageHint")
-        self.note.setWordWrap(True)
+        wrap_to_width(self.note)
         self.note.hide()
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)

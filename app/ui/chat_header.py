@@ -48,14 +48,6 @@ INEXACT_VERIFY_TIP = (
 )
 
 
-def wrap_to_width(label: QLabel) -> QLabel:
-    """Let a message label wrap, and never widen the window: its minimum width is its
-    own, not its longest word's (a long error or pack path once made it 1,780 px)."""
-    label.setWordWrap(True)
-    label.setMinimumWidth(1)
-    return label
-
-
 def crash_title(crash_code: str) -> str:
     """The heading for the worker going away, by its EngineCrashed code."""
     return "The engine stopped responding" if crash_code == UNRESPONSIVE else "The engine crashed"

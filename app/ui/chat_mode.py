@@ -13,8 +13,8 @@ from app.ui.chat_header import (
     EXACT_ROLLBACK_NOTE,
     PLAIN_DEFAULT_TIP,
     plain_default_note,
-    wrap_to_width,
 )
+from app.ui.labels import wrap_to_width
 
 MODES = ("speculative", "plain")  # the combo's items, in order
 BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together

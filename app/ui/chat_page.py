@@ -37,7 +37,6 @@ from app.ui.chat_header import (
     crash_title,
     pair_line,
     pair_tip,
-    wrap_to_width,
 )
 from app.ui.chat_input import MessageInput
 from app.ui.chat_mode import BLOCKED_PAIR, ModeChoice
@@ -45,6 +44,7 @@ from app.ui.chat_sampling import SamplerControls
 from app.ui.chat_transcript import Transcript
 from app.ui.dialogs import show_error
 from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
+from app.ui.labels import wrap_to_width
 from app.ui.pair_selection import PairSelection
 
 
@@ -77,7 +77,7 @@ class ChatPage(QWidget):
         self.mode, self.mode_note = self.mode_choice.combo, self.mode_choice.note
         self.chat_note = QLabel()  # what happened to the conversation (a new pair)
         self.chat_note.setObjectName("pageHint")
-        self.chat_note.setWordWrap(True)
+        wrap_to_width(self.chat_note)
         self.chat_note.hide()
         self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
-from app.ui.chat_header import wrap_to_width
+from app.ui.labels import wrap_to_width
 
 # The combo's items, short: the options row must fit a 1024 px window (the tooltip and
 # the note below say what greedy is for).

@@ -35,6 +35,7 @@ from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel
 from app.ui.download_queue import DownloadQueuePanel
 from app.ui.job_models import offer
+from app.ui.labels import wrap_to_width
 from app.ui.table_model import setup_table
 
 NOTHING_CHOSEN = "Select a repository in the list first"
@@ -58,7 +59,7 @@ class DownloadsPage(QWidget):
             "before a pack is installed; interrupted downloads resume."
         )
         hint.setObjectName("pageHint")
-        hint.setWordWrap(True)
+        wrap_to_width(hint)
 
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search repos")
@@ -70,7 +71,7 @@ class DownloadsPage(QWidget):
         self.refresh_button = QPushButton("Refresh from Hub")
         self.age_label = QLabel()
         self.age_label.setObjectName("pageHint")
-        self.age_label.setWordWrap(True)  # an offline sentence must not widen the window
+        wrap_to_width(self.age_label)  # an offline sentence must not widen the window
         self.add_edit = QLineEdit()
         self.add_edit.setPlaceholderText("owner/repo to add")
         self.add_button = QPushButton("Add Repo")

@@ -29,6 +29,7 @@ from app.core.pack.library import ImportCancelled, Library, PackEntry
 from app.ui import background
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.fitted_table import FittedTable
+from app.ui.labels import wrap_to_width
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.open_folder import open_folder
 from app.ui.pack_details import PackDetails
@@ -60,7 +61,7 @@ class LibraryPage(QWidget):
             "Drop a pack folder or .zip anywhere on the window to add it."
         )
         hint.setObjectName("pageHint")
-        hint.setWordWrap(True)
+        wrap_to_width(hint)
 
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText("Filter packs (Ctrl+F)")

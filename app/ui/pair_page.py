@@ -25,6 +25,7 @@ from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
 from app.core.pack.library import Library, PackEntry
 from app.core.pack.pairing import best_pair, drafts_for
 from app.core.pack.verdict import BLOCKED
+from app.ui.labels import wrap_to_width
 from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard
@@ -72,7 +73,7 @@ class PairPage(QWidget):
             "Recipes use."
         )
         hint.setObjectName("pageHint")
-        hint.setWordWrap(True)
+        wrap_to_width(hint)
 
         self.target_combo = QComboBox()
         self.draft_combo = QComboBox()
@@ -105,7 +106,7 @@ class PairPage(QWidget):
         self.card = VerdictCard()
         self.memory_label = QLabel()
         self.memory_label.setObjectName("memoryEstimate")
-        self.memory_label.setWordWrap(True)
+        wrap_to_width(self.memory_label)
         self.memory_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.memory_label.setToolTip(
             "Estimated from the weight files, the recipes saved for this pair (memory "
@@ -134,7 +135,7 @@ class PairPage(QWidget):
             "double-click to choose a pair."
         )
         matrix_label.setObjectName("pageHint")
-        matrix_label.setWordWrap(True)
+        wrap_to_width(matrix_label)
         matrix_layout.addWidget(matrix_label)
         matrix_layout.addWidget(self.matrix)
 

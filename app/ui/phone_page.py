@@ -36,6 +36,7 @@ from app.core.phone.phone_packs import PhonePack
 from app.core.phone.push import DONE, FAILED, PushJob, PushStatus
 from app.ui import background
 from app.ui.dialogs import ask, show_error
+from app.ui.labels import wrap_to_width
 from app.ui.phone_destinations import DestinationPicker
 from app.ui.phone_models import DeviceList, PackList, PhonePacksModel
 from app.ui.phone_queue import PushQueuePanel
@@ -62,12 +63,12 @@ class PhonePage(QWidget):
             "Copy packs and recipes to Android phones over USB (USB debugging on). Every "
             "file is checked by sha256 on the phone; a pack appears there only when complete."
         )
-        hint.setWordWrap(True)
+        wrap_to_width(hint)
 
         self.device_list = DeviceList()
         self.device_list.setObjectName("deviceList")
         self.device_hint = QLabel(NO_DEVICES)
-        self.device_hint.setWordWrap(True)
+        wrap_to_width(self.device_hint)
         self.device_hint.setObjectName("deviceHint")
         self.pack_list = PackList()
         self.pack_list.setObjectName("libraryPacks")

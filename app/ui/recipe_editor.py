@@ -44,6 +44,7 @@ from app.core.recipe.schema import (
     Problem,
     recipe_problems,
 )
+from app.ui.labels import wrap_to_width
 from app.ui.recipe_fields import NOT_SET, FieldEditor, json_text, make_editor
 from app.ui.recipe_undo import SetData, UndoKeysToPage
 
@@ -80,10 +81,10 @@ class RecipeEditor(QWidget):
         self.fields_box = QWidget()
         self.fields_box.setLayout(form)
         self.others = QLabel()
-        self.others.setWordWrap(True)
+        wrap_to_width(self.others)
         self.others.setObjectName("pageHint")
         self.problem_label = QLabel()
-        self.problem_label.setWordWrap(True)
+        wrap_to_width(self.problem_label)
         self.problem_label.setTextFormat(Qt.TextFormat.RichText)
         form_box = QWidget()
         form_layout = QVBoxLayout(form_box)
@@ -101,7 +102,7 @@ class RecipeEditor(QWidget):
         self.json_edit.textChanged.connect(self._on_json_typed)
         self.json_edit.installEventFilter(self)  # leaving the pane commits its text
         self.json_status = QLabel()
-        self.json_status.setWordWrap(True)  # a long parse error must not widen the window
+        wrap_to_width(self.json_status)  # a long parse error must not widen the window
         self.diff_view = QPlainTextEdit()
         self.diff_view.setReadOnly(True)
         self.diff_view.setFont(mono)

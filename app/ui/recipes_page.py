@@ -25,6 +25,7 @@ from app.core.recipe.files import TARGET_CONFIG, ChangedOnDiskError
 from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
 from app.ui.dialogs import ask, show_error, show_file_error
+from app.ui.labels import wrap_to_width
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
 from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
@@ -42,7 +43,7 @@ class RecipesPage(QWidget):
         title.setObjectName("pageTitle")
         self.subtitle = QLabel()
         self.subtitle.setObjectName("pageHint")
-        self.subtitle.setWordWrap(True)
+        wrap_to_width(self.subtitle)
 
         self.draft_editor = RecipeEditor(DRAFT)
         self.target_editor = RecipeEditor(TARGET)
@@ -85,7 +86,7 @@ class RecipesPage(QWidget):
         # Saved or not, in words; wraps rather than widening the window.
         self.save_note = QLabel()
         self.save_note.setObjectName("pageHint")
-        self.save_note.setWordWrap(True)
+        wrap_to_width(self.save_note)
         self._saved: list[str] = []  # the files the last Save wrote, until the next edit
         self._saved_at = ""
         layout.addWidget(self.save_note)

@@ -19,6 +19,7 @@ from app.core.pack.verdict import (
     Reason,
     Verdict,
 )
+from app.ui.labels import wrap_to_width
 
 # (symbol, title, background, border/text colour)
 STYLES = {
@@ -64,7 +65,7 @@ class VerdictCard(QFrame):
         self.title = QLabel()
         self.title.setObjectName("verdictTitle")
         self.body = QLabel()
-        self.body.setWordWrap(True)
+        wrap_to_width(self.body)
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
