@@ -5,13 +5,13 @@ the seed that reproduces the draws."""
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from app.cli import arg_types
 from app.core.infra.errors import BadValueError
+from app.core.recipe import sampler_seed
 from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings, with_overrides
 
@@ -102,17 +102,10 @@ def chosen_sampler(
     )
 
 
-def draws(sampler: SamplerSettings | None) -> bool:
-    """The sampler picks at random (so a seed matters)."""
-    return sampler is not None and not sampler.is_greedy
-
-
 def seed_for(args: argparse.Namespace, sampler: SamplerSettings | None) -> int | None:
-    """--seed, else a fresh one chosen here so it can be told before the text starts
-    (short enough to retype); None when nothing is drawn."""
-    if not draws(sampler):
-        return None
-    return int(args.seed) if args.seed is not None else secrets.randbelow(2**32)
+    """--seed, else a fresh one chosen here so it can be told before the text starts;
+    None when nothing is drawn."""
+    return sampler_seed.seed_for(sampler, None if args.seed is None else int(args.seed))
 
 
 def describe(sampler: SamplerSettings | None, seed: int | None) -> str:

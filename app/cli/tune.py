@@ -11,7 +11,7 @@ from typing import Any
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.tune_apply import best_changes, refusal_now
-from app.core.measure.tune_plan import plan_for, recipe_defaults
+from app.core.measure.tune_plan import plan_for, recipe_defaults, with_sampling
 from app.core.measure.tune_run import new_run_path
 
 
@@ -36,12 +36,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         # Checked here, so a sampler MNN would not know is told naming its file.
         sampler = sampling.recipe_sampler(target, {})
         seed = sampling.seed_for(args, sampler)
-        # The recipe's own temperature is measured anyway (as the recipe's sampler).
-        extra = tuple(t for t in args.temperatures or () if t != sampler.temperature)
-        plan = replace(plan, sample=True, temperatures=extra, seed=seed)
+        plan = with_sampling(plan, sampler, tuple(args.temperatures or ()), seed)
         print(sampling.describe(sampler, seed), file=sys.stderr)
-        if extra:
-            listed = ", ".join(f"{t:g}" for t in extra)
+        if plan.temperatures:
+            listed = ", ".join(f"{t:g}" for t in plan.temperatures)
             print(f"also at temperature {listed}: measured, not applied", file=sys.stderr)
     settings = plan.settings()
     print(

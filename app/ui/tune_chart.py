@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.core.measure.tune_results import SettingResult, uplift_curves
 
+TITLE_SIZE = "10pt"
 COLOURS = ("#3b5bdb", "#1e6b34", "#8a5300", "#862e9c")
 
 
@@ -18,9 +19,8 @@ class UpliftChart(QWidget):
         super().__init__(parent)
         # Held, not subclassed: pyqtgraph has no type hints.
         self.canvas = pg.GraphicsLayoutWidget()
-        self.plot = self.canvas.addPlot(
-            row=0, col=0, title="Uplift by draft length (median of pairs; bars: 95 % interval)"
-        )
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        self.plot.setTitle(_title(sampled=False), size=TITLE_SIZE)
         self.plot.setLabel("bottom", "draft length d")
         self.plot.getAxis("bottom").setTickSpacing(1, 1)  # draft lengths are whole numbers
         self.plot.setLabel("left", "uplift over plain decoding", units="x")
@@ -39,14 +39,26 @@ class UpliftChart(QWidget):
         )
 
     def draw(
-        self, results: list[SettingResult], compared: list[SettingResult] | None = None
+        self,
+        results: list[SettingResult],
+        compared: list[SettingResult] | None = None,
+        *,
+        sampled: bool = False,
+        compared_sampled: bool = False,
     ) -> None:
+        """`sampled`: the run decoded with the recipe's sampler (else greedy); the title
+        says which, and a compared run's legend says its own."""
+        if self.plot.titleLabel.text != _title(sampled):
+            # Small enough to fit a 1024 px window; a new title lays the chart out again.
+            self.plot.setTitle(_title(sampled), size=TITLE_SIZE)
         self.plot.clear()
         self.legend.clear()
         self._add_parity_line()
         runs = [(results, "", Qt.PenStyle.SolidLine)]
         if compared is not None:
-            runs.append((compared, " (compared run)", Qt.PenStyle.DashLine))
+            runs.append(
+                (compared, f" (compared run, {_mode(compared_sampled)})", Qt.PenStyle.DashLine)
+            )
         for shown, suffix, style in runs:
             for i, curve in enumerate(uplift_curves(shown)):
                 colour = COLOURS[i % len(COLOURS)]
@@ -60,3 +72,11 @@ class UpliftChart(QWidget):
                 self.plot.addItem(
                     pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=0.15, pen=pen)
                 )
+
+
+def _mode(sampled: bool) -> str:
+    return "sampled" if sampled else "greedy"
+
+
+def _title(sampled: bool) -> str:
+    return f"Uplift by draft length, {_mode(sampled)} (median of pairs; bars: 95 % interval)"

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -29,19 +28,19 @@ from app.core.measure.tune_apply import (
     refusal_now,
     restore,
 )
-from app.core.measure.tune_plan import plan_for, recipe_defaults
-from app.core.measure.tune_run import TuneRun, new_run_path, runs_dir
+from app.core.measure.tune_plan import plan_for, recipe_defaults, sampling_text
+from app.core.measure.tune_run import TuneRun, new_run_path
 from app.core.pack.compat import assess_paths
 from app.core.pack.verdict import MEASURED_MNN
 from app.core.recipe.schema import physical_cores
-from app.engine.client.tune_job import FAILED, REFUSED, TuneJob, tune_queue
+from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_queue
 from app.ui import background
 from app.ui.dialogs import ask, show_error
-from app.ui.fitted_table import FrozenColumnTable
+from app.ui.labels import wrap_to_width
 from app.ui.pair_selection import PairSelection
-from app.ui.tune_chart import UpliftChart
+from app.ui.tune_past_runs import PastRuns
 from app.ui.tune_plan_form import PlanForm
-from app.ui.tune_results_model import GIVE_WAY, SORT_ROLE, ResultsModel
+from app.ui.tune_results_view import ResultsView
 
 
 class TunePage(QWidget):
@@ -59,10 +58,10 @@ class TunePage(QWidget):
         title.setObjectName("pageTitle")
         self.pair_label = QLabel()
         self.pair_label.setObjectName("pageHint")
-        self.pair_label.setWordWrap(True)
+        wrap_to_width(self.pair_label)
         self.blocked_label = QLabel()
         self.blocked_label.setStyleSheet("color: #a1261b")
-        self.blocked_label.setWordWrap(True)
+        wrap_to_width(self.blocked_label)
         self.blocked_label.hide()
         self.form = PlanForm(physical_cores())
         self.start_button = QPushButton("Start")
@@ -78,30 +77,23 @@ class TunePage(QWidget):
         self.progress.setFormat("%p%")
         self.eta_label = QLabel()
         self.verdict = QLabel()
-        self.verdict.setWordWrap(True)
+        wrap_to_width(self.verdict)
+        # Which sampler the shown figures were measured with (a reopened run's own).
+        self.sampler_label = wrap_to_width(QLabel())
+        self.sampler_label.setObjectName("pageHint")
         self.apply_button = QPushButton("Apply Best")
         self.undo_button = QPushButton("Undo Apply")
         self.apply_button.setEnabled(False)
         self.undo_button.setEnabled(False)
-        self.past = QComboBox()
-        self.open_button = QPushButton("Open")
-        self.compare = QComboBox()
+        self.history = PastRuns()
+        self.past = self.history.past
 
-        self.model = ResultsModel()
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.table = FrozenColumnTable(GIVE_WAY)
-        self.table.setSortingEnabled(True)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setModel(self.proxy)
-        self.chart = UpliftChart()
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.table)
-        right.addWidget(self.chart)
+        self.results = ResultsView()
+        self.model, self.proxy = self.results.model, self.results.proxy
+        self.table, self.chart = self.results.table, self.results.chart
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.form)
-        splitter.addWidget(right)
+        splitter.addWidget(self.results)
         splitter.setStretchFactor(1, 3)
         # The form needs little width; the table and chart get the rest.
         splitter.setSizes([self.form.minimumSizeHint().width(), 10_000])
@@ -119,20 +111,15 @@ class TunePage(QWidget):
         results_bar.addWidget(self.verdict, 1)
         results_bar.addWidget(self.apply_button)
         results_bar.addWidget(self.undo_button)
-        past_bar = QHBoxLayout()
-        past_bar.addWidget(QLabel("Past runs:"))
-        past_bar.addWidget(self.past, 1)
-        past_bar.addWidget(self.open_button)
-        past_bar.addWidget(QLabel("Compare with:"))
-        past_bar.addWidget(self.compare, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(self.pair_label)
         layout.addWidget(self.blocked_label)
         layout.addLayout(controls)
         layout.addLayout(results_bar)
+        layout.addWidget(self.sampler_label)
         layout.addWidget(splitter, 1)
-        layout.addLayout(past_bar)
+        layout.addWidget(self.history)
 
         self.form.quick_button.clicked.connect(lambda: self.use_preset("quick"))
         self.form.thorough_button.clicked.connect(lambda: self.use_preset("thorough"))
@@ -140,12 +127,11 @@ class TunePage(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.apply_button.clicked.connect(self.apply_best)
         self.undo_button.clicked.connect(self.undo_apply)
-        self.open_button.clicked.connect(self.open_selected)
-        self.compare.currentIndexChanged.connect(self._on_compare_changed)
+        self.history.opened.connect(self._open_path)
+        self.history.compared.connect(self.results.compare)
         selection.changed.connect(self._on_pair_changed)
         background.watch(self, self.queue, self._on_tune_changed)
         self._on_pair_changed()
-        self.refresh_past()
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -154,6 +140,8 @@ class TunePage(QWidget):
         if not self._running():
             # The last sweep's end ("Stopped: …") was about the pair before.
             self.verdict.clear()
+            self.sampler_label.clear()
+        self.form.read_recipe(target)
         if target is None or draft is None:
             self.pair_label.setText("Choose a target and a draft on the Pair page first.")
             self._show_blocked("")
@@ -201,7 +189,11 @@ class TunePage(QWidget):
 
     def start(self) -> None:
         target, draft = self.selection.target, self.selection.draft
-        plan = self.form.current_plan()
+        try:
+            plan = self.form.measured_plan()
+        except ValueError as exc:
+            self.verdict.setText(f"Not started: {exc}.")  # the form marks the field too
+            return
         if target is None or draft is None or not plan.settings():
             show_error(
                 self,
@@ -213,8 +205,10 @@ class TunePage(QWidget):
             return
         self.run = None
         self._undo = None
-        self.model.set_results([])
-        self.chart.draw([])
+        self.results.show_results([], plan.sample)
+        sampler = self.form.sampler()
+        described = sampler.describe() if sampler else None
+        self.sampler_label.setText(sampling_text(plan, described))
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.apply_button.setEnabled(False)
@@ -237,10 +231,10 @@ class TunePage(QWidget):
             return
         status = job.status()
         if len(status.results) != self.model.row_total():
-            self.model.set_results(list(status.results))
-            self.chart.draw(self.model.results)
+            self.results.show_results(list(status.results), job.plan.sample)
         self._show_progress()
-        if job.is_finished():
+        # The same snapshot decides: the job may finish between two reads of its status.
+        if status.state in FINISHED:
             self._job_shown = True
             self._end()
             if status.run is not None:
@@ -266,17 +260,20 @@ class TunePage(QWidget):
             )
 
     def _show_finished(self, run: TuneRun) -> None:
-        self.run = run
         try:
             run.save(new_run_path(Path(run.draft)))
         except (OSError, DraftDeckError) as exc:
             show_error(self, "Results not saved", str(exc))
-        self.model.set_results(run.results)
-        self.chart.draw(run.results)
+        self._show_run(run)
         stopped = " (cancelled; partial results)" if run.cancelled else ""
         self.verdict.setText(run.verdict() + stopped)
         self._update_apply(run)
         self.refresh_past()
+
+    def _show_run(self, run: TuneRun) -> None:
+        self.run = run
+        self.results.show_results(run.results, run.plan.sample)
+        self.sampler_label.setText(run.sampler_text())
 
     def shutdown(self) -> None:
         """Stop a running sweep (its engine worker closes when the sweep returns); wait
@@ -350,41 +347,20 @@ class TunePage(QWidget):
     # -- past runs -------------------------------------------------------------------------
 
     def refresh_past(self) -> None:
-        files = sorted(runs_dir().glob("*.json"), reverse=True) if runs_dir().is_dir() else []
-        for combo in (self.past, self.compare):
-            combo.blockSignals(True)
-            combo.clear()
-        self.compare.addItem("(nothing)", None)
-        for path in files:
-            self.past.addItem(path.stem, path)
-            self.compare.addItem(path.stem, path)
-        for combo in (self.past, self.compare):
-            combo.blockSignals(False)
-        self.open_button.setEnabled(bool(files))
+        self.history.refresh()
 
     def open_run(self, path: Path) -> TuneRun:
         run = TuneRun.load(path)
-        self.run = run
-        self.model.set_results(run.results)
-        self.chart.draw(run.results)
+        self._show_run(run)
         self.verdict.setText(f"{path.stem}: {run.verdict()}")
         self._update_apply(run)
         return run
 
     def open_selected(self) -> None:
-        path = self.past.currentData()
-        if isinstance(path, Path):
-            try:
-                self.open_run(path)
-            except DraftDeckError as exc:
-                show_error(self, "Cannot open the run", str(exc))
+        self.history.open_selected()
 
-    def _on_compare_changed(self) -> None:
-        path = self.compare.currentData()
-        other = None
-        if isinstance(path, Path):
-            try:
-                other = TuneRun.load(path)
-            except (DraftDeckError, KeyError, TypeError) as exc:
-                show_error(self, "Cannot open the run", str(exc))
-        self.chart.draw(self.model.results, other.results if other else None)
+    def _open_path(self, path: Path) -> None:
+        try:
+            self.open_run(path)
+        except DraftDeckError as exc:
+            show_error(self, "Cannot open the run", str(exc))

@@ -1,13 +1,20 @@
-"""The Tune page's plan form: which values a sweep measures, and how long it runs."""
+"""The Tune page's plan form: which values a sweep measures, how long it runs, and
+with which sampler (greedy by default, as `draftdeck tune`; or the recipe's, `--sample`)."""
 
 from __future__ import annotations
 
+from html import escape
+from pathlib import Path
+
+from PySide6.QtCore import QRegularExpression, Qt
+from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -15,7 +22,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.measure.tune_plan import DEFAULT_PROMPTS, SweepPlan, prompts_from_text
+from app.core.measure.tune_plan import (
+    DEFAULT_PROMPTS,
+    SweepPlan,
+    prompts_from_text,
+    temperatures_from_text,
+    with_sampling,
+)
+from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
+from app.core.recipe.sampler_seed import seed_for
+from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
+from app.ui.chat_sampling import WARNING_COLOUR
+from app.ui.labels import wrap_to_width
+
+SAMPLE_TIP = (
+    "Off (greedy): the target's most likely token every time, so speculative output "
+    "must equal plain output: the exact comparison.\nOn: draw as the target's recipe "
+    "says; speculative sampling keeps the target's distribution."
+)
+SEED_TIP = "Empty: a seed is chosen at Start and shown; type it here to repeat the draws."
+TEMPERATURES_TIP = (
+    "Also measure at these temperatures (e.g. 0.5, 1.2). Measured and shown, never "
+    "applied: a temperature changes what the pair writes, not only how fast."
+)
 
 
 class PlanForm(QWidget):
@@ -50,6 +79,21 @@ class PlanForm(QWidget):
         )
         self.quick_button = QPushButton("Quick")
         self.thorough_button = QPushButton("Thorough")
+        self.sample = QCheckBox("Measure with the recipe's sampler")
+        self.sample.setToolTip(SAMPLE_TIP)
+        self.seed = QLineEdit()
+        self.seed.setPlaceholderText("auto")
+        self.seed.setToolTip(SEED_TIP)
+        # 18 digits: any of them fits the engine's 63-bit seeds.
+        self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,18}")))
+        self.temperatures = QLineEdit()
+        self.temperatures.setPlaceholderText("none")
+        self.temperatures.setToolTip(TEMPERATURES_TIP)
+        self.sampler_note = wrap_to_width(QLabel())  # a recipe's path may be long
+        self.sampler_note.setObjectName("pageHint")
+        self.sampler_note.setTextFormat(Qt.TextFormat.RichText)  # a problem is coloured
+        self.recipe_sampler: SamplerSettings | None = None  # None: unread, or unreadable
+        self.recipe_error = ""
 
         form = QGridLayout()
         rows = [
@@ -76,6 +120,11 @@ class PlanForm(QWidget):
         form.addWidget(self.budget, 6, 1)
         form.addWidget(QLabel("Min s a run"), 6, 2)
         form.addWidget(self.min_run, 6, 3)
+        form.addWidget(self.sample, 7, 0, 1, 4)
+        form.addWidget(QLabel("Seed"), 8, 0)
+        form.addWidget(self.seed, 8, 1, 1, 3)
+        form.addWidget(QLabel("Temperatures"), 9, 0)
+        form.addWidget(self.temperatures, 9, 1, 1, 3)
         presets = QHBoxLayout()
         for button in (self.quick_button, self.thorough_button):
             presets.addWidget(button)
@@ -84,8 +133,12 @@ class PlanForm(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(presets)
         layout.addLayout(form)
+        layout.addWidget(self.sampler_note)
         layout.addWidget(QLabel("Prompts"))
         layout.addWidget(self.prompts, 1)
+        self.sample.toggled.connect(self._show_sampling)
+        self.temperatures.textChanged.connect(self._show_sampling)
+        self._show_sampling()
 
     @staticmethod
     def _spin(low: int, high: int, value: int) -> QSpinBox:
@@ -112,6 +165,44 @@ class PlanForm(QWidget):
         self.budget.setValue(round(plan.budget_seconds))
         self.min_run.setValue(plan.min_run_seconds)
 
+    def read_recipe(self, target: Path | None) -> None:
+        """The sampler of the target's run recipe (the one a sampled sweep decodes with);
+        one that cannot be read turns the box off, saying why."""
+        self.recipe_sampler, self.recipe_error = None, ""
+        if target is not None:
+            try:
+                self.recipe_sampler = sampler_settings(target_run_recipe(target, {}))
+            except ValueError as exc:
+                self.recipe_error = f"Cannot read the sampler of {target / TARGET_CONFIG}: {exc}"
+        self.sample.setEnabled(self.recipe_sampler is not None)
+        if self.recipe_sampler is None:
+            self.sample.setChecked(False)
+        self.sample.setToolTip(
+            f"{self.recipe_error}. Measuring greedy." if self.recipe_error else SAMPLE_TIP
+        )
+        self._show_sampling()
+
+    def sampler(self) -> SamplerSettings | None:
+        """The sampler the plan measures with (None: greedy)."""
+        return self.recipe_sampler if self.sample.isChecked() else None
+
+    def _show_sampling(self) -> None:
+        sampler = self.sampler()
+        self.seed.setEnabled(sampler is not None and not sampler.is_greedy)
+        self.temperatures.setEnabled(sampler is not None)
+        if self.recipe_error:
+            text = f"<span style='color:{WARNING_COLOUR}'>⚠ {escape(self.recipe_error)}.</span>"
+        elif sampler is None:
+            text = "Greedy (exact comparison)."
+        else:
+            text = f"Sampler: {escape(sampler.describe())}."
+            try:
+                if temperatures_from_text(self.temperatures.text()):
+                    text += " Temperatures are measured, never applied: Apply Best sets speed only."
+            except ValueError as exc:
+                text += f" <span style='color:{WARNING_COLOUR}'>⚠ Temperatures: {exc}.</span>"
+        self.sampler_note.setText(text)
+
     def current_plan(self) -> SweepPlan:
         def span(low: QSpinBox, high: QSpinBox) -> tuple[int, ...]:
             a, b = sorted((low.value(), high.value()))
@@ -129,3 +220,16 @@ class PlanForm(QWidget):
             budget_seconds=float(self.budget.value()),
             min_run_seconds=self.min_run.value(),
         )
+
+    def measured_plan(self) -> SweepPlan:
+        """The plan to run: current_plan with the chosen sampler, its seed picked now
+        when none was typed (so it can be shown), and the extra temperatures. A
+        ValueError says what in the sampling fields is wrong."""
+        plan = self.current_plan()
+        sampler = self.sampler()
+        if sampler is None:
+            return plan
+        typed = self.seed.text()
+        seed = seed_for(sampler, int(typed) if typed else None)
+        temperatures = temperatures_from_text(self.temperatures.text())
+        return with_sampling(plan, sampler, temperatures, seed)

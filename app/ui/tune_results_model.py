@@ -22,6 +22,7 @@ class ResultsModel(ColumnsModel):
         "Precision",
         "Memory",
         "Target\nthreads",
+        "Sampler",
         "Spec\ntok/s",
         "Plain tok/s\n(pooled)",
         "Uplift\n(median of pairs)",
@@ -41,6 +42,7 @@ class ResultsModel(ColumnsModel):
         "draft_precision",
         "draft_memory",
         "target_threads",
+        "sampled",
         "spec_tok_s",
         "baseline_tok_s",
         "uplift",
@@ -74,6 +76,11 @@ class ResultsModel(ColumnsModel):
             "95 % interval of the uplift (distribution-free, from order statistics); "
             "speculation pays off only when it lies above 1. Marked * when the setting's "
             "interval target was not met within its time budget"
+        ),
+        "sampled": (
+            "greedy: the most likely token every time (the exact comparison); recipe: "
+            "the target recipe's sampler; temp.: that sampler at another temperature "
+            "(measured, never applied)"
         ),
         "pairs": "Interleaved plain/speculative run pairs measured; r = re-measured fresh",
     }
@@ -114,6 +121,8 @@ class ResultsModel(ColumnsModel):
                 return format_interval(row)
             if key == "pairs":
                 return f"{value}{' r' if row['remeasured'] else ''}"
+            if key == "sampled":
+                return sampler_cell(row)
         if role == SORT_ROLE:
             return value if value is not None else -1
         if role == Qt.ItemDataRole.BackgroundRole and is_best:
@@ -125,6 +134,8 @@ class ResultsModel(ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if key == "verify_agreement":
                 return self.results[index.row()].summary.get("verify_note")
+            if key == "sampled" and row["sampled"]:
+                return f"Sampler: {row['sampler']}"
             if key in self.HEADER_TIPS:
                 return self.HEADER_TIPS[key]
             return "Best setting" if is_best else None
@@ -159,6 +170,7 @@ GIVE_WAY = tuple(
         "spec_tok_s",
         "draft_precision",
         "lossless",
+        "sampled",
     )
 )
 
@@ -170,3 +182,11 @@ def format_interval(row: dict[str, Any]) -> str:
         return "—"
     unmet = "*" if row.get("interval_target_met") is False else ""
     return f"{low:.2f}-{high:.2f}x{unmet}"
+
+
+def sampler_cell(row: dict[str, Any]) -> str:
+    """ "greedy", "recipe" (the recipe's sampler), or "temp. 1.2" (it at that temperature)."""
+    if not row["sampled"]:
+        return "greedy"
+    t = row["temperature"]
+    return "recipe" if t is None else f"temp. {t:g}"

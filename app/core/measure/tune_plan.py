@@ -7,7 +7,8 @@ and "thorough" plans start from the pair's current recipe (`recipe_defaults`).
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,44 @@ def prompts_from_text(text: str) -> tuple[str, ...]:
     """The prompts in `text`, separated by an empty line (the defaults when none)."""
     prompts = tuple(p.strip() for p in text.split("\n\n") if p.strip())
     return prompts or DEFAULT_PROMPTS
+
+
+def temperatures_from_text(text: str) -> tuple[float, ...]:
+    """The temperatures in `text`, separated by commas or spaces, in order and each once;
+    a ValueError saying which one is not a temperature (a number, 0 or more)."""
+    values = []
+    for part in text.replace(",", " ").split():
+        try:
+            value = float(part)
+        except ValueError:
+            raise ValueError(f"“{part}” is not a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"temperature {part} is out of range (0 or more)")
+        values.append(value)
+    return tuple(dict.fromkeys(values))
+
+
+def with_sampling(
+    plan: SweepPlan, recipe: SamplerSettings, temperatures: tuple[float, ...], seed: int | None
+) -> SweepPlan:
+    """`plan` measured with the recipe's sampler, and also at `temperatures` (not the
+    recipe's own: that one is measured anyway, as the recipe's sampler)."""
+    extra = tuple(t for t in temperatures if t != recipe.temperature)
+    return replace(plan, sample=True, temperatures=extra, seed=seed)
+
+
+def sampling_text(plan: SweepPlan, sampler: str | None) -> str:
+    """Which sampler a sweep decodes with, for a person: greedy, or the recipe's
+    (`sampler`: its description) with its seed and the temperatures also measured."""
+    if not plan.sample:
+        return (
+            "Greedy (exact comparison): the target's most likely token every time, so "
+            "speculative output must equal plain output."
+        )
+    text = f"Sampled with the recipe's sampler: {sampler or 'as the recipe has it'}"
+    if plan.seed is not None:
+        text += f" · seed {plan.seed} (type it in Seed to repeat the draws)"
+    if plan.temperatures:
+        listed = ", ".join(f"{t:g}" for t in plan.temperatures)
+        text += f" · also at temperature {listed} (measured, never applied)"
+    return text + "."

@@ -30,6 +30,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.core.measure.bench import draws
 from app.core.measure.intervals import MedianInterval, overlaps
 from app.core.measure.metrics import break_even_acceptance
 from app.core.measure.tune_plan import Setting
@@ -95,6 +96,8 @@ class SettingResult:
                 break_even_acceptance(self.setting.draft_length, c) if c else None
             ),
             "sampler": s.get("sampler"),
+            # A run saved before sampling existed was greedy (it has no "sampler").
+            "sampled": draws(s.get("sampler") or "greedy"),
             "checked_acceptance": s.get("checked_acceptance"),
             "expected_acceptance": s.get("expected_acceptance"),
             "lossless": s.get("lossless"),
@@ -127,6 +130,11 @@ def rows(results: list[SettingResult]) -> list[dict[str, Any]]:
 def at_recipe_sampler(results: list[SettingResult]) -> list[SettingResult]:
     """The rows that may be named best: decoded with the recipe's own sampler."""
     return [r for r in results if r.setting.temperature is None]
+
+
+def recipe_sampler_text(results: list[SettingResult]) -> str | None:
+    """The description of the recipe's sampler as the rows at it decoded with."""
+    return next((r.summary.get("sampler") for r in at_recipe_sampler(results)), None)
 
 
 def _top(results: list[SettingResult]) -> SettingResult | None:

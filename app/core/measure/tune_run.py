@@ -22,12 +22,13 @@ import psutil
 
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.infra.paths import app_dirs
-from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_plan import Setting, SweepPlan, sampling_text
 from app.core.measure.tune_results import (
     SettingResult,
     best_result,
     equal_within_noise,
     pays_off,
+    recipe_sampler_text,
     rows,
     verdict_sentence,
 )
@@ -143,6 +144,10 @@ class TuneRun:
             "so it is verified one token at a time; the measured uplift (best "
             f"{best.uplift:.2f}x) is not a recipe to apply."
         )
+
+    def sampler_text(self) -> str:
+        """Which sampler was measured (a run saved before sampling: greedy)."""
+        return sampling_text(self.plan, recipe_sampler_text(self.results))
 
     def to_json(self) -> dict[str, Any]:
         best = best_result(self.results)
