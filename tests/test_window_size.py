@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.ui.application import create_main_window
@@ -99,3 +100,17 @@ def test_every_page_fits_while_generating(
     finally:
         window.chat_page.stop()
         qtbot.waitUntil(lambda: bridge.state == READY, timeout=60_000)
+
+
+def test_no_message_widens_the_window_even_without_a_place_to_break(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """Every wrapping label may one day hold an error, a path or a pack name with no
+    space in it: none of them may set the window's minimum width."""
+    unbreakable = "x" * 400
+    for key in window.pages:
+        window.show_page(key)
+        for label in window.findChildren(QLabel):
+            if label.wordWrap():
+                label.setText(unbreakable)
+    _assert_every_page_fits(window, qtbot, "an unbreakable word in every message")
