@@ -233,7 +233,9 @@ def test_queue_buttons_follow_the_selected_download(
     hub.throttle_bytes_per_s = 50_000
     page.start_download(REPO)
     qtbot.waitUntil(lambda: page.queue_model.status(0).done_bytes > 0, timeout=10_000)
-    assert not page.pause_button.isEnabled()  # still nothing selected
+    assert page.pause_button.isEnabled()  # the started download was selected for the user
+    page.queue_view.clearSelection()
+    assert not page.pause_button.isEnabled()  # nothing selected
     page.queue_view.selectRow(0)
     assert page.pause_button.isEnabled() and page.cancel_button.isEnabled()
     assert not page.retry_button.isEnabled() and not page.clear_button.isEnabled()

@@ -44,7 +44,8 @@ class CatalogModel(ColumnsModel):
         if role == ENTRY_ROLE:
             return entry
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.summary or entry.repo_id
+            # The name first: the Repository column may show it elided.
+            return f"{entry.repo_id}\n{entry.summary}" if entry.summary else entry.repo_id
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         column = self.COLUMNS[index.column()]  # valid() checked the range

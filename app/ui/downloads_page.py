@@ -12,11 +12,11 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -34,11 +34,13 @@ from app.ui import background
 from app.ui.dialogs import show_error
 from app.ui.download_models import ENTRY_ROLE, CatalogModel
 from app.ui.download_queue import DownloadQueuePanel
+from app.ui.fitted_table import CELLS, FittedTable
 from app.ui.job_models import offer
 from app.ui.labels import wrap_to_width
 from app.ui.table_model import setup_table
 
 NOTHING_CHOSEN = "Select a repository in the list first"
+NOTHING_SHOWN = "Select a repository to see its files and sizes."
 
 
 class DownloadsPage(QWidget):
@@ -79,14 +81,24 @@ class DownloadsPage(QWidget):
         self.catalog_model = CatalogModel()
         self.catalog_proxy = _CatalogFilter(self)
         self.catalog_proxy.setSourceModel(self.catalog_model)
-        self.catalog_view = QTableView()
-        self.catalog_view.setModel(self.catalog_proxy)
+        # At 1024 px the names give way (elided, whole in the tooltip) before Installed is
+        # cut or the list scrolls sideways.
+        columns = CatalogModel.COLUMNS
+        self.catalog_view = FittedTable(
+            ((columns.index("Repository"), 180), (columns.index("Listed by"), CELLS))
+        )
         setup_table(self.catalog_view)
+        # The fitted table sizes the columns itself (sized-to-contents ones cannot shrink).
+        self.catalog_view.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.Interactive
+        )
+        self.catalog_view.setModel(self.catalog_proxy)
         self.catalog_view.setSortingEnabled(True)
         self.catalog_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
         self.details = QTextBrowser()
         self.details.setObjectName("details")
+        self.details.setPlaceholderText(NOTHING_SHOWN)
         self.include_all = QCheckBox("Also fetch export files (ONNX)")
         self.download_button = QPushButton("Download")
         details_box = QWidget()
@@ -297,6 +309,7 @@ class DownloadsPage(QWidget):
         if job not in self.queue_model.jobs:  # not the download already under way
             self.message.emit(f"Downloading {repo}")
         self._refresh()
+        self.queue_model.follow(self.queue_view, job)
         return job
 
     def _refresh(self) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QStyledItemDelegate,
     QStyleOptionProgressBar,
     QStyleOptionViewItem,
+    QTableView,
 )
 
 from app.core.infra.job_queue import JobProgress, TrackedJob
@@ -29,9 +30,10 @@ J = TypeVar("J", bound=TrackedJob[Any])
 
 
 def format_eta(seconds: float | None) -> str:
+    """Time left; blank when unknown. Never "0 s": a job with bytes left is not over."""
     if seconds is None:
         return ""
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+    return f"{max(seconds, 1):.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 class JobQueueModel(ColumnsModel, Generic[J, S]):
@@ -43,10 +45,15 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         super().__init__()
         self.jobs: list[J] = []
         self._shown: list[S] = []
+        self._followed: J | None = None  # the job whose row `follow` selected last
 
     @abstractmethod
     def cell(self, status: S, column: str) -> str:
         """What `column` shows for a job in this state (Progress is drawn here)."""
+
+    def tooltip(self, status: S, column: str) -> str:
+        """What hovering a cell says (the error, whichever the column)."""
+        return status.error
 
     def add_job(self, job: J) -> None:
         if job in self.jobs:
@@ -105,6 +112,15 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         wanted = set(states)
         return all(status.state in wanted for status in self._shown)
 
+    def follow(self, view: QTableView, job: J) -> None:
+        """Select the row of the job a user just started, so that its buttons apply at
+        once, unless the user chose another row (a row selected here earlier was not
+        their choice: the selection moves on to the newest job)."""
+        selected = self.selected_job(view)
+        if job in self.jobs and (selected is None or selected is self._followed):
+            self._followed = job
+            view.selectRow(self.jobs.index(job))
+
     def selected_job(self, view: QAbstractItemView) -> J | None:
         rows = view.selectionModel().selectedRows()
         return self.jobs[rows[0].row()] if rows else None
@@ -124,8 +140,8 @@ class JobQueueModel(ColumnsModel, Generic[J, S]):
         column = self.COLUMNS[index.column()]
         if role == FRACTION_ROLE:
             return status.fraction
-        if role == Qt.ItemDataRole.ToolTipRole and status.error:
-            return status.error
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.tooltip(status, column) or None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if column == "Progress":

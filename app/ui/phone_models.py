@@ -48,8 +48,8 @@ class DeviceList(QListWidget):
             if device.ready:
                 ram = f" · {format_bytes(device.ram_bytes)} RAM" if device.ram_bytes else ""
                 text = f"{device.title}\nAndroid {device.android} · {device.abi}{ram}"
-            else:
-                text = f"{device.title}\n{device.state}"
+            else:  # what to do about it, where the phone is listed
+                text = f"{device.title} · {device.state}\n{device.guidance}"
             item = QListWidgetItem(text)
             item.setData(SERIAL_ROLE, device.serial)
             item.setToolTip(device.serial + (f"\n{device.guidance}" if device.guidance else ""))
@@ -157,6 +157,25 @@ class PhonePacksModel(ColumnsModel):
 class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
     COLUMNS = ("Pack", "Phone", "State", "Progress", "Speed", "Left", "Details")
 
+    def __init__(self) -> None:
+        super().__init__()
+        # Models of the phones seen (kept after a phone leaves: its rows still name it).
+        self._names: dict[str, str] = {}
+
+    def name_phones(self, devices: Sequence[DeviceInfo]) -> None:
+        self._names.update({d.serial: d.model for d in devices if d.model})
+        if self.jobs:
+            column = self.COLUMNS.index("Phone")
+            self.dataChanged.emit(self.index(0, column), self.index(len(self.jobs) - 1, column))
+
+    def phone_name(self, serial: str) -> str:
+        return self._names.get(serial, serial)
+
+    def tooltip(self, status: PushStatus, column: str) -> str:
+        if column == "Phone":
+            return f"adb address {status.serial}"
+        return super().tooltip(status, column)
+
     def cell(self, status: PushStatus, column: str) -> str:
         details = status.error
         if not details and status.state == "done":
@@ -171,7 +190,7 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
         what = f"{status.pack} (recipes)" if status.recipe_only else status.pack
         return {
             "Pack": what,
-            "Phone": status.serial,
+            "Phone": self.phone_name(status.serial),
             "State": status.state,
             "Speed": f"{format_bytes(status.speed)}/s" if status.speed else "",
             "Left": format_eta(status.eta_seconds),

@@ -179,6 +179,7 @@ class PhonePage(QWidget):
             return
         self.devices = stable
         self.device_list.show_devices(stable)
+        self.push_queue.model.name_phones(stable)
         self._show_device_hint()
 
     def _on_devices_failed(self, error: Exception) -> None:
@@ -186,6 +187,10 @@ class PhonePage(QWidget):
 
     def _device(self, serial: str | None) -> DeviceInfo | None:
         return next((d for d in self.devices if d.serial == serial), None)
+
+    def _phone_name(self, serial: str) -> str:
+        """What the user calls the phone: its model (an address only until it is known)."""
+        return self.push_queue.model.phone_name(serial)
 
     def selected_device(self) -> DeviceInfo | None:
         serial = self.device_list.selected_serial()
@@ -196,7 +201,7 @@ class PhonePage(QWidget):
         if not self.devices:
             self.device_hint.setText(NO_DEVICES)
         elif device is not None and not device.ready:
-            self.device_hint.setText(f"{device.serial} is {device.state}. {device.guidance}")
+            self.device_hint.setText(f"{device.title} is {device.state}. {device.guidance}")
         else:
             self.device_hint.setText("")
 
@@ -340,8 +345,9 @@ class PhonePage(QWidget):
         """Queue a push to the folder shown (the one already queued, if it is)."""
         job = self.desk.push(serial, pack, self.destinations.root(), recipe_only)
         self.refresh_queue()  # the row appears now, not at the job's first report
+        self.push_queue.model.follow(self.push_queue.view, job)
         what = "recipes of " if recipe_only else ""
-        self.message.emit(f"Pushing {what}{pack.name} to {serial}")
+        self.message.emit(f"Pushing {what}{pack.name} to {self._phone_name(serial)}")
         return job
 
     def refresh_queue(self) -> None:
@@ -351,13 +357,16 @@ class PhonePage(QWidget):
     def _on_status(self, status: PushStatus) -> None:
         if status.state == DONE:
             self.message.emit(
-                f"{status.pack} is on {status.serial}: {len(status.pushed)} files pushed, "
+                f"{status.pack} is on {self._phone_name(status.serial)}: "
+                f"{len(status.pushed)} files pushed, "
                 f"{len(status.skipped)} already there, all verified"
             )
             if self.device_list.selected_serial() == status.serial:
                 self.refresh_phone()
         elif status.state == FAILED:
-            self.problem.emit(f"Push of {status.pack} failed: {status.error}")
+            self.problem.emit(
+                f"Push of {status.pack} to {self._phone_name(status.serial)} failed: {status.error}"
+            )
 
     # -- lifecycle ---------------------------------------------------------------------
 

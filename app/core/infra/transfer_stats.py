@@ -31,7 +31,9 @@ class SpeedMeter:
         """Record that `done` bytes are done by now; return the current speed."""
         now = self.clock() if now is None else now
         self._samples.append((now, done))
-        while self._samples and now - self._samples[0][0] > self.window:
+        # The oldest sample stays when it is the only one before this: reports further
+        # apart than the window (a big block over a slow cable) still give a rate.
+        while len(self._samples) > 2 and now - self._samples[0][0] > self.window:
             self._samples.pop(0)
         first_t, first_done = self._samples[0]
         return (done - first_done) / (now - first_t) if now > first_t else 0.0
