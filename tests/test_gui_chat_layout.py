@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
-from app.ui.chat_charts import ChatCharts
+from app.ui.chat_charts import REFERENCE_WORDS, ChatCharts
 from app.ui.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
 from app.ui.chat_mode import ModeChoice
 from app.ui.chat_sampling import GREEDY_INDEX
@@ -156,19 +156,26 @@ def test_time_is_in_seconds_on_every_axis(charts: ChatCharts) -> None:
 
 
 def test_reference_label_stays_inside_the_plot(charts: ChatCharts, qtbot: QtBot) -> None:
-    charts.resize(700, 500)  # wide: the label once started left of the plot
+    """The dashed line's words are the speed plot's key, in its title: whole, at the
+    width a 1024 px window gives the charts as at a wide one, and never over the curve
+    (on the line they covered it, or ran off the plot: "ain decoding")."""
     charts.add_rounds(rounds_event(0.1, [1, 1], [(1, 0, 0)]))
     charts.add_rounds(rounds_event(0.3, [1] * 8, [(4, 3, 3), (4, 3, 3)]))
     charts.set_reference(20.0)
     charts.redraw()
-    label = charts.reference_line.label
-    view = charts.speed_plot.getViewBox()
-    qtbot.waitUntil(lambda: label.isVisible())
-    # The text starts (anchor x 0) at a point in the plot's left part, and runs right.
-    inside = view.sceneBoundingRect()
-    start = label.scenePos()
-    assert label.anchor.x() == 0
-    assert inside.left() <= start.x() < inside.left() + inside.width() / 4
+    item = charts.speed_plot.getPlotItem()
+    title = item.titleLabel
+    assert REFERENCE_WORDS in title.text and charts.reference_line.isVisible()
+    plot = charts.speed_plot
+    for width in (250, 700):
+        charts.resize(width, 700)
+        qtbot.waitUntil(lambda: plot.width() <= charts.width() and title.item.isVisible())
+        words = title.item.mapRectToScene(title.item.boundingRect())
+        assert words.left() >= 0 and words.right() <= plot.width()  # all of it shows
+        assert not words.intersects(charts.speed_plot.getViewBox().sceneBoundingRect())
+    charts.set_reference(None)
+    charts.redraw()
+    assert REFERENCE_WORDS not in title.text and not charts.reference_line.isVisible()
 
 
 def test_plots_stack_when_two_abreast_would_clip(charts: ChatCharts, qtbot: QtBot) -> None:

@@ -33,10 +33,21 @@ LENGTH_TIP = (
     f"Tokens each verification emits (accepted drafts + the target's own), over the "
     f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1."
 )
+SPEED_TITLE = "Decode speed"
+REFERENCE_COLOUR = "#a1261b"
+REFERENCE_WORDS = "Plain"  # the mode: in a 1024 px window the title has ~200 px
 POSITION_TIP = (
     "For each position in the draft: how often its token was accepted when every "
     "earlier one was, over the whole chat."
 )
+
+
+def speed_title(reference: bool) -> str:
+    """The speed plot's title, with the dashed reference line's key when it is drawn."""
+    if not reference:
+        return SPEED_TITLE
+    key = f"<span style='color:{REFERENCE_COLOUR}'>- - {REFERENCE_WORDS}</span>"
+    return f"{SPEED_TITLE} &nbsp;{key}"
 
 
 class Ring:
@@ -82,7 +93,7 @@ class ChatCharts(QWidget):
 
         # Short titles and words on the plots, the rest in tooltips: four plots share
         # about 400 px at 1024 px, and a clipped title helps nobody.
-        self.speed_plot = self._plot("Decode speed", "tok/s", SPEED_TIP)
+        self.speed_plot = self._plot(SPEED_TITLE, "tok/s", SPEED_TIP)
         self.acceptance_plot = self._plot("Acceptance", "accepted / drafted", ACCEPTANCE_TIP)
         self.length_plot = self._plot("Mean accepted length", "tokens / round", LENGTH_TIP)
         self.position_plot = self._plot("By draft position", "acceptance", POSITION_TIP)
@@ -98,13 +109,10 @@ class ChatCharts(QWidget):
         self.reply_dots = self.speed_plot.plot(
             pen=None, symbol="o", symbolSize=8, symbolBrush="#3b5bdb", symbolPen="w"
         )
+        # The line's words go in the title, as a legend: on the line they covered the
+        # curve that runs about it (or ran off the plot: "ain decoding").
         self.reference_line = pg.InfiniteLine(
-            angle=0,
-            pen=pg.mkPen("#a1261b", style=pg.QtCore.Qt.PenStyle.DashLine),
-            label="plain decoding",
-            # Anchored by its left end inside the plot (centred on a point near the edge,
-            # it ran off the plot: "ain decoding"), on the side of the line with more room.
-            labelOpts={"position": 0.02, "anchors": [(0, 0), (0, 1)], "color": "#a1261b"},
+            angle=0, pen=pg.mkPen(REFERENCE_COLOUR, style=pg.QtCore.Qt.PenStyle.DashLine)
         )
         self.reference_line.hide()
         self.speed_plot.addItem(self.reference_line)
@@ -248,11 +256,12 @@ class ChatCharts(QWidget):
         if part == 0:
             self.speed_curve.setData(*self.speed.data())
             self.reply_dots.setData(*self.reply_speed.data())
-            if self.reference_tok_s:
+            shown = bool(self.reference_tok_s)
+            if shown:
                 self.reference_line.setValue(self.reference_tok_s)
-                self.reference_line.show()
-            else:
-                self.reference_line.hide()
+            if shown != self.reference_line.isVisible():
+                self.reference_line.setVisible(shown)
+                self.speed_plot.setTitle(speed_title(shown), size=TITLE_SIZE)
         elif part == 1:
             self.acceptance_curve.setData(*self.acceptance.data())
         elif part == 2:

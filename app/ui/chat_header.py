@@ -6,8 +6,8 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.core.measure.verify_agreement import VerifyAgreement
@@ -59,46 +59,115 @@ def state_parts(state: str, last_error: str, crash_code: str = "") -> tuple[str,
     symbol, words, colour = (
         UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS["stopped"])
     )
-    detail = f": {last_error}" if state in (ERROR, CRASHED) and last_error else ""
-    return f"{symbol} {words}", colour, detail
+    return f"{symbol} {words}", colour, last_error if state in (ERROR, CRASHED) else ""
 
 
 def state_html(state: str, last_error: str, crash_code: str = "") -> str:
     """The engine's state as a coloured sign and words, with the error when it failed."""
     head, colour, detail = state_parts(state, last_error, crash_code)
-    return f"<span style='color:{colour}'>{escape(head)}</span>{escape(detail)}"
+    said = f": {detail}" if detail else ""
+    return f"<span style='color:{colour}'>{escape(head)}</span>{escape(said)}"
 
 
-class StateLabel(QLabel):
-    """The engine's state on one line. text() holds all of it; a long error is painted
-    cut short with "…" to the width there is, the whole of it in the tooltip: a blocked
-    pair's reasons, on one line, once set the window's minimum width to 1,780 px, and
-    wrapped they took half the page's height."""
+REASON_LINES = 3  # a failure's reason under the header: at most this many lines
+
+
+class ReasonLabel(QWidget):
+    """Why the engine cannot run, under the header: wrapped to the width there is, at
+    most REASON_LINES lines, the last cut short with "…" and the whole in the tooltip.
+    Its height follows its width (a long reason never sets the window's minimum width,
+    nor takes half the page's height)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._head, self._colour, self._detail = "", "", ""
+        self._text = ""
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def text(self) -> str:
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        self._text = text
+        self.setToolTip(text)
+        self.setVisible(bool(text))
+        self.updateGeometry()
+        self.update()
+
+    def lines(self, width: int) -> list[str]:
+        """The text as it is drawn at this width."""
+        layout = QTextLayout(self._text, self.font())
+        # A path or key longer than the line breaks anywhere rather than running off.
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        layout.setTextOption(option)
+        layout.beginLayout()
+        starts: list[int] = []
+        while len(starts) <= REASON_LINES:
+            line = layout.createLine()
+            if not line.isValid():
+                break
+            line.setLineWidth(max(width, 1))
+            starts.append(line.textStart())
+        layout.endLayout()
+        ends = [*starts[1:], len(self._text)]
+        shown = [self._text[a:b].strip() for a, b in zip(starts, ends, strict=True)]
+        if len(shown) > REASON_LINES:
+            rest = self._text[starts[REASON_LINES - 1] :].strip()
+            elided = self.fontMetrics().elidedText(rest, Qt.TextElideMode.ElideRight, width)
+            shown = [*shown[: REASON_LINES - 1], elided]
+        return shown
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return len(self.lines(width)) * self.fontMetrics().lineSpacing()
+
+    def sizeHint(self) -> QSize:
+        width = 400  # a preference only: the page's layout gives it the page's width
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(1, self.fontMetrics().lineSpacing())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setPen(self.palette().windowText().color())
+        spacing = self.fontMetrics().lineSpacing()
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+        for index, line in enumerate(self.lines(self.width())):
+            painter.drawText(0, index * spacing, self.width(), spacing, flags, line)
+
+
+class StateLabel(QLabel):
+    """The engine's state on one line: its sign and words, coloured. text() and the
+    tooltip hold the error too; the error itself is drawn below, by `reason`, wrapped
+    to a few lines: on one line a blocked pair's reasons once set the window's minimum
+    width to 1,780 px, and cut to the header's width they could not be read."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._head, self._colour = "", ""
+        self.reason = ReasonLabel()
+        self.reason.hide()
         self.setMinimumWidth(1)
         # Takes the header's free width, down to none, whatever the text's length.
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
     def show_state(self, state: str, last_error: str, crash_code: str = "") -> None:
-        self._head, self._colour, self._detail = state_parts(state, last_error, crash_code)
+        self._head, self._colour, detail = state_parts(state, last_error, crash_code)
         self.setText(state_html(state, last_error, crash_code))
         self.setToolTip(last_error)
+        self.reason.set_text(detail)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
-        metrics = self.fontMetrics()
-        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-        head = metrics.elidedText(self._head, Qt.TextElideMode.ElideRight, rect.width())
+        head = self.fontMetrics().elidedText(self._head, Qt.TextElideMode.ElideRight, rect.width())
         painter.setPen(QColor(self._colour))
-        painter.drawText(rect, align, head)
-        rest = rect.adjusted(metrics.horizontalAdvance(head), 0, 0, 0)
-        painter.setPen(self.palette().windowText().color())
-        detail = metrics.elidedText(self._detail, Qt.TextElideMode.ElideRight, rest.width())
-        painter.drawText(rest, align, detail)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, head)
 
 
 def pair_line(

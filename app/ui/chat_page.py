@@ -45,6 +45,7 @@ from app.ui.chat_transcript import Transcript
 from app.ui.dialogs import show_error
 from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
 from app.ui.labels import wrap_to_width
+from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
 
 
@@ -130,14 +131,19 @@ class ChatPage(QWidget):
             splitter.addWidget(pane)
             splitter.setStretchFactor(splitter.count() - 1, stretch)
         splitter.setSizes([150, 520, 330])
+        body = QWidget()  # what a chosen pair brings: without one, NeedsPair's notice
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.pair_label)
+        body_layout.addLayout(options)
+        for note in (self.sampling.note, self.mode_note, self.chat_note):
+            body_layout.addWidget(note)
+        body_layout.addWidget(splitter, 1)
+        self.needs_pair = NeedsPair(selection, body, "to chat with it")
         layout = QVBoxLayout(self)
         layout.addLayout(header)
-        layout.addWidget(self.pair_label)
-        layout.addLayout(options)
-        layout.addWidget(self.sampling.note)
-        layout.addWidget(self.mode_note)
-        layout.addWidget(self.chat_note)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.state_label.reason)
+        layout.addWidget(self.needs_pair, 1)
 
         self.send_button.clicked.connect(self.send)
         self.input.send_requested.connect(self.send)
@@ -165,8 +171,7 @@ class ChatPage(QWidget):
     def load_pair(self) -> None:
         target, draft = self.selection.target, self.selection.draft
         if target is None or draft is None:
-            self.pair_label.setText("Choose a target and a draft on the Pair page first.")
-            return
+            return  # NeedsPair says what to do
         self._loaded_pair = (target, draft)
         self.mode_choice.blocked = None
         self.verify_agreement = None

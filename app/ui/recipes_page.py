@@ -26,6 +26,7 @@ from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.labels import wrap_to_width
+from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
 from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
@@ -79,18 +80,23 @@ class RecipesPage(QWidget):
         preset_bar.addAction(self.act_preset)
         top.addWidget(preset_bar)
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(title)
-        layout.addWidget(self.subtitle)
-        layout.addLayout(top)
         # Saved or not, in words; wraps rather than widening the window.
         self.save_note = QLabel()
         self.save_note.setObjectName("pageHint")
         wrap_to_width(self.save_note)
         self._saved: list[str] = []  # the files the last Save wrote, until the next edit
         self._saved_at = ""
-        layout.addWidget(self.save_note)
-        layout.addWidget(self.tabs, 1)
+        body = QWidget()  # without a pair, NeedsPair's notice instead of empty fields
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.subtitle)
+        body_layout.addLayout(top)
+        body_layout.addWidget(self.save_note)
+        body_layout.addWidget(self.tabs, 1)
+        self.needs_pair = NeedsPair(selection, body, "to edit its recipes")
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(self.needs_pair, 1)
         # Only a visible page loads (showEvent does it otherwise): a broken recipe
         # must not pop up over the Pair page, which says so in its card.
         selection.changed.connect(self._on_pair_changed)
@@ -150,7 +156,7 @@ class RecipesPage(QWidget):
         if target is None or draft is None:
             for editor in self.editors:
                 editor.clear()
-            self.subtitle.setText("Choose a target and a draft on the Pair page first.")
+            self.subtitle.setText("")  # NeedsPair says what to do
             self._update_state()
             return
         self.subtitle.setText(

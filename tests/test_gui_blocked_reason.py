@@ -1,0 +1,96 @@
+"""A pair the engine refuses says why, readably, under the Chat header: wrapped to a
+few lines at any width, the whole in the tooltip, and never widening the window. Real
+widgets offscreen, the real engine worker on the fixture bundles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+from pytestqt.qtbot import QtBot
+
+from app.ui.application import create_main_window
+from app.ui.background import wait_for_background
+from app.ui.chat_header import REASON_LINES, ReasonLabel
+from app.ui.engine_bridge import ERROR
+from app.ui.main_window import MainWindow
+
+Copy = Callable[..., Path]
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-target", "qwen35-draft"):
+        bundle_copy(name, root / name, desktop=True)
+    win.library_page.refresh()
+    qtbot.addWidget(win)
+    win.resize(1024, 700)
+    win.show()
+    yield win
+    win.close()
+    wait_for_background()
+
+
+def _resize(window: MainWindow, qtbot: QtBot, width: int) -> None:
+    """The window at that width, and the reason laid out in it (half the window wide,
+    whichever of 1024 and 1600 px came before)."""
+    window.resize(width, 700)
+    reason = window.chat_page.state_label.reason
+    qtbot.waitUntil(lambda: window.width() == width and width // 2 < reason.width() < width)
+
+
+def _words(text: str) -> list[str]:
+    return text.replace("…", " ").split()
+
+
+def test_a_blocked_pair_says_why_in_lines_that_can_be_read(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    root = window.library.root
+    window.show_page("pair")
+    window.pair_page.choose(root / "qwen3-target", root / "qwen35-draft")
+    window.show_page("chat")
+    page = window.chat_page
+    qtbot.waitUntil(lambda: page.bridge.state == ERROR, timeout=60_000)
+    reason = page.state_label.reason
+    assert reason.text() == page.last_error and "vocabularies" in page.last_error
+    assert reason.toolTip() == page.last_error
+    for width in (1024, 1600):
+        _resize(window, qtbot, width)
+        assert reason.isVisible()
+        lines = reason.lines(reason.width())
+        # A few whole lines, each within the label's width, in the reason's own order...
+        assert 1 < len(lines) <= REASON_LINES
+        assert all(reason.fontMetrics().horizontalAdvance(ln) <= reason.width() for ln in lines)
+        shown = " ".join(lines)
+        assert shown.startswith("This pair cannot work: The models have different vocabularies")
+        assert " ".join(_words(shown)[:-1]) in " ".join(_words(page.last_error))
+        # ...as high as they are, above the page, and the window still fits the screen.
+        assert reason.height() >= len(lines) * reason.fontMetrics().lineSpacing()
+        assert window.minimumSizeHint().width() <= 1024
+    # The wider window shows more of the reason than the narrower one did.
+    wide = " ".join(reason.lines(reason.width()))
+    _resize(window, qtbot, 1024)
+    assert len(" ".join(reason.lines(reason.width()))) < len(wide)
+
+
+def test_a_reason_with_no_place_to_break_stays_within_its_width(qtbot: QtBot) -> None:
+    """The engine's words may hold a path or key longer than the line."""
+    reason = ReasonLabel()
+    page = QWidget()
+    QVBoxLayout(page).addWidget(reason)
+    qtbot.addWidget(page)
+    reason.set_text("/a/long/path/" + "x" * 3000)
+    page.resize(400, 300)
+    page.show()
+    qtbot.waitUntil(lambda: reason.isVisible() and reason.width() < 400)
+    lines = reason.lines(reason.width())
+    assert len(lines) == REASON_LINES and lines[-1].endswith("…")
+    assert all(reason.fontMetrics().horizontalAdvance(ln) <= reason.width() for ln in lines)
+    assert page.minimumSizeHint().width() < 200
+    reason.set_text("")
+    assert reason.isHidden()
