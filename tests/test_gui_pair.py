@@ -81,7 +81,7 @@ def test_warning_card_shows_pack_advice(window: MainWindow) -> None:
     assert "Compatible, with warnings" in page.card.title.text()
     body = page.card.body.text()
     assert "not smaller than the target" in body
-    assert "draft_predict_length 3" in body
+    assert "Draft length 3" in body
 
 
 def test_matrix_cells_and_double_click(

@@ -2,18 +2,31 @@
 that is too wide, the columns named to give way shrink first (their text elided, the
 full text in the tooltip) before the table scrolls sideways. A frozen-column table keeps
 its first column in view while the others scroll (Qt's "frozen column" pattern: a
-second view over the same model, showing only that column, laid over the first)."""
+second view over the same model, showing only that column, laid over the first).
+`ElideDelegate` elides one column its own way (the start of a path, the end of a
+message)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QWidget,
+)
 
 # The least width when a column gives way: its cells' width (only the header is elided).
 CELLS = -1
+# Or the widest of its cells' READABLE_ROLE texts: the part of each cell that must stay
+# readable (a path's last folder, the file a message is about).
+READABLE = -2
+READABLE_ROLE = Qt.ItemDataRole.UserRole + 100
 FLOOR = 48  # no column shrinks below this, whatever it holds
 
 
@@ -59,13 +72,45 @@ class FittedTable(QTableView):
         columns = range(model.columnCount())
         cells = [self.sizeHintForColumn(c) for c in columns]
         natural = [max(cells[c], header.sectionSizeHint(c)) for c in columns]
-        widths = fitted_widths(natural, cells, self.viewport().width(), self.give_way)
+        give_way = [
+            (column, self._readable_width(column) if least == READABLE else least)
+            for column, least in self.give_way
+        ]
+        widths = fitted_widths(natural, cells, self.viewport().width(), give_way)
         for column, width in enumerate(widths):
             header.resizeSection(column, width)
+
+    def _readable_width(self, column: int) -> int:
+        model = self.model()
+        advance = self.fontMetrics().horizontalAdvance
+        widest = 0
+        for row in range(model.rowCount()):
+            index = model.index(row, column)
+            text = index.data(READABLE_ROLE)
+            if text:
+                # The cell's own margins around its text, as its size hint counts them.
+                margins = self.sizeHintForIndex(index).width() - advance(str(index.data()))
+                widest = max(widest, advance(str(text)) + margins)
+        # A character to spare: the grid line and Qt's eliding would cut the last one.
+        return widest + self.fontMetrics().averageCharWidth() if widest else 0
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.fit_columns()
+
+
+class ElideDelegate(QStyledItemDelegate):
+    """Elides its column's text in its own mode (a view has one mode for all)."""
+
+    def __init__(self, mode: Qt.TextElideMode, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.mode = mode
+
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = self.mode
 
 
 class FrozenColumnTable(FittedTable):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
@@ -9,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from app.core.infra.units import format_bytes
 from app.core.pack.library import PackEntry
+from app.ui.fitted_table import READABLE_ROLE
 from app.ui.table_model import ColumnsModel, Index
 
 COLUMNS = (
@@ -60,6 +62,18 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     )
 
 
+def _readable(entry: PackEntry, column: str, text: str) -> str | None:
+    """What must stay readable when the column narrows: a path's pack folder (it is
+    elided at the start) and a status up to the file it is about (elided at the end)."""
+    if column == "Path":
+        return f"…{os.sep}{text[len(str(entry.path.parent)) + 1 :]}"
+    if column == "Status" and entry.error is not None:
+        name = entry.error.path.name
+        end = text.find(name) + len(name) if name in text else len("Error: ") + len(name)
+        return text[:end] + "…" if end < len(text) else text
+    return None
+
+
 class LibraryModel(ColumnsModel):
     COLUMNS = COLUMNS
 
@@ -102,6 +116,8 @@ class LibraryModel(ColumnsModel):
             return text
         if role == SORT_ROLE:
             return key
+        if role == READABLE_ROLE:
+            return _readable(entry, COLUMNS[column], text)
         if role == Qt.ItemDataRole.ForegroundRole and not entry.ok and COLUMNS[column] == "Status":
             return _ERROR_BRUSH
         return None

@@ -28,7 +28,7 @@ from app.core.infra.units import format_bytes
 from app.core.pack.library import ImportCancelled, Library, PackEntry
 from app.ui import background
 from app.ui.dialogs import ask, show_error, show_file_error
-from app.ui.fitted_table import FittedTable
+from app.ui.fitted_table import CELLS, READABLE, ElideDelegate, FittedTable
 from app.ui.labels import wrap_to_width
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.open_folder import open_folder
@@ -86,9 +86,18 @@ class LibraryPage(QWidget):
         focus_filter.triggered.connect(self.filter_edit.setFocus)
         self.addAction(focus_filter)
 
-        # Path gives way first (elided in the middle, full in its tooltip), then Status;
-        # never the names, which are what a user reads: the table scrolls instead.
-        self.table = FittedTable(((COLUMNS.index("Path"), 80), (COLUMNS.index("Status"), 120)))
+        # Path gives way first, down to its pack folder (elided at the start), then
+        # Status, down to the file it is about (elided at the end), both whole in their
+        # tooltips; then Quantization's long header. Never the names, which are what a
+        # user reads: the table scrolls instead.
+        path_column, status_column = COLUMNS.index("Path"), COLUMNS.index("Status")
+        self.table = FittedTable(
+            (
+                (path_column, READABLE),
+                (status_column, READABLE),
+                (COLUMNS.index("Quantization"), CELLS),
+            )
+        )
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
@@ -96,7 +105,10 @@ class LibraryPage(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setItemDelegateForColumn(
+            path_column, ElideDelegate(Qt.TextElideMode.ElideLeft, self.table)
+        )
         self.table.verticalHeader().setVisible(False)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -113,12 +112,6 @@ class PairPage(QWidget):
             "low keeps weights as stored, normal makes MNN hold them as fp32) and a KV "
             "cache for MNN's default context of 2,048 tokens."
         )
-        card_box = QWidget()
-        card_layout = QVBoxLayout(card_box)
-        card_layout.setContentsMargins(0, 0, 0, 0)
-        card_layout.addWidget(self.card, 1)
-        card_layout.addWidget(self.memory_label)
-
         self.matrix_model = PairMatrixModel()
         self.matrix = QTableView()
         self.matrix.setModel(self.matrix_model)
@@ -127,29 +120,23 @@ class PairPage(QWidget):
         self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.matrix.doubleClicked.connect(self._on_matrix_double_clicked)
-        matrix_box = QWidget()
-        matrix_layout = QVBoxLayout(matrix_box)
-        matrix_layout.setContentsMargins(0, 0, 0, 0)
         matrix_label = QLabel(
             "All installed pairs (rows: targets, columns: drafts). Hover for the reasons; "
             "double-click to choose a pair."
         )
         matrix_label.setObjectName("pageHint")
         wrap_to_width(matrix_label)
-        matrix_layout.addWidget(matrix_label)
-        matrix_layout.addWidget(self.matrix)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(card_box)
-        splitter.addWidget(matrix_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-
+        # The card takes the height its words need (scrolling inside when the page is
+        # short); the matrix takes the rest.
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(hint)
         layout.addLayout(form)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.card)
+        layout.addWidget(self.memory_label)
+        layout.addWidget(matrix_label)
+        layout.addWidget(self.matrix, 1)
 
     # -- data -----------------------------------------------------------------------------
 

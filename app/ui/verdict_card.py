@@ -1,12 +1,15 @@
 """A verdict as a card: colour plus words (never colour alone), every reason with its
-evidence, and the pack's own advice."""
+evidence, and the pack's own advice. The card is as tall as its words (never a large
+empty box) and scrolls inside when the page is shorter than that."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.pack.verdict import (
     BLOCKED,
@@ -19,6 +22,7 @@ from app.core.pack.verdict import (
     Reason,
     Verdict,
 )
+from app.core.recipe.wording import recommended_text
 from app.ui.labels import wrap_to_width
 
 # (symbol, title, background, border/text colour)
@@ -45,45 +49,90 @@ def _evidence(reason: Reason) -> str:
     )
 
 
+def _message(reason: Reason) -> str:
+    # The pack's settings under the names the Recipes page uses, not the pack's keys
+    # (core/pack cannot know the recipe schema's words).
+    if reason.code == "pack_recipe" and isinstance(reason.draft, Mapping):
+        return f"The pack recommends: {recommended_text(reason.draft)}."
+    return reason.message
+
+
 def verdict_html(verdict: Verdict) -> str:
     parts = []
     for severity in (BLOCKED, WARNING, INFO):
         reasons = verdict.of(severity)
         if not reasons:
             continue
-        items = "".join(f"<li>{escape(r.message)}{_evidence(r)}</li>" for r in reasons)
+        items = "".join(f"<li>{escape(_message(r))}{_evidence(r)}</li>" for r in reasons)
         parts.append(f"<p><b>{SECTION_TITLES[severity]}</b></p><ul>{items}</ul>")
     if not parts:
         parts.append("<p>No problems found: same vocabulary, tokenizer and family.</p>")
     return "".join(parts)
 
 
-class VerdictCard(QFrame):
+class VerdictCard(QScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("verdictCard")
+        # The card sizes its box itself: a resizable scroll-area widget is never made
+        # shorter than its minimum, which wrapping labels reckon at their narrowest.
+        self.setWidgetResizable(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.frame = QFrame()
+        self.frame.setObjectName("verdictCard")
         self.title = QLabel()
         self.title.setObjectName("verdictTitle")
+        wrap_to_width(self.title)
         self.body = QLabel()
         wrap_to_width(self.body)
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(self.frame)
         layout.addWidget(self.title)
         layout.addWidget(self.body)
-        layout.addStretch(1)
+        self.setWidget(self.frame)
+        self._fitted_width = -1
         self.show_verdict(None)
+
+    def needed_height(self) -> int:
+        """The height that shows every word at the card's present width."""
+        margins = 2 * self.frameWidth()
+        return self.frame.heightForWidth(max(1, self.width() - margins)) + margins
+
+    def _place_box(self) -> None:
+        width = self.viewport().width()
+        self.frame.resize(width, max(self.frame.heightForWidth(width), self.viewport().height()))
+
+    def sizeHint(self) -> QSize:
+        # With the Maximum policy: never taller than the words need; a short page may
+        # give less, then the card scrolls.
+        return QSize(super().sizeHint().width(), self.needed_height())
+
+    def _refit(self) -> None:
+        self._fitted_width = self.width()
+        self.updateGeometry()
+        self._place_box()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # Also called when the viewport narrows for the scroll bar.
+        super().resizeEvent(event)
+        if self.width() != self._fitted_width:
+            self._refit()  # the words wrap anew: another height
+        else:
+            self._place_box()
 
     def show_verdict(
         self, verdict: Verdict | None, note: str = "", title: str = "Choose a target and a draft"
     ) -> None:
         if verdict is None:
-            self.setStyleSheet("")
+            self.frame.setStyleSheet("")
             self.title.setText(title)
             self.body.setText(note or "The verdict appears here at once.")
+            self._refit()
             return
         symbol, title, background, ink = STYLES[verdict.level]
-        self.setStyleSheet(
+        self.frame.setStyleSheet(
             f"QFrame#verdictCard {{ background: {background}; border: 2px solid {ink};"
             f" border-radius: 8px; }} QLabel#verdictTitle {{ color: {ink}; font-size: 14pt;"
             " font-weight: 600; }"
@@ -91,3 +140,4 @@ class VerdictCard(QFrame):
         model = f" · target looks like {verdict.target_model}" if verdict.target_model else ""
         self.title.setText(f"{symbol}  {title}{model}")
         self.body.setText(verdict_html(verdict))
+        self._refit()

@@ -15,7 +15,16 @@ from app.core.pack.advice import advice_information, advice_warnings, read_advic
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.known_models import KnownModel, identify
 from app.core.pack.tokenizer_info import TokenizerInfo
-from app.core.pack.verdict import BLOCKED, INFO, MEASURED_MNN, WARNING, Reason, Verdict, verdict_of
+from app.core.pack.verdict import (
+    BLOCKED,
+    INFO,
+    MEASURED_MNN,
+    WARNING,
+    Reason,
+    Verdict,
+    naming_file,
+    verdict_of,
+)
 
 # A draft costs roughly its parameter share of a target step; above this share the
 # draft steps eat most of what acceptance saves.
@@ -43,7 +52,7 @@ def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError)
         Reason(
             "broken_bundle",
             BLOCKED,
-            f"The {side} bundle cannot be read: {value.problem} ({value.path.name}).",
+            f"The {side} bundle cannot be read: {naming_file(value.problem, value.path.name)}.",
             *evidence,
         )
         for side, value in (("target", target), ("draft", draft))

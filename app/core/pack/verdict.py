@@ -154,6 +154,11 @@ def describe(value: Any, unit: str = "") -> str:
     return f"{text} {unit}" if unit else text
 
 
+def naming_file(problem: str, file: str) -> str:
+    """A file's problem naming the file once: as the problem says it, else after it."""
+    return problem if file in problem else f"{problem} ({file})"
+
+
 def verdict_of(reasons: list[Reason], rec: Recommendation | None, model: str | None) -> Verdict:
     """The verdict whose level is the worst of `reasons`."""
     if any(r.severity == BLOCKED for r in reasons):

@@ -18,7 +18,7 @@ from app.core.pack.bundle import BundleInfo
 from app.core.recipe.schema import physical_cores
 
 # runtime_config.json "recommended" keys and where they belong.
-_PACK_KEYS = {
+PACK_KEYS = {
     "draft_predict_length": ("target", "draft_predict_length"),
     "target_backend": ("target", "backend_type"),
     "thread_num": ("draft", "thread_num"),
@@ -91,9 +91,9 @@ def pack_preset(draft: BundleInfo) -> Preset | None:
 def _pack_side(recommended: Mapping[str, Any], side: str) -> Mapping[str, Any]:
     """The recommended settings for one side, under the names its recipe uses."""
     return {
-        _PACK_KEYS[key][1]: value
+        PACK_KEYS[key][1]: value
         for key, value in recommended.items()
-        if key in _PACK_KEYS and _PACK_KEYS[key][0] == side
+        if key in PACK_KEYS and PACK_KEYS[key][0] == side
     }
 
 

@@ -1,0 +1,69 @@
+"""Recipe settings in the words a user reads ("Draft length 3", "Target backend OpenCL")
+rather than MNN's keys, including the settings a pack recommends in its
+runtime_config.json (under the pack's own keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.core.pack.verdict import describe
+
+# presets owns the map from the pack's keys to the recipe's (and which side).
+from app.core.recipe.presets import PACK_KEYS
+from app.core.recipe.schema import FIELDS
+
+# How a sentence names a key and a backend (the JSON keeps MNN's spelling).
+LABELS = {
+    "backend_type": "backend",
+    "thread_num": "threads",
+    "precision": "precision",
+    "memory": "memory mode",
+    "power": "power mode",
+    "sampler_type": "sampler",
+    "speculative_type": "speculation",
+    "draft_predict_length": "draft length",
+    "draft_config_path": "draft recipe",
+    "max_new_tokens": "new tokens at most",
+    "reuse_kv": "reuse the KV cache",
+    "use_mmap": "map weights from disk",
+    "temperature": "temperature",
+    "top_k": "top-k",
+    "top_p": "top-p",
+    "min_p": "min-p",
+    "typical": "typical-p",
+    "repetition_penalty": "repetition penalty",
+    "presence_penalty": "presence penalty",
+}
+BACKEND_NAMES = {
+    "cpu": "CPU",
+    "opencl": "OpenCL",
+    "vulkan": "Vulkan",
+    "metal": "Metal",
+    "cuda": "CUDA",
+    "npu": "NPU",
+}
+
+
+def setting_text(key: str, value: Any, scope: str = "") -> str:
+    """A recipe setting as a person reads it: "Draft length 3", "Target backend OpenCL"
+    (the side named only for keys both sides have); an unknown key keeps its spelling."""
+    field = FIELDS.get(key)
+    if field is None:
+        return f"{key} {describe(value)}"
+    label = LABELS[key]
+    if scope and len(field.scopes) > 1:
+        label = f"{scope} {label}"
+    backend = key == "backend_type" and isinstance(value, str)
+    shown = BACKEND_NAMES.get(value, value) if backend else describe(value)
+    return f"{label[0].upper()}{label[1:]} {shown}"
+
+
+def recommended_text(recommended: Mapping[str, Any]) -> str:
+    """E.g. "Draft length 3, Draft threads 2, Target backend OpenCL", in the pack's
+    order; a key DraftDeck does not map keeps the pack's spelling."""
+    shown = []
+    for key, value in recommended.items():
+        scope, recipe_key = PACK_KEYS.get(key, ("", key))
+        shown.append(setting_text(recipe_key, value, scope))
+    return ", ".join(shown) or "nothing"

@@ -1,0 +1,132 @@
+"""The Pair page's verdict card offscreen: as tall as its words, scrolling inside when
+the page is short, and worded as a user reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.ui.application import create_main_window
+from app.ui.main_window import MainWindow
+from app.ui.pair_page import PairPage
+from app.ui.verdict_card import VerdictCard
+
+Copy = Callable[..., Path]
+BROKEN = "half-copied-pack"
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> MainWindow:
+    win = create_main_window()
+    root = win.library.root
+    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target"):
+        bundle_copy(name, root / name)
+    broken = bundle_copy("qwen3-draft-independent", root / BROKEN)
+    weight = broken / "llm.mnn.weight"
+    weight.write_bytes(weight.read_bytes()[: weight.stat().st_size // 2])
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("pair")
+    return win
+
+
+def _laid_out(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> VerdictCard:
+    """The card once the layout has given it the height it settles on."""
+    window.resize(*size)
+    card = window.pair_page.card
+    qtbot.waitUntil(lambda: card.width() > size[0] // 2)
+    qtbot.waitUntil(lambda: card.height() == card.needed_height())
+    return card
+
+
+def test_blocked_card_shows_every_reason_at_1024x700(window: MainWindow, qtbot: QtBot) -> None:
+    root = window.library.root
+    window.pair_page.choose(root / "qwen3-target", root / "qwen35-draft")
+    card = _laid_out(window, qtbot, (1024, 700))
+    body = card.body.text()
+    assert "stop token ids" in body and "target: 1202" in body  # the 5th reason's evidence
+    # All of it in view: the card is as tall as its words, nothing to scroll.
+    assert card.frame.height() == card.height()
+    assert card.verticalScrollBar().maximum() == 0
+    assert window.pair_page.matrix.height() > 100  # the matrix keeps room too
+
+
+def test_compatible_card_is_no_taller_than_its_words(window: MainWindow, qtbot: QtBot) -> None:
+    root = window.library.root
+    window.pair_page.choose(root / "fast-target", root / "qwen3-draft-noisy")
+    card = _laid_out(window, qtbot, (1600, 1000))
+    assert card.title.text() == "✓  Compatible"
+    assert card.height() == card.needed_height()
+    assert card.frame.height() == card.needed_height()  # the coloured box: words only
+    # The matrix takes the rest of the page.
+    assert window.pair_page.matrix.height() > 2 * card.height()
+
+
+def test_card_refits_to_new_words_and_widths(window: MainWindow, qtbot: QtBot) -> None:
+    root = window.library.root
+    page = window.pair_page
+    card = page.card
+
+    def box_fills_card() -> bool:
+        return card.frame.height() == card.height()
+
+    steps = [
+        ((1600, 1000), ("fast-target", "qwen3-draft-noisy")),
+        ((1600, 1000), ("qwen3-target", "qwen35-draft")),  # more words, same width
+        ((1024, 700), ("qwen3-target", "qwen35-draft")),  # narrower: taller
+        ((1600, 1000), ("qwen3-target", "qwen35-draft")),  # wider again: shorter
+        ((1600, 1000), ("fast-target", "qwen3-draft-noisy")),  # fewer words
+    ]
+    for size, (target, draft) in steps:
+        page.choose(root / target, root / draft)
+        _laid_out(window, qtbot, size)
+        qtbot.waitUntil(box_fills_card)
+        assert card.verticalScrollBar().maximum() == 0, (size, target, draft)
+        assert card.title.height() == card.title.heightForWidth(card.title.width())
+
+
+def test_card_scrolls_inside_when_short(window: MainWindow, qtbot: QtBot) -> None:
+    # The page on its own: the window's other pages keep it taller than this.
+    page = PairPage(window.library, window.selection)
+    qtbot.addWidget(page)
+    page.resize(800, 420)
+    page.show()
+    root = window.library.root
+    page.choose(root / "qwen3-target", root / "qwen35-draft")
+    card = page.card
+    # Wait on the layout having settled: every word in the card, some out of view.
+    qtbot.waitUntil(
+        lambda: (
+            card.verticalScrollBar().maximum() > 0
+            and card.frame.height() >= card.frame.heightForWidth(card.viewport().width())
+        )
+    )
+    assert 0 < card.height() < card.needed_height()
+    # What is out of view is within reach of the scroll bar.
+    assert card.verticalScrollBar().maximum() == card.frame.height() - card.viewport().height()
+    assert page.matrix.height() > 40  # the matrix is not squeezed out
+
+
+def test_pack_settings_read_as_the_recipe_names_them(window: MainWindow) -> None:
+    root = window.library.root
+    window.pair_page.choose(root / "fast-target", root / "qwen3-draft-noisy")
+    body = window.pair_page.card.body.text()
+    assert (
+        "The pack recommends: Draft length 3, Draft threads 2, Draft backend CPU, "
+        "Target backend OpenCL." in body
+    )
+    assert "draft_predict_length" not in body and "target_backend" not in body
+
+
+@pytest.mark.parametrize("side", ["target", "draft"])
+def test_broken_pack_card_names_the_file_once(window: MainWindow, side: str) -> None:
+    root = window.library.root
+    pair = (root / BROKEN, root / "qwen3-draft-noisy")
+    window.pair_page.choose(*(pair if side == "target" else (root / "qwen3-target", pair[0])))
+    body = window.pair_page.card.body.text()
+    assert f"The {side} bundle cannot be read: llm.mnn.weight is shorter" in body
+    assert "(llm.mnn.weight)" not in body
+    assert body.count("llm.mnn.weight") == 2  # the sentence, and the path as evidence
