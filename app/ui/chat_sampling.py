@@ -13,8 +13,8 @@ from PySide6.QtCore import QRegularExpression, Qt
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QWidget
 
-from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
-from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
+from app.core.recipe.files import target_sampler
+from app.core.recipe.sampler_settings import SamplerSettings
 from app.ui.labels import wrap_to_width
 
 # The combo's items, short: the options row must fit a 1024 px window (the tooltip and
@@ -72,12 +72,7 @@ class SamplerControls(QWidget):
 
     def read_recipe(self, target: Path | None) -> None:
         """The sampler of the target's run recipe (the same one the pair loads with)."""
-        self.recipe_sampler, self.recipe_error = None, ""
-        if target is not None:
-            try:
-                self.recipe_sampler = sampler_settings(target_run_recipe(target, {}))
-            except ValueError as exc:
-                self.recipe_error = f"Cannot read the sampler of {target / TARGET_CONFIG}: {exc}"
+        self.recipe_sampler, self.recipe_error = target_sampler(target)
         self._show()
 
     @property

@@ -38,6 +38,7 @@ from app.core.infra.jsonfile import (
     remove_stale_temps,
 )
 from app.core.pack.files import BACKUP_SUFFIX, CONFIG, DRAFT_RECIPE, ORIGINALS
+from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 
 TARGET_CONFIG = CONFIG  # the target's run settings live in its config.json
 
@@ -219,6 +220,17 @@ def draft_settings(
 def target_run_recipe(target: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The settings the target runs with: its config.json under the caller's keys."""
     return {**read_recipe(target / TARGET_CONFIG), **(overrides or {})}
+
+
+def target_sampler(target: Path | None) -> tuple[SamplerSettings | None, str]:
+    """The sampler the target's run recipe asks for, or None and why it cannot be read
+    (the chat and a sampled sweep both decode with it)."""
+    if target is None:
+        return None, ""
+    try:
+        return sampler_settings(target_run_recipe(target, {})), ""
+    except ValueError as exc:
+        return None, f"Cannot read the sampler of {target / TARGET_CONFIG}: {exc}"
 
 
 def draft_run_recipe(
