@@ -20,12 +20,11 @@ from app.core.phone.adb import Adb
 from app.core.phone.push import CANCELLED as PUSH_CANCELLED
 from app.core.phone.push import FINISHED as PUSH_FINISHED
 from app.core.phone.push import PushJob
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
 from app.ui.download_models import QueueModel
 from app.ui.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone
+from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 
 REPO = DRAFT_REPO
@@ -43,13 +42,9 @@ def downloads(hub: FakeHub, draftdeck_home: Path) -> Iterator[Downloads]:
 @pytest.fixture
 def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("downloads")
-    yield win
-    win.close()
-    wait_for_background()
+    with open_window(qtbot) as win:
+        win.show_page("downloads")
+        yield win
 
 
 def _wait_for(condition: Callable[[], bool]) -> None:

@@ -11,28 +11,19 @@ import pytest
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
 from app.ui.chat_header import REASON_LINES, ReasonLabel
 from app.ui.engine_bridge import ERROR
 from app.ui.main_window import MainWindow
+from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]
 
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen35-draft"):
-        bundle_copy(name, root / name, desktop=True)
-    win.library_page.refresh()
-    qtbot.addWidget(win)
-    win.resize(1024, 700)
-    win.show()
-    yield win
-    win.close()
-    wait_for_background()
+    with open_window(qtbot) as win:
+        add_packs(win, bundle_copy, ("qwen3-target", "qwen35-draft"), desktop=True)
+        yield win
 
 
 def _resize(window: MainWindow, qtbot: QtBot, width: int) -> None:

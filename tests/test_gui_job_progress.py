@@ -16,14 +16,13 @@ from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DOWNLOADING, DownloadJob
 from app.core.infra.paths import app_dirs
 from app.core.phone.push import PUSHING
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
 from app.ui.download_models import CatalogModel, QueueModel
 from app.ui.job_models import format_eta
 from app.ui.main_window import MainWindow
 from tests.adb_harness import AdbServer
 from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone
+from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 from tests.test_job_cells import FakeClock
 
@@ -33,13 +32,8 @@ OTHER_REPO = "me/other-pack"
 @pytest.fixture
 def window(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, hub: FakeHub) -> Iterator[MainWindow]:
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.resize(1024, 700)
-    win.show()
-    yield win
-    win.close()
-    wait_for_background()
+    with open_window(qtbot) as win:
+        yield win
 
 
 def _cell(model: QueueModel, row: int, column: str) -> str:

@@ -4,34 +4,28 @@ but keeps the pack folder readable, and the details pane shows the whole error."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
 from app.ui.fitted_table import ElideDelegate
 from app.ui.library_model import COLUMNS, ENTRY_ROLE
 from app.ui.main_window import MainWindow
+from tests.helpers.windows import add_packs, half_copied, open_window
 
 Copy = Callable[..., Path]
 BROKEN = "half-copied-pack"
 
 
 @pytest.fixture
-def window(qtbot: QtBot, bundle_copy: Copy) -> MainWindow:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target", "fast-draft"):
-        bundle_copy(name, root / name)
-    broken = bundle_copy("qwen3-draft-independent", root / BROKEN)
-    weight = broken / "llm.mnn.weight"
-    weight.write_bytes(weight.read_bytes()[: weight.stat().st_size // 2])
-    qtbot.addWidget(win)
-    win.show()
-    return win
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    with open_window(qtbot) as win:
+        names = ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target", "fast-draft")
+        half_copied(bundle_copy, add_packs(win, bundle_copy, names) / BROKEN)
+        yield win
 
 
 @pytest.mark.parametrize("size", [(1024, 700), (1600, 1000)])

@@ -10,22 +10,16 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
 from app.ui.main_window import MainWindow
+from tests.helpers.windows import open_window
 
 Copy = Callable[..., Path]
 
 
 @pytest.fixture
 def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.resize(1024, 700)
-    win.show()
-    yield win
-    win.close()
-    wait_for_background()
+    with open_window(qtbot) as win:
+        yield win
 
 
 @pytest.mark.parametrize("key", ["chat", "recipes"])

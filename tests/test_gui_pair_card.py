@@ -3,34 +3,28 @@ the page is short, and worded as a user reads it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.pair_page import PairPage
 from app.ui.verdict_card import VerdictCard
+from tests.helpers.windows import add_packs, half_copied, open_window
 
 Copy = Callable[..., Path]
 BROKEN = "half-copied-pack"
 
 
 @pytest.fixture
-def window(qtbot: QtBot, bundle_copy: Copy) -> MainWindow:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target"):
-        bundle_copy(name, root / name)
-    broken = bundle_copy("qwen3-draft-independent", root / BROKEN)
-    weight = broken / "llm.mnn.weight"
-    weight.write_bytes(weight.read_bytes()[: weight.stat().st_size // 2])
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("pair")
-    return win
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    with open_window(qtbot) as win:
+        names = ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-target")
+        half_copied(bundle_copy, add_packs(win, bundle_copy, names) / BROKEN)
+        win.show_page("pair")
+        yield win
 
 
 def _laid_out(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> VerdictCard:
