@@ -129,7 +129,10 @@ def _check_consistent(run: TuneRun) -> None:
     assert record["best"]["label"] == best.setting.label()
     assert record["pays_off"] == (best.interval.low > 1.0) == pays_off(run.results)
     assert ("pays off" in record["verdict"]) == record["pays_off"]
-    assert f"{best.interval.low:.2f}-{best.interval.high:.2f}x" in record["verdict"]
+    assert (
+        f"{best.interval.low:.2f}\N{EN DASH}{best.interval.high:.2f}\N{MULTIPLICATION SIGN}"
+        in record["verdict"]
+    )
 
 
 def test_fast_pair_sweep_reports_consistent_figures(
@@ -288,14 +291,17 @@ def test_verdicts_on_fixed_figures() -> None:
     assert not pays_off(costly)
     assert verdict_sentence(costly) == (
         "Speculation does not pay for this pair: the draft costs about as much as the "
-        "target (c = 1.00), so even perfect acceptance cannot win. Best uplift 0.97x "
-        "(95 % interval 0.95-0.99x, not above 1)."
+        "target (c = 1.00), so even perfect acceptance cannot win. Best: draft length 2, "
+        "draft 1 thread, low precision, low memory; target 1 thread: "
+        "0.97\N{MULTIPLICATION SIGN} plain decoding "
+        "(95 % interval 0.95\N{EN DASH}0.99\N{MULTIPLICATION SIGN}, not above 1)."
     )
     # d=2, c=0.25: speedup (1 + a + a^2) / 1.5 > 1 from a = 0.366 (hand-solved).
     weak = [_result(2, 0.8, 0.2, 0.25, 0.7, 0.9)]
     assert verdict_sentence(weak).startswith(
         "Speculation does not pay for this pair: acceptance 0.20 is below the 0.37 "
-        "needed to gain anything at c = 0.25. Best uplift 0.80x"
+        "needed to gain anything at c = 0.25. Best: draft length 2, draft 1 thread, low "
+        "precision, low memory; target 1 thread: 0.80\N{MULTIPLICATION SIGN} plain decoding"
     )
     held = _result(2, 0.97, 0.85, 1.0)
     held.summary.update(acceptance_limited_by_verify=True, verify_note="Verify agreement 0.88.")
@@ -303,8 +309,11 @@ def test_verdicts_on_fixed_figures() -> None:
     good = [_result(1, 1.2, 0.9, 0.1, 1.1, 1.3), _result(3, 1.6, 0.9, 0.1, 1.5, 1.7)]
     assert pays_off(good)
     assert verdict_sentence(good).startswith(
-        "Speculation pays off: best d=3 draft 1t low/low target 1t runs 1.60x plain "
-        "decoding (95 % interval 1.50-1.70x, above 1;"
+        "Best: draft length 3, draft 1 thread, low precision, low memory; target 1 thread: "
+        "1.60\N{MULTIPLICATION SIGN} plain decoding "
+        "(95 % interval 1.50\N{EN DASH}1.70\N{MULTIPLICATION SIGN}, above 1: speculation "
+        "pays off). "
+        "Acceptance 0.90."
     )
     # Above 1 by the median, but the interval reaches below 1: does not pay.
     noisy = [_result(3, 1.08, 0.9, 0.1, 0.97, 1.2)]
@@ -312,7 +321,10 @@ def test_verdicts_on_fixed_figures() -> None:
     assert "beat plain decoding by more than the noise" in verdict_sentence(noisy)
     few = _result(3, 1.5, 0.9, 0.1, 1.2, 1.8)
     few.summary["uplift_interval_level"] = 0.75
-    assert "75% (too few pairs for 95 %) interval 1.20-1.80x" in verdict_sentence([few])
+    assert (
+        "75% (too few pairs for 95 %) interval 1.20\N{EN DASH}1.80\N{MULTIPLICATION SIGN}"
+        in verdict_sentence([few])
+    )
 
 
 def test_equal_within_noise_names_the_cheaper() -> None:
@@ -324,7 +336,11 @@ def test_equal_within_noise_names_the_cheaper() -> None:
     assert leading(results) == [d2, d3, d1_two]
     assert equal_within_noise(results) == [d2, d1_two, d3]
     assert best_result(results) is d2
-    assert "d=2, d=3 measured the same within noise; the cheaper" in verdict_sentence(results)
+    assert (
+        "Equal to it within noise: draft length 2, draft 2 threads, low precision, low "
+        "memory; target 1 thread; draft length 3, draft 1 thread, low precision, low memory; "
+        "target 1 thread; the cheapest (shorter draft, fewer threads) is named."
+    ) in verdict_sentence(results)
     # Overlapping, but one pays off and the other does not: not a tie.
     top = _result(3, 1.03, 0.9, 0.1, 1.01, 1.2)
     below = _result(1, 1.02, 0.9, 0.1, 0.95, 1.05)
@@ -387,7 +403,8 @@ _DEFAULTS = {
 def test_cli_rows_show_the_interval_and_the_pooled_baseline() -> None:
     line = format_rows(rows([_result(3, 1.6, 0.9, 0.1, 1.5, 1.7)]))[0]
     assert line == (
-        "d=3 draft 1t low/low target 1t: uplift (median of pairs) 1.600x "
+        "draft length 3, draft 1 thread, low precision, low memory; target 1 thread: "
+        "uplift (median of pairs) 1.600x "
         "[95 % interval 1.500-1.700], acceptance 0.90, c 0.100, spec 150.0 vs plain "
         "(pooled) 100.0 tok/s, 6 pairs (interval target not met)"
     )
@@ -718,8 +735,14 @@ def test_leaders_are_measured_afresh_and_the_cheaper_tie_is_named(bundle_copy: C
     assert best is not None and best.setting.draft_length == 2
     record = run.to_json()
     assert record["equal_within_noise"] == [r.setting.label() for r in run.results[1:]]
-    assert "d=3 measured the same within noise; the cheaper" in record["verdict"]
-    assert record["pays_off"] is True and "95 % interval 1.50-1.50x" in record["verdict"]
+    assert (
+        "Equal to it within noise: draft length 3, draft 1 thread, low precision, low "
+        "memory; target 1 thread; the cheapest"
+    ) in record["verdict"]
+    assert (
+        record["pays_off"] is True
+        and "95 % interval 1.50\N{EN DASH}1.50\N{MULTIPLICATION SIGN}" in record["verdict"]
+    )
 
 
 def test_short_runs_are_repeated_to_last_long_enough(bundle_copy: Copy) -> None:
@@ -769,7 +792,10 @@ def test_temperature_rows_are_measured_but_never_best_nor_applied(tmp_path: Path
     assert Setting(2, 1, "low", "low", 1).sampler(recipe) is recipe
     assert Setting(2, 1, "low", "low", 1, 1.2).sampler(recipe) == replace(recipe, temperature=1.2)
     assert Setting(2, 1, "low", "low", 1, 1.2).sampler(None) is None
-    assert Setting(2, 1, "low", "low", 1, 0.6).label().endswith("target 1t at temperature 0.6")
+    assert Setting(2, 1, "low", "low", 1, 0.6).label() == (
+        "draft length 2, draft 1 thread, low precision, low memory; target 1 thread at "
+        "temperature 0.6"
+    )
     own = _result(2, 1.3, 0.9, 0.1, 1.2, 1.4)
     hot = _result(3, 2.5, 0.9, 0.1, 2.4, 2.6)
     hot.setting = replace(hot.setting, temperature=1.2)

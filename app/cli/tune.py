@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.tune_apply import best_changes, refusal_now
-from app.core.measure.tune_plan import plan_for, recipe_defaults, with_sampling
+from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults, with_sampling
 from app.core.measure.tune_run import new_run_path
 
 
@@ -95,6 +96,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+SETTING_FIELDS = tuple(field.name for field in fields(Setting))
+
+
 def format_rows(rows: list[dict[str, Any]]) -> list[str]:
     """One line a setting: the uplift (median of per-pair ratios) with its 95 % interval,
     then the speeds it comes from (plain: the pooled baseline of the target setting)."""
@@ -105,11 +109,9 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
             value = row.get(key)
             return "n/a" if value is None else f"{value:{spec}}"
 
+        setting = Setting(**{name: row[name] for name in SETTING_FIELDS if name in row})
         lines.append(
-            f"d={row['draft_length']} draft {row['draft_threads']}t "
-            f"{row['draft_precision']}/{row['draft_memory']} target {row['target_threads']}t"
-            + (f" at temperature {t:g}" if (t := row.get("temperature")) is not None else "")
-            + ": "
+            f"{setting.label()}: "
             f"uplift (median of pairs) {num('uplift', '.3f')}x "
             f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
             f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "

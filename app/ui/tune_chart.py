@@ -3,15 +3,26 @@ each point's 95 % interval, and a compared run dashed beside it."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, uplift_curves
 
 TITLE_SIZE = "10pt"
 COLOURS = ("#3b5bdb", "#1e6b34", "#8a5300", "#862e9c")
+# Error-bar caps in draft-length units (one step is 1), whatever the x range.
+CAP_WIDTH = 0.2
+# Room beside the first and last draft length, in steps: their points and caps show whole.
+X_PADDING = 0.5
+# What the points and bars are: under the legend, not in the title (a long title sets
+# the chart's least width and pushed the plot off a narrow pane).
+KEY = "Points: median of the pairs' ratios · bars: 95 % interval"
 
 
 class UpliftChart(QWidget):
@@ -27,6 +38,8 @@ class UpliftChart(QWidget):
         # Below the plot, not over it: inside, it covered points and their bars.
         self.legend = pg.LegendItem(colCount=2)
         self.canvas.addItem(self.legend, row=1, col=0)
+        self.key = pg.LabelItem(KEY, size="8pt", color="#555")
+        self.canvas.addItem(self.key, row=2, col=0)
         self._add_parity_line()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -45,20 +58,20 @@ class UpliftChart(QWidget):
         *,
         sampled: bool = False,
         compared_sampled: bool = False,
+        lengths: Sequence[int] = (),
     ) -> None:
         """`sampled`: the run decoded with the recipe's sampler (else greedy); the title
-        says which, and a compared run's legend says its own."""
+        says which, and a compared run's legend says its own. `lengths`: draft lengths
+        to keep in view though not measured yet (the plan's, mid-sweep)."""
         if self.plot.titleLabel.text != _title(sampled):
-            # Small enough to fit a 1024 px window; a new title lays the chart out again.
+            # A new title lays the chart out again: set only when it changes.
             self.plot.setTitle(_title(sampled), size=TITLE_SIZE)
         self.plot.clear()
         self.legend.clear()
         self._add_parity_line()
         runs = [(results, "", Qt.PenStyle.SolidLine)]
         if compared is not None:
-            runs.append(
-                (compared, f" (compared run, {_mode(compared_sampled)})", Qt.PenStyle.DashLine)
-            )
+            runs.append((compared, f" (compared, {_mode(compared_sampled)})", Qt.PenStyle.DashLine))
         for shown, suffix, style in runs:
             for i, curve in enumerate(uplift_curves(shown)):
                 colour = COLOURS[i % len(COLOURS)]
@@ -68,10 +81,24 @@ class UpliftChart(QWidget):
                 high = np.array([r.interval.high for r in curve.points]) - ys
                 pen = pg.mkPen(colour, width=2, style=style)
                 line = self.plot.plot(xs, ys, pen=pen, symbol="o", symbolBrush=colour)
-                self.legend.addItem(line, f"draft {curve.draft_threads} thread(s){suffix}")
+                self.legend.addItem(line, f"draft {threads_text(curve.draft_threads)}{suffix}")
                 self.plot.addItem(
-                    pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=0.15, pen=pen)
+                    pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=CAP_WIDTH, pen=pen)
                 )
+        self._fit_x([*lengths, *(r.setting.draft_length for shown, _, _ in runs for r in shown)])
+        # The pane never gets narrower than the legend and labels need, or the
+        # plot would run off its right edge (the canvas does not say so by itself).
+        least = self.canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+        self.canvas.setMinimumWidth(math.ceil(least))
+        # A refilled legend moves itself to the canvas's top left, over the title, until
+        # its layout runs again: ask for that.
+        self.legend.updateGeometry()
+
+    def _fit_x(self, lengths: list[int]) -> None:
+        """Every draft length in view with room beside it; the range never shrinks to
+        one point's caps (auto-range did, and they then spanned the plot)."""
+        lengths = lengths or [1]
+        self.plot.setXRange(min(lengths) - X_PADDING, max(lengths) + X_PADDING, padding=0)
 
 
 def _mode(sampled: bool) -> str:
@@ -79,4 +106,4 @@ def _mode(sampled: bool) -> str:
 
 
 def _title(sampled: bool) -> str:
-    return f"Uplift by draft length, {_mode(sampled)} (median of pairs; bars: 95 % interval)"
+    return f"Uplift by draft length ({_mode(sampled)})"

@@ -41,6 +41,7 @@ from app.ui.pair_selection import PairSelection
 from app.ui.tune_past_runs import PastRuns
 from app.ui.tune_plan_form import PlanForm
 from app.ui.tune_results_view import ResultsView
+from app.ui.tune_verdict import VerdictLabel
 
 
 class TunePage(QWidget):
@@ -76,8 +77,7 @@ class TunePage(QWidget):
         self.progress = QProgressBar()
         self.progress.setFormat("%p%")
         self.eta_label = QLabel()
-        self.verdict = QLabel()
-        wrap_to_width(self.verdict)
+        self.verdict = VerdictLabel()
         # Which sampler the shown figures were measured with (a reopened run's own).
         self.sampler_label = wrap_to_width(QLabel())
         self.sampler_label.setObjectName("pageHint")
@@ -205,7 +205,7 @@ class TunePage(QWidget):
             return
         self.run = None
         self._undo = None
-        self.results.show_results([], plan.sample)
+        self.results.show_results([], plan)
         sampler = self.form.sampler()
         described = sampler.describe() if sampler else None
         self.sampler_label.setText(sampling_text(plan, described))
@@ -231,7 +231,7 @@ class TunePage(QWidget):
             return
         status = job.status()
         if len(status.results) != self.model.row_total():
-            self.results.show_results(list(status.results), job.plan.sample)
+            self.results.show_results(list(status.results), job.plan)
         self._show_progress()
         # The same snapshot decides: the job may finish between two reads of its status.
         if status.state in FINISHED:
@@ -265,14 +265,15 @@ class TunePage(QWidget):
         except (OSError, DraftDeckError) as exc:
             show_error(self, "Results not saved", str(exc))
         self._show_run(run)
-        stopped = " (cancelled; partial results)" if run.cancelled else ""
-        self.verdict.setText(run.verdict() + stopped)
+        # In front: the first sentence is what the page shows.
+        stopped = "Partial results (cancelled): " if run.cancelled else ""
+        self.verdict.setText(stopped + run.verdict())
         self._update_apply(run)
         self.refresh_past()
 
     def _show_run(self, run: TuneRun) -> None:
         self.run = run
-        self.results.show_results(run.results, run.plan.sample)
+        self.results.show_results(run.results, run.plan)
         self.sampler_label.setText(run.sampler_text())
 
     def shutdown(self) -> None:

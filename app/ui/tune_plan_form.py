@@ -29,9 +29,9 @@ from app.core.measure.tune_plan import (
     temperatures_from_text,
     with_sampling,
 )
-from app.core.recipe.files import TARGET_CONFIG, target_run_recipe
+from app.core.recipe.files import target_sampler
 from app.core.recipe.sampler_seed import seed_for
-from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
+from app.core.recipe.sampler_settings import SamplerSettings
 from app.ui.chat_sampling import WARNING_COLOUR
 from app.ui.labels import wrap_to_width
 
@@ -168,12 +168,7 @@ class PlanForm(QWidget):
     def read_recipe(self, target: Path | None) -> None:
         """The sampler of the target's run recipe (the one a sampled sweep decodes with);
         one that cannot be read turns the box off, saying why."""
-        self.recipe_sampler, self.recipe_error = None, ""
-        if target is not None:
-            try:
-                self.recipe_sampler = sampler_settings(target_run_recipe(target, {}))
-            except ValueError as exc:
-                self.recipe_error = f"Cannot read the sampler of {target / TARGET_CONFIG}: {exc}"
+        self.recipe_sampler, self.recipe_error = target_sampler(target)
         self.sample.setEnabled(self.recipe_sampler is not None)
         if self.recipe_sampler is None:
             self.sample.setChecked(False)

@@ -8,14 +8,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from app.core.measure.tune_results import SettingResult, best_result, rows
-from app.ui.fitted_table import CELLS
 from app.ui.table_model import ColumnsModel, Index
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+UNMET = "*"
+UNMET_NOTE = (
+    f"{UNMET}: the interval did not get as narrow as the target within the time a setting has"
+)
+REMEASURED = " (redone)"
+REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
 
 
 class ResultsModel(ColumnsModel):
-    # Two-line headers keep the columns as narrow as their figures.
+    # Short headers, no wider than their figures, so none is cut; the full meaning is in
+    # each header's tooltip (TIPS).
     COLUMNS = (
         "d",
         "Draft\nthreads",
@@ -24,8 +30,8 @@ class ResultsModel(ColumnsModel):
         "Target\nthreads",
         "Sampler",
         "Spec\ntok/s",
-        "Plain tok/s\n(pooled)",
-        "Uplift\n(median of pairs)",
+        "Plain\ntok/s",
+        "Uplift",
         "95 %\ninterval",
         "Pairs",
         "Accept-\nance",
@@ -64,25 +70,45 @@ class ResultsModel(ColumnsModel):
         self.best: SettingResult | None = None
 
     HEADER_TIPS: ClassVar[dict[str, str]] = {
+        "draft_length": "Draft length: tokens the draft proposes each round",
+        "draft_threads": "Draft threads: CPU threads the draft model runs on",
+        "draft_precision": "Draft precision: the draft's MNN precision (low or high)",
+        "draft_memory": "Draft memory: the draft's MNN memory mode (low or normal)",
+        "target_threads": "Target threads: CPU threads the target model runs on",
+        "sampled": (
+            "Sampler: greedy: the most likely token every time (the exact comparison); "
+            "recipe: the target recipe's sampler; temp.: that sampler at another "
+            "temperature (measured, never applied)"
+        ),
+        "spec_tok_s": "Speculative tok/s: tokens a second with the draft (median of runs)",
         "baseline_tok_s": (
-            "Plain decoding depends only on the target's settings: the median of the plain "
-            "runs of every row with these target settings (the same for all of them)"
+            "Plain tok/s, pooled: plain decoding depends only on the target's settings: "
+            "the median of the plain runs of every row with these target settings (the "
+            "same for all of them)"
         ),
         "uplift": (
-            "The median of per-pair ratios (each speculative run over the plain run beside "
-            "it), not Spec tok/s over Plain tok/s: pairing cancels a busy machine's drift"
+            "Uplift, median of pairs: the median of per-pair ratios (each speculative run "
+            "over the plain run beside it), not Spec tok/s over Plain tok/s: pairing "
+            "cancels a busy machine's drift"
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
-            "speculation pays off only when it lies above 1. Marked * when the setting's "
-            "interval target was not met within its time budget"
+            f"speculation pays off only when it lies above 1. {UNMET_NOTE}"
         ),
-        "sampled": (
-            "greedy: the most likely token every time (the exact comparison); recipe: "
-            "the target recipe's sampler; temp.: that sampler at another temperature "
-            "(measured, never applied)"
+        "pairs": f"Pairs: interleaved plain/speculative run pairs measured. {REMEASURED_NOTE}",
+        "acceptance": "Acceptance: the share of drafted tokens the target accepted",
+        "mean_accepted_length": "Mean length: tokens gained a round, the target's own included",
+        "cost_ratio": "c: the draft's cost of a token over the target's (lower is better)",
+        "predicted_speedup": (
+            "Predicted: the speedup over plain decoding the measured acceptance and c promise"
         ),
-        "pairs": "Interleaved plain/speculative run pairs measured; r = re-measured fresh",
+        "break_even_acceptance": (
+            "Break-even: the acceptance this draft length needs to gain anything at this c"
+        ),
+        "lossless": "Lossless: whether speculative output must equal plain decoding's",
+        "verify_agreement": (
+            "Verify agreement: how often the recipe's verify picks the token plain decoding does"
+        ),
     }
 
     def headerData(
@@ -93,11 +119,17 @@ class ResultsModel(ColumnsModel):
             and orientation == Qt.Orientation.Horizontal
             and 0 <= section < len(self.KEYS)
         ):
-            tip = self.HEADER_TIPS.get(self.KEYS[section])
-            # The title in one line too: a narrow column's header may be cut.
-            title = self.COLUMNS[section].replace("-\n", "").replace("\n", " ")
-            return f"{title}: {tip}" if tip else title
+            return self.HEADER_TIPS[self.KEYS[section]]
         return super().headerData(section, orientation, role)
+
+    def notes(self) -> str:
+        """What the marks in the rows mean, one line (empty: no marks)."""
+        notes = []
+        if any(format_interval(row).endswith(UNMET) for row in self._rows):
+            notes.append(UNMET_NOTE)
+        if any(row["remeasured"] for row in self._rows):
+            notes.append(REMEASURED_NOTE)
+        return ". ".join(notes) + "." if notes else ""
 
     def row_total(self) -> int:
         return len(self.results)
@@ -120,7 +152,7 @@ class ResultsModel(ColumnsModel):
             if key == "uplift_interval":
                 return format_interval(row)
             if key == "pairs":
-                return f"{value}{' r' if row['remeasured'] else ''}"
+                return f"{value}{REMEASURED if row['remeasured'] else ''}"
             if key == "sampled":
                 return sampler_cell(row)
         if role == SORT_ROLE:
@@ -136,8 +168,10 @@ class ResultsModel(ColumnsModel):
                 return self.results[index.row()].summary.get("verify_note")
             if key == "sampled" and row["sampled"]:
                 return f"Sampler: {row['sampler']}"
-            if key in self.HEADER_TIPS:
-                return self.HEADER_TIPS[key]
+            if key == "pairs" and row["remeasured"]:
+                return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
+            if key == "uplift_interval" and row.get("interval_target_met") is False:
+                return UNMET_NOTE
             return "Best setting" if is_best else None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
@@ -152,10 +186,10 @@ class ResultsModel(ColumnsModel):
         return str(value)
 
 
-# Columns whose long headers give way (elided; the full words in their tooltips) before
-# the table scrolls sideways: the figures themselves always show in full.
-GIVE_WAY = tuple(
-    (ResultsModel.KEYS.index(key), CELLS)
+# Columns that give way, in this order, before the table scrolls sideways; each down to
+# the wider of its figures and its header's words (tune_results_view), so neither is cut.
+GIVE_WAY_COLUMNS = tuple(
+    ResultsModel.KEYS.index(key)
     for key in (
         "baseline_tok_s",
         "uplift",
@@ -180,7 +214,7 @@ def format_interval(row: dict[str, Any]) -> str:
     low, high = row.get("uplift_low"), row.get("uplift_high")
     if low is None or high is None:
         return "—"
-    unmet = "*" if row.get("interval_target_met") is False else ""
+    unmet = UNMET if row.get("interval_target_met") is False else ""
     return f"{low:.2f}-{high:.2f}x{unmet}"
 
 

@@ -50,3 +50,20 @@ def half_copied(bundle_copy: Callable[..., Path], dest: Path) -> Path:
     weight = broken / "llm.mnn.weight"
     weight.write_bytes(weight.read_bytes()[: weight.stat().st_size // 2])
     return broken
+
+
+@contextmanager
+def open_on_page(
+    qtbot: QtBot, bundle_copy: Callable[..., Path], pair: tuple[str, str], page: str
+) -> Iterator[MainWindow]:
+    """The window with this pair (desktop recipes) chosen, showing `page`; its tune
+    sweep, if one runs, ends before the next test."""
+    with open_window(qtbot) as window:
+        root = add_packs(window, bundle_copy, pair, desktop=True)
+        window.show_page("pair")
+        window.pair_page.choose(root / pair[0], root / pair[1])
+        window.show_page(page)
+        try:
+            yield window
+        finally:
+            window.tune_page.queue.shutdown()

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.core.infra.errors import DraftDeckError
 from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
-from app.core.measure.tune_results import SettingResult, at_recipe_sampler, best_result
+from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
@@ -112,14 +112,14 @@ def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
     low = best.interval.low
     if not best.pays_off:
         return (
-            f"the best ({best.setting.label()}, {best.uplift:.2f}x) is not faster than plain "
-            f"decoding beyond noise: its 95 % interval starts at {low:.2f}x, not above 1"
+            f"the best ({best.setting.label()}: {best.uplift:.2f}{TIMES}) is not faster than plain "
+            f"decoding beyond noise: its 95 % interval starts at {low:.2f}{TIMES}, not above 1"
         )
     if now is not None and low <= now.uplift:
         return (
             f"the best ({best.setting.label()}) is not better than the current recipe "
-            f"beyond noise: its 95 % interval starts at {low:.2f}x, the current recipe "
-            f"measured {now.uplift:.2f}x"
+            f"beyond noise: its 95 % interval starts at {low:.2f}{TIMES}, the current recipe "
+            f"measured {now.uplift:.2f}{TIMES}"
         )
     return None
 

@@ -53,10 +53,13 @@ class Setting:
     temperature: float | None = None  # None: the recipe's sampler as it is (or greedy)
 
     def label(self) -> str:
+        """In words a newcomer reads: "draft length 3, draft 1 thread, low precision,
+        normal memory; target 2 threads"."""
         at = "" if self.temperature is None else f" at temperature {self.temperature:g}"
         return (
-            f"d={self.draft_length} draft {self.draft_threads}t {self.draft_precision}/"
-            f"{self.draft_memory} target {self.target_threads}t{at}"
+            f"draft length {self.draft_length}, draft {threads_text(self.draft_threads)}, "
+            f"{self.draft_precision} precision, {self.draft_memory} memory; "
+            f"target {threads_text(self.target_threads)}{at}"
         )
 
     def sampler(self, recipe: SamplerSettings | None) -> SamplerSettings | None:
@@ -88,6 +91,10 @@ class Setting:
             "precision": self.draft_precision,
             "memory": self.draft_memory,
         }
+
+
+def threads_text(n: int) -> str:
+    return f"{n} thread" if n == 1 else f"{n} threads"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ from app.core.measure.intervals import MedianInterval, overlaps
 from app.core.measure.metrics import break_even_acceptance
 from app.core.measure.tune_plan import Setting
 
+# The times sign and en dash of "2.22x plain decoding (1.02-3.62x)", by name (RUF001).
+TIMES = "\N{MULTIPLICATION SIGN}"
+TO = "\N{EN DASH}"
+
 
 @dataclass
 class SettingResult:
@@ -188,16 +192,16 @@ def pays_off(results: list[SettingResult]) -> bool:
 def _interval_text(result: SettingResult) -> str:
     i = result.interval
     level = "95 %" if i.met_level else f"{i.level:.0%} (too few pairs for 95 %)"
-    return f"{level} interval {i.low:.2f}-{i.high:.2f}x"
+    return f"{level} interval {i.low:.2f}{TO}{i.high:.2f}{TIMES}"
 
 
 def _tie_text(results: list[SettingResult]) -> str:
     tied = equal_within_noise(results)
     if len(tied) < 2:
         return ""
-    others = ", ".join(f"d={r.setting.draft_length}" for r in tied[1:])
+    others = "; ".join(r.setting.label() for r in tied[1:])
     return (
-        f" {others} measured the same within noise; the cheaper "
+        f" Equal to it within noise: {others}; the cheapest "
         f"(shorter draft, fewer threads) is named."
     )
 
@@ -225,10 +229,11 @@ def _verdict(results: list[SettingResult]) -> str:
         return "Nothing was measured."
     row = best.row()
     if pays_off(results):
+        # The first sentence says it all: the Tune page shows only it until asked.
         return (
-            f"Speculation pays off: best {best.setting.label()} runs {best.uplift:.2f}x "
-            f"plain decoding ({_interval_text(best)}, above 1; "
-            f"acceptance {row['acceptance']:.2f})." + _tie_text(results) + _verify_limit(best)
+            f"Best: {best.setting.label()}: {best.uplift:.2f}{TIMES} plain decoding "
+            f"({_interval_text(best)}, above 1: speculation pays off). "
+            f"Acceptance {row['acceptance']:.2f}." + _tie_text(results) + _verify_limit(best)
         )
     c, acceptance = row["cost_ratio"], row["acceptance"]
     need = row["break_even_acceptance"]
@@ -247,8 +252,9 @@ def _verdict(results: list[SettingResult]) -> str:
     else:
         why = "no setting beat plain decoding"
     return (
-        f"Speculation does not pay for this pair: {why}. Best uplift {best.uplift:.2f}x "
-        f"({_interval_text(best)}, not above 1)." + _verify_limit(best)
+        f"Speculation does not pay for this pair: {why}. Best: {best.setting.label()}: "
+        f"{best.uplift:.2f}{TIMES} plain decoding ({_interval_text(best)}, not above 1)."
+        + _verify_limit(best)
     )
 
 

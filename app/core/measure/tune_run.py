@@ -24,6 +24,7 @@ from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_j
 from app.core.infra.paths import app_dirs
 from app.core.measure.tune_plan import Setting, SweepPlan, sampling_text
 from app.core.measure.tune_results import (
+    TIMES,
     SettingResult,
     best_result,
     equal_within_noise,
@@ -142,7 +143,7 @@ class TuneRun:
         return (
             f"{reason}. Rejected draft tokens cannot be taken out of the target's state, "
             "so it is verified one token at a time; the measured uplift (best "
-            f"{best.uplift:.2f}x) is not a recipe to apply."
+            f"{best.uplift:.2f}{TIMES}) is not a recipe to apply."
         )
 
     def sampler_text(self) -> str:

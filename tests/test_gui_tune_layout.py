@@ -1,0 +1,238 @@
+"""The Tune page's layout at the sizes a user has: the chart within its pane, caps of
+a sensible width, readable table headers, the table's rows in view, a plain verdict."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QStyle
+from pytestqt.qtbot import QtBot
+
+from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_results import SettingResult
+from app.core.measure.tune_run import TuneRun, runs_dir
+from app.engine.client.tune_job import FINISHED
+from app.ui.main_window import MainWindow
+from app.ui.tune_chart import CAP_WIDTH, UpliftChart
+from app.ui.tune_page import TunePage
+from app.ui.tune_verdict import first_sentence
+from tests.helpers.windows import open_on_page
+
+Copy = Callable[..., Path]
+SIZES = [(1024, 700), (1600, 1000)]
+
+
+@pytest.fixture
+def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
+    with open_on_page(qtbot, bundle_copy, ("fast-target", "fast-draft"), "tune") as win:
+        yield win
+
+
+def _result(d: int, uplift: float, low: float, high: float, **extra: object) -> SettingResult:
+    return SettingResult(
+        Setting(d, 1, "low", "normal", 1),
+        {
+            "uplift": uplift,
+            "uplift_low": low,
+            "uplift_high": high,
+            "uplift_interval_level": 0.96875,
+            "pair_ratios": [low, uplift, uplift, uplift, uplift, high],
+            "repeats": 3,
+            "interval_target_met": True,
+            "baseline_runs_tok_s": [150.1],
+            "baseline_tok_s": 150.1,
+            "spec_tok_s": 313.6,
+            "acceptance": 0.96,
+            "cost_ratio": 0.1,
+            **extra,
+        },
+    )
+
+
+def _done_run(window: MainWindow) -> TuneRun:
+    """A Quick sweep's four draft lengths as the reviewer's screenshot had them."""
+    root = window.library.root
+    results = [
+        _result(1, 1.37, 1.0, 1.77, interval_target_met=False),
+        _result(2, 1.65, 1.47, 2.04),
+        _result(3, 2.22, 1.02, 3.62, remeasured=True),
+        _result(4, 2.0, 1.5, 2.5, remeasured=True),
+    ]
+    plan = SweepPlan(draft_lengths=(1, 2, 3, 4))
+    return TuneRun(str(root / "fast-target"), str(root / "fast-draft"), plan, results=results)
+
+
+def _open(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> TunePage:
+    page = window.tune_page
+    path = runs_dir() / "done.json"
+    _done_run(window).save(path)
+    window.resize(*size)
+    qtbot.waitUntil(lambda: window.size().width() == size[0])
+    page.refresh_past()
+    page.open_run(path)
+    # Laid out: the verdict's wrapped line as tall as it needs.
+    shown = page.verdict.shown
+    qtbot.waitUntil(lambda: shown.height() >= shown.heightForWidth(shown.width()))
+    qtbot.waitUntil(lambda: _legend_below(page.chart))
+    _grab(window, f"done-{size[0]}")
+    return page
+
+
+def _grab(window: MainWindow, name: str) -> None:
+    """To look at: set TUNE_LAYOUT_GRABS to a folder."""
+    folder = os.environ.get("TUNE_LAYOUT_GRABS")
+    if folder:
+        window.grab().save(str(Path(folder) / f"{name}.png"))
+
+
+def _legend_below(chart: UpliftChart) -> bool:
+    top: float = chart.legend.sceneBoundingRect().top()
+    bottom: float = chart.plot.sceneBoundingRect().bottom()
+    return top >= bottom
+
+
+def _plot_in_pane(qtbot: QtBot, chart: UpliftChart) -> None:
+    """The plot, its title and the legend lie within the canvas's viewport, the legend
+    under the plot (not over its title)."""
+    qtbot.waitUntil(lambda: _legend_below(chart))
+    width = chart.canvas.viewport().width()
+    for item in (chart.plot, chart.legend, chart.key):
+        assert item.sceneBoundingRect().right() <= width
+    # Every drawn draft length has room beside it, inside the x range.
+    (x_low, x_high), _ = chart.plot.viewRange()
+    for item in chart.plot.listDataItems():
+        xs = item.getData()[0]
+        assert x_low + 0.4 <= min(xs) and max(xs) <= x_high - 0.4
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_chart_fits_its_pane(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> None:
+    page = _open(window, qtbot, size)
+    _plot_in_pane(qtbot, page.chart)
+    assert "95 %" not in page.chart.plot.titleLabel.text  # said under the legend
+    assert "95 % interval" in page.chart.key.text
+    # A compared run's longer legend does not push the plot out either.
+    page.results.compare(_done_run(window))
+    qtbot.waitUntil(lambda: page.chart.canvas.width() >= page.chart.canvas.minimumWidth())
+    _plot_in_pane(qtbot, page.chart)
+
+
+@pytest.mark.parametrize("points", [1, 2, 4])
+def test_error_bar_caps_are_a_fraction_of_a_step(qtbot: QtBot, points: int) -> None:
+    chart = UpliftChart()
+    qtbot.addWidget(chart)
+    chart.resize(500, 330)
+    chart.show()
+    chart.draw([_result(d, 1.6, 1.1, 2.4) for d in range(1, points + 1)])
+    (x_low, x_high), _ = chart.plot.viewRange()
+    assert x_high - x_low == pytest.approx(points)  # half a step beside each end
+    bars = [i for i in chart.plot.items if type(i).__name__ == "ErrorBarItem"]
+    assert len(bars) == 1
+    # From the first cap's left end to the last's right: the points, and one cap.
+    assert bars[0].boundingRect().width() == pytest.approx(points - 1 + CAP_WIDTH)
+    # So a cap is at most a fifth of the plot, even for a single point.
+    assert CAP_WIDTH / (x_high - x_low) <= 0.2
+
+
+def test_mid_sweep_the_plans_lengths_stay_in_view(qtbot: QtBot) -> None:
+    """One result of a four-length plan: the axis spans the plan, and the points to come
+    do not rescale it."""
+    chart = UpliftChart()
+    qtbot.addWidget(chart)
+    chart.draw([_result(1, 1.6, 1.1, 2.4)], lengths=(1, 2, 3, 4))
+    assert chart.plot.viewRange()[0] == pytest.approx([0.5, 4.5])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_headers_read_whole_and_rows_are_in_view(
+    window: MainWindow, qtbot: QtBot, size: tuple[int, int]
+) -> None:
+    page = _open(window, qtbot, size)
+    table, model = page.table, page.model
+    header = table.horizontalHeader()
+    margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+    for column in range(model.columnCount()):
+        # No header cut (its lines fit between the margins), nor any figure.
+        words = header.fontMetrics().size(0, model.COLUMNS[column]).width() + 2 * margin
+        assert table.columnWidth(column) >= words, model.COLUMNS[column]
+        assert table.columnWidth(column) >= table.sizeHintForColumn(column)
+        tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert len(str(tip)) > len(model.COLUMNS[column])  # the full meaning
+    # All four rows in view, none scrolled away under the verdict.
+    qtbot.waitUntil(lambda: table.verticalScrollBar().maximum() == 0)
+    last = table.rowViewportPosition(3) + table.rowHeight(3)
+    assert 0 < last <= table.viewport().height()
+    # The frozen first column still stands over the table's.
+    assert table.frozen.isVisible() and table.frozen.columnWidth(0) == table.columnWidth(0)
+
+
+def test_marks_in_the_table_are_explained(window: MainWindow, qtbot: QtBot) -> None:
+    page = _open(window, qtbot, (1024, 700))
+    model = page.model
+
+    def cell(row: int, key: str, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        return model.index(row, model.KEYS.index(key)).data(role)
+
+    assert cell(0, "uplift_interval") == "1.00-1.77x*"
+    assert cell(0, "pairs") == "6" and cell(2, "pairs") == "6 (redone)"
+    unmet = "did not get as narrow as the target within the time"
+    interval = model.KEYS.index("uplift_interval")
+    tip = model.headerData(interval, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert f"*: the interval {unmet}" in str(tip)
+    assert unmet in str(cell(0, "uplift_interval", Qt.ItemDataRole.ToolTipRole))
+    assert "measured again" in str(cell(2, "pairs", Qt.ItemDataRole.ToolTipRole))
+    notes = page.results.notes
+    assert (
+        notes.isVisible() and unmet in notes.text() and "(redone): measured again" in notes.text()
+    )
+    # Rows without marks: no notes.
+    page.results.show_results(_done_run(window).results[1:2], SweepPlan())
+    assert not notes.isVisible()
+
+
+def test_the_verdict_reads_plainly_and_shows_its_first_sentence(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = _open(window, qtbot, (1024, 700))
+    whole = page.verdict.text()
+    assert whole.startswith(
+        "done: Best: draft length 3, draft 1 thread, low precision, normal memory; target "
+        "1 thread: 2.22\N{MULTIPLICATION SIGN} plain decoding "
+        "(95 % interval 1.02\N{EN DASH}3.62\N{MULTIPLICATION SIGN}, above 1: speculation "
+        "pays off)."
+    )
+    headline, rest = first_sentence(whole)
+    assert headline.endswith("pays off).") and rest.startswith("Acceptance 0.96.")
+    assert page.verdict.shown.text() == headline and page.verdict.shown.toolTip() == whole
+    assert page.verdict.more.isVisible()
+    page.verdict.more.click()
+    assert page.verdict.shown.text() == whole and page.verdict.more.text() == "Less"
+    page.verdict.more.click()
+    assert page.verdict.shown.text() == headline
+
+
+def test_a_sweep_of_one_result_keeps_short_caps(window: MainWindow, qtbot: QtBot) -> None:
+    """A real sweep of one draft length: its chart's x range still spans a step."""
+    page = window.tune_page
+    window.resize(1024, 700)
+    page.form.d_min.setValue(1)
+    page.form.d_max.setValue(1)
+    page.form.tokens.setValue(16)
+    page.form.min_run.setValue(0.05)
+    page.form.budget.setValue(1)
+    page.form.prompts.setPlainText("Tell me about rivers.")
+    page.start_button.click()
+    job = page.job
+    assert job is not None
+    qtbot.waitUntil(lambda: job.status().state in FINISHED, timeout=180_000)
+    qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=10_000)
+    assert page.model.row_total() == 1
+    _grab(window, "sweep-1024")
+    (x_low, x_high), _ = page.chart.plot.viewRange()
+    assert (x_low, x_high) == pytest.approx((0.5, 1.5))
+    _plot_in_pane(qtbot, page.chart)
+    assert page.table.frozen.mapTo(page.table, QPoint(0, 0)).x() <= page.table.frameWidth()
