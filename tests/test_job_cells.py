@@ -127,6 +127,12 @@ def test_push_queue_cells_by_hand(qapp: QApplication) -> None:
     assert model.cell(status, "Left") == "20 s"  # 5 MB at 0.25 MB/s
     assert status.fraction == 0.375
     assert model.cell(replace(status, speed=0.0), "Left") == ""  # no rate yet: blank
+    sending = replace(status, current_file="llm.mnn.weight", file_done=KB, file_size=2 * KB)
+    assert model.cell(sending, "Details") == "llm.mnn.weight 1.0 KB / 2.0 KB"
+    sent = replace(sending, file_done=2 * KB)
+    assert model.cell(sent, "Details") == (
+        "llm.mnn.weight 2.0 KB / 2.0 KB · checking sha256 on the phone"
+    )
 
 
 def test_queue_rows_follow_the_queue_list(qapp: QApplication, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 from app.core.infra.units import format_bytes
 from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
-from app.core.phone.push import PushJob, PushStatus
+from app.core.phone.push import PUSHING, PushJob, PushStatus
 from app.ui.job_models import JobQueueModel, format_eta
 from app.ui.table_model import ColumnsModel, Index
 
@@ -187,6 +187,9 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
             details = status.current_file
             if status.file_size:
                 details += f" {format_bytes(status.file_done)} / {format_bytes(status.file_size)}"
+            if status.state == PUSHING and status.file_done >= status.file_size:
+                # Sent: the phone hashes it before it counts (a long wait for a big file).
+                details += " · checking sha256 on the phone"
         what = f"{status.pack} (recipes)" if status.recipe_only else status.pack
         return {
             "Pack": what,
