@@ -22,17 +22,21 @@ def window(qtbot: QtBot) -> Iterator[MainWindow]:
         yield win
 
 
-@pytest.mark.parametrize("key", ["chat", "recipes"])
+@pytest.mark.parametrize("key", ["chat", "recipes", "tune"])
 def test_without_a_pair_the_page_says_what_to_do_and_goes_to_pair(
     window: MainWindow, qtbot: QtBot, key: str
 ) -> None:
-    chat, recipes = window.chat_page, window.recipes_page
-    needs = chat.needs_pair if key == "chat" else recipes.needs_pair
+    chat, recipes, tune = window.chat_page, window.recipes_page, window.tune_page
+    needs = {"chat": chat.needs_pair, "recipes": recipes.needs_pair, "tune": tune.needs_pair}[key]
     window.show_page(key)
     qtbot.waitUntil(lambda: needs.message.isVisible() and needs.button.isVisible())
     assert "Choose a target and a draft on the Pair page" in needs.message.text()
     # No field or chart stands there with a value that means nothing.
-    hidden = (chat.charts, chat.input) if key == "chat" else (recipes.draft_editor, recipes.toolbar)
+    hidden = {
+        "chat": (chat.charts, chat.input),
+        "recipes": (recipes.draft_editor, recipes.toolbar),
+        "tune": (tune.form, tune.chart, tune.start_button),
+    }[key]
     assert not any(widget.isVisible() for widget in hidden)
     needs.button.click()
     assert window.current_page_key() == "pair"
@@ -55,3 +59,7 @@ def test_choosing_a_pair_brings_the_pages_back(
     chat = window.chat_page
     qtbot.waitUntil(lambda: chat.charts.isVisible() and chat.input.isVisible())
     assert not chat.needs_pair.message.isVisible()
+    window.show_page("tune")
+    tune = window.tune_page
+    qtbot.waitUntil(lambda: tune.form.isVisible() and tune.start_button.isEnabled())
+    assert not tune.needs_pair.message.isVisible()

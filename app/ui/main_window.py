@@ -97,10 +97,10 @@ class MainWindow(QMainWindow):
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
         self.chat_page = ChatPage(self.selection, self.engine)
         self.add_page("chat", "Chat", self.chat_page)
-        for needs_pair in (self.recipes_page.needs_pair, self.chat_page.needs_pair):
-            needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))
         self.tune_page = TunePage(self.selection)
         self.add_page("tune", "Tune", self.tune_page)
+        for page in (self.recipes_page, self.chat_page, self.tune_page):
+            page.needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))
         self.phone_page = PhonePage(library)
         self.phone_page.message.connect(self._show_message)
         self.phone_page.problem.connect(self._show_problem)

@@ -37,6 +37,7 @@ from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_
 from app.ui import background
 from app.ui.dialogs import ask, show_error
 from app.ui.labels import wrap_to_width
+from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
 from app.ui.tune_past_runs import PastRuns
 from app.ui.tune_plan_form import PlanForm
@@ -111,14 +112,19 @@ class TunePage(QWidget):
         results_bar.addWidget(self.verdict, 1)
         results_bar.addWidget(self.apply_button)
         results_bar.addWidget(self.undo_button)
+        body = QWidget()  # without a pair, NeedsPair's notice instead of an idle form
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addLayout(controls)
+        body_layout.addLayout(results_bar)
+        body_layout.addWidget(self.sampler_label)
+        body_layout.addWidget(splitter, 1)
+        self.needs_pair = NeedsPair(selection, body, "to measure its settings")
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(self.pair_label)
         layout.addWidget(self.blocked_label)
-        layout.addLayout(controls)
-        layout.addLayout(results_bar)
-        layout.addWidget(self.sampler_label)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.needs_pair, 1)
         layout.addWidget(self.history)
 
         self.form.quick_button.clicked.connect(lambda: self.use_preset("quick"))
@@ -143,7 +149,7 @@ class TunePage(QWidget):
             self.sampler_label.clear()
         self.form.read_recipe(target)
         if target is None or draft is None:
-            self.pair_label.setText("Choose a target and a draft on the Pair page first.")
+            self.pair_label.setText("")  # NeedsPair says what to do
             self._show_blocked("")
             self.start_button.setEnabled(False)
             return
