@@ -16,6 +16,7 @@ from app.core.infra.settings import load_settings
 from app.core.pack.library import Library
 from app.ui.background import wait_for_background
 from app.ui.crash_guard import CrashGuard, route_qt_messages
+from app.ui.gui_thread_gc import collect_in_gui_thread
 from app.ui.main_window import MainWindow
 from app.ui.platform_check import xcb_problem
 from app.ui.settings_saver import SettingsSaver
@@ -31,6 +32,9 @@ def app_icon() -> QIcon:
 
 def create_main_window() -> MainWindow:
     """The window with its settings and library, as `run_gui` and the tests build it."""
+    app = QApplication.instance()
+    assert app is not None, "create the QApplication first"
+    collect_in_gui_thread(app)
     settings = load_settings()
     saver = SettingsSaver()
     library = Library(settings, saver)
