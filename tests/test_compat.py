@@ -448,3 +448,14 @@ def test_check_cli_prints_the_evidence_in_words(
     assert "[target: 1,280 tokens; draft: 151,936 tokens]" in out
     assert "draft: 151648, 151649, 151650, 151651, 151652, 151653, … (14 in all)]" in out
     assert "[1200" not in out  # no Python list reprs
+
+
+def test_check_cli_says_the_packs_recommendation_in_recipe_words(
+    fixture_bundle: Fixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the Pair card says it: the Recipes page's names, not the pack's keys."""
+    target, draft = str(fixture_bundle("fast-target")), str(fixture_bundle("qwen3-draft-noisy"))
+    assert main(["check", target, draft]) == 0
+    out = capsys.readouterr().out
+    assert "The pack recommends: Draft length 3, Draft threads 2, Draft backend CPU" in out
+    assert "draft_predict_length" not in out

@@ -64,6 +64,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from app.core.pack.compat import assess_paths
     from app.core.pack.verdict import BLOCKED
+    from app.core.recipe.wording import reason_text
 
     verdict = assess_paths(Path(args.target), Path(args.draft))  # each bundle read once
     if any(reason.code == "broken_bundle" for reason in verdict.reasons):
@@ -84,7 +85,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             evidence = (
                 f"  [target: {reason.shown(reason.target)}; draft: {reason.shown(reason.draft)}]"
             )
-        print(f"  {marks[reason.severity]:<8} {reason.message}{evidence}")
+        print(f"  {marks[reason.severity]:<8} {reason_text(reason)}{evidence}")
     return code
 
 

@@ -4,7 +4,6 @@ empty box) and scrolls inside when the page is shorter than that."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from html import escape
 
 from PySide6.QtCore import QSize, Qt
@@ -22,7 +21,7 @@ from app.core.pack.verdict import (
     Reason,
     Verdict,
 )
-from app.core.recipe.wording import recommended_text
+from app.core.recipe.wording import reason_text
 from app.ui.labels import wrap_to_width
 
 # (symbol, title, background, border/text colour)
@@ -49,21 +48,13 @@ def _evidence(reason: Reason) -> str:
     )
 
 
-def _message(reason: Reason) -> str:
-    # The pack's settings under the names the Recipes page uses, not the pack's keys
-    # (core/pack cannot know the recipe schema's words).
-    if reason.code == "pack_recipe" and isinstance(reason.draft, Mapping):
-        return f"The pack recommends: {recommended_text(reason.draft)}."
-    return reason.message
-
-
 def verdict_html(verdict: Verdict) -> str:
     parts = []
     for severity in (BLOCKED, WARNING, INFO):
         reasons = verdict.of(severity)
         if not reasons:
             continue
-        items = "".join(f"<li>{escape(_message(r))}{_evidence(r)}</li>" for r in reasons)
+        items = "".join(f"<li>{escape(reason_text(r))}{_evidence(r)}</li>" for r in reasons)
         parts.append(f"<p><b>{SECTION_TITLES[severity]}</b></p><ul>{items}</ul>")
     if not parts:
         parts.append("<p>No problems found: same vocabulary, tokenizer and family.</p>")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.pack.verdict import describe
+from app.core.pack.verdict import Reason, describe
 
 # presets owns the map from the pack's keys to the recipe's (and which side).
 from app.core.recipe.presets import PACK_KEYS
@@ -67,3 +67,11 @@ def recommended_text(recommended: Mapping[str, Any]) -> str:
         scope, recipe_key = PACK_KEYS.get(key, ("", key))
         shown.append(setting_text(recipe_key, value, scope))
     return ", ".join(shown) or "nothing"
+
+
+def reason_text(reason: Reason) -> str:
+    """A verdict reason's sentence, with a pack's recommended settings under the names
+    the Recipes page uses (core/pack, which writes the reason, cannot know them)."""
+    if reason.code == "pack_recipe" and isinstance(reason.draft, Mapping):
+        return f"The pack recommends: {recommended_text(reason.draft)}."
+    return reason.message
