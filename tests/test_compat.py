@@ -431,6 +431,26 @@ def test_differing_files_are_told_apart_in_words(
     template = reasons["chat_template_differs"]
     assert template.shown(template.target) == f"{len(original):,} characters"
     assert template.shown(template.draft) == f"{len(original) + 13:,} characters"
+    # The same name, size and length, other content: said, not shown twice alike.
+    one, other = (bundle_copy("qwen3-draft-noisy", pack.parent / n) for n in ("one", "other"))
+    for copy, last in ((one, b"\x00"), (other, b"\x01")):
+        with (copy / "tokenizer.mtok").open("ab") as handle:
+            handle.write(last)
+    same = other
+    config = json.loads((same / "llm_config.json").read_text())
+    config["jinja"]["chat_template"] = original[:-1] + ("x" if original[-1] != "x" else "y")
+    (same / "llm_config.json").write_text(json.dumps(config))
+    reasons = {r.code: r for r in assess(read_bundle(one), read_bundle(same)).reasons}
+    for code in ("tokenizer_content_differs", "chat_template_differs"):
+        assert reasons[code].target != reasons[code].draft
+        assert ", sha256 " in str(reasons[code].draft)
+    # No template at all is "none", not "0 characters".
+    del config["jinja"]["chat_template"]
+    (same / "llm_config.json").write_text(json.dumps(config))
+    none = {r.code: r for r in assess(read_bundle(one), read_bundle(same)).reasons}[
+        "chat_template_differs"
+    ]
+    assert none.shown(none.draft) == "none"
 
 
 def test_long_id_lists_are_shortened_and_ids_have_no_separators() -> None:

@@ -167,9 +167,26 @@ def _family_message(target: BundleInfo, draft: BundleInfo) -> str:
 
 
 def _file_words(tokenizer: TokenizerInfo) -> str:
-    """A tokenizer file as a person tells two apart: its name and size (a hash prefix
-    told nobody anything)."""
+    """A tokenizer file as a person tells two apart: its name and size (hash prefixes
+    only when those agree: alone they told nobody anything)."""
     return f"{tokenizer.file}, {format_bytes(tokenizer.size_bytes)}"
+
+
+def _template_words(info: BundleInfo) -> str:
+    chars = info.chat_template_chars
+    return "none" if chars is None else f"{chars:,} characters"
+
+
+def _told_apart(target: tuple[str, str | None], draft: tuple[str, str | None]) -> tuple[str, str]:
+    """Each side's words; when they read the same (same name, size or length, other
+    content), with the start of each side's sha256, the one thing that tells them apart."""
+    if target[0] != draft[0]:
+        return target[0], draft[0]
+    (t_words, t_digest), (d_words, d_digest) = target, draft
+    return (
+        f"{t_words}, sha256 {(t_digest or '')[:8]}…",
+        f"{d_words}, sha256 {(d_digest or '')[:8]}…",
+    )
 
 
 def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
@@ -181,8 +198,10 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 WARNING,
                 "The tokenizer files differ although their special ids agree; some text may "
                 "split into different tokens and lower acceptance.",
-                _file_words(target.tokenizer),
-                _file_words(draft.tokenizer),
+                *_told_apart(
+                    (_file_words(target.tokenizer), target.tokenizer.sha256),
+                    (_file_words(draft.tokenizer), draft.tokenizer.sha256),
+                ),
             )
         )
     if target.chat_template_sha256 != draft.chat_template_sha256:
@@ -192,9 +211,10 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 WARNING,
                 "The chat templates differ; the draft was tuned on differently formatted "
                 "conversations, which can lower acceptance.",
-                target.chat_template_chars or 0,  # 0: the pack has none
-                draft.chat_template_chars or 0,
-                "characters",
+                *_told_apart(
+                    (_template_words(target), target.chat_template_sha256),
+                    (_template_words(draft), draft.chat_template_sha256),
+                ),
             )
         )
     share = draft.params_estimate / target.params_estimate if target.params_estimate else 1.0
