@@ -129,6 +129,9 @@ def test_push_queue_cells_by_hand(qapp: QApplication) -> None:
     assert model.cell(replace(status, speed=0.0), "Left") == ""  # no rate yet: blank
     sending = replace(status, current_file="llm.mnn.weight", file_done=KB, file_size=2 * KB)
     assert model.cell(sending, "Details") == "llm.mnn.weight 1.0 KB / 2.0 KB"
+    # Not sent yet (sizes unknown while hashing locally): no "checking" word.
+    hashing = replace(status, current_file="llm.mnn.weight")
+    assert model.cell(hashing, "Details") == "llm.mnn.weight"
     sent = replace(sending, file_done=2 * KB)
     assert model.cell(sent, "Details") == (
         "llm.mnn.weight 2.0 KB / 2.0 KB · checking sha256 on the phone"

@@ -187,7 +187,7 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
             details = status.current_file
             if status.file_size:
                 details += f" {format_bytes(status.file_done)} / {format_bytes(status.file_size)}"
-            if status.state == PUSHING and status.file_done >= status.file_size:
+            if status.state == PUSHING and 0 < status.file_size <= status.file_done:
                 # Sent: the phone hashes it before it counts (a long wait for a big file).
                 details += " · checking sha256 on the phone"
         what = f"{status.pack} (recipes)" if status.recipe_only else status.pack
