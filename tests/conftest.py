@@ -6,6 +6,7 @@ folder, no test may leave a thread running, and warnings fail tests (pyproject.t
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -48,6 +49,16 @@ def no_leftover_threads() -> Iterator[None]:
         t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
     ]
     assert not leftover, f"test left threads running: {leftover}"
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_in_the_main_thread() -> Iterator[None]:
+    """The first window turns automatic collection off for the rest of the process
+    (app/ui/gui_thread_gc.py); collect after each test, in the main thread, so whether
+    a test's garbage is freed does not depend on which tests ran before it."""
+    yield
+    if not gc.isenabled():
+        gc.collect()
 
 
 @pytest.fixture
