@@ -122,7 +122,7 @@ class LibraryPage(QWidget):
         # Zips unpack in the background, one at a time, with a bar and a Cancel button.
         self._zips: list[Path] = []
         self._cancel_import = threading.Event()
-        self.import_label = QLabel()
+        self.import_label = wrap_to_width(QLabel())  # the zip's name may be long
         self.import_bar = QProgressBar()
         self.import_bar.setRange(0, 1000)
         self.import_bar.setTextVisible(False)

@@ -91,7 +91,7 @@ class PhonePage(QWidget):
         left_layout.addLayout(buttons)
 
         self.destinations = DestinationPicker(self.desk)
-        self.free_label = QLabel("")
+        self.free_label = wrap_to_width(QLabel())  # names the folder, which may be long
         self.free_label.setObjectName("freeSpace")
         self.packs_model = PhonePacksModel()
         self.packs_view = QTableView()
