@@ -53,7 +53,7 @@ def _result(d: int, uplift: float, low: float, high: float, **extra: object) -> 
     )
 
 
-def _done_run(window: MainWindow) -> TuneRun:
+def done_run(window: MainWindow) -> TuneRun:
     """A Quick sweep's four draft lengths as the reviewer's screenshot had them."""
     root = window.library.root
     results = [
@@ -69,7 +69,7 @@ def _done_run(window: MainWindow) -> TuneRun:
 def _open(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> TunePage:
     page = window.tune_page
     path = runs_dir() / "done.json"
-    _done_run(window).save(path)
+    done_run(window).save(path)
     window.resize(*size)
     qtbot.waitUntil(lambda: window.size().width() == size[0])
     page.refresh_past()
@@ -116,7 +116,7 @@ def test_the_chart_fits_its_pane(window: MainWindow, qtbot: QtBot, size: tuple[i
     assert "95 %" not in page.chart.plot.titleLabel.text  # said under the legend
     assert "95 % interval" in page.chart.key.text
     # A compared run's longer legend does not push the plot out either.
-    page.results.compare(_done_run(window))
+    page.results.compare(done_run(window))
     qtbot.waitUntil(lambda: page.chart.canvas.width() >= page.chart.canvas.minimumWidth())
     _plot_in_pane(qtbot, page.chart)
 
@@ -190,7 +190,7 @@ def test_marks_in_the_table_are_explained(window: MainWindow, qtbot: QtBot) -> N
         notes.isVisible() and unmet in notes.text() and "(redone): measured again" in notes.text()
     )
     # Rows without marks: no notes.
-    page.results.show_results(_done_run(window).results[1:2], SweepPlan())
+    page.results.show_results(done_run(window).results[1:2], SweepPlan())
     assert not notes.isVisible()
 
 

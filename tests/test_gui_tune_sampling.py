@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.tune_run import TuneRun, runs_dir
-from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.tune_page import TunePage
+from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]
 OpenTune = Callable[[dict[str, object]], MainWindow]
@@ -29,28 +30,26 @@ FAST_SAMPLER = "temperature 0.8, topK 40"
 def open_tune(qtbot: QtBot, bundle_copy: Copy) -> Iterator[OpenTune]:
     """The main window on the Tune page with the fast pair chosen, the target's recipe
     updated with the given keys first."""
-    windows: list[MainWindow] = []
+    with ExitStack() as windows:
 
-    def open_with(target_keys: dict[str, object]) -> MainWindow:
-        win = create_main_window()
-        windows.append(win)
-        root = win.library.root
-        for name in ("fast-target", "fast-draft"):
-            bundle_copy(name, root / name, desktop=True)
-        config = root / "fast-target" / "config.json"
-        config.write_text(json.dumps({**json.loads(config.read_text()), **target_keys}))
-        qtbot.addWidget(win)
-        win.resize(1024, 700)
-        win.show()
-        win.show_page("pair")
-        win.pair_page.choose(root / "fast-target", root / "fast-draft")
-        win.show_page("tune")
-        return win
+        def open_with(target_keys: dict[str, object]) -> MainWindow:
+            win = windows.enter_context(open_window(qtbot))
+            # Run before the window closes: the sweep's thread ends before the next test.
+            windows.callback(win.tune_page.queue.shutdown)
+            root = add_packs(win, bundle_copy, ("fast-target", "fast-draft"), desktop=True)
+            _update_target(root, target_keys)
+            win.show_page("pair")
+            win.pair_page.choose(root / "fast-target", root / "fast-draft")
+            win.show_page("tune")
+            return win
 
-    yield open_with
-    for win in windows:
-        win.close()
-        win.tune_page.queue.shutdown()  # the sweep's thread ends before the next test
+        yield open_with
+
+
+def _update_target(root: Path, keys: dict[str, object]) -> None:
+    """Save these keys in the fast target's recipe, as the Recipes page does."""
+    config = root / "fast-target" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), **keys}))
 
 
 def _tiny_plan(page: TunePage) -> None:
@@ -175,3 +174,34 @@ def test_the_sampler_column_explains_itself(open_tune: OpenTune) -> None:
     column = page.model.KEYS.index("sampled")
     tip = page.model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "never applied" in tip
+
+
+def test_a_sampler_edited_elsewhere_shows_when_the_page_comes_back(
+    open_tune: OpenTune, qtbot: QtBot
+) -> None:
+    window = open_tune({})
+    page = window.tune_page
+    page.form.sample.setChecked(True)
+    assert f"Sampler: {FAST_SAMPLER}" in page.form.sampler_note.text()
+    window.show_page("recipes")
+    _update_target(window.library.root, {"temperature": 0.5})
+    window.show_page("tune")
+    qtbot.waitUntil(lambda: "temperature 0.5, topK 40" in page.form.sampler_note.text())
+    assert page.form.sample.isChecked()
+
+
+def test_start_plans_with_the_sampler_on_disk(open_tune: OpenTune, qtbot: QtBot) -> None:
+    window = open_tune({})
+    page = window.tune_page
+    _tiny_plan(page)
+    page.form.sample.setChecked(True)
+    page.form.temperatures.setText("0.5")
+    # Saved while the page shows: the recipe's own temperature is now the one typed.
+    _update_target(window.library.root, {"temperature": 0.5})
+    page.start_button.click()
+    job = page.job
+    assert job is not None
+    assert job.plan.sample and job.plan.temperatures == ()  # 0.5 is the recipe's own
+    assert "temperature 0.5, topK 40" in page.sampler_label.text()
+    page.cancel()
+    qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=180_000)

@@ -28,7 +28,6 @@ from app.ui.chat_page import ChatPage
 from app.ui.dialogs import ask
 from app.ui.downloads_page import DownloadsPage
 from app.ui.engine_bridge import EngineBridge
-from app.ui.labels import wrap_to_width
 from app.ui.library_page import LibraryPage
 from app.ui.open_folder import open_folder
 from app.ui.pair_page import PairPage
@@ -110,7 +109,7 @@ class MainWindow(QMainWindow):
         self.unsaved_label.setObjectName("warning")
         self.unsaved_label.hide()
         self.statusBar().addPermanentWidget(self.unsaved_label)
-        self.facts_label = wrap_to_width(QLabel())
+        self.facts_label = QLabel()  # short figures; wrapping here made the bar grow
         self.facts_label.setToolTip(FACTS_TIP)
         self.statusBar().addPermanentWidget(self.facts_label)
         self._facts_timer = QTimer(self)

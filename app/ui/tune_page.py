@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.infra.errors import DraftDeckError
+from app.core.infra.errors import DraftDeckError, FileError
 from app.core.measure.tune_apply import (
     BestChanges,
     Snapshot,
@@ -35,7 +36,7 @@ from app.core.pack.verdict import MEASURED_MNN
 from app.core.recipe.schema import physical_cores
 from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_queue
 from app.ui import background
-from app.ui.dialogs import ask, show_error
+from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.labels import wrap_to_width
 from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
@@ -77,7 +78,7 @@ class TunePage(QWidget):
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setFormat("%p%")
-        self.eta_label = QLabel()
+        self.eta_label = wrap_to_width(QLabel())
         self.verdict = VerdictLabel()
         # Which sampler the shown figures were measured with (a reopened run's own).
         self.sampler_label = wrap_to_width(QLabel())
@@ -119,13 +120,14 @@ class TunePage(QWidget):
         body_layout.addLayout(results_bar)
         body_layout.addWidget(self.sampler_label)
         body_layout.addWidget(splitter, 1)
+        # Inside the body: without a pair, an opened run would load into hidden views.
+        body_layout.addWidget(self.history)
         self.needs_pair = NeedsPair(selection, body, "to measure its settings")
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(self.pair_label)
         layout.addWidget(self.blocked_label)
         layout.addWidget(self.needs_pair, 1)
-        layout.addWidget(self.history)
 
         self.form.quick_button.clicked.connect(lambda: self.use_preset("quick"))
         self.form.thorough_button.clicked.connect(lambda: self.use_preset("thorough"))
@@ -173,6 +175,11 @@ class TunePage(QWidget):
         self.start_button.setEnabled(not self._running() and not self._blocked)
         self.use_preset("quick")
 
+    def showEvent(self, event: QShowEvent) -> None:
+        # The recipe's sampler may have been edited on the Recipes page meanwhile.
+        self.form.read_recipe(self.selection.target)
+        super().showEvent(event)
+
     def _show_blocked(self, reason: str) -> None:
         """Say inline why Start is off for a pair that cannot work (no dialog at Start)."""
         self._blocked = reason
@@ -195,6 +202,8 @@ class TunePage(QWidget):
 
     def start(self) -> None:
         target, draft = self.selection.target, self.selection.draft
+        # The engine reads the recipe on disk: plan with that sampler, not a stale one.
+        self.form.read_recipe(target)
         try:
             plan = self.form.measured_plan()
         except ValueError as exc:
@@ -369,5 +378,5 @@ class TunePage(QWidget):
     def _open_path(self, path: Path) -> None:
         try:
             self.open_run(path)
-        except DraftDeckError as exc:
-            show_error(self, "Cannot open the run", str(exc))
+        except FileError as exc:
+            show_file_error(self, "Cannot open the run", exc)

@@ -7,9 +7,9 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from app.core.infra.errors import DraftDeckError
+from app.core.infra.errors import FileError
 from app.core.measure.tune_run import TuneRun, runs_dir
-from app.ui.dialogs import show_error
+from app.ui.dialogs import show_file_error
 
 
 class PastRuns(QWidget):
@@ -59,6 +59,10 @@ class PastRuns(QWidget):
         if isinstance(path, Path):
             try:
                 other = TuneRun.load(path)
-            except (DraftDeckError, KeyError, TypeError) as exc:
-                show_error(self, "Cannot open the run", str(exc))
+            except FileError as exc:
+                show_file_error(self, "Cannot open the run", exc)
+                # The box names no run it does not draw.
+                self.compare.blockSignals(True)
+                self.compare.setCurrentIndex(0)
+                self.compare.blockSignals(False)
         self.compared.emit(other)

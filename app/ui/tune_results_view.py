@@ -48,6 +48,7 @@ class ResultsView(QSplitter):
         self.setChildrenCollapsible(False)
         self._sampled = False
         self._lengths: tuple[int, ...] = ()
+        self._compared: TuneRun | None = None  # drawn dashed until the box says otherwise
         self._user_split = False
         self.splitterMoved.connect(self._on_moved)
 
@@ -105,10 +106,16 @@ class ResultsView(QSplitter):
         self.notes.setText(notes)
         self.notes.setVisible(bool(notes))
         self._share_out()
-        self.chart.draw(self.model.results, sampled=plan.sample, lengths=plan.draft_lengths)
+        self._draw()
 
     def compare(self, other: TuneRun | None) -> None:
-        """Draw `other` dashed beside the shown results (None: alone)."""
+        """Draw `other` dashed beside the shown results, now and after they change
+        (None: alone)."""
+        self._compared = other
+        self._draw()
+
+    def _draw(self) -> None:
+        other = self._compared
         self.chart.draw(
             self.model.results,
             other.results if other else None,

@@ -20,6 +20,7 @@ from typing import Any
 
 import psutil
 
+from app.core.infra.errors import BadValueError
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.infra.paths import app_dirs
 from app.core.measure.tune_plan import Setting, SweepPlan, sampling_text
@@ -211,7 +212,17 @@ class TuneRun:
 
     @classmethod
     def load(cls, path: Path) -> TuneRun:
-        return cls.from_json(read_json_object(path))
+        """The run saved at `path`; a file that is not one (a field missing or of the
+        wrong kind) raises BadValueError naming it, as unreadable JSON raises its own."""
+        data = read_json_object(path)
+        try:
+            return cls.from_json(data)
+        except KeyError as exc:
+            problem = f"not a saved tuning run: “{exc.args[0]}” is missing"
+            raise BadValueError(path, problem) from exc
+        except (TypeError, ValueError, AttributeError) as exc:
+            problem = "not a saved tuning run: a field holds the wrong kind of value"
+            raise BadValueError(path, problem) from exc
 
 
 def pack_facts(target: Path, draft: Path) -> dict[str, Any]:
