@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from app.core.hub.downloads import Downloads
+from app.core.hub.hub_api import HubConfig
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.library import Library
 from app.engine.client.engine_client import EngineClient
 from app.engine.worker.session import Session
 from tests.adb_harness import AdbServer
@@ -147,3 +151,14 @@ def hub(fixture_bundle: Callable[[str], Path]) -> Iterator[FakeHub]:
     with FakeHub() as server:
         server.add_folder(DRAFT_REPO, fixture_bundle("qwen3-draft-noisy"))
         yield server
+
+
+@pytest.fixture
+def downloads(hub: FakeHub, draftdeck_home: Path) -> Iterator[Downloads]:
+    """The downloads service against the local Hub, with no token (a token on the
+    machine must not leak in)."""
+    service = Downloads(
+        Library(load_settings(), save_settings), HubConfig(endpoint=hub.endpoint, token=False)
+    )
+    yield service
+    service.shutdown()

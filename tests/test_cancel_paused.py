@@ -11,11 +11,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.downloads import Downloads
-from app.core.hub.hub_api import HubConfig
 from app.core.hub.install import staging_dir
 from app.core.hub.job import CANCELLED, DONE, PAUSED
-from app.core.infra.settings import load_settings, save_settings
-from app.core.pack.library import Library
 from app.core.phone.adb import Adb
 from app.core.phone.push import CANCELLED as PUSH_CANCELLED
 from app.core.phone.push import FINISHED as PUSH_FINISHED
@@ -28,15 +25,6 @@ from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 
 REPO = DRAFT_REPO
-
-
-@pytest.fixture
-def downloads(hub: FakeHub, draftdeck_home: Path) -> Iterator[Downloads]:
-    service = Downloads(
-        Library(load_settings(), save_settings), HubConfig(endpoint=hub.endpoint, token=False)
-    )
-    yield service
-    service.shutdown()
 
 
 @pytest.fixture

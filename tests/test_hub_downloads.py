@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,7 @@ from app.core.hub.hub_api import HubConfig
 from app.core.hub.install import staging_dir
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.infra.errors import HubError
-from app.core.infra.settings import load_settings, save_settings
-from app.core.pack.library import Library
+from app.core.infra.settings import load_settings
 from tests.conftest import DRAFT_REPO
 from tests.helpers.read_only import read_only_folder
 from tests.hub_server import FakeHub
@@ -22,16 +21,6 @@ from tests.hub_server import FakeHub
 Fixture = Callable[[str], Path]
 REPO = DRAFT_REPO
 FOLDER = "Qwen3-0.6B-kl-baseline-20k-MNN"
-
-
-@pytest.fixture
-def downloads(hub: FakeHub, draftdeck_home: Path) -> Iterator[Downloads]:
-    # No token: a token on the machine must not leak in.
-    service = Downloads(
-        Library(load_settings(), save_settings), HubConfig(endpoint=hub.endpoint, token=False)
-    )
-    yield service
-    service.shutdown()
 
 
 def _finish(downloads: Downloads, job: DownloadJob) -> str:
