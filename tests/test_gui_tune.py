@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_results import SettingResult, best_result
 from app.core.measure.tune_run import TuneRun, runs_dir
 from app.engine.client.tune_job import CANCELLED
@@ -20,6 +20,7 @@ from app.ui.background import WATCH_MS
 from app.ui.main_window import MainWindow
 from app.ui.tune_page import TunePage
 from app.ui.tune_results_model import SORT_ROLE
+from tests.helpers.tune_results import setting_result
 from tests.helpers.windows import open_on_page
 
 Copy = Callable[..., Path]
@@ -74,23 +75,17 @@ def test_quick_sweep_shows_consistent_figures(
 
 def _fixed_run(target: Path, draft: Path) -> TuneRun:
     def result(d: int, uplift: float, low: float, high: float, plain: float) -> SettingResult:
-        return SettingResult(
-            Setting(d, 1, "low", "normal", 1),
-            {
-                "uplift": uplift,
-                "uplift_low": low,
-                "uplift_high": high,
-                "uplift_interval_level": 0.96875,
-                "pair_ratios": [low, uplift, uplift, uplift, uplift, high],
-                "runs": 6,
-                "repeats": 3,
-                "interval_target_met": d != 1,
-                "baseline_runs_tok_s": [plain],
-                "baseline_tok_s": plain,
-                "spec_tok_s": 1186.0,
-                "acceptance": 0.9,
-                "cost_ratio": 0.1,
-            },
+        return setting_result(
+            d,
+            uplift,
+            low,
+            high,
+            runs=6,
+            interval_target_met=d != 1,
+            baseline_runs_tok_s=[plain],
+            baseline_tok_s=plain,
+            spec_tok_s=1186.0,
+            acceptance=0.9,
         )
 
     plan = SweepPlan(draft_lengths=(1, 2, 4))

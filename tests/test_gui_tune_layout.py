@@ -12,14 +12,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QStyle
 from pytestqt.qtbot import QtBot
 
-from app.core.measure.tune_plan import Setting, SweepPlan
-from app.core.measure.tune_results import SettingResult
-from app.core.measure.tune_run import TuneRun, runs_dir
+from app.core.measure.tune_plan import SweepPlan
+from app.core.measure.tune_run import runs_dir
 from app.engine.client.tune_job import FINISHED
 from app.ui.main_window import MainWindow
 from app.ui.tune_chart import CAP_WIDTH, UpliftChart
 from app.ui.tune_page import TunePage
 from app.ui.tune_verdict import first_sentence
+from tests.helpers.tune_results import done_run, setting_result
 from tests.helpers.windows import open_on_page
 
 Copy = Callable[..., Path]
@@ -32,44 +32,10 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
         yield win
 
 
-def _result(d: int, uplift: float, low: float, high: float, **extra: object) -> SettingResult:
-    return SettingResult(
-        Setting(d, 1, "low", "normal", 1),
-        {
-            "uplift": uplift,
-            "uplift_low": low,
-            "uplift_high": high,
-            "uplift_interval_level": 0.96875,
-            "pair_ratios": [low, uplift, uplift, uplift, uplift, high],
-            "repeats": 3,
-            "interval_target_met": True,
-            "baseline_runs_tok_s": [150.1],
-            "baseline_tok_s": 150.1,
-            "spec_tok_s": 313.6,
-            "acceptance": 0.96,
-            "cost_ratio": 0.1,
-            **extra,
-        },
-    )
-
-
-def done_run(window: MainWindow) -> TuneRun:
-    """A Quick sweep's four draft lengths as the reviewer's screenshot had them."""
-    root = window.library.root
-    results = [
-        _result(1, 1.37, 1.0, 1.77, interval_target_met=False),
-        _result(2, 1.65, 1.47, 2.04),
-        _result(3, 2.22, 1.02, 3.62, remeasured=True),
-        _result(4, 2.0, 1.5, 2.5, remeasured=True),
-    ]
-    plan = SweepPlan(draft_lengths=(1, 2, 3, 4))
-    return TuneRun(str(root / "fast-target"), str(root / "fast-draft"), plan, results=results)
-
-
 def _open(window: MainWindow, qtbot: QtBot, size: tuple[int, int]) -> TunePage:
     page = window.tune_page
     path = runs_dir() / "done.json"
-    done_run(window).save(path)
+    done_run(window.library.root).save(path)
     window.resize(*size)
     qtbot.waitUntil(lambda: window.size().width() == size[0])
     page.refresh_past()
@@ -116,7 +82,7 @@ def test_the_chart_fits_its_pane(window: MainWindow, qtbot: QtBot, size: tuple[i
     assert "95 %" not in page.chart.plot.titleLabel.text  # said under the legend
     assert "95 % interval" in page.chart.key.text
     # A compared run's longer legend does not push the plot out either.
-    page.results.compare(done_run(window))
+    page.results.compare(done_run(window.library.root))
     qtbot.waitUntil(lambda: page.chart.canvas.width() >= page.chart.canvas.minimumWidth())
     _plot_in_pane(qtbot, page.chart)
 
@@ -127,7 +93,7 @@ def test_error_bar_caps_are_a_fraction_of_a_step(qtbot: QtBot, points: int) -> N
     qtbot.addWidget(chart)
     chart.resize(500, 330)
     chart.show()
-    chart.draw([_result(d, 1.6, 1.1, 2.4) for d in range(1, points + 1)])
+    chart.draw([setting_result(d, 1.6, 1.1, 2.4) for d in range(1, points + 1)])
     (x_low, x_high), _ = chart.plot.viewRange()
     assert x_high - x_low == pytest.approx(points)  # half a step beside each end
     bars = [i for i in chart.plot.items if type(i).__name__ == "ErrorBarItem"]
@@ -143,7 +109,7 @@ def test_mid_sweep_the_plans_lengths_stay_in_view(qtbot: QtBot) -> None:
     do not rescale it."""
     chart = UpliftChart()
     qtbot.addWidget(chart)
-    chart.draw([_result(1, 1.6, 1.1, 2.4)], lengths=(1, 2, 3, 4))
+    chart.draw([setting_result(1, 1.6, 1.1, 2.4)], lengths=(1, 2, 3, 4))
     assert chart.plot.viewRange()[0] == pytest.approx([0.5, 4.5])
 
 
@@ -190,7 +156,7 @@ def test_marks_in_the_table_are_explained(window: MainWindow, qtbot: QtBot) -> N
         notes.isVisible() and unmet in notes.text() and "(redone): measured again" in notes.text()
     )
     # Rows without marks: no notes.
-    page.results.show_results(done_run(window).results[1:2], SweepPlan())
+    page.results.show_results(done_run(window.library.root).results[1:2], SweepPlan())
     assert not notes.isVisible()
 
 

@@ -15,8 +15,8 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_run import runs_dir
 from app.ui.main_window import MainWindow
 from app.ui.tune_chart import UpliftChart
+from tests.helpers.tune_results import done_run
 from tests.helpers.windows import open_on_page, open_window
-from tests.test_gui_tune_layout import done_run
 
 Copy = Callable[..., Path]
 
@@ -97,8 +97,8 @@ def test_a_compared_run_stays_drawn_when_the_results_change(
     page = window.tune_page
     runs_dir().mkdir(parents=True, exist_ok=True)
     shown, other = runs_dir() / "shown.json", runs_dir() / "other.json"
-    done_run(window).save(shown)
-    done_run(window).save(other)
+    done_run(window.library.root).save(shown)
+    done_run(window.library.root).save(other)
     page.refresh_past()
     page.history.compare.setCurrentIndex(page.history.compare.findText("other"))
     assert any("compared" in label for label in _legend_labels(page.chart))

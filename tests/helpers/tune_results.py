@@ -1,0 +1,49 @@
+"""A sweep's result for one draft length, with made-up figures, to feed the Tune page's
+table and chart without running a sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_results import SettingResult
+from app.core.measure.tune_run import TuneRun
+
+
+def setting_result(
+    d: int, uplift: float, low: float, high: float, **figures: object
+) -> SettingResult:
+    """Draft length `d` at `uplift` (95 % interval `low`-`high`) over six pairs; other
+    figures plausible unless given."""
+    return SettingResult(
+        Setting(d, 1, "low", "normal", 1),
+        {
+            "uplift": uplift,
+            "uplift_low": low,
+            "uplift_high": high,
+            "uplift_interval_level": 0.96875,
+            "pair_ratios": [low, uplift, uplift, uplift, uplift, high],
+            "repeats": 3,
+            "interval_target_met": True,
+            "baseline_runs_tok_s": [150.1],
+            "baseline_tok_s": 150.1,
+            "spec_tok_s": 313.6,
+            "acceptance": 0.96,
+            "cost_ratio": 0.1,
+            **figures,
+        },
+    )
+
+
+def done_run(library: Path) -> TuneRun:
+    """A Quick sweep's four draft lengths (fast-target and fast-draft in `library`),
+    as a reviewer's screenshot had them."""
+    root = library
+    results = [
+        setting_result(1, 1.37, 1.0, 1.77, interval_target_met=False),
+        setting_result(2, 1.65, 1.47, 2.04),
+        setting_result(3, 2.22, 1.02, 3.62, remeasured=True),
+        setting_result(4, 2.0, 1.5, 2.5, remeasured=True),
+    ]
+    plan = SweepPlan(draft_lengths=(1, 2, 3, 4))
+    return TuneRun(str(root / "fast-target"), str(root / "fast-draft"), plan, results=results)
