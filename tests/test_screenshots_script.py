@@ -42,7 +42,8 @@ def test_the_empty_gallery_at_one_size(tmp_path: Path, draftdeck_home: Path) -> 
     for name in shots:
         image = QImage(str(out / "1024x700" / name))
         assert (image.width(), image.height()) == (1024, 700), name
-        assert _colours(image) > 10, f"{name} looks blank"
+        # A blank grab is one colour; a quiet page (a notice, no data) still has a few.
+        assert _colours(image) > 3, f"{name} looks blank"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert all(f'src="1024x700/{name}"' in index for name in shots)
     # Nothing written into the repository: docs/ as it was, no build/ output used.
