@@ -252,3 +252,22 @@ def test_queue_buttons_follow_the_selected_download(
     page.clear_button.click()
     qtbot.waitUntil(lambda: page.queue_model.rowCount() == 0, timeout=10_000)
     assert not any(b.isEnabled() for b in buttons)
+
+
+def test_the_graph_dump_is_listed_as_skipped_and_fetched_when_asked(
+    window: MainWindow, qtbot: QtBot, hub: FakeHub, fixture_bundle: Fixture
+) -> None:
+    files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    hub.add_repo("someone/with-graph-dump-MNN", {**files, "llm.mnn.json": b"{}"})
+    page = window.downloads_page
+    assert page.include_all.text() == "Also fetch export files (ONNX, llm.mnn.json)"
+    page.add_edit.setText("someone/with-graph-dump-MNN")
+    page.add_button.click()
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
+    assert "Skipped (not needed to run): llm.mnn.json" in page.details.toPlainText()
+    # Asking for every file lists the dump again before anything is downloaded.
+    page.include_all.setChecked(True)
+    qtbot.waitUntil(lambda: "Skipped (not needed to run): none" in page.details.toPlainText())
+    page.download_button.click()
+    _wait_state(qtbot, window, DONE)
+    assert (window.library.root / "with-graph-dump-MNN" / "llm.mnn.json").read_bytes() == b"{}"

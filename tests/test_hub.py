@@ -93,6 +93,45 @@ def test_export_artifacts_are_skipped_unless_asked(hub: FakeHub, library: Path) 
     assert len(everything.files) == 3
 
 
+GRAPH_DUMP = "someone/with-graph-dump-MNN"
+
+
+def test_the_exporters_graph_dump_is_skipped_unless_asked(
+    hub: FakeHub, fixture_bundle: Fixture
+) -> None:
+    # MNN's own exporter (3.1.x) leaves llm.mnn.json beside llm.mnn: 1-17 MB no runtime reads.
+    files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    hub.add_repo(GRAPH_DUMP, {**files, "llm.mnn.json": b'{"oplists": []}' * 400})
+    plan = fetch_plan(_config(hub), GRAPH_DUMP)
+    assert [f.path for f in plan.skipped] == ["llm.mnn.json"]
+    assert {f.path for f in plan.files} == set(files)
+    everything = fetch_plan(_config(hub), GRAPH_DUMP, include_all=True)
+    assert {f.path for f in everything.files} == {*files, "llm.mnn.json"}
+    assert everything.skipped == ()
+
+
+def test_download_cli_names_the_skipped_graph_dump(
+    hub: FakeHub, library: Path, fixture_bundle: Fixture
+) -> None:
+    files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
+    hub.add_repo(GRAPH_DUMP, {**files, "llm.mnn.json": b"{}"})
+    hub.add_repo("someone/all-of-it-MNN", {**files, "llm.mnn.json": b"{}"})
+    env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
+    proc = run_cli("download", GRAPH_DUMP, "--json", env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped llm.mnn.json (not needed to run the pack; --all-files fetches it)" in (
+        proc.stderr
+    )
+    result = json.loads(proc.stdout)
+    assert result["skipped"] == ["llm.mnn.json"]
+    pack = Path(result["path"])
+    assert not (pack / "llm.mnn.json").exists() and read_bundle(pack).vocab_size == 1280
+    proc = run_cli("download", "someone/all-of-it-MNN", "--all-files", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["skipped"] == []
+    assert (library / "all-of-it-MNN" / "llm.mnn.json").read_bytes() == b"{}"
+
+
 BIG = "someone/big-pack-MNN"
 BIG_SIZE = 4 * CHUNK + 12345
 

@@ -12,7 +12,7 @@ from typing import Any
 from app.cli.progress import run_with_progress
 from app.core.hub.downloads import Downloads
 from app.core.hub.job import DONE, PAUSED, DownloadJob, JobStatus
-from app.core.hub.plan import check_repo_id
+from app.core.hub.plan import SKIPPED_KINDS, check_repo_id
 from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
@@ -144,7 +144,7 @@ def add_parsers(sub: Any) -> None:
     download.add_argument(
         "--all-files",
         action="store_true",
-        help="also fetch files a pack does not need (ONNX exports)",
+        help=f"also fetch files a pack does not need ({SKIPPED_KINDS})",
     )
     download.add_argument(
         "--json",

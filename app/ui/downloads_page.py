@@ -26,7 +26,7 @@ from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubUnreachable
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob, JobStatus
-from app.core.hub.plan import RepoPlan
+from app.core.hub.plan import SKIPPED_KINDS, RepoPlan
 from app.core.infra.errors import HubError
 from app.core.infra.units import format_bytes
 from app.core.pack.library import Library
@@ -99,7 +99,10 @@ class DownloadsPage(QWidget):
         self.details = QTextBrowser()
         self.details.setObjectName("details")
         self.details.setPlaceholderText(NOTHING_SHOWN)
-        self.include_all = QCheckBox("Also fetch export files (ONNX)")
+        self.include_all = QCheckBox("Also fetch export files (ONNX, llm.mnn.json)")
+        self.include_all.setToolTip(
+            f"Files no runtime reads ({SKIPPED_KINDS}); the file list shows what is skipped"
+        )
         self.download_button = QPushButton("Download")
         details_box = QWidget()
         details_layout = QVBoxLayout(details_box)
@@ -151,6 +154,8 @@ class DownloadsPage(QWidget):
         self.add_button.clicked.connect(self.add_repo)
         self.add_edit.returnPressed.connect(self.add_repo)
         self.catalog_view.selectionModel().selectionChanged.connect(self._on_selection)
+        # The file list shown is the one Download fetches: list it again for the new choice.
+        self.include_all.toggled.connect(self._on_include_all_toggled)
         self.download_button.clicked.connect(self.download_selected)
         self.queue.acted.connect(self._refresh)
         background.watch(self, self.downloads.queue, self._refresh)
@@ -246,7 +251,13 @@ class DownloadsPage(QWidget):
         entry = rows[0].data(ENTRY_ROLE) if rows else None
         return entry if isinstance(entry, CatalogEntry) else None
 
+    def _on_include_all_toggled(self, _checked: bool) -> None:
+        self._show_selected()
+
     def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
         entry = self.selected_entry()
         self.details.setToolTip("")
         if entry is None:
@@ -263,12 +274,13 @@ class DownloadsPage(QWidget):
             self,
             "plan",
             lambda: self.downloads.plan(repo, include_all),
-            lambda plan: self._show_plan(entry, plan),
+            lambda plan: self._show_plan(entry, plan, include_all),
             lambda error: self._show_plan_error(entry, error),
         )
 
-    def _show_plan(self, entry: CatalogEntry, plan: RepoPlan) -> None:
-        if self.selected_entry() != entry:
+    def _show_plan(self, entry: CatalogEntry, plan: RepoPlan, include_all: bool) -> None:
+        # A list for another repo, or for the other choice of the box, came in late.
+        if self.selected_entry() != entry or include_all != self.include_all.isChecked():
             return
         rows = "".join(
             f"<tr><td>{escape(f.path)}</td><td align='right'>{format_bytes(f.size)}</td>"

@@ -16,8 +16,21 @@ from huggingface_hub.utils._validators import validate_repo_id
 
 from app.core.infra.errors import HubError
 
-# Export artifacts and repo plumbing that no runtime reads.
-SKIPPED_PATTERNS = ("*.onnx", "*.onnx.data", "*.onnx_data", "onnx/*", "*/onnx/*", ".gitattributes")
+# Export artifacts and repo plumbing that no runtime reads: ONNX exports, and the JSON
+# dump of the graph that MNN's exporter (3.1.x) leaves beside llm.mnn (1-17 MB; MNN
+# loads llm.mnn itself).
+SKIPPED_PATTERNS = (
+    "*.onnx",
+    "*.onnx.data",
+    "*.onnx_data",
+    "onnx/*",
+    "*/onnx/*",
+    "llm.mnn.json",
+    "*/llm.mnn.json",
+    ".gitattributes",
+)
+# What the skipped files are, in the words of the Downloads page and `--all-files`.
+SKIPPED_KINDS = "ONNX exports, llm.mnn.json graph dumps"
 
 
 @dataclass(frozen=True)
