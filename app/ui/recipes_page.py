@@ -24,12 +24,14 @@ from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG, ChangedOnDiskError
 from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
+from app.core.recipe.wording import preset_text
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.labels import wrap_to_width
 from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
 from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
+from app.ui.tune_verdict import VerdictLabel
 
 
 class RecipesPage(QWidget):
@@ -70,6 +72,11 @@ class RecipesPage(QWidget):
         self.preset_combo.setToolTip("Apply a preset to both files (undo takes it back)")
         self.act_preset = QAction("Apply Preset", self)
         self.act_preset.triggered.connect(self.apply_selected_preset)
+        # What the chosen preset sets, in one line; its description and the pack's
+        # notes behind More (a pack's four notes would squeeze the form at 1024x700).
+        self.preset_note = VerdictLabel()
+        self.preset_note.shown.setObjectName("pageHint")
+        self.preset_combo.currentIndexChanged.connect(self._on_preset_chosen)
 
         top = QHBoxLayout()
         top.addWidget(self.toolbar)
@@ -91,6 +98,7 @@ class RecipesPage(QWidget):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(self.subtitle)
         body_layout.addLayout(top)
+        body_layout.addWidget(self.preset_note)
         body_layout.addWidget(self.save_note)
         body_layout.addWidget(self.tabs, 1)
         self.needs_pair = NeedsPair(selection, body, "to edit its recipes")
@@ -184,8 +192,12 @@ class RecipesPage(QWidget):
         for preset in presets_for(info):
             self.preset_combo.addItem(preset.name, preset)
             self.preset_combo.setItemData(
-                self.preset_combo.count() - 1, preset.description, Qt.ItemDataRole.ToolTipRole
+                self.preset_combo.count() - 1, preset_text(preset), Qt.ItemDataRole.ToolTipRole
             )
+
+    def _on_preset_chosen(self, _index: int) -> None:
+        preset = self.preset_combo.currentData()
+        self.preset_note.setText(preset_text(preset) if isinstance(preset, Preset) else "")
 
     def showEvent(self, event: QShowEvent) -> None:
         self.load_selection()

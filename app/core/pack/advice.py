@@ -1,9 +1,10 @@
 """The pack authors' advice in runtime_config.json (TokForge's format): settings they
-recommend, and per target whether they support the pair, with the uplift they claim or
-the reason they do not.
+recommend, notes on why, and per target (by model, `qwen3_8b`, or by family, `qwen3_5`)
+whether they support the pair, with the uplift they claim or the reason they do not.
 
 The file is the pack's, so any JSON may be in it: what does not have the expected
-shape is read as "says nothing".
+shape is read as "says nothing". Keys starting with `_` (TokForge's `_comment`) are
+comments; other keys DraftDeck does not know are kept and shown as the pack spells them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.pack.known_models import KnownModel, normalize_key
-from app.core.pack.verdict import INFO, WARNING, Reason, Recommendation
+from app.core.pack.verdict import INFO, WARNING, Reason, Recommendation, describe
+
+# The top-level keys read here; any other (not a `_comment`) is shown as it is.
+KNOWN_KEYS = frozenset({"recommended", "compatible_targets", "notes"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ NO_TARGET_ADVICE = TargetAdvice(None, None, None)
 class PackAdvice:
     recommended: Mapping[str, Any]  # setting -> JSON value, as the pack spells both
     targets: Mapping[str, TargetAdvice]  # by target key as the pack spells it, in order
+    notes: Mapping[str, str]  # why, by the pack's own key (`thread_num`), in order
+    other: Mapping[str, Any]  # top-level keys DraftDeck does not read, as they are
 
 
 def read_advice(runtime_config: Mapping[str, Any]) -> PackAdvice | None:
@@ -45,7 +51,27 @@ def read_advice(runtime_config: Mapping[str, Any]) -> PackAdvice | None:
         targets={str(key): _target_advice(entry) for key, entry in targets.items()}
         if isinstance(targets, Mapping)
         else {},
+        notes=_notes(runtime_config.get("notes")),
+        other={
+            str(key): value
+            for key, value in runtime_config.items()
+            if key not in KNOWN_KEYS and not str(key).startswith("_")
+        },
     )
+
+
+def _notes(notes: object) -> dict[str, str]:
+    """A `notes` object of sentences (a list of them is read too, keyed by position);
+    a value that is not text is shown in words."""
+    if isinstance(notes, list):
+        notes = {str(index): note for index, note in enumerate(notes)}
+    if not isinstance(notes, Mapping):
+        return {}
+    return {
+        str(key): note if isinstance(note, str) else describe(note)
+        for key, note in notes.items()
+        if not str(key).startswith("_") and note not in (None, "")
+    }
 
 
 def _target_advice(entry: object) -> TargetAdvice:
@@ -60,13 +86,11 @@ def _target_advice(entry: object) -> TargetAdvice:
 
 
 def recommendation(advice: PackAdvice | None, model: KnownModel | None) -> Recommendation | None:
-    """The pack's advice matched to the target when it is a known model."""
+    """The pack's advice matched to the target when it is a known model: its own entry,
+    else its family's (TokForge keys Qwen3.5 as `qwen3_5`, for every size)."""
     if advice is None:
         return None
-    key = next(
-        (name for name in advice.targets if model is not None and model.matches_key(name)),
-        None,
-    )
+    key = _target_key(advice, model)
     entry = advice.targets[key] if key is not None else NO_TARGET_ADVICE
     return Recommendation(
         target_key=key,
@@ -74,7 +98,18 @@ def recommendation(advice: PackAdvice | None, model: KnownModel | None) -> Recom
         uplift=entry.uplift,
         reason=entry.reason,
         settings=dict(advice.recommended),
+        notes=dict(advice.notes),
     )
+
+
+def _target_key(advice: PackAdvice, model: KnownModel | None) -> str | None:
+    if model is None:
+        return None
+    for name in advice.targets:
+        if model.matches_key(name):
+            return name
+    family = normalize_key(model.family)
+    return next((name for name in advice.targets if normalize_key(name) == family), None)
 
 
 def advice_warnings(rec: Recommendation | None, model: KnownModel | None) -> list[Reason]:
@@ -128,5 +163,19 @@ def advice_information(
         shown = ", ".join(f"{k} {v}" for k, v in rec.settings.items())
         reasons.append(
             Reason("pack_recipe", INFO, f"The pack recommends: {shown}.", None, dict(rec.settings))
+        )
+    reasons += [
+        Reason("pack_note", INFO, f"The pack's authors note: {note}", None, key)
+        for key, note in rec.notes.items()
+    ]
+    if advice.other:
+        reasons.append(
+            Reason(
+                "pack_other",
+                INFO,
+                f"The pack's runtime_config.json also says: {describe(dict(advice.other))}.",
+                None,
+                dict(advice.other),
+            )
         )
     return reasons

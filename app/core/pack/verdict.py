@@ -74,6 +74,7 @@ class Recommendation:
     uplift: str | None
     reason: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    notes: Mapping[str, str] = field(default_factory=dict)  # the pack's why, by its key
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,6 +83,7 @@ class Recommendation:
             "uplift": self.uplift,
             "reason": self.reason,
             "settings": dict(self.settings),
+            "notes": dict(self.notes),
         }
 
 

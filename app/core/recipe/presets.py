@@ -15,20 +15,26 @@ from typing import Any
 from app.core.infra.resources import read_text
 from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
-from app.core.recipe.schema import physical_cores
+from app.core.recipe.schema import DRAFT, ERROR, TARGET, physical_cores, validate
 
-# runtime_config.json "recommended" keys and where they belong.
+# runtime_config.json "recommended" keys and where they belong. TokForge's v3 pack
+# spells them draft_thread_num, draft_power and draft_sampler_type; the shorter
+# spellings are accepted too.
 PACK_KEYS = {
     "draft_predict_length": ("target", "draft_predict_length"),
     "target_backend": ("target", "backend_type"),
     "thread_num": ("draft", "thread_num"),
     "backend_type": ("draft", "backend_type"),
+    "draft_thread_num": ("draft", "thread_num"),
     "draft_threads": ("draft", "thread_num"),
     "draft_backend": ("draft", "backend_type"),
     "precision": ("draft", "precision"),
     "memory": ("draft", "memory"),
+    "draft_power": ("draft", "power"),
     "power": ("draft", "power"),
+    "draft_sampler_type": ("draft", "sampler_type"),
 }
+NO_FIELD = "no recipe field"
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class Preset:
     target: Mapping[str, Any] = field(default_factory=dict)
     draft: Mapping[str, Any] = field(default_factory=dict)
     this_computer: bool = False  # thread counts capped at the physical cores
+    notes: tuple[str, ...] = ()  # the pack authors' reasons for their settings
+    # The pack's settings left out, by its key: (its value, why not applied).
+    unapplied: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def for_cores(self, cores: int) -> Preset:
         """This preset with thread counts no higher than `cores` (if it is for here)."""
@@ -71,30 +80,34 @@ def builtin_presets() -> tuple[Preset, ...]:
 
 
 def pack_preset(draft: BundleInfo) -> Preset | None:
-    """The `recommended` block of the draft pack's runtime_config.json, as a preset."""
+    """The `recommended` block of the draft pack's runtime_config.json, as a preset, with
+    the pack's notes; a setting the recipe cannot take is listed, not applied."""
     advice = read_advice(draft.runtime_config)
     if advice is None:
         return None
-    target = _pack_side(advice.recommended, "target")
-    draft_side = _pack_side(advice.recommended, "draft")
-    if not target and not draft_side:
+    sides: dict[str, dict[str, Any]] = {TARGET: {}, DRAFT: {}}
+    unapplied: dict[str, tuple[Any, str]] = {}
+    for key, value in advice.recommended.items():
+        if key not in PACK_KEYS:
+            unapplied[key] = (value, NO_FIELD)
+            continue
+        side, recipe_key = PACK_KEYS[key]
+        errors = [p for p in validate({recipe_key: value}, side) if p.severity == ERROR]
+        if errors:
+            unapplied[key] = (value, errors[0].message)
+        else:
+            sides[side][recipe_key] = value
+    if not sides[TARGET] and not sides[DRAFT]:
         return None
     return Preset(
         "pack",
         f"{draft.name}'s own recommendation",
         "From the pack's runtime_config.json.",
-        target,
-        draft_side,
+        sides[TARGET],
+        sides[DRAFT],
+        notes=tuple(advice.notes.values()),
+        unapplied=unapplied,
     )
-
-
-def _pack_side(recommended: Mapping[str, Any], side: str) -> Mapping[str, Any]:
-    """The recommended settings for one side, under the names its recipe uses."""
-    return {
-        PACK_KEYS[key][1]: value
-        for key, value in recommended.items()
-        if key in PACK_KEYS and PACK_KEYS[key][0] == side
-    }
 
 
 def presets_for(draft: BundleInfo | None, cores: int | None = None) -> list[Preset]:

@@ -10,8 +10,8 @@ from typing import Any
 from app.core.pack.verdict import Reason, describe
 
 # presets owns the map from the pack's keys to the recipe's (and which side).
-from app.core.recipe.presets import PACK_KEYS
-from app.core.recipe.schema import FIELDS
+from app.core.recipe.presets import PACK_KEYS, Preset
+from app.core.recipe.schema import DRAFT, FIELDS, TARGET
 
 # How a sentence names a key and a backend (the JSON keeps MNN's spelling).
 LABELS = {
@@ -75,3 +75,19 @@ def reason_text(reason: Reason) -> str:
     if reason.code == "pack_recipe" and isinstance(reason.draft, Mapping):
         return f"The pack recommends: {recommended_text(reason.draft)}."
     return reason.message
+
+
+def preset_text(preset: Preset) -> str:
+    """What a preset does, for the Recipes page: first the settings it sets in the form's
+    words (what Apply does, the line the page shows), then its description, the pack's
+    settings it leaves out and why, and the pack's notes."""
+    sets = [setting_text(k, v, TARGET) for k, v in preset.target.items()]
+    sets += [setting_text(k, v, DRAFT) for k, v in preset.draft.items()]
+    lines = [f"Sets: {', '.join(sets) or 'nothing'}.", preset.description]
+    if preset.unapplied:
+        left = ", ".join(
+            f"{key} {describe(value)} ({why})" for key, (value, why) in preset.unapplied.items()
+        )
+        lines.append(f"Not applied: {left}.")
+    lines += [f"The pack's authors note: {note}" for note in preset.notes]
+    return "\n".join(lines)
