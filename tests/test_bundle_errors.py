@@ -129,7 +129,7 @@ def test_tie_embeddings_not_whole_rows(bundle_copy: Copy) -> None:
 def test_tie_embeddings_wrong_shape(bundle_copy: Copy) -> None:
     pack = bundle_copy()
     _edit_json(pack / "llm_config.json", tie_embeddings=[1, 2, "x"])
-    _expect(errors.TieEmbeddingsError, pack, "llm_config.json", "five whole numbers")
+    _expect(errors.TieEmbeddingsError, pack, "llm_config.json", "five or six whole numbers")
 
 
 def test_missing_tokenizer(bundle_copy: Copy) -> None:
@@ -188,10 +188,11 @@ def test_bad_model_facts(bundle_copy: Copy) -> None:
     _expect(errors.BadValueError, pack, "llm_config.json", "hidden_size")
 
 
-def test_missing_model_type(bundle_copy: Copy) -> None:
+def test_model_type_not_a_name(bundle_copy: Copy) -> None:
+    """Absent, it is inferred (test_export_formats.py); present, it must be a name."""
     pack = bundle_copy()
-    _edit_json(pack / "llm_config.json", model_type=None)
-    _expect(errors.BadValueError, pack, "llm_config.json", "model_type")
+    _edit_json(pack / "llm_config.json", model_type=7)
+    _expect(errors.BadValueError, pack, "llm_config.json", "model_type must be a name")
 
 
 def test_unknown_attention_kind(bundle_copy: Copy) -> None:

@@ -180,7 +180,7 @@ def test_same_ids_other_tokenizer_content_warns(fixture_bundle: Fixture, bundle_
 def test_chat_template_differs_warns(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
     pack = bundle_copy("qwen3-draft-noisy")
     config = json.loads((pack / "llm_config.json").read_text())
-    config["jinja"]["chat_template"] += "{# changed #}"
+    config["jinja"]["chat_template"] += " changed text"
     (pack / "llm_config.json").write_text(json.dumps(config))
     target = _info(fixture_bundle, "fast-target")
     assert _codes(target, read_bundle(pack), "warning") == {"chat_template_differs"}
@@ -367,7 +367,7 @@ def test_family_message_names_only_what_differs(fixture_bundle: Fixture) -> None
         qwen35,
         tokenizer=target.tokenizer,
         vocab_size=target.vocab_size,
-        chat_template_sha256=target.chat_template_sha256,
+        chat=target.chat,
     )
     verdict = assess(target, same_files)
     assert {r.code for r in verdict.of(BLOCKED)} == {"family_mismatch", "attention_mismatch"}
@@ -387,7 +387,8 @@ def test_family_message_names_only_what_differs(fixture_bundle: Fixture) -> None
         r for r in assess(target, other_tokenizer).reasons if r.code == "family_mismatch"
     )
     assert message.message.endswith("Their tokenizer files differ too.")
-    both = dataclasses.replace(other_tokenizer, chat_template_sha256="0" * 64)
+    other_chat = dataclasses.replace(target.chat, text=target.chat.text + "Answer briefly.")
+    both = dataclasses.replace(other_tokenizer, chat=other_chat)
     message = next(r for r in assess(target, both).reasons if r.code == "family_mismatch")
     assert message.message.endswith("Their tokenizer files and chat templates differ too.")
 
@@ -420,7 +421,7 @@ def test_differing_files_are_told_apart_in_words(
         handle.write(b"\x00" * 2048)
     config = json.loads((pack / "llm_config.json").read_text())
     original = config["jinja"]["chat_template"]
-    config["jinja"]["chat_template"] += "{# changed #}"
+    config["jinja"]["chat_template"] += " changed text"
     (pack / "llm_config.json").write_text(json.dumps(config))
     target = _info(fixture_bundle, "fast-target")
     reasons = {r.code: r for r in assess(target, read_bundle(pack)).reasons}
@@ -444,13 +445,12 @@ def test_differing_files_are_told_apart_in_words(
     for code in ("tokenizer_content_differs", "chat_template_differs"):
         assert reasons[code].target != reasons[code].draft
         assert ", sha256 " in str(reasons[code].draft)
-    # No template at all is "none", not "0 characters".
+    # No template in llm_config.json: MNN takes the one tokenizer.mtok carries, and so
+    # does the comparison (the same template as the other pack's).
     del config["jinja"]["chat_template"]
     (same / "llm_config.json").write_text(json.dumps(config))
-    none = {r.code: r for r in assess(read_bundle(one), read_bundle(same)).reasons}[
-        "chat_template_differs"
-    ]
-    assert none.shown(none.draft) == "none"
+    codes = {r.code for r in assess(read_bundle(one), read_bundle(same)).reasons}
+    assert "chat_template_differs" not in codes
 
 
 def test_long_id_lists_are_shortened_and_ids_have_no_separators() -> None:

@@ -32,10 +32,11 @@ def _print_info(info: BundleInfo) -> None:
             ", ".join(f"{s.id} {s.text or '?'} ({', '.join(s.sources)})" for s in tok.stop_tokens)
             or "-",
         ),
-        ("Chat template", (info.chat_template_sha256 or "none")[:12]),
+        ("Chat template", f"{info.chat.source}, sha256 {info.chat.sha256[:12]}"),
         ("Visual", "yes" if info.visual else "no"),
         ("Recipes", ", ".join(info.recipe_files) or "none"),
         ("Size", format_bytes(info.size_bytes)),
+        *info.export_format.rows(),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:

@@ -50,11 +50,12 @@ def details_html(entry: PackEntry) -> str:
         ("Special ids", _ids(tok.special_ids)),
         ("Stop ids", _ids(tok.stop_ids)),
         ("Prefix ids", _ids(tok.prefix_ids)),
-        ("Chat template sha256", info.chat_template_sha256 or "none"),
+        ("Chat template", f"{info.chat.source}, sha256 {info.chat.sha256}"),
         ("Visual parts", "yes" if info.visual else "no"),
         ("Recipe files", ", ".join(info.recipe_files) or "none"),
         ("Size on disk", format_bytes(info.size_bytes)),
         ("Location", f"{info.path} ({where})"),
+        *info.export_format.rows(),
     ]
     table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
     files = "".join(

@@ -54,9 +54,10 @@ class TokenizerBody:
 
     added: tuple[AddedToken, ...]
     eos_text: str | None = None  # tokenizer_config.json's eos_token, as llmexport kept it
+    chat_template: str | None = None  # the jinja template the file carries (mtok only)
 
 
-class _Reader:
+class ByteReader:
     """Reads the binary body, turning every overrun into an error that names the file."""
 
     def __init__(self, path: Path, data: bytes, pos: int) -> None:
@@ -138,13 +139,19 @@ class _Reader:
         self.pos = pos
 
 
-def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
-    """Parse the binary body of a `tokenizer.mtok` that begins at byte `start`."""
-    reader = _Reader(path, data, start)
+def model_reader(path: Path, data: bytes, start: int) -> ByteReader:
+    """A reader at the model section of the `tokenizer.mtok` body that begins at `start`."""
+    reader = ByteReader(path, data, start)
     _skip_normalizer(reader, 0)
     reader.section = "pre-tokenizer"
     _skip_pre_tokenizer(reader, 0)
     reader.section = "model"
+    return reader
+
+
+def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
+    """Parse the binary body of a `tokenizer.mtok` that begins at byte `start`."""
+    reader = model_reader(path, data, start)
     _skip_model(reader)
     reader.section = "decoder"
     _skip_decoder(reader, 0)
@@ -158,9 +165,12 @@ def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
     # The rest is optional (older writers stop here); MNN reads each part only if bytes
     # remain, and so does this.
     reader.section = "chat template"
-    eos = None
+    eos = template = None
     if reader.pos < len(data):
-        reader.skip(reader.u32())
+        length = reader.u32()
+        reader.need(length)
+        template = data[reader.pos : reader.pos + length].decode("utf-8", "replace") or None
+        reader.skip(length)
     if reader.pos < len(data):
         reader.section = "eos token"
         eos = reader.text("eos token") or None
@@ -169,21 +179,21 @@ def read_mtok_body(path: Path, data: bytes, start: int) -> TokenizerBody:
     if reader.pos < len(data):
         reader.section = "bos token"
         reader.text("bos token")  # checked like the rest, but nothing here needs it
-    return TokenizerBody(tuple(added), eos)
+    return TokenizerBody(tuple(added), eos, template)
 
 
-def _nested(reader: _Reader, depth: int) -> int:
+def _nested(reader: ByteReader, depth: int) -> int:
     if depth >= _MAX_NESTING:
         raise reader.fail(f"sequences nested more than {_MAX_NESTING} deep")
     return reader.count(1, "sequence")
 
 
-def _skip_norm_table(reader: _Reader) -> None:
+def _skip_norm_table(reader: ByteReader) -> None:
     # Entries are (u32 code point, u16 length, bytes).
     reader.skip_entries(reader.count(6, "table entry"), 4, 0)
 
 
-def _skip_normalizer(reader: _Reader, depth: int) -> None:
+def _skip_normalizer(reader: ByteReader, depth: int) -> None:
     kind = reader.u8()
     if kind in (0, 1):  # none; NFKC of the old format without a table
         return
@@ -211,7 +221,7 @@ def _skip_normalizer(reader: _Reader, depth: int) -> None:
         raise reader.fail(f"unknown normalizer type {kind}")
 
 
-def _skip_pre_tokenizer(reader: _Reader, depth: int) -> None:
+def _skip_pre_tokenizer(reader: ByteReader, depth: int) -> None:
     kind = reader.u8()
     if kind in (0, 5):  # none; BertPreTokenizer
         return
@@ -230,7 +240,7 @@ def _skip_pre_tokenizer(reader: _Reader, depth: int) -> None:
         raise reader.fail(f"unknown pre-tokenizer type {kind}")
 
 
-def _skip_model(reader: _Reader) -> None:
+def _skip_model(reader: ByteReader) -> None:
     kind = reader.u8()
     if kind == 0:  # BPE
         vocab = reader.count(6, "vocabulary")
@@ -258,7 +268,7 @@ def _skip_model(reader: _Reader) -> None:
         raise reader.fail(f"unknown model type {kind} (expected BPE, WordPiece or Unigram)")
 
 
-def _skip_decoder(reader: _Reader, depth: int) -> None:
+def _skip_decoder(reader: ByteReader, depth: int) -> None:
     kind = reader.u8()
     if kind in (0, 1, 4):  # ByteLevel (also written for none), ByteFallback, Fuse
         return
@@ -296,7 +306,7 @@ def byte_level_chars() -> dict[int, str]:
 
 
 # Reversed: the map MNN's huggingface decode applies.
-_BYTE_LEVEL = {c: b for b, c in byte_level_chars().items()}
+BYTE_LEVEL_BYTES = {c: b for b, c in byte_level_chars().items()}
 _BASE64_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
@@ -336,7 +346,7 @@ def read_txt_specials(
 def _txt_token(path: Path, kind: str, token_id: int, line: bytes) -> str:
     if kind == "huggingface":
         chars = line.decode("utf-8", "replace")
-        raw = bytes(_BYTE_LEVEL[c] for c in chars if c in _BYTE_LEVEL)
+        raw = bytes(BYTE_LEVEL_BYTES[c] for c in chars if c in BYTE_LEVEL_BYTES)
     else:
         raw = _base64(line.split(b" ", 1)[0] if kind == "sentencepiece" else line)
     return raw.decode("utf-8", "replace")

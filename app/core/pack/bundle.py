@@ -11,9 +11,7 @@ parameter count, model_shape.py).
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import mmap
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,10 +25,12 @@ from app.core.infra.errors import (
     MissingFileError,
     NotABundleError,
     OutsideFolderError,
-    TieEmbeddingsError,
     UnreadableFileError,
 )
-from app.core.infra.jsonfile import open_regular, read_json_object
+from app.core.infra.jsonfile import read_json_object
+from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
+from app.core.pack.embedding_layout import embedding_layout
+from app.core.pack.export_format import ExportFormat, export_format
 from app.core.pack.files import (
     AUDIO_MODEL,
     BUNDLE_MARKERS,
@@ -47,8 +47,9 @@ from app.core.pack.files import (
     TOKENIZER_CANDIDATES,
     TOKENIZER_TXT,
     VISUAL_MODEL,
-    quantized_embeddings,
 )
+from app.core.pack.graph_facts import GraphFacts, read_graph_facts
+from app.core.pack.model_family import infer_family
 from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
@@ -67,7 +68,6 @@ PATH_KEYS = {
     "audio_model": AUDIO_MODEL,
     "context_file": CONTEXT,
 }
-LINEAR_ATTENTION_OP = b"LinearAttention"
 ATTENTION_KINDS = ("full", "sliding", "mix")
 # Above this many parameters a model is too slow to be anyone's draft.
 TARGET_MIN_PARAMS = 1_000_000_000
@@ -94,8 +94,7 @@ class BundleInfo:
     quant_bits: int | None
     quant_block: int | None
     tokenizer: TokenizerInfo
-    chat_template_sha256: str | None
-    chat_template_chars: int | None  # its length, to tell two apart in words
+    chat: ChatFormat  # how a conversation becomes the prompt (chat_format.py)
     visual: bool
     recipe_files: tuple[str, ...]
     size_bytes: int
@@ -103,6 +102,16 @@ class BundleInfo:
     role: str
     runtime_config: MappingProxyType[str, Any]
     shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
+    export_format: ExportFormat  # which exporter wrote the pack, and what was inferred
+
+    @property
+    def chat_template_sha256(self) -> str | None:
+        """The template as the pack spells it; None when it names none."""
+        return None if self.chat.source == MNN_DEFAULTS else self.chat.sha256
+
+    @property
+    def chat_template_chars(self) -> int | None:  # its length, to tell two apart in words
+        return None if self.chat.source == MNN_DEFAULTS else len(self.chat.text)
 
     def to_json(self) -> dict[str, Any]:
         """The stable `draftdeck info --json` interface (documented in the README)."""
@@ -122,12 +131,15 @@ class BundleInfo:
             "tokenizer": self.tokenizer.to_json(),
             "chat_template_sha256": self.chat_template_sha256,
             "chat_template_chars": self.chat_template_chars,
+            "chat_template_source": self.chat.source,
+            "chat_prompt_sha256": self.chat.prompt_sha256,
             "visual": self.visual,
             "recipe_files": list(self.recipe_files),
             "size_bytes": self.size_bytes,
             "params_estimate": self.params_estimate,
             "shape": self.shape.to_json(),
             "role": self.role,
+            "export_format": self.export_format.to_json(),
             "files": [{"name": f.name, "size": f.size} for f in self.files],
         }
 
@@ -160,16 +172,27 @@ def read_bundle(folder: Path) -> BundleInfo:
     _require_nonempty(weight_path, "weight file")
 
     hidden = _positive_int(llm_config, "hidden_size", llm_config_path)
-    layers = _positive_int(llm_config, "layer_nums", llm_config_path)
-    model_type = llm_config.get("model_type")
-    if not isinstance(model_type, str) or not model_type:
-        raise BadValueError(llm_config_path, "model_type is missing or not a string")
-
-    vocab, bits, block = _vocab_and_quant(folder, merged, llm_config_path, weight_path, hidden)
-    linear = _graph_has_linear_attention(model_path)
+    layout = embedding_layout(folder, merged, llm_config_path, weight_path, hidden)
+    graph = read_graph_facts(model_path)
     attention = _attention_kind(llm_config, llm_config_path)
     tokenizer = read_tokenizer_info(_tokenizer_path(folder, config))
-    tokenizer = with_pack_stops(tokenizer, folder, config, llm_config, llm_config_path.name)
+    inferred: dict[str, str] = {}
+    model_type = llm_config.get("model_type")
+    if model_type is None:
+        family = infer_family(tokenizer, graph)
+        model_type = family.name
+        inferred["model_type"] = f"{family.name}: {family.evidence}"
+    elif not isinstance(model_type, str) or not model_type:
+        raise BadValueError(llm_config_path, f"model_type must be a name, found {model_type!r}")
+    layers = _layers(llm_config, llm_config_path, graph, model_path, inferred)
+    tokenizer = with_pack_stops(
+        tokenizer, folder, config, llm_config, llm_config_path.name, model_type
+    )
+    chat = chat_format(merged, tokenizer.chat_template)
+    if chat.source != JINJA:
+        inferred["chat_template"] = (
+            f"rendered from the {chat.source} (MNN 3.6.1 reads only jinja templates)"
+        )
     recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
     runtime_config: Mapping[str, Any] = {}
     for name in recipes:
@@ -180,10 +203,10 @@ def read_bundle(folder: Path) -> BundleInfo:
             runtime_config = parsed
 
     files = _list_files(folder)
-    # Bits are known only from tie_embeddings; tied unless the embeddings were written apart.
-    tied = bits is not None and not (folder / quantized_embeddings(bits)).is_file()
-    dims = Dimensions(model_type, hidden, layers, vocab or 0, tied, bits, block)
-    shape = model_shape(dims, llm_config, model_path, weight_path)
+    dims = Dimensions(
+        model_type, hidden, layers, layout.vocab or 0, layout.tied, layout.bits, layout.block
+    )
+    shape = model_shape(dims, llm_config, graph.linears, weight_path)
     params = shape.params
     visual = bool(llm_config.get("is_visual")) or (folder / VISUAL_MODEL).is_file()
     return BundleInfo(
@@ -192,16 +215,15 @@ def read_bundle(folder: Path) -> BundleInfo:
         files=files,
         model_type=model_type,
         attention=attention,
-        linear_attention=linear,
+        linear_attention=graph.linear_attention,
         mrope=bool(llm_config.get("is_mrope")),
         hidden_size=hidden,
         layers=layers,
-        vocab_size=vocab,
-        quant_bits=bits,
-        quant_block=block,
+        vocab_size=layout.vocab,
+        quant_bits=layout.bits,
+        quant_block=layout.block,
         tokenizer=tokenizer,
-        chat_template_sha256=_chat_template_hash(llm_config),
-        chat_template_chars=len(template) if (template := _chat_template(llm_config)) else None,
+        chat=chat,
         visual=visual,
         recipe_files=recipes,
         # DraftDeck's own backups are not the pack's (hidden ones are not listed at all).
@@ -210,7 +232,28 @@ def read_bundle(folder: Path) -> BundleInfo:
         role=_role(recipes, params),
         runtime_config=MappingProxyType(runtime_config),
         shape=shape,
+        export_format=export_format(llm_config, layout.spelling, tokenizer.file, inferred),
     )
+
+
+def _layers(
+    llm_config: Mapping[str, Any],
+    path: Path,
+    graph: GraphFacts,
+    model_path: Path,
+    inferred: dict[str, str],
+) -> int:
+    """layer_nums, or (MNN's exporter 3.4 omits it) the layers the graph's ops name."""
+    if "layer_nums" in llm_config:
+        return _positive_int(llm_config, "layer_nums", path)
+    if not graph.layers:
+        raise BadValueError(
+            path,
+            f"layer_nums is missing and {model_path.name} names no numbered layers: "
+            "the layer count cannot be known",
+        )
+    inferred["layers"] = f"{graph.layers}: the layers {model_path.name}'s linear ops are named in"
+    return graph.layers
 
 
 def _resolve(folder: Path, config: Mapping[str, Any], key: str) -> Path:
@@ -265,69 +308,6 @@ def _attention_kind(llm_config: Mapping[str, Any], path: Path) -> str:
     return str(kind)
 
 
-def _vocab_and_quant(
-    folder: Path, merged: Mapping[str, Any], llm_config_path: Path, weight_path: Path, hidden: int
-) -> tuple[int | None, int | None, int | None]:
-    """Vocabulary rows are not stored; derive them from the embedding layout."""
-    tie = merged.get("tie_embeddings")
-    if tie is not None:
-        if (
-            not isinstance(tie, list)
-            or len(tie) != 5
-            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in tie)
-        ):
-            raise TieEmbeddingsError(
-                llm_config_path, f"tie_embeddings must be five whole numbers, found {tie!r}"
-            )
-        w_off, alpha_off, alpha_size, bits, block = tie
-        if bits not in (2, 3, 4, 5, 6, 7, 8, 16) or alpha_off <= w_off:
-            raise TieEmbeddingsError(llm_config_path, f"tie_embeddings {tie} is not a valid layout")
-        target = folder / quantized_embeddings(bits)
-        if not target.is_file():
-            target = weight_path
-        size = target.stat().st_size
-        needed = alpha_off + alpha_size
-        if needed > size:
-            # The layout is llm_config.json's word, but a short file is far likelier
-            # than a wrong layout: name the file; the layout goes to the log only.
-            log.info(
-                "%s: tie_embeddings %s reaches byte %d but %s has only %d bytes",
-                llm_config_path,
-                tie,
-                needed,
-                target.name,
-                size,
-            )
-            raise TieEmbeddingsError(
-                target,
-                f"{target.name} is shorter than the model needs ({needed:,} bytes needed, "
-                f"{size:,} present): the download or copy was cut off; download or copy "
-                "the pack again",
-            )
-        row_bits = (alpha_off - w_off) * 8
-        if row_bits % (bits * hidden):
-            raise TieEmbeddingsError(
-                llm_config_path,
-                f"tie_embeddings {tie} does not divide into rows of hidden_size {hidden}",
-            )
-        return row_bits // (bits * hidden), bits, block
-    embedding = _resolve(folder, merged, "embedding_file")
-    if embedding.is_file():
-        size = embedding.stat().st_size
-        if size == 0 or size % (2 * hidden):
-            raise BadValueError(embedding, f"{size} bytes is not a whole number of bf16 rows")
-        return size // (2 * hidden), None, None
-    return None, None, None
-
-
-def _graph_has_linear_attention(model_path: Path) -> bool:
-    with (
-        open_regular(model_path, "model graph") as handle,
-        mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as graph,
-    ):
-        return graph.find(LINEAR_ATTENTION_OP) != -1
-
-
 def _tokenizer_path(folder: Path, config: Mapping[str, Any]) -> Path:
     named = config.get("tokenizer_file")
     if isinstance(named, str):
@@ -339,17 +319,6 @@ def _tokenizer_path(folder: Path, config: Mapping[str, Any]) -> Path:
         folder / TOKENIZER_CANDIDATES[0],
         f"tokenizer file not found (looked for {' and '.join(TOKENIZER_CANDIDATES)})",
     )
-
-
-def _chat_template(llm_config: Mapping[str, Any]) -> str | None:
-    jinja = llm_config.get("jinja")
-    template = jinja.get("chat_template") if isinstance(jinja, dict) else None
-    return template if isinstance(template, str) else None
-
-
-def _chat_template_hash(llm_config: Mapping[str, Any]) -> str | None:
-    template = _chat_template(llm_config)
-    return None if template is None else hashlib.sha256(template.encode("utf-8")).hexdigest()
 
 
 def _list_files(folder: Path) -> tuple[BundleFile, ...]:

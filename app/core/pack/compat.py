@@ -14,6 +14,7 @@ from app.core.infra.units import format_bytes
 from app.core.pack.advice import advice_information, advice_warnings, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.known_models import KnownModel, identify
+from app.core.pack.model_family import UNKNOWN
 from app.core.pack.tokenizer_info import TokenizerInfo
 from app.core.pack.verdict import (
     BLOCKED,
@@ -25,6 +26,7 @@ from app.core.pack.verdict import (
     naming_file,
     verdict_of,
 )
+from app.core.pack.vocabulary import vocabulary_digest
 
 # A draft costs roughly its parameter share of a target step; above this share the
 # draft steps eat most of what acceptance saves.
@@ -89,7 +91,10 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "tokens",
             )
         )
-    if target.model_type != draft.model_type:
+    if target.model_type != draft.model_type and UNKNOWN not in (
+        target.model_type,
+        draft.model_type,
+    ):
         reasons.append(
             Reason(
                 "family_mismatch",
@@ -112,19 +117,18 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "attention",
             )
         )
-    t_tok, d_tok = target.tokenizer, draft.tokenizer
-    if t_tok.type != d_tok.type:
-        reasons.append(
-            Reason(
-                "tokenizer_type_mismatch",
-                BLOCKED,
-                "The tokenizers are of different kinds, so the same text becomes different tokens.",
-                t_tok.type,
-                d_tok.type,
-            )
-        )
-    # The tokenizer files' own ids: a stop id that only one pack adds elsewhere (say a
-    # generation_config.json) changes where replies end, not how text becomes tokens.
+    if target.tokenizer.type != draft.tokenizer.type:
+        reasons += _across_formats(target, draft)
+    else:
+        reasons += _same_format(target.tokenizer, draft.tokenizer)
+    return reasons
+
+
+def _same_format(t_tok: TokenizerInfo, d_tok: TokenizerInfo) -> list[Reason]:
+    """Two files of one format: their header ids must agree. The tokenizer files' own
+    ids: a stop id that only one pack adds elsewhere (say a generation_config.json)
+    changes where replies end, not how text becomes tokens."""
+    reasons: list[Reason] = []
     for kind, attribute in (
         ("special", "special_ids"),
         ("stop", "file_stop_ids"),
@@ -145,6 +149,47 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     return reasons
 
 
+def _across_formats(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
+    """Files of different formats (tokenizer.txt of one era, tokenizer.mtok of another)
+    are compared by what their ids mean: the target encodes, the draft only sees ids."""
+    t_tok, d_tok = target.tokenizer, draft.tokenizer
+    try:
+        same = vocabulary_digest(target.path / t_tok.file, t_tok) == vocabulary_digest(
+            draft.path / d_tok.file, d_tok
+        )
+    except FileError as exc:
+        return [
+            Reason(
+                "tokenizer_unreadable",
+                BLOCKED,
+                f"The vocabulary cannot be read: {naming_file(exc.problem, exc.path.name)}.",
+                str(exc.path),
+                None,
+            )
+        ]
+    if not same:
+        return [
+            Reason(
+                "tokenizer_type_mismatch",
+                BLOCKED,
+                "The tokenizers are of different kinds and their token ids mean different "
+                "text, so the draft's tokens would mean other words to the target.",
+                f"{t_tok.file} ({t_tok.type})",
+                f"{d_tok.file} ({d_tok.type})",
+            )
+        ]
+    return [
+        Reason(
+            "tokenizer_same_vocabulary",
+            INFO,
+            f"The tokenizers are stored in different formats ({t_tok.file}, {d_tok.file}) "
+            "but every token id means the same text in both.",
+            f"{t_tok.file} ({t_tok.type})",
+            f"{d_tok.file} ({d_tok.type})",
+        )
+    ]
+
+
 def _attention(info: BundleInfo) -> str:
     return "linear" if info.linear_attention else info.attention
 
@@ -159,11 +204,17 @@ def _family_message(target: BundleInfo, draft: BundleInfo) -> str:
     differing = []
     if target.tokenizer.sha256 != draft.tokenizer.sha256:
         differing.append("tokenizer files")
-    if target.chat_template_sha256 != draft.chat_template_sha256:
+    if _prompt_digest(target) != _prompt_digest(draft):
         differing.append("chat templates")
     if differing:
         message += f" Their {' and '.join(differing)} differ too."
     return message
+
+
+def _prompt_digest(info: BundleInfo) -> str:
+    """Chat formats compare by the prompt they render for one conversation: the same
+    ChatML spelled as a jinja template or as prompt templates is the same format."""
+    return info.chat.prompt_sha256 or info.chat.sha256
 
 
 def _file_words(tokenizer: TokenizerInfo) -> str:
@@ -191,7 +242,22 @@ def _told_apart(target: tuple[str, str | None], draft: tuple[str, str | None]) -
 
 def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     reasons: list[Reason] = []
-    if target.tokenizer.sha256 != draft.tokenizer.sha256:
+    unknown = [
+        side for side, info in (("target", target), ("draft", draft)) if info.model_type == UNKNOWN
+    ]
+    if unknown:
+        reasons.append(
+            Reason(
+                "family_unknown",
+                WARNING,
+                f"The {' and '.join(unknown)} pack names no model family and DraftDeck "
+                "cannot tell it from the files; only the tokenizers were compared.",
+                target.model_type,
+                draft.model_type,
+            )
+        )
+    same_format = target.tokenizer.type == draft.tokenizer.type
+    if same_format and target.tokenizer.sha256 != draft.tokenizer.sha256:
         reasons.append(
             Reason(
                 "tokenizer_content_differs",
@@ -204,7 +270,7 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 ),
             )
         )
-    if target.chat_template_sha256 != draft.chat_template_sha256:
+    if _prompt_digest(target) != _prompt_digest(draft):
         reasons.append(
             Reason(
                 "chat_template_differs",

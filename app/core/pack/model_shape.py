@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.pack.mnn_graph import GraphFormatError, Linear, read_linear_layers
+from app.core.pack.mnn_graph import Linear
 
 GRAPH, LLM_CONFIG, WEIGHT_SIZE, RULE_OF_THUMB = "graph", "llm_config", "weight_size", "formula"
 SHAPE_KEYS = ("num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
@@ -65,13 +65,10 @@ class Dimensions:
 
 
 def model_shape(
-    dims: Dimensions, llm_config: Mapping[str, Any], model_path: Path, weight_path: Path
+    dims: Dimensions, llm_config: Mapping[str, Any], linears: tuple[Linear, ...], weight_path: Path
 ) -> ModelShape:
+    """`linears`: the graph's linear layers (graph_facts.py), empty when unreadable."""
     weight_bytes = weight_path.stat().st_size
-    try:
-        linears = read_linear_layers(model_path)
-    except (GraphFormatError, OSError):
-        linears = ()
     if linears:
         return shape_from_graph(dims, linears, weight_bytes)
     if all(_positive(llm_config.get(k)) for k in SHAPE_KEYS):

@@ -8,7 +8,8 @@ So the stop ids are the union of:
 - `generation_config.json` when the pack ships one (`eos_token_id`: an id or a list);
 - the chat template's end marker, `jinja.eos` of the merged config, mapped to its id
   through the tokenizer's added tokens;
-- for Qwen models, `<|endoftext|>` when the tokenizer has it: every released Qwen2/3
+- for Qwen models (by model_type, or the family inferred for packs without one),
+  `<|endoftext|>` when the tokenizer has it: every released Qwen2/3
   generation config lists it beside `<|im_end|>`, and llmexport does not copy that file
   into the pack, so without this rule a real exported Qwen3 pack would run past it.
 """
@@ -33,6 +34,7 @@ def with_pack_stops(
     config: Mapping[str, Any],
     llm_config: Mapping[str, Any],
     llm_config_name: str,
+    model_type: str,
 ) -> TokenizerInfo:
     """`tokenizer` with the stop ids that the pack's other files add."""
     found: list[tuple[int, str]] = []
@@ -47,8 +49,7 @@ def with_pack_stops(
         token = tokenizer.token_id(marker)
         if token is not None:
             found.append((token, f"{owner} jinja.eos"))
-    model_type = llm_config.get("model_type")
-    if isinstance(model_type, str) and model_type.startswith("qwen"):
+    if model_type.startswith("qwen"):
         token = tokenizer.token_id(QWEN_END_OF_TEXT)
         if token is not None:
             found.append((token, f"{model_type} end of text"))

@@ -66,6 +66,7 @@ class TokenizerInfo:
     stop_tokens: tuple[StopToken, ...]  # stop_ids with their text and sources
     added_tokens: tuple[AddedToken, ...]
     eos_text: str | None  # the eos token text the file carries (mtok only)
+    chat_template: str | None  # the jinja template the file carries (mtok only)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -158,6 +159,7 @@ def read_tokenizer_info(path: Path) -> TokenizerInfo:
         stop_tokens=(),
         added_tokens=body.added,
         eos_text=body.eos_text,
+        chat_template=body.chat_template,
     )
     found = [(token_id, path.name) for token_id in stop_ids]
     if body.eos_text is not None:

@@ -31,7 +31,8 @@ import numpy.typing as npt
 
 from app.core.infra.errors import EngineError, FileError
 from app.core.infra.jsonfile import read_json_object
-from app.core.pack.files import CONFIG, TOKENIZER_CANDIDATES
+from app.core.pack.chat_format import chat_format, jinja_setting
+from app.core.pack.files import CONFIG, LLM_CONFIG, TOKENIZER_CANDIDATES
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from app.core.recipe.schema import FIELDS, physical_cores
 from app.engine.worker.pack_folder import PackFolder
@@ -59,9 +60,28 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         saved = read_json_object(bundle / CONFIG).get("thread_num")
         wanted = saved if isinstance(saved, int) and saved > 0 else FIELDS["thread_num"].default
         config["thread_num"] = min(wanted, physical_cores())
+    if "jinja" not in config:
+        jinja = _prompt_templates_as_jinja(bundle, config)
+        if jinja is not None:
+            config["jinja"] = jinja
     # The KV cache must survive generate_init() so turns and rounds can build on it.
     config["reuse_kv"] = True
     return config
+
+
+def _prompt_templates_as_jinja(bundle: Path, config: dict[str, Any]) -> dict[str, str] | None:
+    """A 2025 pack's prompt templates as the jinja template MNN 3.6.1 needs: without one
+    its apply_chat_template joins the messages with no turn markers (chat_format.py)."""
+    saved = read_json_object(bundle / CONFIG)
+    llm_config = read_json_object(bundle / str(saved.get("llm_config", LLM_CONFIG)))
+    named = config.get("tokenizer_file", saved.get("tokenizer_file"))
+    template = None
+    if isinstance(named, str) and (bundle / named).is_file():
+        try:
+            template = read_tokenizer_info(bundle / named).chat_template
+        except FileError as exc:
+            raise EngineError(str(exc), exc.code) from None
+    return jinja_setting(chat_format({**llm_config, **saved}, template))
 
 
 def added_token_bytes(bundle: Path, config: dict[str, Any]) -> Mapping[int, bytes]:

@@ -1,0 +1,188 @@
+"""How a pack turns a conversation into the prompt text its model was trained on.
+
+Packs spell it in one of two ways:
+
+- `jinja.chat_template` (and `jinja.eos`) in llm_config.json: MNN's exporter since 3.4
+  and llmexport 0.0.5; `tokenizer.mtok` may carry the same template;
+- MNN's exporter 3.1-3.3: `bos` plus `system_prompt_template`, `user_prompt_template`
+  and `assistant_prompt_template`, each with one `%s` for the message's text. A
+  conversation is bos, each message in its role's template, then the assistant
+  template up to its `%s` (the exporter's own `build_prompt`).
+
+MNN 3.6.1 no longer reads the second spelling: with no jinja template its
+`apply_chat_template` joins the messages' texts with nothing between them, so a 2025
+pack would chat with no turn markers at all. `engine_template()` gives such a pack a
+jinja template that renders exactly what its prompt templates say; the engine hands it
+to MNN.
+
+Two packs use the same format when they render the same prompt for the same
+conversation (`prompt_sha256`), however they spell it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+log = logging.getLogger("draftdeck.pack")
+
+JINJA, PROMPT_TEMPLATES, MNN_DEFAULTS = "jinja", "prompt templates", "MNN defaults"
+ROLES = ("system", "user", "assistant")
+TEMPLATE_KEYS = {role: f"{role}_prompt_template" for role in ROLES}
+# MNN's llmconfig.hpp defaults, used when a pack names no format at all.
+DEFAULT_TEMPLATES = {
+    "system": "<|im_start|>system\n%s<|im_end|>\n",
+    "user": "<|im_start|>user\n%s<|im_end|>\n",
+    "assistant": "<|im_start|>assistant\n%s<|im_end|>\n",
+}
+SLOT = "%s"
+# The conversation both spellings are rendered with to compare them: a system message
+# (so templates with a default system prompt add none), a finished exchange, a question.
+SAMPLE_CONVERSATION: tuple[Mapping[str, str], ...] = (
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Hello"},
+    {"role": "assistant", "content": "Hi there."},
+    {"role": "user", "content": "What is 2+2?"},
+)
+
+
+@dataclass(frozen=True)
+class ChatFormat:
+    source: str  # JINJA, PROMPT_TEMPLATES or MNN_DEFAULTS
+    text: str  # the jinja template, or the templates joined as the pack spells them
+    eos: str | None  # the end-of-turn marker (jinja.eos)
+    bos: str
+    templates: Mapping[str, str]  # by role; empty for JINJA
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, messages: tuple[Mapping[str, str], ...] = SAMPLE_CONVERSATION) -> str | None:
+        """The prompt for `messages` ending where the assistant's reply starts; None when
+        the jinja template cannot be rendered here."""
+        if self.source == JINJA:
+            return _render_jinja(self.text, self.bos, self.eos or "", messages)
+        prompt = self.bos
+        for message in messages:
+            prompt += self.templates[message["role"]].replace(SLOT, message["content"], 1)
+        return prompt + self.templates["assistant"].split(SLOT, 1)[0]
+
+    @property
+    def prompt_sha256(self) -> str | None:
+        """The sample conversation's prompt, hashed: equal means the same format."""
+        prompt = self.render()
+        return None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+    def engine_template(self) -> str | None:
+        """A jinja template MNN renders like these prompt templates; None for JINJA (MNN
+        reads that one itself)."""
+        if self.source == JINJA:
+            return None
+        parts = [_literal(self.bos), "{% for message in messages %}"]
+        for index, role in enumerate(ROLES):
+            before, _, after = self.templates[role].partition(SLOT)
+            keyword = "if" if index == 0 else "elif"
+            parts.append(
+                f"{{% {keyword} message['role'] == '{role}' %}}"
+                f"{_literal(before)}{{{{ message['content'] }}}}{_literal(after)}"
+            )
+        prefix = self.templates["assistant"].split(SLOT, 1)[0]
+        parts.append("{% endif %}{% endfor %}")
+        parts.append(f"{{% if add_generation_prompt %}}{_literal(prefix)}{{% endif %}}")
+        return "".join(parts)
+
+
+def _literal(text: str) -> str:
+    """Text as a jinja string expression: literal text beside tags is subject to
+    trim_blocks/lstrip_blocks, a string expression never is."""
+    if not text:
+        return ""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return '{{ "' + escaped + '" }}'
+
+
+def chat_format(llm_config: Mapping[str, Any], tokenizer_template: str | None) -> ChatFormat:
+    """The pack's format: its jinja template (config first, as MNN merges them, then the
+    tokenizer file's), else its prompt templates, else MNN's ChatML defaults."""
+    jinja = llm_config.get("jinja")
+    template = jinja.get("chat_template") if isinstance(jinja, Mapping) else None
+    eos = jinja.get("eos") if isinstance(jinja, Mapping) else None
+    bos = llm_config.get("bos")
+    bos = bos if isinstance(bos, str) else ""
+    if not isinstance(template, str) or not template:
+        template = tokenizer_template
+    if template:
+        return ChatFormat(JINJA, template, eos if isinstance(eos, str) else None, bos, {})
+    spelled = {
+        role: value
+        for role, key in TEMPLATE_KEYS.items()
+        if isinstance(value := llm_config.get(key), str)
+    }
+    source = PROMPT_TEMPLATES if spelled else MNN_DEFAULTS
+    templates = {role: spelled.get(role, DEFAULT_TEMPLATES[role]) for role in ROLES}
+    # A template without a slot would drop the message: MNN read it as "role\ntext\n".
+    templates = {
+        role: value if SLOT in value else f"{role}\n{SLOT}\n" for role, value in templates.items()
+    }
+    text = bos + "".join(templates[role] for role in ROLES)
+    end = templates["assistant"].partition(SLOT)[2].strip() or None
+    return ChatFormat(source, text, end, bos, templates)
+
+
+def jinja_setting(fmt: ChatFormat) -> dict[str, str] | None:
+    """The `jinja` setting that makes MNN 3.6.1 render a pack's prompt templates; None
+    when MNN already has a jinja template for it."""
+    template = fmt.engine_template()
+    if template is None:
+        return None
+    return {"chat_template": template, "eos": fmt.eos or ""}
+
+
+@lru_cache(maxsize=16)
+def _compiled(template: str) -> jinja2.Template | None:
+    # Hugging Face renders chat templates in this sandbox with these whitespace rules,
+    # and MNN's jinja.cpp defaults to the same.
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = _raise
+    try:
+        return env.from_string(template)
+    except jinja2.TemplateError as exc:
+        log.info("chat template does not compile: %s", exc)
+        return None
+
+
+def _raise(message: str) -> None:
+    raise jinja2.TemplateError(message)
+
+
+def _render_jinja(
+    template: str, bos: str, eos: str, messages: tuple[Mapping[str, str], ...]
+) -> str | None:
+    compiled = _compiled(template)
+    if compiled is None:
+        return None
+    try:
+        prompt: str = compiled.render(
+            messages=[dict(m) for m in messages],
+            add_generation_prompt=True,
+            bos_token=bos,
+            eos_token=eos,
+        )
+    except (jinja2.TemplateError, TypeError, ValueError, AttributeError) as exc:
+        log.info("chat template does not render: %s", exc)
+        return None
+    return prompt
