@@ -9,13 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import FileError
-from app.core.pack.files import DRAFT_RECIPE, DRAFT_RECIPE_ALT
+from app.core.recipe.draft_recipes import (
+    DIFFER,
+    DRAFT_RECIPE_NAMES,
+    SAME,
+    DraftRecipes,
+    draft_recipes,
+    save_all,
+)
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument, parse_value
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
 
 def scope_of(path: Path) -> str:
-    return DRAFT if path.name in (DRAFT_RECIPE, DRAFT_RECIPE_ALT) else TARGET
+    return DRAFT if path.name in DRAFT_RECIPE_NAMES else TARGET
 
 
 def check(path: Path, data: dict[str, Any]) -> list[Problem]:
@@ -38,16 +45,54 @@ def _describe(path: Path) -> dict[str, Any]:
     }
 
 
+def _two_recipes(recipes: DraftRecipes) -> dict[str, Any]:
+    return {
+        "used": str(recipes.used),
+        "other": None if recipes.other is None else str(recipes.other),
+        "state": recipes.state,
+        "rule": recipes.rule_text(),
+        "differences": [
+            {
+                "key": d.key,
+                "used": d.used,
+                "other": d.other,
+                "in_used": d.in_used,
+                "in_other": d.in_other,
+            }
+            for d in recipes.differences
+        ],
+        "unreadable": recipes.unreadable,
+        "diff": recipes.diff,
+    }
+
+
+def _print_difference(recipes: DraftRecipes) -> None:
+    """The diff of two draft recipes that differ, and how to choose."""
+    if recipes.state != DIFFER or recipes.other is None:
+        return
+    for line in recipes.diff.splitlines():
+        print(f"  {line}")
+    print(
+        f"  Make them the same on the Recipes page, or change one by name: "
+        f"`draftdeck recipe set PACK KEY=VALUE --file {recipes.used.name}` (or "
+        f"--file {recipes.other.name}, or --both)."
+    )
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     pack = Path(args.pack)
+    recipes = draft_recipes(pack)
     result: dict[str, Any] = {
         "pack": str(pack),
-        "draft_recipe": _describe(pack / DRAFT_RECIPE),
+        "draft_recipe": _describe(recipes.used),
+        "draft_recipes": _two_recipes(recipes),
         "target_config": _describe(pack / TARGET_CONFIG),
     }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    print(recipes.rule_text())
+    _print_difference(recipes)
     for title, part in (
         ("Draft recipe", result["draft_recipe"]),
         ("Target settings", result["target_config"]),
@@ -70,30 +115,63 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _files_to_set(args: argparse.Namespace, pack: Path) -> list[Path] | str:
+    """The recipe files `recipe set` writes, or why it refuses to choose."""
+    if args.target_config:
+        if args.file or args.both:
+            return "--file and --both choose among draft recipes, not with --target-config"
+        return [pack / TARGET_CONFIG]
+    recipes = draft_recipes(pack)
+    if args.file:
+        return [pack / args.file]
+    if args.both:  # the ones the pack has: --both never creates a second recipe
+        return [pack / n for n in DRAFT_RECIPE_NAMES if (pack / n).is_file()] or [recipes.used]
+    if recipes.state == DIFFER and recipes.other is not None:
+        return (
+            f"{pack} has two draft recipes that differ: {recipes.used.name} (which "
+            f"DraftDeck runs) and {recipes.other.name}: {recipes.summary()}. Say which to "
+            f"change with --file {recipes.used.name} or --file {recipes.other.name}, or "
+            "set the keys in both with --both"
+        )
+    return recipes.in_step()
+
+
 def cmd_set(args: argparse.Namespace) -> int:
     pack = Path(args.pack)
     if not pack.is_dir():
         print(f"draftdeck: {pack}: no such pack folder; nothing was saved", file=sys.stderr)
         return 1
-    path = pack / (TARGET_CONFIG if args.target_config else DRAFT_RECIPE)
-    doc = RecipeDocument.open_or_new(path)
-    data = dict(doc.data)
+    assignments: dict[str, Any] = {}
     for assignment in args.assignments:
         key, sep, value = assignment.partition("=")
         if not sep or not key:
             print(f"draftdeck: {assignment!r} is not KEY=VALUE", file=sys.stderr)
             return 2
-        data[key] = parse_value(value)
-    errors = [p for p in check(path, data) if p.severity == ERROR]
-    if errors:
-        for problem in errors:
-            print(f"draftdeck: {path}: {problem}", file=sys.stderr)
-        print("draftdeck: nothing was saved", file=sys.stderr)
+        assignments[key] = parse_value(value)
+    paths = _files_to_set(args, pack)
+    if isinstance(paths, str):
+        print(f"draftdeck: {paths}; nothing was saved", file=sys.stderr)
         return 1
-    doc.save(data)
-    for problem in check(path, data):
-        print(f"warning: {problem}", file=sys.stderr)
-    print(f"saved {path}")
+    saves = []
+    for path in paths:
+        doc = RecipeDocument.open_or_new(path)
+        data = {**doc.data, **assignments}
+        errors = [p for p in check(path, data) if p.severity == ERROR]
+        if errors:
+            for problem in errors:
+                print(f"draftdeck: {path}: {problem}", file=sys.stderr)
+            print("draftdeck: nothing was saved", file=sys.stderr)
+            return 1
+        saves.append((doc, data))
+    save_all(saves)
+    for path, (_, data) in zip(paths, saves, strict=True):
+        for problem in check(path, data):
+            print(f"warning: {problem}", file=sys.stderr)
+        print(f"saved {path}")
+    if not args.target_config:
+        after = draft_recipes(pack)
+        if after.state == DIFFER and after.other is not None:
+            print(f"warning: {after.rule_text()}", file=sys.stderr)
     return 0
 
 
@@ -107,9 +185,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems = check(path, data)
     for problem in problems:
         print(f"{path}: {problem.severity}: {problem}")
+    warnings = len(problems)
+    recipes = draft_recipes(path.parent) if path.name in DRAFT_RECIPE_NAMES else None
+    if recipes is not None and recipes.other is not None:
+        twin = recipes.other if recipes.used.samefile(path) else recipes.used
+        if recipes.state == SAME:
+            print(f"{path}: the same recipe as {twin.name}")
+        else:  # a warning: each file can be valid on its own
+            warnings += 1
+            print(f"{path}: warning: {recipes.rule_text()}")
+            _print_difference(recipes)
     errors = [p for p in problems if p.severity == ERROR]
     if not errors:
-        print(f"{path}: valid" + (f" ({len(problems)} warnings)" if problems else ""))
+        plural = "s" if warnings > 1 else ""
+        print(f"{path}: valid" + (f" ({warnings} warning{plural})" if warnings else ""))
     return 1 if errors else 0
 
 
@@ -121,7 +210,9 @@ def add_parser(sub: Any) -> None:
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_show)
     change = verbs.add_parser(
-        "set", help="change keys of config_cpu.json (or config.json with --target-config)"
+        "set",
+        help="change keys of the draft recipe (both draft recipes when they are the same; "
+        "config.json with --target-config)",
     )
     change.add_argument("pack", metavar="PACK")
     change.add_argument(
@@ -133,7 +224,18 @@ def add_parser(sub: Any) -> None:
     change.add_argument(
         "--target-config",
         action="store_true",
-        help="edit the pack's config.json instead of config_cpu.json",
+        help="edit the pack's config.json instead of the draft recipe",
+    )
+    which = change.add_mutually_exclusive_group()
+    which.add_argument(
+        "--file",
+        choices=DRAFT_RECIPE_NAMES,
+        help="change only this draft recipe (needed when the pack's two differ)",
+    )
+    which.add_argument(
+        "--both",
+        action="store_true",
+        help="set the keys in both draft recipes (each keeps its other keys)",
     )
     change.set_defaults(func=cmd_set)
     check_file = verbs.add_parser("validate", help="check a recipe file (exit 1 on problems)")

@@ -13,8 +13,7 @@ from typing import Any
 from app.core.infra.errors import FileError
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.measure.verify_agreement import VerifyAgreement
-from app.core.pack.files import DRAFT_RECIPE
-from app.core.recipe.files import TARGET_CONFIG
+from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path
 from app.core.recipe.sampler_settings import GREEDY
 
 GREEDY_WORD = GREEDY.describe()  # what a greedy reply's stats say as their sampler
@@ -99,7 +98,7 @@ class PairRecipes:
     @classmethod
     def read(cls, target: Path | None, draft: Path | None) -> PairRecipes:
         return cls(
-            draft=_object_or_none(draft and draft / DRAFT_RECIPE),
+            draft=_object_or_none(draft and draft_recipe_path(draft)),
             target=_object_or_none(target and target / TARGET_CONFIG),
         )
 

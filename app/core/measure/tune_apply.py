@@ -19,7 +19,7 @@ from app.core.infra.errors import DraftDeckError
 from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
 from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
-from app.core.pack.files import DRAFT_RECIPE
+from app.core.recipe.draft_recipes import draft_recipes
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
 
 Snapshot = dict[Path, dict[str, Any] | None]
@@ -40,12 +40,15 @@ class Change:
 def _changes(
     setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
 ) -> dict[Path, dict[str, Any]]:
-    files = {"target": target / TARGET_CONFIG, "draft": draft / DRAFT_RECIPE}
+    # The draft recipe the engine ran, and its twin when the two are the same recipe:
+    # applying to one alone would leave them disagreeing (core/recipe/draft_recipes.py).
+    files = {"target": [target / TARGET_CONFIG], "draft": draft_recipes(draft).in_step()}
     out: dict[Path, dict[str, Any]] = {}
     for field_name, (role, key) in RECIPE_KEYS.items():
         if fields is not None and field_name not in fields:
             continue
-        out.setdefault(files[role], {})[key] = getattr(setting, field_name)
+        for path in files[role]:
+            out.setdefault(path, {})[key] = getattr(setting, field_name)
     return out
 
 

@@ -34,8 +34,8 @@ from app.core.measure.tune_results import (
     rows,
     verdict_sentence,
 )
-from app.core.pack.files import DRAFT_RECIPE, installed_source
-from app.core.recipe.files import TARGET_CONFIG, read_recipe
+from app.core.pack.files import installed_source
+from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path, read_recipe
 from app.core.recipe.schema import physical_cores
 
 TUNE_SCHEMA_VERSION = 2
@@ -227,12 +227,13 @@ class TuneRun:
 
 def pack_facts(target: Path, draft: Path) -> dict[str, Any]:
     facts = {}
-    for role, path, recipe in (("target", target, TARGET_CONFIG), ("draft", draft, DRAFT_RECIPE)):
+    recipes = (target / TARGET_CONFIG, draft_recipe_path(draft))  # what each ran with
+    for role, path, recipe in (("target", target, recipes[0]), ("draft", draft, recipes[1])):
         source = installed_source(path) or {}
         facts[role] = {
             "path": str(path),
             "repo": source.get("repo"),
             "revision": source.get("revision"),
-            "recipe": read_recipe(path / recipe),
+            "recipe": read_recipe(recipe),
         }
     return facts

@@ -7,8 +7,9 @@ is kept in `<pack>/.draftdeck-original/` so "reset to pack default" can bring it
 
 What a model runs with layers these files the way the engine hands them to MNN: MNN reads
 the pack's config.json itself and `set_config()` merges the engine's dict over it, which
-is the caller's keys for the target and, for the draft, its config_cpu.json under the
-caller's keys (`run_recipes`).
+is the caller's keys for the target and, for the draft, its recipe (`draft_recipe_path`:
+config_cpu.json, or draft_config_cpu.json when that is the only one) under the caller's
+keys (`run_recipes`). A pack with both is handled in draft_recipes.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import (
+    EmptyFileError,
     FileError,
     InvalidJsonError,
     MissingFileError,
+    UnreadableFileError,
     WriteFailedError,
 )
 from app.core.infra.jsonfile import (
@@ -37,7 +40,13 @@ from app.core.infra.jsonfile import (
     read_text,
     remove_stale_temps,
 )
-from app.core.pack.files import BACKUP_SUFFIX, CONFIG, DRAFT_RECIPE, ORIGINALS
+from app.core.pack.files import (
+    BACKUP_SUFFIX,
+    CONFIG,
+    DRAFT_RECIPE,
+    DRAFT_RECIPE_ALT,
+    ORIGINALS,
+)
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 
 TARGET_CONFIG = CONFIG  # the target's run settings live in its config.json
@@ -93,6 +102,17 @@ class RecipeDocument:
         if path.exists():
             return cls.load(path)
         return cls(path, "", {}, 4, True, "")
+
+    @classmethod
+    def replacing(cls, path: Path) -> RecipeDocument:
+        """Open a recipe to replace it: as `open_or_new`, but a file that is not a JSON
+        object opens empty (its change detection still holds), so that the user can
+        choose to overwrite a broken copy with a good one."""
+        try:
+            return cls.open_or_new(path)
+        except (InvalidJsonError, UnreadableFileError, EmptyFileError):
+            raw = read_regular_bytes(path, "recipe", JSON_SIZE_LIMIT)
+            return cls(path, "", {}, 4, True, _digest(raw))
 
     @classmethod
     def parse(cls, path: Path, text: str) -> dict[str, Any]:
@@ -206,14 +226,25 @@ def read_recipe(path: Path) -> dict[str, Any]:
         return {}
 
 
+def draft_recipe_path(draft: Path) -> Path:
+    """The one draft recipe the engine runs with (Recipes page and CLI say the same):
+    config_cpu.json; draft_config_cpu.json only when the pack has no config_cpu.json;
+    config_cpu.json again when it has neither (a save creates it). config_cpu.json wins
+    because it is the name the packs' cards and MNN's `draft_config_path` examples give
+    the draft recipe, and the file DraftDeck has always run and tuned."""
+    if not (draft / DRAFT_RECIPE).is_file() and (draft / DRAFT_RECIPE_ALT).is_file():
+        return draft / DRAFT_RECIPE_ALT
+    return draft / DRAFT_RECIPE
+
+
 def draft_settings(
     draft: Path,
     overrides: Mapping[str, Any] | None = None,
     recipe: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What the engine hands MNN's `set_config()` for a draft: its recipe (the pack's
-    config_cpu.json, or `recipe` as being edited) under the caller's keys."""
-    saved = read_recipe(draft / DRAFT_RECIPE) if recipe is None else recipe
+    `draft_recipe_path`, or `recipe` as being edited) under the caller's keys."""
+    saved = read_recipe(draft_recipe_path(draft)) if recipe is None else recipe
     return {**saved, **(overrides or {})}
 
 
