@@ -5,7 +5,9 @@ re-reads of the file become undo commands that set it; applying data redraws whi
 views did not produce it. JSON text becomes a command once it parses (a moment after
 typing stops, when the pane loses focus, before undo and save), so the stack holds only
 valid documents: text that never parsed is never brought back by undo. Saving goes
-through RecipeDocument (atomic, .bak, change detection).
+through RecipeDocument (atomic, .bak, change detection), into `twins` as well: a second
+file that must hold the same recipe (a draft's draft_config_cpu.json beside its
+config_cpu.json, see core/recipe/draft_recipes.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError, InvalidJsonError
+from app.core.recipe.draft_recipes import OutOfStepError, save_in_step
 from app.core.recipe.files import (
     InvalidRecipeError,
     RecipeDocument,
@@ -61,6 +64,8 @@ class RecipeEditor(QWidget):
         super().__init__(parent)
         self.scope = scope
         self.doc: RecipeDocument | None = None
+        # Files saved with the same data as `doc` (the page sets them after each load).
+        self.twins: list[RecipeDocument] = []
         self.data: dict[str, Any] = {}
         self._unshowable: set[str] = set()
         self.problems: list[Problem] = []
@@ -149,6 +154,7 @@ class RecipeEditor(QWidget):
     def load(self, path: Path) -> None:
         """Open a recipe (a missing one starts empty); raises FileError on a broken file."""
         self.doc = RecipeDocument.open_or_new(path)
+        self.twins = []
         self.undo_stack.clear()
         self.json_error = None
         self.setEnabled(True)
@@ -157,6 +163,7 @@ class RecipeEditor(QWidget):
 
     def clear(self) -> None:
         self.doc = None
+        self.twins = []
         self.undo_stack.clear()
         self.apply({})
         self.setEnabled(False)
@@ -321,25 +328,37 @@ class RecipeEditor(QWidget):
 
     # -- file operations --------------------------------------------------------------------
 
-    def save(self, overwrite_changes: bool = False) -> None:
-        """Write the recipe; raises FileError (ChangedOnDiskError when edited elsewhere)."""
+    def save(self, overwrite_changes: bool = False) -> list[Path]:
+        """Write the recipe and its twins; the files written. Raises FileError
+        (ChangedOnDiskError when one was edited elsewhere, then nothing is written;
+        OutOfStepError when this file was written and a twin was not)."""
         if self.doc is None:
-            return
+            return []
         self.sync_from_json()
         refusals = self.save_refusals()
         if refusals:
             raise InvalidRecipeError(self.doc.path, "not saved: " + "; ".join(refusals))
-        self.doc.save(self.data, overwrite_changes=overwrite_changes)
+        try:
+            save_in_step(self.doc, self.twins, self.data, overwrite_changes=overwrite_changes)
+        except OutOfStepError:
+            self._saved()  # this file holds the edits now; the error says the rest
+            raise
+        self._saved()
+        return [doc.path for doc in (self.doc, *self.twins)]
+
+    def _saved(self) -> None:
+        assert self.doc is not None
         self.undo_stack.setClean()
         self._refresh_diff()
         log.info("saved %s", self.doc.path)
 
     def revert(self) -> None:
         """Throw away unsaved edits and read the file again (undo brings them back)."""
-        self._reread("Revert")
+        self.reread("Revert")
 
-    def _reread(self, text: str) -> None:
-        """The file as it is on disk, as one undoable step that leaves the editor clean."""
+    def reread(self, text: str) -> None:
+        """The file as it is on disk, as one undoable step that leaves the editor clean
+        (also when another part of DraftDeck wrote it)."""
         if self.doc is None:
             return
         self.doc = RecipeDocument.open_or_new(self.doc.path)
@@ -351,10 +370,16 @@ class RecipeEditor(QWidget):
     def reset_to_pack(self) -> bool:
         if self.doc is None:
             return False
-        try:
-            restored = reset_to_original(self.doc.path)
-        except OSError as exc:
-            raise FileError(self.doc.path, f"could not restore: {exc}") from None
+        restored = _reset(self.doc.path)
+        for twin in self.twins:  # back to what the pack shipped too: one reset, as one save
+            _reset(twin.path)
         if restored:
-            self._reread("Reset to pack default")
+            self.reread("Reset to pack default")
         return restored
+
+
+def _reset(path: Path) -> bool:
+    try:
+        return reset_to_original(path)
+    except OSError as exc:
+        raise FileError(path, f"could not restore: {exc}") from None

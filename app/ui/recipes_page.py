@@ -20,12 +20,19 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.pack.bundle import read_bundle
-from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE
-from app.core.recipe.files import TARGET_CONFIG, ChangedOnDiskError
+from app.core.pack.files import BACKUP_SUFFIX
+from app.core.recipe.draft_recipes import OutOfStepError
+from app.core.recipe.files import (
+    TARGET_CONFIG,
+    ChangedOnDiskError,
+    RecipeDocument,
+    draft_recipe_path,
+)
 from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
 from app.core.recipe.wording import preset_text
 from app.ui.dialogs import ask, show_error, show_file_error
+from app.ui.draft_twins import DraftTwinsPanel
 from app.ui.labels import wrap_to_width
 from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
@@ -48,6 +55,9 @@ class RecipesPage(QWidget):
         self.subtitle.setObjectName("pageHint")
         wrap_to_width(self.subtitle)
 
+        # Which draft recipe runs; the diff and a choice when the pack's two differ.
+        self.draft_twins = DraftTwinsPanel()
+        self.draft_twins.made_same.connect(self._on_made_same)
         self.draft_editor = RecipeEditor(DRAFT)
         self.target_editor = RecipeEditor(TARGET)
         self.tabs = QTabWidget()
@@ -97,6 +107,7 @@ class RecipesPage(QWidget):
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(self.subtitle)
+        body_layout.addWidget(self.draft_twins)
         body_layout.addLayout(top)
         body_layout.addWidget(self.preset_note)
         body_layout.addWidget(self.save_note)
@@ -165,14 +176,16 @@ class RecipesPage(QWidget):
             for editor in self.editors:
                 editor.clear()
             self.subtitle.setText("")  # NeedsPair says what to do
+            self._refresh_twins()
             self._update_state()
             return
+        recipe = draft_recipe_path(draft)
         self.subtitle.setText(
-            f"Draft {draft.name}: {draft / DRAFT_RECIPE}\nTarget {target.name}: "
+            f"Draft {draft.name}: {recipe}\nTarget {target.name}: "
             f"{target / TARGET_CONFIG}\nWhat you save here is what Chat and Tune use next."
         )
         for editor, path in (
-            (self.draft_editor, draft / DRAFT_RECIPE),
+            (self.draft_editor, recipe),
             (self.target_editor, target / TARGET_CONFIG),
         ):
             try:
@@ -180,7 +193,34 @@ class RecipesPage(QWidget):
             except FileError as exc:
                 editor.clear()
                 show_file_error(self, "Cannot open recipe", exc)
+        self._refresh_twins()
         self._fill_presets(draft)
+        self._update_state()
+
+    def _refresh_twins(self) -> None:
+        """Read the draft's recipe files again: the line above the tabs, and the twin
+        the draft editor saves in step (none when they differ: the user chooses)."""
+        draft = self._loaded[1]
+        recipes = self.draft_twins.show_pack(draft)
+        editor = self.draft_editor
+        editor.twins = []
+        if recipes is None or editor.path != recipes.used:
+            return
+        try:
+            editor.twins = [RecipeDocument.load(path) for path in recipes.in_step()[1:]]
+        except FileError:  # changed between the two reads: say so instead
+            self.draft_twins.show_pack(draft)
+
+    def _on_made_same(self, replaced: Path, kept: Path) -> None:
+        editor = self.draft_editor
+        try:
+            if editor.doc is None:  # it could not be read: now it can
+                editor.load(replaced)
+            elif editor.path == replaced:
+                editor.reread(f"Keep {kept.name}")
+        except FileError as exc:
+            show_file_error(self, "Cannot open recipe", exc)
+        self._refresh_twins()
         self._update_state()
 
     def _fill_presets(self, draft: Path) -> None:
@@ -206,6 +246,8 @@ class RecipesPage(QWidget):
         for editor in self.editors:
             if editor.doc is not None and not editor.dirty and editor.doc.changed_on_disk():
                 editor.revert()
+        self._refresh_twins()
+        self._update_state()
         super().showEvent(event)
 
     # -- actions --------------------------------------------------------------------------
@@ -222,6 +264,7 @@ class RecipesPage(QWidget):
         undo, redo = editor.undo_text(), editor.undo_stack.redoText()
         self.act_undo.setToolTip(" ".join(w for w in ("Undo", undo, "(Ctrl+Z)") if w))
         self.act_redo.setToolTip(" ".join(w for w in ("Redo", redo, "(Ctrl+Shift+Z)") if w))
+        self.draft_twins.set_editing(self.draft_editor.dirty)
         self.act_save.setEnabled(self.has_unsaved())
         self.unsaved_changed.emit(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
@@ -270,8 +313,10 @@ class RecipesPage(QWidget):
 
     def _save_one(self, editor: RecipeEditor, overwrite: bool = False) -> None:
         try:
-            editor.save(overwrite_changes=overwrite)
-            self._note_saved(editor)
+            self._note_saved(editor.save(overwrite_changes=overwrite))
+        except OutOfStepError as exc:
+            self._note_saved([] if editor.path is None else [editor.path])
+            show_file_error(self, "Draft recipes out of step", exc)
         except ChangedOnDiskError as exc:
             ask(
                 self,
@@ -283,11 +328,13 @@ class RecipesPage(QWidget):
             )
         except FileError as exc:
             show_file_error(self, "Recipe not saved", exc)
+        if editor is self.draft_editor:
+            self._refresh_twins()
         self._update_state()
 
-    def _note_saved(self, editor: RecipeEditor) -> None:
-        if editor.path is not None:
-            self._saved.append(f"{editor.path.parent.name}/{editor.path.name}")
+    def _note_saved(self, paths: list[Path]) -> None:
+        for path in paths:
+            self._saved.append(f"{path.parent.name}/{path.name}")
             self._saved_at = f"{datetime.now():%H:%M}"
 
     def revert(self) -> None:
@@ -298,14 +345,22 @@ class RecipesPage(QWidget):
                 "Revert recipe",
                 f"Throw away unsaved changes to {editor.path}?",
                 "Revert",
-                editor.revert,
+                lambda: self._after(editor.revert),
             )
+
+    def _after(self, change: Callable[[], None]) -> None:
+        """A change that re-reads a file; the draft's recipe files are read again too."""
+        change()
+        self._refresh_twins()
+        self._update_state()
 
     def reset_to_pack(self) -> None:
         editor = self.current_editor()
         if editor.path is None:
             return
         path = editor.path
+        twins = ", ".join(twin.path.name for twin in editor.twins)
+        also = f"\n\n{twins} holds the same recipe and is reset with it." if twins else ""
 
         def reset() -> None:
             try:
@@ -313,6 +368,7 @@ class RecipesPage(QWidget):
             except FileError as exc:
                 show_file_error(self, "Reset failed", exc)
                 return
+            self._refresh_twins()
             if not restored:
                 show_error(
                     self,
@@ -325,7 +381,7 @@ class RecipesPage(QWidget):
             self,
             "Reset to pack default",
             f"Replace {path} with the version the pack shipped? The current file is kept "
-            f"as {path.name}{BACKUP_SUFFIX}.",
+            f"as {path.name}{BACKUP_SUFFIX}.{also}",
             "Reset",
             reset,
         )
