@@ -402,6 +402,28 @@ def test_recipe_only_push(
     )
 
 
+def test_both_draft_recipes_reach_the_phone_in_step(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    """A pack with config_cpu.json and draft_config_cpu.json (the phone app may read
+    either): an edit saves both, and a push of the pack or of its recipes sends both."""
+    pack = bundle_copy("qwen3-draft-noisy", tmp_path / "library" / "qwen3-draft-noisy")
+    twin = pack / "draft_config_cpu.json"
+    twin.write_text(json.dumps(json.loads((pack / "config_cpu.json").read_text()), indent=2))
+    whole = _push(phone, pack).status()
+    assert whole.state == DONE, whole.error
+    assert {"config_cpu.json", "draft_config_cpu.json"} <= set(whole.pushed)
+
+    assert run_cli("recipe", "set", str(pack), "thread_num=1").returncode == 0
+    status = _push(phone, pack, recipe_only=True).status()
+    assert status.state == DONE, status.error
+    assert sorted(status.pushed) == ["config_cpu.json", "draft_config_cpu.json"]
+    on_phone = _phone_copy(phone, "qwen3-draft-noisy")
+    for name in ("config_cpu.json", "draft_config_cpu.json"):
+        assert (on_phone / name).read_bytes() == (pack / name).read_bytes()
+        assert json.loads((on_phone / name).read_text())["thread_num"] == 1
+
+
 def test_push_to_a_phone_without_the_shell_protocol(
     tmp_path: Path, adb_server: AdbServer, bundle_copy: Callable[..., Path]
 ) -> None:
