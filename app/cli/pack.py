@@ -14,7 +14,6 @@ from app.core.pack.bundle import BundleInfo, read_bundle
 
 def _print_info(info: BundleInfo) -> None:
     tok = info.tokenizer
-    quant = f"{info.quant_bits}-bit, block {info.quant_block}" if info.quant_bits else "unknown"
     rows = [
         ("Pack", info.name),
         ("Path", str(info.path)),
@@ -24,7 +23,7 @@ def _print_info(info: BundleInfo) -> None:
         ("Hidden size", str(info.hidden_size)),
         ("Layers", str(info.layers)),
         ("Vocabulary", str(info.vocab_size) if info.vocab_size is not None else "unknown"),
-        ("Quantization", quant),
+        ("Quantization", info.quantization),
         ("Tokenizer", f"{tok.file} ({tok.type}), sha256 {tok.sha256[:12]}"),
         ("Special ids", " ".join(map(str, tok.special_ids)) or "-"),
         (

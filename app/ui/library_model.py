@@ -47,7 +47,11 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
             (str(entry.path), str(entry.path)),
         )
     attention = info.attention + (" (linear)" if info.linear_attention else "")
-    quant = f"{info.quant_bits}-bit / {info.quant_block}" if info.quant_bits else "—"
+    quant = (
+        f"{info.quant_bits}-bit" + (f" / {info.quant_block}" if info.quant_block else "")
+        if info.quant_bits
+        else "—"
+    )
     vocab = f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"
     return (
         (entry.name, entry.name.lower()),

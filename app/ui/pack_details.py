@@ -40,10 +40,7 @@ def details_html(entry: PackEntry) -> str:
         ("Hidden size", str(info.hidden_size)),
         ("Layers", str(info.layers)),
         ("Vocabulary rows", f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"),
-        (
-            "Quantization",
-            f"{info.quant_bits}-bit, block {info.quant_block}" if info.quant_bits else "unknown",
-        ),
+        ("Quantization", info.quantization),
         ("Parameters (est.)", f"{info.params_estimate / 1e6:,.1f} M"),
         ("Tokenizer", f"{tok.file} ({tok.type}, {format_bytes(tok.size_bytes)})"),
         ("Tokenizer sha256", tok.sha256),

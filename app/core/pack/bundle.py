@@ -29,7 +29,7 @@ from app.core.infra.errors import (
 )
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
-from app.core.pack.embedding_layout import embedding_layout
+from app.core.pack.embedding_layout import BF16_FILE, embedding_layout
 from app.core.pack.export_format import ExportFormat, export_format
 from app.core.pack.files import (
     AUDIO_MODEL,
@@ -50,7 +50,7 @@ from app.core.pack.files import (
 )
 from app.core.pack.graph_facts import GraphFacts, read_graph_facts
 from app.core.pack.model_family import infer_family
-from app.core.pack.model_shape import Dimensions, ModelShape, model_shape
+from app.core.pack.model_shape import Dimensions, ModelShape, linear_bits, model_shape
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 
@@ -69,6 +69,7 @@ PATH_KEYS = {
     "context_file": CONTEXT,
 }
 ATTENTION_KINDS = ("full", "sliding", "mix")
+BF16_BITS = 16
 # Above this many parameters a model is too slow to be anyone's draft.
 TARGET_MIN_PARAMS = 1_000_000_000
 
@@ -91,8 +92,9 @@ class BundleInfo:
     hidden_size: int
     layers: int
     vocab_size: int | None
-    quant_bits: int | None
+    quant_bits: int | None  # the linear layers' (model_shape.linear_bits)
     quant_block: int | None
+    embedding_bits: int | None  # the token embedding's (16: bf16), when known
     tokenizer: TokenizerInfo
     chat: ChatFormat  # how a conversation becomes the prompt (chat_format.py)
     visual: bool
@@ -103,6 +105,16 @@ class BundleInfo:
     runtime_config: MappingProxyType[str, Any]
     shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
     export_format: ExportFormat  # which exporter wrote the pack, and what was inferred
+
+    @property
+    def quantization(self) -> str:
+        """In words, as the details and `info` show it."""
+        words = f"{self.quant_bits}-bit" if self.quant_bits else "unknown"
+        if self.quant_block:
+            words += f", block {self.quant_block}"
+        if self.embedding_bits and self.embedding_bits != (self.quant_bits or self.embedding_bits):
+            words += f"; embedding {self.embedding_bits}-bit"
+        return words
 
     @property
     def chat_template_sha256(self) -> str | None:
@@ -128,6 +140,7 @@ class BundleInfo:
             "vocab_size": self.vocab_size,
             "quant_bits": self.quant_bits,
             "quant_block": self.quant_block,
+            "embedding_bits": self.embedding_bits,
             "tokenizer": self.tokenizer.to_json(),
             "chat_template_sha256": self.chat_template_sha256,
             "chat_template_chars": self.chat_template_chars,
@@ -220,8 +233,12 @@ def read_bundle(folder: Path) -> BundleInfo:
         hidden_size=hidden,
         layers=layers,
         vocab_size=layout.vocab,
-        quant_bits=layout.bits,
+        quant_bits=linear_bits(
+            shape.weight_bytes, graph.linears, layout.weight_share, layout.block, layout.alpha_fp16
+        )
+        or layout.bits,
         quant_block=layout.block,
+        embedding_bits=BF16_BITS if layout.spelling == BF16_FILE else layout.bits,
         tokenizer=tokenizer,
         chat=chat,
         visual=visual,

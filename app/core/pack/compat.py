@@ -65,8 +65,8 @@ def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError)
 
 def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     model = identify(target)
-    reasons = blocking_reasons(target, draft)
-    if not reasons:
+    reasons = pairing_reasons(target, draft)
+    if not any(reason.severity == BLOCKED for reason in reasons):
         reasons += _warnings(target, draft)
     advice = read_advice(draft.runtime_config)
     rec = recommendation(advice, model)
@@ -76,8 +76,9 @@ def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     return verdict_of(reasons, rec, model.name if model else None)
 
 
-def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
-    """Reasons the pair cannot work at all: the draft's tokens would mean nothing."""
+def pairing_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
+    """Whether the draft's tokens mean anything to the target: reasons the pair cannot
+    work at all, and what the vocabulary comparison found when it can."""
     reasons: list[Reason] = []
     if target.vocab_size != draft.vocab_size:
         reasons.append(
@@ -117,42 +118,18 @@ def blocking_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "attention",
             )
         )
-    if target.tokenizer.type != draft.tokenizer.type:
-        reasons += _across_formats(target, draft)
-    else:
-        reasons += _same_format(target.tokenizer, draft.tokenizer)
+    if target.vocab_size == draft.vocab_size:
+        reasons += _vocabulary_reasons(target, draft)
     return reasons
 
 
-def _same_format(t_tok: TokenizerInfo, d_tok: TokenizerInfo) -> list[Reason]:
-    """Two files of one format: their header ids must agree. The tokenizer files' own
-    ids: a stop id that only one pack adds elsewhere (say a generation_config.json)
-    changes where replies end, not how text becomes tokens."""
-    reasons: list[Reason] = []
-    for kind, attribute in (
-        ("special", "special_ids"),
-        ("stop", "file_stop_ids"),
-        ("prefix", "prefix_ids"),
-    ):
-        t_ids = getattr(t_tok, attribute)
-        d_ids = getattr(d_tok, attribute)
-        if sorted(t_ids) != sorted(d_ids):
-            reasons.append(
-                Reason(
-                    f"{kind}_ids_mismatch",
-                    BLOCKED,
-                    f"The tokenizers disagree on the {kind} token ids.",
-                    list(t_ids),
-                    list(d_ids),
-                )
-            )
-    return reasons
-
-
-def _across_formats(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
-    """Files of different formats (tokenizer.txt of one era, tokenizer.mtok of another)
-    are compared by what their ids mean: the target encodes, the draft only sees ids."""
+def _vocabulary_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
+    """The target encodes the text and the draft only ever sees ids, so the pair can work
+    exactly when every id means the same text to both, whatever format or era each file
+    has (vocabulary.py): two exports of one model rarely share their tokenizer's bytes."""
     t_tok, d_tok = target.tokenizer, draft.tokenizer
+    if t_tok.sha256 == d_tok.sha256:
+        return []
     try:
         same = vocabulary_digest(target.path / t_tok.file, t_tok) == vocabulary_digest(
             draft.path / d_tok.file, d_tok
@@ -167,27 +144,49 @@ def _across_formats(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 None,
             )
         ]
+    words = _told_apart((_file_words(t_tok), t_tok.sha256), (_file_words(d_tok), d_tok.sha256))
     if not same:
         return [
             Reason(
-                "tokenizer_type_mismatch",
+                "vocabulary_differs",
                 BLOCKED,
-                "The tokenizers are of different kinds and their token ids mean different "
-                "text, so the draft's tokens would mean other words to the target.",
-                f"{t_tok.file} ({t_tok.type})",
-                f"{d_tok.file} ({d_tok.type})",
+                "The tokenizers give some token ids other text, so the draft's tokens would "
+                "mean other words to the target.",
+                *words,
             )
         ]
-    return [
+    formats = (
+        f"in different formats ({t_tok.file}, {d_tok.file})"
+        if t_tok.type != d_tok.type
+        else "differently"
+    )
+    reasons = [
         Reason(
             "tokenizer_same_vocabulary",
             INFO,
-            f"The tokenizers are stored in different formats ({t_tok.file}, {d_tok.file}) "
-            "but every token id means the same text in both.",
-            f"{t_tok.file} ({t_tok.type})",
-            f"{d_tok.file} ({d_tok.type})",
+            f"The tokenizer files are stored {formats}, but every token id means the same "
+            "text in both.",
+            *words,
         )
     ]
+    # Only the target encodes the prompt and decides where a reply ends, so lists that
+    # differ over one vocabulary (eras list them differently) change nothing here.
+    for kind, t_ids, d_ids in (
+        ("special", t_tok.special_ids, d_tok.special_ids),
+        ("stop", t_tok.stop_ids, d_tok.stop_ids),
+    ):
+        if set(t_ids) != set(d_ids):
+            reasons.append(
+                Reason(
+                    f"{kind}_ids_differ",
+                    INFO,
+                    f"The tokenizers list different {kind} token ids; the target's apply "
+                    "(it encodes the prompt and ends the reply).",
+                    sorted(set(t_ids)),
+                    sorted(set(d_ids)),
+                )
+            )
+    return reasons
 
 
 def _attention(info: BundleInfo) -> str:
@@ -254,20 +253,6 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "cannot tell it from the files; only the tokenizers were compared.",
                 target.model_type,
                 draft.model_type,
-            )
-        )
-    same_format = target.tokenizer.type == draft.tokenizer.type
-    if same_format and target.tokenizer.sha256 != draft.tokenizer.sha256:
-        reasons.append(
-            Reason(
-                "tokenizer_content_differs",
-                WARNING,
-                "The tokenizer files differ although their special ids agree; some text may "
-                "split into different tokens and lower acceptance.",
-                *_told_apart(
-                    (_file_words(target.tokenizer), target.tokenizer.sha256),
-                    (_file_words(draft.tokenizer), draft.tokenizer.sha256),
-                ),
             )
         )
     if _prompt_digest(target) != _prompt_digest(draft):

@@ -48,6 +48,7 @@ class EmbeddingLayout:
     spelling: str  # LIST5, LIST6, OBJECT, BF16_FILE or NONE
     file: str | None  # the file holding the rows
     tied: bool  # the rows are the lm_head's, inside the weight file
+    weight_share: int = 0  # bytes of the weight file the tied rows and scales take
 
 
 def _whole(value: Any) -> bool:
@@ -142,6 +143,7 @@ def _tied(
             f"tie_embeddings {tie} does not divide into rows of hidden_size {hidden}",
         )
     tied = target == weight_path
+    share = alpha_off + alpha_size - w_off if tied else 0
     return EmbeddingLayout(
-        row_bits // (bits * hidden), bits, block, fp16, spelling, target.name, tied
+        row_bits // (bits * hidden), bits, block, fp16, spelling, target.name, tied, share
     )

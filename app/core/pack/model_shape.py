@@ -163,3 +163,30 @@ def _without_widths(dims: Dimensions, linear: int, weight_bytes: int, source: st
         mlp_width=ASSUMED_MLP_RATIO * dims.hidden,
         source=source,
     )
+
+
+def linear_bits(
+    weight_bytes: int,
+    linears: tuple[Linear, ...],
+    embedding_bytes: int,
+    block: int | None,
+    fp16_scales: bool,
+) -> int | None:
+    """The bits per weight of the layers outside the embedding, from the weight file.
+
+    Exporters record only the embedding's quantization (`tie_embeddings`), and MNN's
+    exporter 3.3 writes that one at 8 bits when the model is 4-bit; 3.1 records none.
+    Each weight takes `bits` plus its block's scale and offset (64 bits per block with
+    fp32 scales, 32 with fp16): rounding after taking that off gives the bits. Without
+    the block size (3.1 records none) 4 bits at block 64 and 5 per channel look alike,
+    so then nothing is claimed.
+    `embedding_bytes`: the embedding's share of the weight file (0 when stored apart,
+    then the lm_head is an ordinary layer of the file).
+    """
+    layers = [lin for lin in linears if embedding_bytes == 0 or not _has_part(lin.name, "lm_head")]
+    params = sum(lin.params for lin in layers)
+    if not params or not block or embedding_bytes >= weight_bytes:
+        return None
+    per_weight = (weight_bytes - embedding_bytes) * 8 / params
+    bits = round(per_weight - (32 if fp16_scales else SCALE_BITS_PER_BLOCK) / block)
+    return bits if bits in (2, 3, 4, 5, 6, 7, 8, 16) else None

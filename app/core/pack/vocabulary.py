@@ -18,6 +18,7 @@ import binascii
 import hashlib
 import struct
 import threading
+from itertools import accumulate
 from pathlib import Path
 
 from app.core.infra.errors import TokenizerError
@@ -45,11 +46,12 @@ def vocabulary_digest(path: Path, tokenizer: TokenizerInfo) -> str:
         table = _txt_table(path, data, start, tokenizer.type)
     for token in tokenizer.added_tokens:
         table.setdefault(token.id, token.text.encode("utf-8"))
-    digest = hashlib.sha256()
-    for token_id in sorted(table):
-        raw = table[token_id]
-        digest.update(_U16_U32.pack(len(raw) & 0xFFFF, token_id) + raw)
-    value = digest.hexdigest()
+    # Built with map() throughout: this runs over every token of the vocabulary.
+    ids = sorted(table)
+    blobs = [table[i] for i in ids]
+    lengths = (n & 0xFFFF for n in map(len, blobs))
+    index = b"".join(map(_U16_U32.pack, lengths, ids))
+    value = hashlib.sha256(index + b"".join(blobs)).hexdigest()
     with _LOCK:
         _DIGESTS[tokenizer.sha256] = value
     return value
@@ -107,9 +109,14 @@ def _mtok_table(path: Path, data: bytes, start: int) -> dict[int, bytes]:
     # Byte-level BPE (GPT-2, Qwen, Llama 3) spells every byte as one of 256 characters:
     # when every entry is spelled so, the table holds spellings, not bytes.
     spelled = [raw.decode("utf-8", "replace") for raw in table.values()]
-    if set("".join(spelled)) <= BYTE_LEVEL_BYTES.keys():
-        return {token_id: _unspell(text) for token_id, text in zip(table, spelled, strict=True)}
-    return table
+    joined = "".join(spelled)
+    if not set(joined) <= BYTE_LEVEL_BYTES.keys():
+        return table
+    # One character is one byte: unspell everything at once, then cut at the same places.
+    ends = list(accumulate(map(len, spelled)))
+    raw_all = _unspell(joined)
+    pieces = map(raw_all.__getitem__, map(slice, [0, *ends[:-1]], ends))
+    return dict(zip(table, pieces, strict=True))
 
 
 # Byte-level spelling -> the byte, as a str.translate table (latin-1 keeps bytes as is).
