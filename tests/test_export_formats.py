@@ -4,6 +4,7 @@ paired across eras and run through the real engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Callable
@@ -15,9 +16,13 @@ from app.core.infra import errors
 from app.core.pack.bundle import read_bundle
 from app.core.pack.chat_format import JINJA, PROMPT_TEMPLATES, _render_jinja
 from app.core.pack.compat import assess
+from app.core.pack.known_models import identify
 from app.core.pack.verdict import BLOCKED
+from app.core.phone.adb import Adb
+from app.core.phone.push import DONE, PushJob
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load
+from tests.fake_phone import FakePhone
 from tests.helpers.cli import pair_args, run_cli
 
 Copy = Callable[..., Path]
@@ -31,6 +36,7 @@ ERAS = {
     "era-3.6.1": ("mnn-3.6", set(), "tokenizer.mtok"),
     "qwen3-target": ("llmexport-0.0.5", set(), "tokenizer.mtok"),
 }
+PHONE_ROOT = "/data/local/tmp/mnn_models"
 NORMAL = {"memory": "normal"}  # exact verify: identical weights accept everything
 THOUGHT_AND_REPLY = "<think>\nOkay, a short answer is enough.\n</think>\n\nHello! 你好 👋"
 
@@ -228,3 +234,44 @@ def test_each_era_broken_its_own_way_names_the_file(
         read_bundle(pack)
     assert caught.value.path == pack / file
     assert words in caught.value.problem
+
+
+def test_a_tokforge_era_draft_goes_to_the_phone_whole(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Copy
+) -> None:
+    """Its two draft recipes, runtime_config.json and tokenizer.txt reach the phone
+    byte for byte and verified (the fake phone behind a real adb server)."""
+    pack = bundle_copy("era-3.4.1-tokforge", tmp_path / "library" / "tokforge")
+    job = PushJob(Adb(), phone.address, pack, PHONE_ROOT)
+    job.run()
+    status = job.status()
+    assert status.state == DONE, status.error
+    on_phone = phone.local(f"{PHONE_ROOT}/tokforge")
+    names = sorted(p.name for p in pack.iterdir())
+    assert {"config_cpu.json", "draft_config_cpu.json", "tokenizer.txt"} <= set(names)
+    assert sorted(status.verified) == names
+    for name in names:
+        assert (on_phone / name).read_bytes() == (pack / name).read_bytes(), name
+
+
+def test_tune_runs_on_a_2025_target(fixture_bundle: Fixture, bundle_copy: Copy) -> None:
+    """A quick sweep over a 3.1.x target and a 3.4.x draft finishes with rows (the
+    figures themselves are the tune tests' business)."""
+    target = bundle_copy("era-3.1.4")
+    done = run_cli(
+        *("tune", "--target", str(target), "--draft", str(fixture_bundle("era-3.4.1"))),
+        *("--quick", "--tokens", "16", "--budget", "2", "--min-run-seconds", "0.05", "--json"),
+    )
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]
+    assert rows and {row["draft_length"] for row in rows} >= {1, 2}
+
+
+def test_a_3_1_target_is_recognised_by_its_shape(fixture_bundle: Fixture) -> None:
+    """target_model recognition needs the family: inferred for a 3.1.x pack, it finds
+    the model a pack's advice is keyed by (here the shape made Qwen3-8B's)."""
+    info = read_bundle(fixture_bundle("era-3.1.4"))
+    assert "model_type" in info.export_format.inferred
+    eight_b = dataclasses.replace(info, hidden_size=4096, layers=36)
+    model = identify(eight_b)
+    assert model is not None and model.matches_key("qwen3_8b")
