@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.core.infra import errors
+from app.core.measure.ram_estimate import estimate_model
 from app.core.pack.bundle import read_bundle
 from app.core.pack.chat_format import JINJA, PROMPT_TEMPLATES, _render_jinja
 from app.core.pack.compat import assess
@@ -275,3 +276,14 @@ def test_a_3_1_target_is_recognised_by_its_shape(fixture_bundle: Fixture) -> Non
     eight_b = dataclasses.replace(info, hidden_size=4096, layers=36)
     model = identify(eight_b)
     assert model is not None and model.matches_key("qwen3_8b")
+
+
+@pytest.mark.parametrize("name", ["era-3.1.4", "era-3.4.1", "era-3.6.1"])
+def test_the_memory_estimate_reads_every_era(name: str, fixture_bundle: Fixture) -> None:
+    """The same model in another format needs the same KV cache and as many layers;
+    the stored weights are what that era's weight file holds."""
+    reference = estimate_model(read_bundle(fixture_bundle("qwen3-target")), {})
+    info = read_bundle(fixture_bundle(name))
+    memory = estimate_model(info, {})
+    assert (memory.layers, memory.kv_cache) == (reference.layers, reference.kv_cache)
+    assert memory.stored_weights == (info.path / "llm.mnn.weight").stat().st_size
