@@ -206,7 +206,8 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--draft-recipe",
         metavar="FILE",
-        help="JSON whose keys override the draft recipe (config_cpu.json)",
+        help="JSON whose keys override the draft recipe (config_cpu.json, or "
+        "draft_config_cpu.json in a pack without it)",
     )
     p.add_argument("-d", type=draft_length, metavar="N", help="draft length (draft_predict_length)")
 
