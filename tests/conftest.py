@@ -85,18 +85,19 @@ DESKTOP_RECIPE = {"memory": "normal", "thread_num": 1}
 @pytest.fixture
 def bundle_copy(tmp_path: Path, fixture_bundle: Callable[[str], Path]) -> Callable[..., Path]:
     """A fresh, writable copy of a fixture bundle, to break in a test. With
-    `desktop=True` its recipe (config_cpu.json for a draft, else config.json) gets
-    DESKTOP_RECIPE."""
+    `desktop=True` its recipe (config_cpu.json for a draft, with a draft_config_cpu.json
+    twin kept in step, else config.json) gets DESKTOP_RECIPE."""
 
     def copy(name: str = "qwen3-target", dest: Path | None = None, desktop: bool = False) -> Path:
         target = dest or (tmp_path / "copies" / name)
         shutil.copytree(fixture_bundle(name), target)
         if desktop:
-            recipe = target / "config_cpu.json"
-            recipe = recipe if recipe.is_file() else target / "config.json"
-            data = json.loads(recipe.read_text())
-            data.update(DESKTOP_RECIPE)
-            recipe.write_text(json.dumps(data, indent=4))
+            recipes = [target / n for n in ("config_cpu.json", "draft_config_cpu.json")]
+            recipes = [p for p in recipes if p.is_file()] or [target / "config.json"]
+            for recipe in recipes:
+                data = json.loads(recipe.read_text())
+                data.update(DESKTOP_RECIPE)
+                recipe.write_text(json.dumps(data, indent=4))
         return target
 
     return copy
