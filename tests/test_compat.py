@@ -286,7 +286,12 @@ def test_check_cli_exit_codes_and_json(
     broken = bundle_copy()
     (broken / "config.json").write_text("{")
     assert main(["check", str(broken), target, "--json"]) == 2
-    assert json.loads(capsys.readouterr().out)["reasons"][0]["code"] == "broken_bundle"
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    assert (error["side"], error["code"], error["file"]) == (
+        "target",
+        "invalid_json",
+        str(broken / "config.json"),
+    )
 
 
 def test_check_cli_as_a_process(fixture_bundle: Fixture) -> None:

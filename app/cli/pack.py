@@ -61,16 +61,31 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_unreadable(errors: dict[str, FileError], as_json: bool) -> int:
+    """A bundle that cannot be read is an error (exit 2), not a "Blocked" verdict: the
+    pair was never judged, and a mistyped path must not read as an incompatible pair."""
+    if as_json:
+        listed = [
+            {"side": side, "code": exc.code, "file": str(exc.path), "message": exc.problem}
+            for side, exc in errors.items()
+        ]
+        print(json.dumps({"errors": listed}, indent=2))
+    for side, exc in errors.items():
+        print(f"draftdeck: cannot read the {side}: {exc}", file=sys.stderr)
+    return 2
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    from app.core.pack.compat import assess_paths
+    from app.core.pack.compat import assess_either, read_either
     from app.core.pack.verdict import BLOCKED
     from app.core.recipe.wording import reason_text
 
-    verdict = assess_paths(Path(args.target), Path(args.draft))  # each bundle read once
-    if any(reason.code == "broken_bundle" for reason in verdict.reasons):
-        code = 2
-    else:
-        code = 1 if verdict.blocked else 0
+    sides = {"target": read_either(Path(args.target)), "draft": read_either(Path(args.draft))}
+    errors = {side: value for side, value in sides.items() if isinstance(value, FileError)}
+    if errors:
+        return _report_unreadable(errors, args.json)
+    verdict = assess_either(sides["target"], sides["draft"])
+    code = 1 if verdict.blocked else 0
     if args.json:
         print(json.dumps(verdict.to_json(), indent=2))
         return code
@@ -97,7 +112,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     check = sub.add_parser(
         "check",
-        help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 unreadable bundle)",
+        help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 a bundle cannot be read)",
     )
     check.add_argument("target", metavar="TARGET")
     check.add_argument("draft", metavar="DRAFT")

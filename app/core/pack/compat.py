@@ -33,15 +33,17 @@ from app.core.pack.vocabulary import vocabulary_digest
 TOO_CLOSE_RATIO = 0.5
 
 
+def read_either(folder: Path) -> BundleInfo | FileError:
+    """The bundle in `folder`, or the error that says why it cannot be read."""
+    try:
+        return read_bundle(folder)
+    except FileError as exc:
+        return exc
+
+
 def assess_paths(target: Path, draft: Path) -> Verdict:
     """Like `assess`, but a bundle that cannot be read is itself a blocking reason."""
-    sides: list[BundleInfo | FileError] = []
-    for path in (target, draft):
-        try:
-            sides.append(read_bundle(path))
-        except FileError as exc:
-            sides.append(exc)
-    return assess_either(sides[0], sides[1])
+    return assess_either(read_either(target), read_either(draft))
 
 
 def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError) -> Verdict:

@@ -30,7 +30,7 @@ from app.core.infra.errors import (
 )
 from app.core.infra.settings import Settings
 from app.core.infra.units import format_bytes
-from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle
+from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle, require_folder
 from app.core.pack.files import CONFIG, LLM_MODEL
 
 log = logging.getLogger("draftdeck.library")
@@ -136,8 +136,7 @@ class Library:
         """Add a pack folder by reference, or every pack folder directly inside it."""
         folder = Path(folder).resolve()
         _require_utf8_path(folder)
-        if not folder.is_dir():
-            raise NotABundleError(folder, "folder not found")
+        require_folder(folder)
         candidates = (
             [folder]
             if looks_like_bundle(folder)
