@@ -80,6 +80,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         self._free_bytes = free_bytes or (lambda p: int(psutil.disk_usage(str(p)).free))
         self._margin = margin
         super().__init__(JobStatus(repo_id), clock)  # the clock behind speed and ETA
+        self._clock = clock  # and behind how often progress is reported
         self._stop: str | None = None  # PAUSED or CANCELLED once asked
 
     # -- control and observation (any thread) -------------------------------------------------
@@ -221,6 +222,7 @@ class DownloadJob(TrackedJob[JobStatus]):
                     part,
                     self._on_bytes,
                     self._cancelled,
+                    self._clock,
                 )
             except HubError as exc:
                 if exc.code == "corrupt":  # its bytes were thrown away

@@ -5,6 +5,10 @@ every 10 MiB; this keeps what arrived in `<file>.part` and continues with a Rang
 request, hashes as it writes (hashing the kept prefix first when resuming), and checks
 the result against the LFS sha256 or the git blob id before the file is renamed into
 place. It uses the client's URL builder, auth headers and HTTP session.
+
+What the socket hands over (a few KiB at a time on a slow link) is gathered into writes
+of up to CHUNK, but handed on at least every REPORT_EVERY seconds, so progress moves and
+a pause lands between two reads, whatever the link's speed.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
 # fetched again. Large enough that per-chunk Python work stays off the throughput
 # (64 KiB chunks ran at about 0.8 of snapshot_download on loopback; 1 MiB at parity).
 CHUNK = 1024 * 1024
+# Seconds between progress reports at most, while bytes arrive: at 40 KB/s a whole
+# CHUNK took 25 s, and a 624 KB file showed "0 B" until it was done.
+REPORT_EVERY = 0.25
 SYNC_EVERY = 8 * 1024 * 1024
 RETRIES = 5
 TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
@@ -157,6 +164,7 @@ def download_file(
     part: Path,
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
+    clock: Callable[[], float] = time.monotonic,
 ) -> None:
     """Fill `part` with the file's bytes and verify them; raises HubError on mismatch.
 
@@ -173,7 +181,7 @@ def download_file(
         part.unlink()  # nothing of ours has it open yet
     try:
         with part.open("ab") as out:
-            verified = _fill(url, headers, what, plan_file, part, out, on_bytes, cancelled)
+            verified = _fill(url, headers, what, plan_file, part, out, on_bytes, cancelled, clock)
     except OSError as exc:
         raise WriteFailedError(part, f"could not write: {exc.strerror or exc}") from None
     except HubError as exc:
@@ -198,29 +206,28 @@ def _fill(
     out: BinaryIO,
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
+    clock: Callable[[], float],
 ) -> bool:
     """Append the missing bytes to `out` and sync them; whether they match the Hub's hash."""
-    hasher = _Hasher(plan_file, out.fileno())
+    receiver = _Receiver(out, _Hasher(plan_file, out.fileno()), on_bytes, clock)
     try:
         size = _written(out)
         if size:
-            _hash_prefix(hasher, part)
+            _hash_prefix(receiver.hasher, part)
         failures = 0
         while size < plan_file.size:
             request = dict(headers)
             if size:
                 request["Range"] = f"bytes={size}-"
             try:
-                size = _stream(
-                    url, request, out, size, hasher, on_bytes, cancelled, plan_file, what
-                )
+                size = _stream(url, request, receiver, size, cancelled, plan_file, what)
                 failures = 0
             except _RangeIgnored:
                 # Start again from byte 0 in the same file: emptied through our own
                 # handle, as it could not be deleted while that handle is open (Windows).
-                hasher.close()
+                receiver.hasher.close()
                 out.truncate(0)
-                hasher, size = _Hasher(plan_file, out.fileno()), 0
+                receiver.hasher, size = _Hasher(plan_file, out.fileno()), 0
             except httpx2.TransportError as exc:
                 # A dropped connection: go on from what arrived. Every chunk written is
                 # also hashed, so the file's size is where the next request starts. Only
@@ -237,18 +244,58 @@ def _fill(
         out.flush()
         os.fsync(out.fileno())  # on disk before it is renamed into place
         expected = _expected(plan_file)
-        return expected is None or hasher.hexdigest() == expected
+        return expected is None or receiver.hasher.hexdigest() == expected
     finally:
-        hasher.close()  # before `out` closes: the hasher's thread syncs through it
+        receiver.hasher.close()  # before `out` closes: the hasher's thread syncs through it
+
+
+class _Receiver:
+    """Gathers the pieces a response yields into writes of up to CHUNK, and hands them
+    to the file, the hasher and `on_bytes` when CHUNK is full or REPORT_EVERY has passed
+    (so the bytes reported are always the bytes written)."""
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        hasher: _Hasher,
+        on_bytes: Callable[[int], None],
+        clock: Callable[[], float],
+    ) -> None:
+        self.out, self.hasher = out, hasher
+        self._on_bytes, self._clock = on_bytes, clock
+        self._pending = bytearray()
+        self._handed_at = clock()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def take(self, piece: bytes) -> int:
+        """Keep `piece`; how many bytes were written now (0 while gathering)."""
+        self._pending += piece
+        now = self._clock()
+        if len(self._pending) < CHUNK and now - self._handed_at < REPORT_EVERY:
+            return 0
+        self._handed_at = now
+        return self.hand_over()
+
+    def hand_over(self) -> int:
+        """Write what is pending; how many bytes that was."""
+        if not self._pending:
+            return 0
+        chunk = bytes(self._pending)  # the hasher's thread reads it later: not a view
+        self._pending.clear()
+        self.out.write(chunk)
+        self.hasher.update(chunk)
+        self._on_bytes(len(chunk))
+        return len(chunk)
 
 
 def _stream(
     url: str,
     headers: dict[str, str],
-    out: BinaryIO,
+    receiver: _Receiver,
     size: int,
-    hasher: _Hasher,
-    on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
     plan_file: PlanFile,
     what: str,
@@ -263,13 +310,16 @@ def _stream(
             hf_raise_for_status(response)
         if size and response.status_code == 200:
             raise _RangeIgnored
-        for chunk in response.iter_bytes(CHUNK):
-            if cancelled():
-                raise DownloadCancelled(what)
-            if size + len(chunk) > plan_file.size:  # never more than listed: a full disk
-                raise _size_mismatch(what, "more than that", plan_file)
-            out.write(chunk)
-            hasher.update(chunk)
-            size += len(chunk)
-            on_bytes(len(chunk))
+        try:
+            # Each piece as the socket gives it: a pause is seen between two reads.
+            for piece in response.iter_bytes():
+                if cancelled():
+                    raise DownloadCancelled(what)
+                if size + receiver.pending + len(piece) > plan_file.size:
+                    # never more than listed: a full disk
+                    raise _size_mismatch(what, "more than that", plan_file)
+                size += receiver.take(piece)
+        finally:
+            # What arrived is kept, paused or dropped alike: a resume goes on after it.
+            size += receiver.hand_over()
     return size
