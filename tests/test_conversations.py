@@ -10,6 +10,7 @@ import pytest
 
 from app.core.measure.conversations import (
     TITLE_LENGTH,
+    ConversationDeleted,
     ConversationError,
     ConversationStore,
     SavedMessage,
@@ -110,3 +111,18 @@ def test_two_stores_on_one_folder_see_each_others_conversations(tmp_path: Path) 
     for store in (one, two):
         assert {c.id for c in store.list().conversations} == {a.id, b.id}
     assert len(two.read(two.path(a.id)).messages) == 4
+
+
+def test_a_deleted_conversation_is_never_written_again(tmp_path: Path) -> None:
+    """Here or in another window: a save after the delete must not bring it back."""
+    store, other = ConversationStore(tmp_path), ConversationStore(tmp_path)
+    mine = store.save(new_conversation(TARGET, DRAFT).with_messages(_messages("Mine")))
+    store.delete(mine.id)
+    with pytest.raises(ConversationDeleted, match=f"{mine.id}.json was deleted"):
+        store.save(mine.with_messages(mine.messages + _messages("After")))
+    theirs = store.save(new_conversation(TARGET, DRAFT).with_messages(_messages("Theirs")))
+    (listed,) = other.list().conversations  # the other window has it open
+    store.delete(theirs.id)
+    with pytest.raises(ConversationDeleted):
+        other.save(listed.with_messages(listed.messages + _messages("Late")))
+    assert list(tmp_path.iterdir()) == []

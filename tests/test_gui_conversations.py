@@ -17,7 +17,7 @@ from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_export import documents_folder
 from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.engine_bridge import ERROR, READY
+from app.ui.engine_bridge import ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
 
 Copy = Callable[..., Path]
@@ -189,3 +189,57 @@ def test_export_starts_in_documents_then_the_last_folder(
     page.export_markdown(tmp_path / "out" / "chat.md")
     assert (tmp_path / "out" / "chat.md").is_file()
     assert page.exporter.start_path("charts.png") == str(tmp_path / "out" / "charts.png")
+
+
+def _delete_chosen(window: MainWindow, row: int = 0) -> None:
+    page = window.chat_page
+    page.panel.list.setCurrentRow(row)
+    page.panel.delete_button.click()
+    next(b for b in _confirm_box(window).buttons() if b.text() == "Delete").click()
+
+
+def test_deleting_the_open_conversation_leaves_an_empty_chat_and_never_brings_it_back(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "Forget me.")
+    (gone,) = _store().list().conversations
+    _delete_chosen(window)
+    assert page.transcript.messages == [] and "Forget me" not in page.transcript.toPlainText()
+    assert "deleted" in page.chat_note.text() and page.chat_note.isVisible()
+    _send(qtbot, window, "A fresh start.")
+    (fresh,) = _store().list().conversations
+    assert fresh.id != gone.id and [m.role for m in fresh.messages] == ["user", "assistant"]
+    assert not _store().path(gone.id).exists()
+    assert [page.panel.list.item(i).text() for i in range(page.panel.list.count())] == [
+        "A fresh start."
+    ]
+
+
+def test_a_conversation_deleted_by_another_window_is_saved_as_a_new_one(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "Open in two windows.")
+    (shared,) = _store().list().conversations
+    _store().delete(shared.id)  # the other window deletes it
+    _send(qtbot, window, "Still here?")
+    (kept,) = _store().list().conversations
+    assert kept.id != shared.id and len(kept.messages) == 4
+    assert not _store().path(shared.id).exists()
+    assert "deleted elsewhere" in page.panel.note.text()
+
+
+def test_no_delete_while_a_reply_is_written(window: MainWindow, qtbot: QtBot) -> None:
+    page = window.chat_page
+    _send(qtbot, window, "First.")
+    page.panel.list.setCurrentRow(0)
+    assert page.panel.delete_button.isEnabled()
+    page.max_tokens.setValue(400)
+    page.input.setPlainText("A long one.")
+    page.send()
+    assert page.bridge.state == GENERATING
+    assert not page.panel.delete_button.isEnabled() and not page.panel.rename_button.isEnabled()
+    page.stop()
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    assert page.panel.delete_button.isEnabled()

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.core.infra.errors import FileError
 from app.core.measure.conversations import (
     Conversation,
+    ConversationDeleted,
     ConversationError,
     ConversationStore,
     Listing,
@@ -78,6 +79,7 @@ class ConversationPanel(QWidget):
     list shows the last one, updated at once for what this window saved or deleted."""
 
     open_requested = Signal(object)  # Conversation
+    deleted = Signal(str)  # the id of a conversation this panel deleted
 
     def __init__(self, store: ConversationStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +89,7 @@ class ConversationPanel(QWidget):
         self.shown: list[Conversation] = []
         self.listing = Listing((), ())
         self.problem = ""  # the last failed save, rename or delete, until one works
+        self.busy = False  # a reply is being written: no opening, renaming or deleting
         heading = QLabel("Conversations")
         heading.setObjectName("pageHint")
         self.list = QListWidget()
@@ -210,6 +213,7 @@ class ConversationPanel(QWidget):
             self.changed(self.listing, f"Could not delete: {exc}")
             return
         self.changed(self.listing.without(conversation_id))
+        self.deleted.emit(conversation_id)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.list and event.type() == QEvent.Type.KeyPress:
@@ -239,8 +243,13 @@ class ConversationPanel(QWidget):
         if item is not None:
             self.list.editItem(item)
 
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.list.setEnabled(not busy)
+        self._update_buttons()
+
     def _update_buttons(self) -> None:
-        chosen = self.list.currentItem() is not None
+        chosen = self.list.currentItem() is not None and not self.busy
         self.rename_button.setEnabled(chosen)
         self.delete_button.setEnabled(chosen)
 
@@ -252,10 +261,13 @@ class Conversations:
         self.panel = panel
         self.store = panel.store
         self.current: Conversation | None = None  # None until its first message
+        self.notice = ""  # said under the list while this conversation is on screen
 
     def start(self, target: Path | None, draft: Path | None) -> None:
         """A new conversation with this pair (written with its first message)."""
         self.current = None
+        if self.notice:  # it was about the conversation that leaves the screen
+            self.notice = self.panel.problem = ""
         self.panel.pair = (target, draft)
         self.panel.select("")
         self.panel.refresh()
@@ -269,16 +281,27 @@ class Conversations:
         if self.current is None:
             self.current = new_conversation(target, draft)
         try:
-            self.current = self.store.save(self.current.with_messages(kept))
+            try:
+                self.current = self.store.save(self.current.with_messages(kept))
+            except ConversationDeleted:
+                # Deleted by another window while open here: the file stays deleted,
+                # and what is still on screen is kept as a new conversation.
+                gone = self.current.shown_title
+                self.current = self.store.save(new_conversation(target, draft).with_messages(kept))
+                self.notice = f"“{gone}” was deleted elsewhere: this chat is saved as a new one."
         except (OSError, FileError, ConversationError) as exc:
             self.panel.changed(self.panel.listing, f"Could not save this conversation: {exc}")
             return
         self.panel.current_id = self.current.id
-        self.panel.changed(self.panel.listing.with_saved(self.current))
+        self.panel.changed(self.panel.listing.with_saved(self.current), self.notice)
         self.panel.select(self.current.id)
+
+    def is_current(self, conversation_id: str) -> bool:
+        return self.current is not None and self.current.id == conversation_id
 
     def open(self, conversation: Conversation) -> list[Message]:
         """Make it the current conversation; its messages for the transcript."""
         self.current = conversation
+        self.notice = ""
         self.panel.select(conversation.id)
         return [restored(m) for m in conversation.messages]

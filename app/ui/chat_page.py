@@ -155,6 +155,7 @@ class ChatPage(QWidget):
         self.save_charts_button.clicked.connect(self.exporter.save_charts)
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
         self.panel.open_requested.connect(self.open_conversation)
+        self.panel.deleted.connect(self._on_conversation_deleted)
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.rounds.connect(self._on_rounds)
         self.bridge.finished.connect(self._on_finished)
@@ -299,6 +300,14 @@ class ChatPage(QWidget):
         if reset_engine:
             self.bridge.reset()
 
+    def _on_conversation_deleted(self, conversation_id: str) -> None:
+        """The conversation on screen was deleted: an empty new chat takes its place
+        (its messages left on screen would be saved again by the next turn)."""
+        if self.conversations.is_current(conversation_id):
+            self.new_chat()
+            self.chat_note.setText("Conversation deleted: this is a new one.")
+            self.chat_note.show()
+
     def open_conversation(self, conversation: Conversation) -> None:
         """Show a saved conversation to go on with; the engine's cache is rebuilt by the
         next turn, as after New Chat. Another pair's is opened with that pair."""
@@ -369,7 +378,7 @@ class ChatPage(QWidget):
         self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
         self.send_button.setEnabled(state == READY)
         self.stop_button.setEnabled(state == GENERATING)
-        self.panel.list.setEnabled(state != GENERATING)
+        self.panel.set_busy(state == GENERATING)
 
     # -- export ------------------------------------------------------------------------------
 

@@ -4,6 +4,10 @@ Each file is written whole and atomically, so two windows sharing the folder nev
 lose each other's conversations and a crash leaves the last saved state. A file that
 cannot be read as a conversation (broken, foreign) is skipped with a message, and
 never overwritten or deleted: only files this store recognises as its own are.
+
+A deleted conversation stays deleted: the store refuses to write it again, whether this
+store deleted it or another window did (a conversation this store has read or written
+whose file is gone was deleted, and is not brought back by the next save).
 """
 
 from __future__ import annotations
@@ -90,6 +94,10 @@ class ConversationError(Exception):
     """A file in the conversations folder that is not a conversation DraftDeck wrote."""
 
 
+class ConversationDeleted(ConversationError):
+    """A save of a conversation that was deleted (here or by another window)."""
+
+
 @dataclass(frozen=True)
 class Listing:
     conversations: tuple[Conversation, ...]  # newest first
@@ -113,6 +121,8 @@ def _newest_first(conversations: list[Conversation]) -> tuple[Conversation, ...]
 class ConversationStore:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or app_dirs().data / "conversations"
+        # Ids this store has seen on disk: one of them whose file is gone was deleted.
+        self._seen: set[str] = set()
 
     def path(self, conversation_id: str) -> Path:
         return self.folder / f"{conversation_id}.json"
@@ -128,6 +138,7 @@ class ConversationStore:
             raise ConversationError(f"{path.name} cannot be read: {exc}") from None
         if path.stem != found.id:
             raise ConversationError(f"{path.name} holds conversation {found.id}")
+        self._seen.add(found.id)
         return found
 
     def list(self) -> Listing:
@@ -146,13 +157,17 @@ class ConversationStore:
 
     def save(self, conversation: Conversation) -> Conversation:
         """Write it whole. A title given on disk meanwhile (another window renamed it)
-        is kept. A file of that name that is not ours is never overwritten."""
+        is kept. A file of that name that is not ours is never overwritten, and one
+        that was deleted is never written again (ConversationDeleted)."""
         path = self.path(conversation.id)
         if path.exists():
             on_disk = self.read(path)
             if on_disk.title and on_disk.title != conversation.title:
                 conversation = replace(conversation, title=on_disk.title)
+        elif conversation.id in self._seen:
+            raise ConversationDeleted(f"{path.name} was deleted")
         atomic_write_json(path, to_json(conversation))
+        self._seen.add(conversation.id)
         return conversation
 
     def rename(self, conversation_id: str, title: str) -> Conversation:
