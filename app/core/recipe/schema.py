@@ -2,9 +2,9 @@
 
 A recipe is the draft's `config_cpu.json` plus the target's run settings in its
 `config.json`. Defaults are MNN 3.6.1's code defaults (transformers/llm/engine/src/
-llmconfig.hpp); where MNN's documentation says otherwise, `docs_note` says so. Keys not
-listed here are kept, shown and written back untouched; so is `mixed_samplers`, a list
-(the form has no list fields: it is edited in the JSON pane).
+llmconfig.hpp); where MNN's documentation says otherwise, `docs_note` says so. The
+sampler's keys, every one sampler_settings reads, are in sampler_fields. Keys not listed
+here are kept, shown and written back untouched.
 """
 
 from __future__ import annotations
@@ -17,29 +17,18 @@ from typing import Any
 
 import psutil
 
+# Where most callers take them from.
+from app.core.recipe.field import DRAFT as DRAFT
+from app.core.recipe.field import TARGET as TARGET
+from app.core.recipe.field import Field as Field
 from app.core.recipe.files import draft_run_recipe
-from app.core.recipe.sampler_settings import SAMPLER_TYPES
+from app.core.recipe.sampler_fields import SAMPLER_FIELDS
 
-DRAFT = "draft"
-TARGET = "target"
 ERROR = "error"
 WARNING = "warning"
 # The pip build of MNN for desktops runs on the CPU only (measured: asking for opencl,
 # vulkan, metal or cuda logs "Can't Find type=N backend, use 0 instead").
 DESKTOP_BACKENDS = frozenset({"cpu"})
-
-
-@dataclass(frozen=True)
-class Field:
-    key: str
-    kind: str  # "choice", "int", "float", "bool", "path"
-    default: Any
-    help: str
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    scopes: tuple[str, ...] = (DRAFT, TARGET)
-    docs_note: str = ""
 
 
 FIELDS: dict[str, Field] = {
@@ -86,16 +75,6 @@ FIELDS: dict[str, Field] = {
             "normal",
             "Power hint for the CPU scheduler; high keeps threads on the fast cores.",
             choices=("low", "normal", "high"),
-        ),
-        Field(
-            "sampler_type",
-            "choice",
-            "mixed",
-            "How the next token is picked. Chat samples with it (speculative sampling keeps "
-            "the target's distribution exactly) unless you choose Greedy there; bench and "
-            "tune use greedy, to compare speeds exactly, unless given --sample. mixed runs "
-            "the steps listed in mixed_samplers (edit that list in the JSON pane).",
-            choices=SAMPLER_TYPES,
         ),
         Field(
             "speculative_type",
@@ -145,73 +124,8 @@ FIELDS: dict[str, Field] = {
             "Map weights from disk instead of loading them into memory; helps phones with "
             "little RAM.",
         ),
-        Field(
-            "temperature",
-            "float",
-            1.0,
-            "Randomness of sampling: below 1 favours likely tokens, above 1 flattens the "
-            "choice (ignored by greedy).",
-            minimum=0.0,
-            maximum=100.0,
-        ),
-        Field(
-            "top_k",
-            "int",
-            40,
-            "Keep the K most likely tokens (0: no limit; ignored by greedy).",
-            minimum=0,
-            maximum=1_000_000,
-            docs_note="The code reads top_k first (unset: -1), then topK (default 40).",
-        ),
-        Field(
-            "top_p",
-            "float",
-            0.9,
-            "Keep the smallest set of tokens reaching this probability (ignored by greedy).",
-            minimum=0.0,
-            maximum=1.0,
-            docs_note="The code reads top_p first (unset: -1), then topP (default 0.9).",
-        ),
-        Field(
-            "min_p",
-            "float",
-            0.1,
-            "Drop tokens less likely than this probability; MNN compares the probability "
-            "itself, not a share of the top token's as llama.cpp does (ignored by greedy).",
-            minimum=0.0,
-            maximum=1.0,
-            docs_note="The code reads min_p first (unset: -1), then minP (default 0.1); a "
-            "sampler type that does not read it uses 0.05.",
-        ),
-        Field(
-            "typical",
-            "float",
-            1.0,
-            "Typical sampling: keep the tokens whose surprise is closest to the average, up "
-            "to this probability mass (1.0: keep all; ignored by greedy).",
-            minimum=0.0,
-            maximum=1.0,
-            docs_note="A sampler type that does not read it uses 0.95.",
-        ),
-        Field(
-            "repetition_penalty",
-            "float",
-            1.0,
-            "Penalty for repeating tokens (1.0: none).",
-            minimum=0.0,
-            maximum=10.0,
-        ),
-        Field(
-            "presence_penalty",
-            "float",
-            0.0,
-            "Subtracted from the logit of every token already in the conversation, however "
-            "often it came (0.0: none; only where the penalty step runs).",
-            minimum=-10.0,
-            maximum=10.0,
-        ),
     )
-}
+} | {f.key: f for f in SAMPLER_FIELDS}
 
 DRAFT_FORM_KEYS = ("backend_type", "thread_num", "precision", "memory", "power", "sampler_type")
 TARGET_FORM_KEYS = (
@@ -237,7 +151,31 @@ class Problem:
         return f"{self.key}: {self.message}" if self.key else self.message
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _shape_error(field: Field, value: Any) -> str | None:
+    """The sampler's lists and object, as sampler_settings accepts them."""
+    if field.kind == "names":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return "must be a list of sampler names"
+        wrong = [v for v in value if v not in field.choices]
+        return f"{', '.join(map(repr, wrong))}: not a step MNN knows" if wrong else None
+    if field.kind == "ids":
+        ids = isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        )
+        return None if ids else "must be a list of token ids"
+    numbers = isinstance(value, Mapping) and all(_is_number(v) for v in value.values())
+    if not numbers or _has_non_finite(value):
+        return "must map token ids to numbers"
+    return None
+
+
 def _kind_error(field: Field, value: Any) -> str | None:
+    if field.kind in ("names", "ids", "bias"):
+        return _shape_error(field, value)
     if field.kind == "bool":
         return None if isinstance(value, bool) else "must be true or false"
     if field.kind in ("choice", "path"):
@@ -246,7 +184,7 @@ def _kind_error(field: Field, value: Any) -> str | None:
         if field.kind == "choice" and value not in field.choices:
             return f"{value!r} is not one of {', '.join(repr(c) for c in field.choices)}"
         return None
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    numeric = _is_number(value)
     if field.kind == "int" and not (numeric and float(value).is_integer()):
         return "must be a whole number"
     if field.kind == "float" and not (numeric and math.isfinite(value)):
