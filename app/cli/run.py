@@ -10,9 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli import sampling
-from app.cli.arg_types import draft_length, whole_number
+from app.cli.arg_types import draft_length, number, whole_number
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
+from app.core.measure.bench import MIN_RUN_SECONDS
+from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+
+# Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
+# measured run may go faster than the warm-up did.
+DEFAULT_MIN_RUN_SECONDS = 2 * MIN_RUN_SECONDS
 
 if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
     from app.engine.protocol import JsonObject
@@ -125,6 +131,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         (prompt,),
         sampler=sampler,
         seed=sampling.seed_for(args, sampler),
+        min_run_seconds=args.min_run_seconds,
     )
 
     def progress(done: int, total: int) -> None:
@@ -221,7 +228,20 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--tokens", type=whole_number(1), default=128, metavar="N", help="tokens per run"
     )
     bench.add_argument(
-        "--runs", type=whole_number(1), default=3, metavar="N", help="measured run pairs"
+        "--runs",
+        type=whole_number(1),
+        default=MIN_VALUES_FOR_LEVEL,  # fewer pairs cannot give a 95 % uplift interval
+        metavar="N",
+        help=f"measured run pairs (default {MIN_VALUES_FOR_LEVEL}, the fewest for a 95 %% "
+        "interval)",
+    )
+    bench.add_argument(
+        "--min-run-seconds",
+        type=number(0.0),
+        default=DEFAULT_MIN_RUN_SECONDS,
+        metavar="SECONDS",
+        help="repeat each run's generation until it decodes about this long (default "
+        f"%(default)g; under {MIN_RUN_SECONDS:g} s a run is too short to trust; 0: once)",
     )
     group = bench.add_mutually_exclusive_group()
     group.add_argument("--prompt", metavar="TEXT")

@@ -1,0 +1,61 @@
+"""The README's command-line section matches the command: how to run it from a checkout,
+every command it has, and the defaults it shows."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from app.cli.main import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end]
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return {name: p for name, p in sub.choices.items() if name != "gui"}
+
+
+def test_readme_says_how_to_run_the_command_from_a_checkout() -> None:
+    section = _section("Command line")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    # What `make run` leaves behind: $(VENV)/bin/draftdeck with VENV ?= .venv.
+    assert re.search(r"^VENV \?= \.venv$", makefile, re.MULTILINE)
+    assert "$(BIN)/draftdeck" in makefile
+    assert "`.venv/bin/draftdeck`" in section
+    assert "python -m app" in section
+
+
+def test_readme_lists_every_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in _commands() if f"draftdeck {name}" not in readme]
+    assert not missing, f"README never shows these commands: {missing}"
+
+
+def test_readme_shows_the_real_defaults() -> None:
+    """`[--runs 6]` in a usage line must be what the command does without the option."""
+    block = _section("Command line").split("```sh", 1)[1].split("```", 1)[0]
+    usages = re.split(r"\n(?=draftdeck )", block)
+    commands = _commands()
+    checked = 0
+    for usage in usages:
+        name = usage.split()[1] if usage.startswith("draftdeck ") else ""
+        if name not in commands:
+            continue
+        options = {a.option_strings[-1]: a for a in commands[name]._actions if a.option_strings}
+        for option, shown in re.findall(r"\[(--?[a-z-]+) (\d+(?:\.\d+)?)\]", usage):
+            default = options[option].default
+            if default is None:  # -d 3: the engine's (MNN's) default, not the parser's
+                continue
+            assert float(shown) == float(default), f"{name} {option}: README {shown}, is {default}"
+            checked += 1
+    assert checked >= 3  # bench --tokens/--runs/--min-run-seconds, generate --max-tokens
