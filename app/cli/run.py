@@ -14,6 +14,7 @@ from app.cli.arg_types import draft_length, number, whole_number
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
+from app.core.measure.chat_record import context_note
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
@@ -205,6 +206,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
     else:
         print()
+    window_note = context_note(done.stats.to_json(), done.stopped_by)
+    if window_note:
+        print(f"draftdeck: {window_note}", file=sys.stderr)
     return 0
 
 

@@ -39,8 +39,9 @@ def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     total = DecodeStats(first.mode, first.draft_length, sampler=first.sampler)
     seeds = {r.seed for r in runs}
     total.seed = first.seed if len(seeds) == 1 else None  # one seed only if all shared it
+    total.window_tokens, total.max_tokens_asked = first.window_tokens, first.max_tokens_asked
     for name in DecodeStats.__dataclass_fields__:
-        if name in ("mode", "draft_length", "sampler", "seed"):
+        if name in ("mode", "draft_length", "sampler", "seed", "window_tokens", "max_tokens_asked"):
             continue
         value = getattr(first, name)
         if isinstance(value, list):

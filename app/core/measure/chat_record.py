@@ -49,7 +49,22 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
     if stopped_by == "cancelled":
         parts.append("stopped")
+    note = context_note(stats, stopped_by)
+    if note:
+        parts.append(note)
     return " · ".join(parts)
+
+
+def context_note(stats: dict[str, Any], stopped_by: str) -> str:
+    """What the context window did to a reply, in words ("" when nothing)."""
+    window = stats.get("window_tokens") or 0
+    if stopped_by == "context_full":
+        return f"stopped: the {window:,}-token context window is full"
+    asked = stats.get("max_tokens_asked") or 0
+    if asked and window:
+        left = window - int(stats.get("prompt_tokens") or 0)
+        return f"max tokens {asked:,} clamped to the {left:,} that fit in the window"
+    return ""
 
 
 def _sampler_parts(sampler: object, seed: object) -> list[str]:

@@ -87,6 +87,9 @@ class DecodeStats:
     position_expected: list[float] = field(default_factory=list)
     sampler: str = "greedy"  # the sampler used, as SamplerSettings.describe() says it
     seed: int | None = None  # the seed that reproduces a sampled generation
+    window_tokens: int = 0  # the context window in force (context_window.py); 0: none
+    max_tokens_asked: int = 0  # the caller's max_tokens when more than fit (else 0)
+    draft_prefill_seconds: float = 0.0  # the draft's share of prefill_seconds
 
     def __post_init__(self) -> None:
         if not self.position_reached:
@@ -203,6 +206,9 @@ class DecodeStats:
             "position_expected": list(self.position_expected),
             "sampler": self.sampler,
             "seed": self.seed,
+            "window_tokens": self.window_tokens,
+            "max_tokens_asked": self.max_tokens_asked,
+            "draft_prefill_seconds": self.draft_prefill_seconds,
             "acceptance": self.acceptance,
             "per_position_acceptance": self.per_position_acceptance,
             "checked_acceptance": self.checked_acceptance,

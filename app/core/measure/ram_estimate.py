@@ -25,6 +25,7 @@ import psutil
 
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleInfo
+from app.core.pack.context_window import context_window
 from app.core.pack.model_shape import ModelShape
 from app.core.recipe.files import run_recipes
 
@@ -43,7 +44,6 @@ KV_CHUNK_TOKENS = 64  # MNN grows the cache this many tokens at a time
 # 8 KB per layer and token), 1.15-1.3x for the narrow layers of toy models (1-2 KB).
 KV_GROWTH_WIDE, KV_GROWTH_NARROW = 2.0, 1.2
 WIDE_LAYER_BYTES = 4096  # K and V bytes per layer and token from which growth costs 2x
-DEFAULT_CONTEXT_TOKENS = 2048  # MNN's max_all_tokens default
 # Working memory of a prompt's prefill, kept by MNN's pool afterwards: about four fp32
 # values per unit of hidden plus MLP width for each prompt token (measured at 1,500
 # tokens: 8.7 KB/token at 256+256, 24 KB/token at 512+1024).
@@ -151,13 +151,6 @@ class MemoryFit:
         }
 
 
-def context_tokens(recipe: Mapping[str, Any]) -> int:
-    value = recipe.get("max_all_tokens")
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return DEFAULT_CONTEXT_TOKENS
-
-
 def memory_mode(recipe: Mapping[str, Any]) -> str:
     value = recipe.get("memory", "low")
     return value if isinstance(value, str) else "low"
@@ -172,7 +165,9 @@ def estimate_model(
     """One model under `recipe` with `tokens` in its cache (the recipe's context when
     None) after a prompt of `prompt_tokens` (a long chat message when None)."""
     shape = info.shape
-    context = context_tokens(recipe) if tokens is None else tokens
+    # The cache never holds more than the window (context_window.py), so plan for that.
+    window = context_window(recipe, info.context.model_limit, info.context.model_source)
+    context = window.tokens if tokens is None else tokens
     prompt = min(context, PLANNED_PROMPT_TOKENS) if prompt_tokens is None else prompt_tokens
     width = info.hidden_size + shape.mlp_width
     return ModelMemory(

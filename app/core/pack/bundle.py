@@ -29,6 +29,7 @@ from app.core.infra.errors import (
 )
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
+from app.core.pack.context_window import ContextWindow, context_window
 from app.core.pack.embedding_layout import BF16_FILE, embedding_layout
 from app.core.pack.export_format import ExportFormat, export_format
 from app.core.pack.files import (
@@ -49,6 +50,7 @@ from app.core.pack.files import (
     VISUAL_MODEL,
 )
 from app.core.pack.graph_facts import GraphFacts, read_graph_facts
+from app.core.pack.known_models import identify_shape
 from app.core.pack.model_family import infer_family
 from app.core.pack.model_shape import Dimensions, ModelShape, linear_bits, model_shape
 from app.core.pack.stop_tokens import with_pack_stops
@@ -105,6 +107,7 @@ class BundleInfo:
     runtime_config: MappingProxyType[str, Any]
     shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
     export_format: ExportFormat  # which exporter wrote the pack, and what was inferred
+    context: ContextWindow  # what fits under config.json and the model's own limit
 
     @property
     def quantization(self) -> str:
@@ -153,6 +156,7 @@ class BundleInfo:
             "shape": self.shape.to_json(),
             "role": self.role,
             "export_format": self.export_format.to_json(),
+            "context": self.context.to_json(),
             "files": [{"name": f.name, "size": f.size} for f in self.files],
         }
 
@@ -259,7 +263,22 @@ def read_bundle(folder: Path) -> BundleInfo:
         runtime_config=MappingProxyType(runtime_config),
         shape=shape,
         export_format=export_format(llm_config, layout.spelling, tokenizer.file, inferred),
+        context=context_window(merged, *_trained_window(merged, model_type, hidden, layers)),
     )
+
+
+def _trained_window(
+    merged: Mapping[str, Any], model_type: str, hidden: int, layers: int
+) -> tuple[int | None, str | None]:
+    """The positions the model was trained for: as the exporter wrote them, else the
+    well-known model's."""
+    value = merged.get("max_position_embeddings")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value, "max_position_embeddings"
+    model = identify_shape(model_type, hidden, layers)
+    if model is not None and model.max_positions:
+        return model.max_positions, f"{model.name}'s published config"
+    return None, None
 
 
 def _layers(

@@ -10,9 +10,12 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from app.core.infra.resources import read_text
-from app.core.pack.bundle import BundleInfo
+
+if TYPE_CHECKING:  # bundle.py asks identify_shape() for a model's trained window
+    from app.core.pack.bundle import BundleInfo
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class KnownModel:
     hidden_size: int
     layers: int
     aliases: tuple[str, ...] = ()
+    max_positions: int | None = None  # the published config's max_position_embeddings
 
     def matches_key(self, key: str) -> bool:
         wanted = normalize_key(key)
@@ -45,17 +49,18 @@ def known_models() -> tuple[KnownModel, ...]:
             hidden_size=int(m["hidden_size"]),
             layers=int(m["layers"]),
             aliases=tuple(m.get("aliases", ())),
+            max_positions=m.get("max_positions"),
         )
         for m in data["models"]
     )
 
 
 def identify(info: BundleInfo) -> KnownModel | None:
+    return identify_shape(info.model_type, info.hidden_size, info.layers)
+
+
+def identify_shape(family: str, hidden_size: int, layers: int) -> KnownModel | None:
     for model in known_models():
-        if (
-            model.family == info.model_type
-            and model.hidden_size == info.hidden_size
-            and model.layers == info.layers
-        ):
+        if (model.family, model.hidden_size, model.layers) == (family, hidden_size, layers):
             return model
     return None

@@ -61,7 +61,7 @@ class Generation:
     tokens: list[int]
     text: str
     stats: DecodeStats
-    stopped_by: str  # "stop_token", "max_tokens" or "cancelled"
+    stopped_by: str  # "stop_token", "max_tokens", "context_full" or "cancelled"
 
 
 class Decoder:
@@ -97,11 +97,16 @@ class Decoder:
         max_tokens: int,
         on_round: Callable[[RoundOutput], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        window: int = 0,
     ) -> Generation:
+        """`window`: the most tokens the caches may hold, prompt included (0: no limit);
+        generation stops with "context_full" when the sequence fills it."""
         if not prompt:
             raise ValueError("the prompt is empty")
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
+        if window and len(prompt) >= window:
+            raise ValueError("the prompt fills the context window")
         stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
         if self.sampler is not None:
             stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
@@ -114,14 +119,17 @@ class Decoder:
         row, stats.prefill_fed = self._prefill(self.target, seq)
         first = self._pick(row, seq)
         if self.draft is not None:
+            draft_start = time.perf_counter()
             self._prefill(self.draft, seq)
+            stats.draft_prefill_seconds = time.perf_counter() - draft_start
         stats.prefill_seconds = time.perf_counter() - start
+        stats.window_tokens = window
 
         decode_start = time.perf_counter()
         # The prefill's logits give the first token: the target's own, outside any round.
         new, flags, rnd = [first], [False], None
         while True:
-            keep, stopped_by = self._cut(new, len(out), max_tokens)
+            keep, stopped_by = self._cut(new, len(out), max_tokens, len(seq), window)
             new, flags = new[:keep], flags[:keep]
             if rnd is None:
                 stats.add_first_token(keep)
@@ -145,20 +153,27 @@ class Decoder:
             if cancelled is not None and cancelled():
                 stopped_by = "cancelled"
                 break
-            new, flags, rnd = self._round(seq)
+            # A verify puts d more tokens in the target's cache: near the end of the
+            # window the target steps alone.
+            new, flags, rnd = self._round(seq, alone=bool(window) and len(seq) + self.d > window)
         stats.decode_seconds = time.perf_counter() - decode_start
         texts.append(text_decoder.decode(b"", final=True))
         return Generation(out, "".join(texts), stats, stopped_by)
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def _cut(self, tokens: list[int], produced: int, max_tokens: int) -> tuple[int, str]:
-        """How many of the new tokens to keep, and why generation stops (or "")."""
+    def _cut(
+        self, tokens: list[int], produced: int, max_tokens: int, length: int, window: int
+    ) -> tuple[int, str]:
+        """How many of the new tokens to keep, and why generation stops (or ""), with
+        `length` tokens in the sequence before them."""
         for i, token in enumerate(tokens):
-            if produced + i + 1 >= max_tokens:
-                return i + 1, "stop_token" if token in self.stop_ids else "max_tokens"
             if token in self.stop_ids:
                 return i + 1, "stop_token"
+            if window and length + i + 1 >= window:
+                return i + 1, "context_full"
+            if produced + i + 1 >= max_tokens:
+                return i + 1, "max_tokens"
         return len(tokens), ""
 
     @staticmethod
@@ -191,10 +206,14 @@ class Decoder:
         rows = model.forward(seq[keep:])
         return rows[-1], len(seq) - keep
 
-    def _round(self, seq: list[int]) -> tuple[list[int], list[bool], RoundStats]:
+    def _round(
+        self, seq: list[int], alone: bool = False
+    ) -> tuple[list[int], list[bool], RoundStats]:
+        """One round; `alone`: a plain target step even with a draft (the draft's cache
+        catches up on the next speculative round)."""
         target, draft, d = self.target, self.draft, self.d
         last = seq[-1]
-        if draft is None:
+        if draft is None or alone:
             t0 = time.perf_counter()
             rows = target.forward([last])
             token = self._pick(rows[-1], seq)  # sampling time counts as the step's

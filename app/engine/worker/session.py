@@ -18,8 +18,10 @@ from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.compat import assess
+from app.core.pack.context_window import ContextWindow, context_window, pair_window
+from app.core.pack.files import CONFIG
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
-from app.core.recipe.files import draft_settings, target_run_recipe
+from app.core.recipe.files import draft_settings, read_recipe, target_run_recipe
 from app.engine.protocol import Decoded, Generate, Loaded, Round, Rounds
 from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation, RoundOutput
@@ -45,6 +47,8 @@ class Session:
         self.linear_rollback: bool | None = None  # what the load-time probe found
         self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
         self.verify = ""
+        self.target_window: ContextWindow | None = None  # under the recipes in force
+        self.draft_window: ContextWindow | None = None
         self._conversation: tuple[str, list[int]] | None = None
 
     # -- load ------------------------------------------------------------------------------
@@ -121,6 +125,8 @@ class Session:
         cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
         self.target, self.draft = target_llm, draft_llm
         self.target_recipe = target_run
+        self.target_window = _window(t_info, target_llm.config)
+        self.draft_window = _window(d_info, draft_llm.config) if d_info and draft_llm else None
         self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
@@ -197,6 +203,7 @@ class Session:
                 model.close()
         self.target = self.draft = None
         self.target_info = self.draft_info = None
+        self.target_window = self.draft_window = None
         self._conversation = None
 
     def reset(self) -> None:
@@ -249,15 +256,34 @@ class Session:
             sampler=_sampler(request),
         )
         ids, text = self.prompt_ids(request)
+        window = self.window(mode)
+        if len(ids) >= window.tokens:
+            raise EngineError(
+                f"The prompt is {len(ids):,} tokens and the {'pair' if decoder.draft else 'model'}"
+                f" holds {window.describe()}: nothing would be left for a reply. Shorten the "
+                "prompt, start a new chat, or raise max_all_tokens in the recipe.",
+                "context_full",
+            )
         batch = _RoundBatch(emit)
         try:
-            result = decoder.generate(ids, request.max_tokens, batch.add, cancelled)
+            result = decoder.generate(
+                ids, request.max_tokens, batch.add, cancelled, window=window.tokens
+            )
         finally:
             batch.flush()  # rounds made before an error still reach the client
+        if request.max_tokens > window.tokens - len(ids):
+            result.stats.max_tokens_asked = request.max_tokens  # more than could fit
         if text is not None:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
+
+    def window(self, mode: str) -> ContextWindow:
+        """What fits in a generation of `mode`: both caches hold it when speculating."""
+        if self.target_window is None:
+            raise EngineError("no model is loaded", "not_loaded")
+        draft = self.draft_window if mode == "speculative" else None
+        return pair_window(self.target_window, draft)
 
     def _token_ids(self, value: Sequence[int], name: str, allow_empty: bool) -> list[int]:
         """`value` as a list of the target's token ids, or a bad_request error naming
@@ -276,6 +302,12 @@ class Session:
         if self.target is None:
             raise EngineError("no model is loaded", "not_loaded")
         return self.target
+
+
+def _window(info: BundleInfo, settings: dict[str, Any]) -> ContextWindow:
+    """The window a loaded model has: MNN opened its config.json, then set `settings`."""
+    recipe = {**read_recipe(info.path / CONFIG), **settings}
+    return context_window(recipe, info.context.model_limit, info.context.model_source)
 
 
 def _sampler(request: Generate) -> SpeculativeSampler | None:
