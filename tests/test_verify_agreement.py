@@ -118,9 +118,20 @@ def test_what_the_user_is_told() -> None:
     assert low.ceiling == pytest.approx(0.770182, abs=1e-6)
     # 0.70 >= 0.9 * 0.770: the draft is about as good as the verify allows.
     assert low.limited(0.70) and not low.limited(0.68) and not exact.limited(1.0)
-    assert low.sentence(0.70).endswith("Acceptance 0.70 is limited by the recipe, not the draft.")
-    assert "an identical draft would be accepted only about 0.77 at d=3" in low.sentence(0.3)
+    assert low.sentence(0.70).endswith(
+        "Acceptance 0.70 is near that estimate: it is limited by the recipe, not the draft."
+    )
+    # The ceiling is an estimate from 64 probe tokens: said with its range (the Wilson
+    # interval of 56/64 is 0.7683-0.9380, by hand; its ceilings 0.6097-0.8761).
+    assert low.ceiling_range == pytest.approx((0.6097, 0.8761), abs=1e-4)
+    assert (
+        "an estimated 0.77 at d=3 (95 % range 0.61\N{EN DASH}0.88, from 64 tokens of a probe text)"
+    ) in low.sentence(0.3)
     assert "limited by the recipe" not in low.sentence(0.3)
+    # Measured above the estimate's range: never a ceiling below what was measured.
+    above = low.sentence(0.94)
+    assert "Acceptance 0.94 is above that range" in above
+    assert "limited by" not in above and "only about" not in above
     summary: dict[str, object] = {"acceptance": 0.75}
     verify_agreement.annotate(summary, low.to_json())
     assert summary["acceptance_limited_by_verify"] is True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ CACHE_LIMIT = 200  # entries kept; the oldest go first
 # Below this share of the ceiling (what an identical draft would get), acceptance is the
 # draft's doing; at or above it the verify's own disagreement is what holds it down.
 LIMITED_SHARE = 0.9
+TO = "\N{EN DASH}"
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,25 @@ class VerifyAgreement:
         with probability a, draft position i is accepted when rows 1..i all agree, so
         accepted / drafted = (a + a^2 + ... + a^d) / d. (Measured at Qwen3-0.6B scale:
         a = 0.836, d = 3 predicts 0.706; an identical draft got 0.698.)"""
-        a, d = self.agreement, max(1, self.draft_length)
-        return sum(a**i for i in range(1, d + 1)) / d
+        return _ceiling(self.agreement, self.draft_length)
+
+    @property
+    def ceiling_range(self) -> tuple[float, float]:
+        """The ceiling's 95 % range: the agreement is measured on `checked` rows of one
+        probe text, so it carries a binomial (Wilson) interval, and the ceiling, rising
+        with the agreement, carries the ceilings of its two ends."""
+        low, high = wilson_interval(self.matched, self.checked)
+        return _ceiling(low, self.draft_length), _ceiling(high, self.draft_length)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "exact": self.exact, "ceiling": self.ceiling}
+        low, high = self.ceiling_range
+        return {
+            **asdict(self),
+            "exact": self.exact,
+            "ceiling": self.ceiling,
+            "ceiling_low": low,
+            "ceiling_high": high,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VerifyAgreement:
@@ -68,22 +84,51 @@ class VerifyAgreement:
         )
 
     def sentence(self, acceptance: float | None = None) -> str:
-        """What to tell the user, in one or two plain sentences."""
+        """What to tell the user, in one or two plain sentences. The ceiling is an
+        estimate from a probe text, so it is given with its range, and never stated as
+        a limit below an acceptance that was measured above it."""
         if self.verify == "stepwise":
             return "Verify agreement 1.00: this target is verified one token at a time (exact)."
         head = f"Verify agreement {self.agreement:.2f} ({self.matched}/{self.checked} tokens)"
         if self.exact:
             return f"{head}: the batched verify matches single steps; acceptance is the draft's."
-        ceiling = (
+        low, high = self.ceiling_range
+        estimate = (
             f"{head}: with this recipe the target's batched verify disagrees with its own "
-            f"single steps, so even an identical draft would be accepted only about "
-            f"{self.ceiling:.2f} at d={self.draft_length}, and output is not identical to "
-            "plain decoding."
+            "single steps, so output is not identical to plain decoding, and even an "
+            f"identical draft would be accepted less than always: an estimated "
+            f"{self.ceiling:.2f} at d={self.draft_length} (95 % range {low:.2f}{TO}{high:.2f}, "
+            f"from {self.checked} tokens of a probe text)."
         )
-        if self.limited(acceptance):
-            assert acceptance is not None
-            return f"{ceiling} Acceptance {acceptance:.2f} is limited by the recipe, not the draft."
-        return ceiling
+        if acceptance is None or not self.limited(acceptance):
+            return estimate
+        if acceptance > high:
+            return (
+                f"{estimate} Acceptance {acceptance:.2f} is above that range (these prompts "
+                "are not the probe's text): the draft does about as well as an identical "
+                "one would, and what keeps acceptance below 1 is mostly the recipe's verify."
+            )
+        return (
+            f"{estimate} Acceptance {acceptance:.2f} is near that estimate: it is limited "
+            "by the recipe, not the draft."
+        )
+
+
+def _ceiling(agreement: float, draft_length: int) -> float:
+    d = max(1, draft_length)
+    return sum(agreement**i for i in range(1, d + 1)) / d
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a share (0-1 when nothing was tried): unlike
+    the plain normal interval it stays within 0-1 and is honest at 60/64."""
+    if trials <= 0:
+        return 0.0, 1.0
+    share = successes / trials
+    scale = 1 + z * z / trials
+    centre = (share + z * z / (2 * trials)) / scale
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def cache_key(
