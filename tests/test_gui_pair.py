@@ -136,6 +136,7 @@ def test_memory_estimate_beside_the_verdict(
     assert text.startswith("Memory: this pair needs about ")
     assert "weights" in text and "KV cache" in text and "of memory is available" in text
     assert label.property("level") == "fits"
+    assert text.endswith("Context window: 2,048 tokens (the recipe's max_all_tokens).")
 
     monkeypatch.setattr(ram_estimate, "available_memory", lambda: 20_000_000)
     page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")

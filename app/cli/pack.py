@@ -24,6 +24,7 @@ def _print_info(info: BundleInfo) -> None:
         ("Layers", str(info.layers)),
         ("Vocabulary", str(info.vocab_size) if info.vocab_size is not None else "unknown"),
         ("Quantization", info.quantization),
+        ("Context window", info.context.describe()),
         ("Tokenizer", f"{tok.file} ({tok.type}), sha256 {tok.sha256[:12]}"),
         ("Special ids", " ".join(map(str, tok.special_ids)) or "-"),
         (

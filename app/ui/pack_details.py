@@ -41,6 +41,7 @@ def details_html(entry: PackEntry) -> str:
         ("Layers", str(info.layers)),
         ("Vocabulary rows", f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"),
         ("Quantization", info.quantization),
+        ("Context window", info.context.describe()),
         ("Parameters (est.)", f"{info.params_estimate / 1e6:,.1f} M"),
         ("Tokenizer", f"{tok.file} ({tok.type}, {format_bytes(tok.size_bytes)})"),
         ("Tokenizer sha256", tok.sha256),

@@ -21,9 +21,11 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
+from app.core.pack.context_window import pair_window
 from app.core.pack.library import Library, PackEntry
 from app.core.pack.pairing import best_pair, drafts_for
 from app.core.pack.verdict import BLOCKED
+from app.core.recipe.files import run_recipes
 from app.ui.labels import wrap_to_width
 from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel
 from app.ui.pair_selection import PairSelection
@@ -110,7 +112,9 @@ class PairPage(QWidget):
         self.memory_label.setToolTip(
             "Estimated from the weight files, the recipes saved for this pair (memory "
             "low keeps weights as stored, normal makes MNN hold them as fp32) and a KV "
-            "cache for MNN's default context of 2,048 tokens."
+            "cache for the pair's context window: the smaller of the two models' windows, "
+            "each the recipe's max_all_tokens (MNN's default 2,048) or the positions the "
+            "model was trained for, whichever is less."
         )
         self.matrix_model = PairMatrixModel()
         self.matrix = QTableView()
@@ -291,10 +295,14 @@ class PairPage(QWidget):
             return
         try:
             _, fit = assess_memory(target.info, draft.info, worker_running=False)
+            target_run, draft_run = run_recipes(target.info.path, draft.info.path)
         except FileError as exc:  # a recipe broken since the library was read
             self._memory_text(UNKNOWN, f"Memory cannot be estimated: {exc.path}: {exc.problem}")
             return
-        self._memory_text(fit.level, fit.message)
+        window = pair_window(
+            target.info.context.under(target_run), draft.info.context.under(draft_run)
+        )
+        self._memory_text(fit.level, f"{fit.message} Context window: {window.describe()}.")
 
     def _memory_text(self, level: str, message: str) -> None:
         mark, colour = MEMORY_STYLES.get(level, ("", ""))

@@ -25,7 +25,6 @@ import psutil
 
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleInfo
-from app.core.pack.context_window import context_window
 from app.core.pack.model_shape import ModelShape
 from app.core.recipe.files import run_recipes
 
@@ -166,8 +165,7 @@ def estimate_model(
     None) after a prompt of `prompt_tokens` (a long chat message when None)."""
     shape = info.shape
     # The cache never holds more than the window (context_window.py), so plan for that.
-    window = context_window(recipe, info.context.model_limit, info.context.model_source)
-    context = window.tokens if tokens is None else tokens
+    context = info.context.under(recipe).tokens if tokens is None else tokens
     prompt = min(context, PLANNED_PROMPT_TOKENS) if prompt_tokens is None else prompt_tokens
     width = info.hidden_size + shape.mlp_width
     return ModelMemory(

@@ -35,6 +35,10 @@ class ContextWindow:
             else RECIPE
         )
 
+    def under(self, recipe: Mapping[str, Any]) -> ContextWindow:
+        """The same model's window when it runs with `recipe`."""
+        return context_window(recipe, self.model_limit, self.model_source)
+
     def describe(self) -> str:
         """In words, for the details, `info` and the Pair card."""
         words = f"{self.tokens:,} tokens"

@@ -18,7 +18,7 @@ from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.compat import assess
-from app.core.pack.context_window import ContextWindow, context_window, pair_window
+from app.core.pack.context_window import ContextWindow, pair_window
 from app.core.pack.files import CONFIG
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings, read_recipe, target_run_recipe
@@ -125,8 +125,15 @@ class Session:
         cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
         self.target, self.draft = target_llm, draft_llm
         self.target_recipe = target_run
-        self.target_window = _window(t_info, target_llm.config)
-        self.draft_window = _window(d_info, draft_llm.config) if d_info and draft_llm else None
+        # As MNN runs them: each opened its config.json, then got its settings.
+        self.target_window = t_info.context.under(
+            {**read_recipe(t_info.path / CONFIG), **target_llm.config}
+        )
+        self.draft_window = (
+            d_info.context.under({**read_recipe(d_info.path / CONFIG), **draft_llm.config})
+            if d_info and draft_llm
+            else None
+        )
         self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
@@ -302,12 +309,6 @@ class Session:
         if self.target is None:
             raise EngineError("no model is loaded", "not_loaded")
         return self.target
-
-
-def _window(info: BundleInfo, settings: dict[str, Any]) -> ContextWindow:
-    """The window a loaded model has: MNN opened its config.json, then set `settings`."""
-    recipe = {**read_recipe(info.path / CONFIG), **settings}
-    return context_window(recipe, info.context.model_limit, info.context.model_source)
 
 
 def _sampler(request: Generate) -> SpeculativeSampler | None:
