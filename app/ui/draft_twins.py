@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
-from app.core.pack.files import BACKUP_SUFFIX
 from app.core.recipe.draft_recipes import DIFFER, DraftRecipes, draft_recipes, make_same
+from app.core.recipe.files import backup_path
 from app.ui.dialogs import ask, show_file_error
 from app.ui.labels import wrap_to_width
 from app.ui.recipe_undo import UndoKeysToPage
@@ -100,7 +100,7 @@ class DraftTwinsPanel(QWidget):
             self,
             "Make the draft recipes the same",
             f"Replace {replace} with the recipe in {keep.name}? The current file is kept "
-            f"as {replace.name}{BACKUP_SUFFIX}.",
+            f"as {backup_path(replace)}.",
             f"Keep {keep.name}",
             lambda: self._keep(keep, replace),
         )

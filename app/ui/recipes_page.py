@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.pack.bundle import read_bundle
-from app.core.pack.files import BACKUP_SUFFIX
 from app.core.recipe.draft_recipes import OutOfStepError
 from app.core.recipe.files import (
     TARGET_CONFIG,
     ChangedOnDiskError,
     RecipeDocument,
+    backup_path,
     draft_recipe_path,
 )
 from app.core.recipe.presets import Preset, presets_for
@@ -381,7 +381,7 @@ class RecipesPage(QWidget):
             self,
             "Reset to pack default",
             f"Replace {path} with the version the pack shipped? The current file is kept "
-            f"as {path.name}{BACKUP_SUFFIX}.{also}",
+            f"as {backup_path(path)}.{also}",
             "Reset",
             reset,
         )

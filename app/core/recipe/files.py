@@ -3,7 +3,8 @@
 Saving writes atomically (temp file, fsync, replace) and keeps the previous file as
 `<name>.bak`. A file changed by someone else since it was opened is detected before
 anything is overwritten. The first time a pack's recipe is saved, what the pack shipped
-is kept in `<pack>/.draftdeck-original/` so "reset to pack default" can bring it back.
+is kept so "reset to pack default" can bring it back: in `<pack>/.draftdeck-original/`,
+or, for a pack added by reference, in DraftDeck's data folder (copies.py says where).
 
 What a model runs with layers these files the way the engine hands them to MNN: MNN reads
 the pack's config.json itself and `set_config()` merges the engine's dict over it, which
@@ -40,13 +41,12 @@ from app.core.infra.jsonfile import (
     read_text,
     remove_stale_temps,
 )
-from app.core.pack.files import (
-    BACKUP_SUFFIX,
-    CONFIG,
-    DRAFT_RECIPE,
-    DRAFT_RECIPE_ALT,
-    ORIGINALS,
-)
+from app.core.pack.files import CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT
+
+# Where the .bak and the shipped original go (beside the recipe, or in DraftDeck's data
+# folder for a pack added by reference); callers take them from here.
+from app.core.recipe.copies import backup_path as backup_path
+from app.core.recipe.copies import original_path as original_path
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 
 TARGET_CONFIG = CONFIG  # the target's run settings live in its config.json
@@ -167,10 +167,6 @@ class RecipeDocument:
         self._disk_digest = _digest(text.encode("utf-8"))
 
 
-def backup_path(recipe: Path) -> Path:
-    return recipe.with_name(recipe.name + BACKUP_SUFFIX)
-
-
 def write_backup(recipe: Path) -> None:
     """Keep the file as it is now as `<name>.bak`, atomically like the recipe itself: a
     save killed half-way leaves the old backup or the new one, never a torn one."""
@@ -178,15 +174,10 @@ def write_backup(recipe: Path) -> None:
         atomic_write_bytes(backup_path(recipe), read_regular_bytes(recipe, "recipe"))
 
 
-def original_path(recipe: Path) -> Path:
-    return recipe.parent / ORIGINALS / recipe.name
-
-
 def keep_original(recipe: Path) -> None:
     """Copy the file as the pack shipped it, once, before the first edit."""
     original = original_path(recipe)
     if recipe.is_file() and not original.exists():
-        original.parent.mkdir(exist_ok=True)
         atomic_write_bytes(original, read_regular_bytes(recipe, "recipe"))
 
 
