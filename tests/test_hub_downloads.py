@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob
 from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings
 from tests.conftest import DRAFT_REPO
+from tests.helpers.downloads import finish, wait_for
 from tests.helpers.read_only import read_only_folder
 from tests.hub_server import FakeHub
 
@@ -23,42 +23,30 @@ REPO = DRAFT_REPO
 FOLDER = "Qwen3-0.6B-kl-baseline-20k-MNN"
 
 
-def _finish(downloads: Downloads, job: DownloadJob) -> str:
-    downloads.queue.wait(job, timeout=60)
-    return job.status().state
-
-
-def _wait_for(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 60  # a guard against a hang, not a speed limit
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def test_one_download_per_repo_into_the_library(downloads: Downloads, hub: FakeHub) -> None:
     hub.throttle_bytes_per_s = 200_000
     job = downloads.start(REPO)
     assert downloads.start(REPO) is job  # already under way: the same download
     assert downloads.queue.active()
-    assert _finish(downloads, job) == DONE, job.status().error
+    assert finish(downloads, job) == DONE, job.status().error
     assert not downloads.queue.active()
     assert job.status().path == str(downloads.root / FOLDER)
     assert downloads.installed() == {REPO: hub.sha(REPO)}
     assert downloads.marks() == {REPO: INSTALLED}
     again = downloads.start(REPO)  # finished: a new download
-    assert again is not job and _finish(downloads, again) == DONE
+    assert again is not job and finish(downloads, again) == DONE
     assert downloads.jobs() == [job, again]
 
 
 def test_resume_after_a_failure_keeps_verified_files(downloads: Downloads, hub: FakeHub) -> None:
     hub.corrupt.add("llm.mnn.weight")
     job = downloads.start(REPO)
-    assert _finish(downloads, job) == FAILED
+    assert finish(downloads, job) == FAILED
     assert "do not match" in job.status().error
     served = dict(hub.bytes_served)
     hub.corrupt.clear()
     assert downloads.resume(job)
-    assert _finish(downloads, job) == DONE
+    assert finish(downloads, job) == DONE
     assert hub.bytes_served["config.json"] == served["config.json"]
     assert not downloads.resume(job)  # done: nothing to resume
 
@@ -66,26 +54,26 @@ def test_resume_after_a_failure_keeps_verified_files(downloads: Downloads, hub: 
 def test_pause_cancel_and_clear(downloads: Downloads, hub: FakeHub) -> None:
     hub.throttle_bytes_per_s = 50_000
     job = downloads.start(REPO)
-    _wait_for(lambda: job.status().done_bytes > 0)
+    wait_for(lambda: job.status().done_bytes > 0)
     assert not downloads.resume(job)  # still running
     downloads.pause(job)
-    assert _finish(downloads, job) == PAUSED
+    assert finish(downloads, job) == PAUSED
     assert staging_dir(downloads.root, REPO).exists()
     downloads.cancel(job)  # a paused download: its files go at once
     assert not staging_dir(downloads.root, REPO).exists()
     other = downloads.start("nobody/nothing")
-    assert _finish(downloads, other) == FAILED
+    assert finish(downloads, other) == FAILED
     assert downloads.clear_finished() == [job, other]
     assert downloads.jobs() == []
     running = downloads.start(REPO)
     downloads.cancel(running)
-    assert _finish(downloads, running) == CANCELLED
+    assert finish(downloads, running) == CANCELLED
 
 
 def test_update_check_marks_outdated_packs_until_installed_again(
     downloads: Downloads, hub: FakeHub, fixture_bundle: Fixture
 ) -> None:
-    assert _finish(downloads, downloads.start(REPO)) == DONE
+    assert finish(downloads, downloads.start(REPO)) == DONE
     assert downloads.check_updates() == set()
     files = {p.name: p.read_bytes() for p in fixture_bundle("qwen3-draft-noisy").iterdir()}
     files["README.md"] = b"v2\n"
@@ -94,9 +82,9 @@ def test_update_check_marks_outdated_packs_until_installed_again(
     assert downloads.check_updates() == {REPO}
     assert downloads.marks() == {REPO: UPDATE_AVAILABLE}
     # Another pack arriving keeps the mark; installing the update clears it.
-    assert _finish(downloads, downloads.start("me/other-pack")) == DONE
+    assert finish(downloads, downloads.start("me/other-pack")) == DONE
     assert downloads.marks() == {REPO: UPDATE_AVAILABLE, "me/other-pack": INSTALLED}
-    assert _finish(downloads, downloads.start(REPO)) == DONE
+    assert finish(downloads, downloads.start(REPO)) == DONE
     assert downloads.marks() == {REPO: INSTALLED, "me/other-pack": INSTALLED}
     hub.remove_repo(REPO)  # gone from the Hub: up to date as far as anyone can tell
     assert downloads.check_updates() == set()
@@ -123,11 +111,11 @@ def test_the_queue_reports_every_change(downloads: Downloads) -> None:
     seen: list[str] = []
     unsubscribe = downloads.queue.subscribe(lambda: seen.append("change"))
     job = downloads.start(REPO)
-    assert _finish(downloads, job) == DONE
+    assert finish(downloads, job) == DONE
     assert len(seen) >= 3  # queued, planning, ..., done
     unsubscribe()
     count = len(seen)
-    assert _finish(downloads, downloads.start(REPO)) == DONE
+    assert finish(downloads, downloads.start(REPO)) == DONE
     assert len(seen) == count
 
 
@@ -137,7 +125,7 @@ def test_every_download_ends_with_a_message_whatever_is_raised(
     # Repo ids the Hub client itself rejects (it raised, and the job stayed "planning").
     for bad in ("te st/x", "test/..", "a/b--c"):
         job = downloads.start(bad)
-        assert _finish(downloads, job) == FAILED
+        assert finish(downloads, job) == FAILED
         assert "is not of the form owner/name" in job.status().error
     assert not hub.requests
     # A library that cannot be made: its parent is a regular file.

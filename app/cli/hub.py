@@ -86,7 +86,7 @@ def cmd_download(args: argparse.Namespace) -> int:
         return 2  # a usage error, like argparse's
     downloads = _downloads()
     started = time.monotonic()
-    job = downloads.start(args.repo, args.revision, include_all=args.all_files)
+    job = downloads.start(args.repo, args.revision, include_all=args.all_files, force=args.force)
     try:
         run_with_progress(_Queued(downloads, job), args.repo)
     finally:
@@ -115,10 +115,17 @@ def cmd_download(args: argparse.Namespace) -> int:
         "bytes": status.total_bytes,
         "skipped": list(status.skipped),
         "notes": list(status.notes),
+        "up_to_date": status.up_to_date,
         "seconds": round(time.monotonic() - started, 3),
     }
     if args.json:
         print(json.dumps(result))
+    elif status.up_to_date:
+        print(
+            f"{args.repo} is already installed and up to date in {status.path} (revision "
+            f"{(status.revision or '')[:12]}, {status.files_total} files verified); "
+            "nothing was fetched (--force downloads it again)"
+        )
     else:
         print(
             f"installed {args.repo} ({format_bytes(status.total_bytes)}, "
@@ -147,8 +154,13 @@ def add_parsers(sub: Any) -> None:
         help=f"also fetch files a pack does not need ({SKIPPED_KINDS})",
     )
     download.add_argument(
+        "--force",
+        action="store_true",
+        help="download again even when this revision is installed and its files are intact",
+    )
+    download.add_argument(
         "--json",
         action="store_true",
-        help="last line of stdout: repo, revision, path, files, bytes",
+        help="last line of stdout: repo, revision, path, files, bytes, up_to_date",
     )
     download.set_defaults(func=cmd_download)

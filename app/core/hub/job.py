@@ -4,9 +4,10 @@ Before any byte: the plan (files, sizes, hashes), refused names, and free disk s
 for what is still missing plus a margin. Files are fetched one after another into the
 staging folder, each verified and renamed; then the bytes on disk are checked once more
 and the pack is installed in one rename. One download per repo at a time, across
-processes (repo_lock.py): a second waits, then finds the pack installed. Pause keeps the
-staging folder (a later run resumes); cancel removes it. Whatever is raised, the job
-ends in a finished state with a message.
+processes (repo_lock.py): a second waits, then finds the pack installed. A pack already
+installed at the revision, its files intact, is not fetched again unless forced. Pause
+keeps the staging folder (a later run resumes, and lists it: `interrupted`); cancel
+removes it. Whatever is raised, the job ends in a finished state with a message.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 import psutil
 
 from app.core.hub.hub_api import HubConfig, fetch_plan
-from app.core.hub.install import PART, discard_staging, install, prepare_staging
+from app.core.hub.install import PART, discard_staging, install, prepare_staging, staging_dir
+from app.core.hub.interrupted import Interrupted, present_bytes
+from app.core.hub.pack_check import check_pack
 from app.core.hub.plan import RepoPlan, check_repo_id
 from app.core.hub.repo_lock import RepoLock
 from app.core.hub.transfer import DownloadCancelled, download_file, matches_on_disk
@@ -33,6 +36,7 @@ from app.core.pack.files import installed_source
 log = logging.getLogger("draftdeck.hub")
 
 QUEUED, PLANNING, DOWNLOADING, INSTALLING = "queued", "planning", "downloading", "installing"
+VERIFYING = "checking the installed files"
 WAITING = "waiting for another download of this repo"
 DONE, FAILED, PAUSED, CANCELLED = "done", "failed", "paused", "cancelled"
 FINISHED = (DONE, FAILED, PAUSED, CANCELLED)
@@ -56,6 +60,7 @@ class JobStatus(TransferFigures):
     path: str = ""  # the installed pack
     skipped: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # what an update did with the user's files
+    up_to_date: bool = False  # done without fetching: this revision was installed, intact
 
 
 class DownloadJob(TrackedJob[JobStatus]):
@@ -68,6 +73,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         config: HubConfig,
         revision: str | None = None,
         include_all: bool = False,
+        force: bool = False,
         free_bytes: Callable[[Path], int] | None = None,
         margin: Callable[[int], int] = disk_margin,
         clock: Callable[[], float] = time.monotonic,
@@ -77,13 +83,30 @@ class DownloadJob(TrackedJob[JobStatus]):
         self.config = config
         self.revision = revision
         self.include_all = include_all
+        self.force = force  # fetch again even when this revision is installed and intact
         self._free_bytes = free_bytes or (lambda p: int(psutil.disk_usage(str(p)).free))
         self._margin = margin
         super().__init__(JobStatus(repo_id), clock)  # the clock behind speed and ETA
         self._clock = clock  # and behind how often progress is reported
         self._stop: str | None = None  # PAUSED or CANCELLED once asked
 
+    @classmethod
+    def interrupted(cls, found: Interrupted, library: Path, config: HubConfig) -> DownloadJob:
+        """A paused job for a download an earlier run left unfinished; Resume goes on
+        with the same revision, keeping the files that arrived."""
+        plan = found.plan
+        job = cls(plan.repo_id, library, config, plan.revision, found.include_all)
+        job._set_plan(plan, found.done_bytes, state=PAUSED, files_done=found.files_done)
+        return job
+
     # -- control and observation (any thread) -------------------------------------------------
+
+    def leaves_partial(self) -> bool:
+        """Whether this stopped download left files on disk for a resume."""
+        return (
+            self.status().state in (PAUSED, FAILED)
+            and staging_dir(self.library, self.repo_id).is_dir()
+        )
 
     def restart(self) -> None:
         """Make a paused, failed or cancelled job ready to run again (it resumes)."""
@@ -145,8 +168,9 @@ class DownloadJob(TrackedJob[JobStatus]):
         self.library.mkdir(parents=True, exist_ok=True)
         lock = RepoLock(self.library, self.repo_id)
         try:
-            if self._wait_for(lock) and (pack := self._installed_copy(plan)) is not None:
-                return pack  # the download we waited for installed this revision
+            waited = self._wait_for(lock)  # another download of it may have installed it
+            if (waited or not self.force) and (pack := self._installed_copy(plan)) is not None:
+                return pack  # this revision is installed and intact: nothing to fetch
             return self._download(plan)
         except DownloadCancelled:
             if self._stop == CANCELLED and lock.held:
@@ -167,7 +191,8 @@ class DownloadJob(TrackedJob[JobStatus]):
         return True
 
     def _installed_copy(self, plan: RepoPlan) -> Path | None:
-        """The pack folder if it holds exactly this plan's files, verified."""
+        """The pack folder if it holds this plan's files, verified (the user's edits of
+        its JSON files are theirs, not damage)."""
         pack = self.library / plan.folder_name
         source = installed_source(pack)
         if not source or (source.get("repo"), source.get("revision")) != (
@@ -175,31 +200,31 @@ class DownloadJob(TrackedJob[JobStatus]):
             plan.revision,
         ):
             return None
-        if not all(matches_on_disk(pack / f.path, f) for f in plan.files):
+        self._set(state=VERIFYING)
+        check = check_pack(pack)
+        # With the export files asked for, a pack installed without them is not enough.
+        if not check.intact or not {f.path for f in plan.files} <= set(check.names):
             return None
+        self._set_plan(plan, plan.total_bytes, up_to_date=True, files_done=len(plan.files))
+        return pack
+
+    def _set_plan(self, plan: RepoPlan, done_bytes: int, **more: object) -> None:
+        """Show what the plan fetches, and how much of it is done."""
         self._set(
             revision=plan.revision,
             total_bytes=plan.total_bytes,
-            done_bytes=plan.total_bytes,
+            done_bytes=done_bytes,
             files_total=len(plan.files),
-            files_done=len(plan.files),
             skipped=tuple(f.path for f in plan.skipped),
+            **more,
         )
-        return pack
 
     def _download(self, plan: RepoPlan) -> Path:
         staging = prepare_staging(self.library, plan)
         files = staging / "files"
-        already = sum(self._present(files, f.path, f.size) for f in plan.files)
+        already = sum(present_bytes(files, f) for f in plan.files)
         self._check_space(plan, already)
-        self._set(
-            state=DOWNLOADING,
-            revision=plan.revision,
-            total_bytes=plan.total_bytes,
-            done_bytes=already,
-            files_total=len(plan.files),
-            skipped=tuple(f.path for f in plan.skipped),
-        )
+        self._set_plan(plan, already, state=DOWNLOADING)
         for index, item in enumerate(plan.files):
             if self._cancelled():
                 raise DownloadCancelled(self.repo_id)
@@ -251,15 +276,6 @@ class DownloadJob(TrackedJob[JobStatus]):
                     f"{'sha256' if item.sha256 else 'git blob id'} or size; it was discarded",
                     "corrupt",
                 )
-
-    @staticmethod
-    def _present(files: Path, path: str, size: int) -> int:
-        final = files / path
-        if final.is_file() and final.stat().st_size == size:
-            return size
-        part = final.with_name(final.name + PART)
-        kept = part.stat().st_size if part.exists() else 0
-        return kept if kept <= size else 0  # an oversized part is discarded, not resumed
 
     def _check_space(self, plan: RepoPlan, already: int) -> None:
         needed = plan.total_bytes - already + self._margin(plan.total_bytes)

@@ -19,3 +19,13 @@ class DownloadManager(JobQueue[DownloadJob]):
                 if job.repo_id == repo_id and not job.is_finished():
                     return job
         return None
+
+    def adopt(self, jobs: list[DownloadJob]) -> None:
+        """List stopped jobs without running them (downloads an earlier run left
+        unfinished); a resume submits them."""
+        with self._lock:
+            for job in jobs:
+                if job not in self.jobs:
+                    self.jobs.append(job)
+                    job.listen(self._changed)
+        self._changed()
