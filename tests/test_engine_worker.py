@@ -188,6 +188,8 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
         "60",
         "--runs",
         "2",
+        "--min-run-seconds",
+        "0",  # one generation per run: `tokens` is then the 60 asked for
         "--json",
         timeout=300,
         check=True,

@@ -189,7 +189,9 @@ def test_generate_and_bench_run_across_eras(
     assert done.returncode == 0, done.stderr
     stats = json.loads(done.stdout)["stats"]
     assert stats["tokens"] == 24 and stats["acceptance"] > 0.9
-    bench = run_cli("bench", *args, "--tokens", "16", "--runs", "1", "--json")
+    bench = run_cli(
+        "bench", *args, "--tokens", "16", "--runs", "1", "--min-run-seconds", "0", "--json"
+    )
     assert bench.returncode == 0, bench.stderr
 
 

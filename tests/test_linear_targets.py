@@ -220,7 +220,7 @@ def test_sweep_refuses_unless_forced_then_marks(
 def test_cli_bench_and_tune_say_why(qwen35_pair: tuple[Path, Path], tmp_path: Path) -> None:
     target, draft = qwen35_pair
     pair = ("--target", str(target), "--draft", str(draft))
-    bench = ("bench", *pair, "-d", "2", "--tokens", "16", "--runs", "1")
+    bench = ("bench", *pair, "-d", "2", "--tokens", "16", "--runs", "1", "--min-run-seconds", "0")
     refused = run_cli(*bench)
     assert refused.returncode == 1
     assert LINEAR_CANNOT_PAY in refused.stderr and "--force" in refused.stderr

@@ -154,13 +154,12 @@ def test_cli_bench_shows_agreement(bundle_copy: Copy, tmp_path: Path) -> None:
     common = ["--target", str(bundle_copy("qwen3-target")), "--draft"]
     draft = str(bundle_copy("qwen3-draft-identical"))
     args = [*common, draft, "--recipe", str(recipe), "--draft-recipe", str(recipe)]
-    out = json.loads(
-        run_cli("bench", *args, "--tokens", "40", "--runs", "1", "--json", check=True).stdout
-    )
+    args += ["--tokens", "40", "--runs", "1", "--min-run-seconds", "0"]
+    out = json.loads(run_cli("bench", *args, "--json", check=True).stdout)
     found = out["verify_agreement"]
     assert found["checked"] == agreement.checked_rows(out["draft_length"], agreement.DEFAULT_ROWS)
     assert out["verify_note"] == VerifyAgreement.from_json(found).sentence(out["acceptance"])
-    text = run_cli("bench", *args, "--tokens", "40", "--runs", "1", check=True).stdout
+    text = run_cli("bench", *args, check=True).stdout
     assert re.search(rf"^Verify agreement +{found['agreement']:.3f}$", text, re.MULTILINE)
     # The same deterministic pair (one thread): the same acceptance, so the same note.
     assert out["verify_note"] in text
