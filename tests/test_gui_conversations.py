@@ -12,11 +12,13 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
-from app.core.measure.conversations import ConversationStore, new_conversation
+from app.core.measure.conversations import ConversationStore, SavedMessage, new_conversation
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_export import documents_folder
-from app.ui.chat_sampling import GREEDY_INDEX
+from app.ui.chat_mode import SPECULATIVE_AGAIN
+from app.ui.chat_opening import READ_ONLY, SWITCH
+from app.ui.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
 from app.ui.engine_bridge import ERROR, GENERATING, READY
 from app.ui.main_window import MainWindow
 
@@ -152,8 +154,9 @@ def test_switching_pair_keeps_the_old_conversation_and_clears_the_charts(
     assert page.panel.list.item(0).text() == "Plain first."
     (old,) = _store().list().conversations
     assert len(old.messages) == 4 and old.draft and old.draft.endswith("qwen3-draft-noisy")
-    # Opening it brings its pair back.
+    # Opening it brings its pair back, once asked.
     page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    _press(_choice_box(window), SWITCH)
     assert window.selection.draft == window.library.root / "qwen3-draft-noisy"
     assert len(page.transcript.messages) == 4
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
@@ -243,3 +246,125 @@ def test_no_delete_while_a_reply_is_written(window: MainWindow, qtbot: QtBot) ->
     page.stop()
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
     assert page.panel.delete_button.isEnabled()
+
+
+def _choice_box(window: MainWindow) -> QMessageBox:
+    boxes = window.chat_page.findChildren(QMessageBox, "choiceDialog")
+    (box,) = [b for b in boxes if b.isVisible()]
+    return box
+
+
+def _press(box: QMessageBox, words: str) -> None:
+    next(b for b in box.buttons() if b.text() == words).click()
+
+
+def _plain_chat_with_a_blocked_pair(window: MainWindow, qtbot: QtBot) -> None:
+    """A Plain chat held with qwen3-target + qwen35-draft, then the noisy pair chosen."""
+    page = window.chat_page
+    _choose(qtbot, window, "qwen35-draft", state=ERROR)
+    page.mode.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    _send(qtbot, window, "Blocked but plain.")
+    _choose(qtbot, window, "qwen3-draft-noisy")
+    page.panel.all_pairs.setChecked(True)
+
+
+def test_plain_for_a_blocked_pair_does_not_carry_over_unsaid(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _plain_chat_with_a_blocked_pair(window, qtbot)
+    assert page.mode_choice.name == "speculative"
+    assert SPECULATIVE_AGAIN in page.chat_note.text() and page.chat_note.isVisible()
+    assert page.bridge.load_request is not None and page.bridge.load_request.draft
+
+
+def test_opening_another_pairs_conversation_asks_and_restores_its_mode(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    root = window.library.root
+    _plain_chat_with_a_blocked_pair(window, qtbot)
+    page.sampling.choice.setCurrentIndex(RECIPE_INDEX)  # the chat was greedy
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    box = _choice_box(window)
+    assert "qwen35-draft" in box.text() and "whole app" in box.text()
+    assert window.selection.draft == root / "qwen3-draft-noisy"  # nothing changed yet
+    assert page.transcript.messages == []
+    _press(box, SWITCH)
+    assert window.selection.draft == root / "qwen35-draft"
+    assert "Pair switched" in page.chat_note.text() and page.chat_note.isVisible()
+    assert page.mode_choice.name == "plain" and page.sampling.greedy_chosen
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    assert page.bridge.load_request is not None and page.bridge.load_request.draft is None
+    assert page.send_button.isEnabled()
+    _send(qtbot, window, "Still plain.")
+    stats = page.transcript.messages[-1].stats
+    assert stats is not None and stats["mode"] == "plain" and len(page.transcript.messages) == 4
+
+
+def test_another_pairs_conversation_can_be_read_without_changing_the_pair(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    root = window.library.root
+    _plain_chat_with_a_blocked_pair(window, qtbot)
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    _press(_choice_box(window), READ_ONLY)
+    assert window.selection.draft == root / "qwen3-draft-noisy"
+    assert "Blocked but plain." in page.transcript.toPlainText()
+    assert "Read only" in page.chat_note.text()
+    assert page.bridge.state == READY and not page.send_button.isEnabled()
+    page.input.setPlainText("Sent anyway?")
+    page.send()
+    assert len(page.transcript.messages) == 2
+    page.new_button.click()
+    assert page.send_button.isEnabled() and page.transcript.messages == []
+
+
+def _saved_reply(index: int) -> tuple[SavedMessage, SavedMessage]:
+    speculative = index % 2 == 0
+    stats: dict[str, object] = {
+        "mode": "speculative" if speculative else "plain",
+        "tokens": 40,
+        "tok_s": 200.0 + index,
+        "decode_seconds": 0.2,
+        "drafted": 9 if speculative else 0,
+        "acceptance": 0.5 if speculative else None,
+        "mean_accepted_length": 2.5 if speculative else 1.0,
+        "position_reached": [3, 2, 1] if speculative else [],
+        "position_accepted": [2, 1, 0] if speculative else [],
+        "sampler": "greedy",
+    }
+    return (
+        SavedMessage("user", ((f"Question {index}", False),)),
+        SavedMessage(
+            "assistant",
+            ((f"Answer {index}. " * 30, False),),
+            mode=str(stats["mode"]),
+            stopped_by="eos",
+            stats=stats,
+        ),
+    )
+
+
+def test_a_reopened_conversation_shows_its_figures_and_its_last_reply(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    root = window.library.root
+    messages = tuple(m for i in range(12) for m in _saved_reply(i))
+    _store().save(
+        new_conversation(root / "qwen3-target", root / "qwen3-draft-noisy").with_messages(messages)
+    )
+    window.show_page("pair")
+    window.show_page("chat")
+    qtbot.waitUntil(lambda: page.panel.list.count() == 1)
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    assert page.charts.reply_speed.count == 12
+    assert page.charts.acceptance.count == page.charts.accepted_length.count == 6
+    assert page.charts.per_position() == [2 / 3, 1 / 2, 0.0]
+    assert page.charts.reference_tok_s == 211.0  # the last plain reply's
+    bar = page.transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    assert bar.value() == bar.maximum()

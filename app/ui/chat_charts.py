@@ -4,6 +4,9 @@ plots are redrawn by a timer at about 10 Hz, never per token."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
@@ -48,6 +51,16 @@ def speed_title(reference: bool) -> str:
         return SPEED_TITLE
     key = f"<span style='color:{REFERENCE_COLOUR}'>- - {REFERENCE_WORDS}</span>"
     return f"{SPEED_TITLE} &nbsp;{key}"
+
+
+def _add_tallies(into: list[int], counts: object) -> None:
+    """Add a saved reply's per-position counts (grown as needed; anything else skipped)."""
+    if not isinstance(counts, list):
+        return
+    into += [0] * (len(counts) - len(into))
+    for index, count in enumerate(counts):
+        if isinstance(count, int):
+            into[index] += count
 
 
 class Ring:
@@ -199,6 +212,28 @@ class ChatCharts(QWidget):
         if tok_s:
             self.reply_speed.append(self._offset + self._last_elapsed, tok_s)
             self._mark(0)
+
+    def show_saved(self, replies: Sequence[Mapping[str, Any]]) -> None:
+        """A reopened conversation's figures: each reply's own (no per-round samples
+        are kept), at the time it ended, and the tallies by draft position."""
+        self.clear()
+        for stats in replies:
+            self._offset += float(stats.get("decode_seconds") or 0.0)
+            tok_s = stats.get("tok_s")
+            if tok_s:
+                self.reply_speed.append(self._offset, float(tok_s))
+                if stats.get("mode") == "plain":
+                    self.reference_tok_s = float(tok_s)
+            if stats.get("mode") != "speculative" or not stats.get("drafted"):
+                continue  # plain decoding drafts nothing: it has no acceptance
+            if stats.get("acceptance") is not None:
+                self.acceptance.append(self._offset, float(stats["acceptance"]))
+            if stats.get("mean_accepted_length"):
+                self.accepted_length.append(self._offset, float(stats["mean_accepted_length"]))
+            _add_tallies(self.position_reached, stats.get("position_reached"))
+            _add_tallies(self.position_accepted, stats.get("position_accepted"))
+        self.position_accepted += [0] * (len(self.position_reached) - len(self.position_accepted))
+        self.redraw()
 
     def set_reference(self, tok_s: float | None) -> None:
         self.reference_tok_s = tok_s

@@ -19,6 +19,9 @@ from app.ui.labels import wrap_to_width
 MODES = ("speculative", "plain")  # the combo's items, in order
 BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together
 Pair = tuple[Path | None, Path | None]
+SPECULATIVE_AGAIN = (
+    "Mode: Speculative again (Plain was chosen because the previous pair cannot work together)."
+)
 
 
 def blocked_note(plain_loaded: bool) -> str:
@@ -40,6 +43,8 @@ class ModeChoice:
         self.note.hide()
         # The pair the mode was switched to Plain for (a replayed load keeps the choice).
         self._plain_for: Pair | None = None
+        # The pair whose mode was set by a reopened conversation: its load keeps it.
+        self._kept_for: Pair | None = None
         # A pair the engine refused to load together: Plain loads its target alone.
         self.blocked: Pair | None = None
 
@@ -50,6 +55,25 @@ class ModeChoice:
     def target_alone(self, pair: Pair) -> bool:
         """Load this pair's target without its draft."""
         return self.blocked == pair and self.name == "plain"
+
+    def new_pair(self, pair: Pair) -> str:
+        """A pair is being loaded. Plain chosen to chat with a blocked pair's target
+        does not carry over to another pair unsaid: that one gets Speculative back.
+        Returns the words saying so ("" when the mode stays)."""
+        words = ""
+        if self.blocked not in (None, pair) and self.name == "plain":
+            self.combo.setCurrentIndex(MODES.index("speculative"))
+            words = SPECULATIVE_AGAIN
+        self.blocked = None
+        self._kept_for = None
+        return words
+
+    def restore(self, mode: str | None, pair: Pair) -> None:
+        """The mode a reopened conversation used, kept when the pair's load comes in
+        (None: it has no reply yet, the mode stays)."""
+        if mode in MODES:
+            self.combo.setCurrentIndex(MODES.index(mode))
+            self._kept_for, self._plain_for = pair, None
 
     def refused(self, pair: Pair, message: str) -> None:
         """The engine cannot load this pair together (its words in the tooltip)."""
@@ -67,7 +91,7 @@ class ModeChoice:
             return
         reason = event.cannot_pay
         if reason:
-            if self._plain_for != pair:
+            if self._plain_for != pair and self._kept_for != pair:
                 self.combo.setCurrentIndex(MODES.index("plain"))
                 self._plain_for = pair
             self.note.setText(plain_default_note(reason))

@@ -40,6 +40,7 @@ from app.ui.chat_header import (
 )
 from app.ui.chat_input import MessageInput
 from app.ui.chat_mode import BLOCKED_PAIR, ModeChoice
+from app.ui.chat_opening import ConversationOpening
 from app.ui.chat_sampling import SamplerControls
 from app.ui.chat_transcript import Transcript
 from app.ui.dialogs import show_error
@@ -65,6 +66,8 @@ class ChatPage(QWidget):
         self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
         self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
         self.inexact_verify = False  # memory: low: a verify may differ from plain decoding
+        self._reading: Conversation | None = None  # another pair's, shown read only
+        self.opening = ConversationOpening(self)
 
         title = QLabel("Chat")
         title.setObjectName("pageTitle")
@@ -154,7 +157,7 @@ class ChatPage(QWidget):
         self.export_button.clicked.connect(self.exporter.export)
         self.save_charts_button.clicked.connect(self.exporter.save_charts)
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
-        self.panel.open_requested.connect(self.open_conversation)
+        self.panel.open_requested.connect(self.opening.open)
         self.panel.deleted.connect(self._on_conversation_deleted)
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.rounds.connect(self._on_rounds)
@@ -167,6 +170,20 @@ class ChatPage(QWidget):
         selection.changed.connect(self._on_pair_changed)
         self._on_state(self.bridge.state)
 
+    @property
+    def loaded_pair(self) -> tuple[Path | None, Path | None]:
+        return self._loaded_pair
+
+    @property
+    def reading(self) -> Conversation | None:
+        """A conversation of another pair on screen, read only (no Send)."""
+        return self._reading
+
+    @reading.setter
+    def reading(self, conversation: Conversation | None) -> None:
+        self._reading = conversation
+        self._on_state(self.bridge.state)
+
     # -- engine lifecycle -----------------------------------------------------------------
 
     def load_pair(self) -> None:
@@ -174,7 +191,11 @@ class ChatPage(QWidget):
         if target is None or draft is None:
             return  # NeedsPair says what to do
         self._loaded_pair = (target, draft)
-        self.mode_choice.blocked = None
+        mode_words = self.mode_choice.new_pair(self._loaded_pair)
+        if mode_words:
+            said = self.chat_note.text() if not self.chat_note.isHidden() else ""
+            self.chat_note.setText(f"{said} {mode_words}".strip())
+            self.chat_note.show()
         self.verify_agreement = None
         self.memory_warning = ""
         self.inexact_verify = False
@@ -215,9 +236,9 @@ class ChatPage(QWidget):
 
     def _on_pair_changed(self) -> None:
         if self.isVisible():
-            self._reload_if_pair_changed()
+            self.reload_if_pair_changed()
 
-    def _reload_if_pair_changed(self) -> None:
+    def reload_if_pair_changed(self) -> None:
         """Load the selected pair, but never under a reply that is still being written:
         that waits for the reply to finish. A new pair starts a new chat."""
         if self.bridge.state == GENERATING:
@@ -238,7 +259,7 @@ class ChatPage(QWidget):
             self.load_pair()
 
     def showEvent(self, event: QShowEvent) -> None:
-        self._reload_if_pair_changed()
+        self.reload_if_pair_changed()
         self.sampling.read_recipe(self._loaded_pair[0])  # the recipe may have been edited
         self.panel.refresh()  # another window may have saved conversations meanwhile
         super().showEvent(event)
@@ -264,7 +285,7 @@ class ChatPage(QWidget):
 
     def send(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.bridge.state != READY:
+        if not text or self.bridge.state != READY or self.reading is not None:
             return
         self.input.clear()
         self.chat_note.hide()
@@ -296,6 +317,7 @@ class ChatPage(QWidget):
         self.transcript.clear_chat()
         self.charts.clear()
         self.chat_note.hide()
+        self.reading = None
         self.conversations.start(*self._loaded_pair)  # the old one stays listed
         if reset_engine:
             self.bridge.reset()
@@ -307,19 +329,6 @@ class ChatPage(QWidget):
             self.new_chat()
             self.chat_note.setText("Conversation deleted: this is a new one.")
             self.chat_note.show()
-
-    def open_conversation(self, conversation: Conversation) -> None:
-        """Show a saved conversation to go on with; the engine's cache is rebuilt by the
-        next turn, as after New Chat. Another pair's is opened with that pair."""
-        if self.bridge.state == GENERATING:
-            return
-        target = Path(conversation.target)
-        draft = Path(conversation.draft) if conversation.draft else None
-        if not conversation.of_pair(*self._loaded_pair):
-            self.selection.select(target, draft)
-        self.new_chat()
-        self.transcript.messages = self.conversations.open(conversation)
-        self.transcript.render_all()
 
     def _on_rounds(self, event: Rounds) -> None:
         self.transcript.add_pieces(event.pieces, event.from_draft)
@@ -336,7 +345,7 @@ class ChatPage(QWidget):
             self.charts.set_reference(stats.tok_s)
         self.conversations.save(self.transcript.messages)
         if self.isVisible():
-            self._reload_if_pair_changed()
+            self.reload_if_pair_changed()
 
     def _on_loaded(self, event: Loaded) -> None:
         self.last_error = ""
@@ -376,7 +385,7 @@ class ChatPage(QWidget):
 
     def _on_state(self, state: str) -> None:
         self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
-        self.send_button.setEnabled(state == READY)
+        self.send_button.setEnabled(state == READY and self.reading is None)
         self.stop_button.setEnabled(state == GENERATING)
         self.panel.set_busy(state == GENERATING)
 

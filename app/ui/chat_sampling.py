@@ -21,6 +21,7 @@ from app.ui.labels import wrap_to_width
 # the note below say what greedy is for).
 SAMPLER_CHOICES = ("Recipe sampler", "Greedy (exact)")
 GREEDY_INDEX = SAMPLER_CHOICES.index("Greedy (exact)")
+RECIPE_INDEX = SAMPLER_CHOICES.index("Recipe sampler")
 SAMPLER_TIP = (
     "Greedy: the target's most likely token every time; use it to compare speeds "
     "exactly.\nRecipe sampler: draws as the recipe says; speculative sampling keeps the "

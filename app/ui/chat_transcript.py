@@ -73,6 +73,9 @@ class Transcript(QTextBrowser):
         self._plain = QTextCharFormat()
         self._draft = QTextCharFormat()
         self._draft.setBackground(QColor(DRAFT_BACKGROUND))
+        self._to_end = False
+        self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+        self.verticalScrollBar().actionTriggered.connect(self._on_scrolled_by_user)
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -113,6 +116,7 @@ class Transcript(QTextBrowser):
 
     def clear_chat(self) -> None:
         self.messages = []
+        self._to_end = False
         self.clear()
 
     def set_highlight(self, on: bool) -> None:
@@ -169,6 +173,20 @@ class Transcript(QTextBrowser):
             )
         self.setHtml("".join(blocks))
         self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def show_end(self) -> None:
+        """Scroll to the end (the last reply): a reopened conversation showed its first
+        lines, as the text is laid out (and the scroll range set) after setHtml returns."""
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+        self._to_end = True  # the range grows as the layout goes on: follow it once
+
+    def _on_scrolled_by_user(self, _action: int) -> None:
+        self._to_end = False
+
+    def _on_range_changed(self, _low: int, high: int) -> None:
+        if self._to_end:
+            self.verticalScrollBar().setValue(high)
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()

@@ -7,10 +7,10 @@ and press its buttons.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
 
 from app.core.infra.errors import FileError
 
@@ -63,6 +63,31 @@ def ask(
     def _on_clicked(button: object) -> None:
         if button is yes:
             on_yes()
+
+    box.buttonClicked.connect(_on_clicked)
+    box.open()
+    return box
+
+
+def choose(
+    parent: QWidget | None,
+    title: str,
+    question: str,
+    choices: Sequence[tuple[str, Callable[[], None]]],
+) -> QMessageBox:
+    """Ask which of a few ways to go on, each a button with its action; Cancel does
+    nothing and is the default, so Enter never picks a way by accident."""
+    box = _box(parent, QMessageBox.Icon.Question, title, question, Button.Cancel)
+    box.setObjectName("choiceDialog")
+    actions: dict[QAbstractButton, Callable[[], None]] = {
+        box.addButton(words, QMessageBox.ButtonRole.AcceptRole): action for words, action in choices
+    }
+    box.setDefaultButton(Button.Cancel)
+
+    def _on_clicked(button: QAbstractButton) -> None:
+        action = actions.get(button)
+        if action is not None:
+            action()
 
     box.buttonClicked.connect(_on_clicked)
     box.open()
