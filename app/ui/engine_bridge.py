@@ -67,6 +67,7 @@ class EngineBridge(QObject):
         self.agreement_id: int | None = None
         self._agreement_after_reply = False
         self._drain_queued = threading.Event()
+        self._shut_down = False
         self._events_arrived.connect(self.poll)  # queued: emitted on the reader thread
         self._watch = QTimer(self)
         self._watch.setInterval(WATCH_MS)
@@ -146,6 +147,9 @@ class EngineBridge(QObject):
             self.load(self.load_request)
 
     def shutdown(self) -> None:
+        # A drain cued just before is still queued: the closed worker's Exit it would
+        # find is no crash (it showed 'exited with code 0' after the window closed).
+        self._shut_down = True
         background.close_owner(self)  # a worker still starting closes itself
         self.client.on_event = None
         self._pending.clear()
@@ -189,6 +193,8 @@ class EngineBridge(QObject):
     def poll(self) -> None:
         """Handle every event that has arrived (on the GUI thread)."""
         self._drain_queued.clear()
+        if self._shut_down:
+            return
         if background.is_running(self, "start"):
             return  # start() is reading the worker's first event; it drains after
         for event in self.client.poll_events():
