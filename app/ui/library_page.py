@@ -70,18 +70,23 @@ class LibraryPage(QWidget):
 
         self.toolbar = QToolBar()
         self.act_add = self._action("&Add Folder…", "Ctrl+O", self.choose_folder)
+        self.act_add.setStatusTip("Add a pack folder")
         self.act_import = self._action("&Import Zip…", "Ctrl+I", self.choose_zip)
+        self.act_import.setStatusTip("Import a zipped pack")
         self.act_remove = self._action(
             "&Remove…", QKeySequence.StandardKey.Delete, self.remove_selected
         )
+        self.act_remove.setStatusTip("Remove the selected pack (asks first)")
         self.act_refresh = self._action("Re&fresh", QKeySequence.StandardKey.Refresh, self.refresh)
+        self.act_refresh.setStatusTip("Re-read the library")
         self.act_open = self._action("Open &Location", "Ctrl+L", self.open_selected_location)
+        self.act_open.setStatusTip("Open the selected pack's folder")
         # Keys that act on the selected pack work while this page has the focus: other
         # pages (the Phone page's F5 and Delete) have their own meaning for them.
         for action in (self.act_remove, self.act_refresh, self.act_open):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             self.addAction(action)
-        focus_filter = QAction(self)
+        focus_filter = QAction("Filter the list", self)  # named for Help's key list
         focus_filter.setShortcut(QKeySequence.StandardKey.Find)
         focus_filter.triggered.connect(self.filter_edit.setFocus)
         self.addAction(focus_filter)

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -35,6 +35,7 @@ from app.ui.pair_selection import PairSelection
 from app.ui.phone_page import PhonePage
 from app.ui.recipes_page import RecipesPage
 from app.ui.settings_saver import SettingsSaver
+from app.ui.shortcuts import ShortcutsDialog, page_actions
 from app.ui.tune_page import TunePage
 
 log = logging.getLogger("draftdeck.ui")
@@ -170,13 +171,29 @@ class MainWindow(QMainWindow):
         pack_menu = self.menuBar().addMenu("&Pack")
         for action in (page.act_refresh, page.act_open, page.act_remove):
             pack_menu.addAction(action)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addActions(page_actions(self, self._page_titles(), self.show_page))
         help_menu = self.menuBar().addMenu("&Help")
+        keys = QAction("&Keyboard Shortcuts", self)
+        keys.setShortcut(QKeySequence.StandardKey.HelpContents)
+        keys.setStatusTip("List every key and what it does")
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
         logs = QAction("Open &Log Folder", self)
         logs.triggered.connect(self._open_log_folder)
         help_menu.addAction(logs)
         about = QAction("&About DraftDeck", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def _page_titles(self) -> dict[str, str]:
+        return {key: self.sidebar.item(row).text() for row, key in enumerate(self.pages)}
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        titles = self._page_titles()
+        dialog = ShortcutsDialog(self, {titles[key]: page for key, page in self.pages.items()})
+        dialog.open()
+        return dialog
 
     def _about(self) -> None:
         box = QMessageBox(self)

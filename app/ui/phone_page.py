@@ -134,9 +134,22 @@ class PhonePage(QWidget):
         layout.addWidget(hint)
         layout.addWidget(outer, 1)
 
-        self._add_action("Refresh", QKeySequence.StandardKey.Refresh, self.refresh_phone)
-        self._add_action("Delete", QKeySequence.StandardKey.Delete, self.delete_selected)
-        self._add_action("Push", QKeySequence("Ctrl+Return"), self.push_selected)
+        # The tips are what Help's key list says each key does.
+        self._add_action(
+            "Refresh", "Re-read the phone", QKeySequence.StandardKey.Refresh, self.refresh_phone
+        )
+        self._add_action(
+            "Delete",
+            "Delete the selected pack from the phone (asks first)",
+            QKeySequence.StandardKey.Delete,
+            self.delete_selected,
+        )
+        self._add_action(
+            "Push",
+            "Push the selected pack to the selected phone",
+            QKeySequence("Ctrl+Return"),
+            self.push_selected,
+        )
 
         self.device_list.currentItemChanged.connect(self._on_device_changed)
         self.device_list.pack_dropped.connect(self._on_pack_dropped)
@@ -156,11 +169,12 @@ class PhonePage(QWidget):
         self._update_buttons()
 
     def _add_action(
-        self, text: str, keys: QKeySequence | QKeySequence.StandardKey, slot: object
+        self, text: str, tip: str, keys: QKeySequence | QKeySequence.StandardKey, slot: object
     ) -> None:
         action = QAction(text, self)
         action.setShortcut(keys)
         action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.setStatusTip(tip)
         action.triggered.connect(slot)
         self.addAction(action)
 
