@@ -172,6 +172,10 @@ class Rounds:
     pieces: tuple[str, ...]  # per token (joined: `text`)
     elapsed: float  # seconds since the generation started
     rounds: tuple[Round, ...]  # the first token comes from the prefill, not a round
+    # While a long prompt is read (no tokens then): which model, and how far it is.
+    prefill_model: str = ""
+    prefill_done: int = 0
+    prefill_total: int = 0
     id: int | None = None
 
 
@@ -179,7 +183,7 @@ class Rounds:
 class Done:
     tokens: tuple[int, ...]
     text: str
-    stopped_by: str  # "stop_token", "max_tokens" or "cancelled"
+    stopped_by: str  # "stop_token", "max_tokens", "context_full" or "cancelled"
     stats: DecodeStats
     id: int | None = None
 

@@ -48,7 +48,8 @@ class EngineBridge(QObject):
     # None when the measurement failed.
     agreement = Signal(object)
     agreement_started = Signal()
-    rounds = Signal(object)  # Rounds
+    rounds = Signal(object)  # Rounds with tokens
+    prefilling = Signal(str, int, int)  # model ("target", "draft"), tokens read, to read
     finished = Signal(object)  # Done
     failed = Signal(str, str)  # code, message
     crashed = Signal(str)
@@ -210,7 +211,10 @@ class EngineBridge(QObject):
             self._on_crash(self.client.crash_error(event))
             return
         if isinstance(event, Rounds):
-            self.rounds.emit(event)
+            if event.prefill_total:
+                self.prefilling.emit(event.prefill_model, event.prefill_done, event.prefill_total)
+            else:
+                self.rounds.emit(event)
             return
         kind = self._pending.pop(event.id, None) if event.id is not None else None
         if kind is None:

@@ -29,13 +29,6 @@ S = TypeVar("S", bound=JobProgress)
 J = TypeVar("J", bound=TrackedJob[Any])
 
 
-def format_eta(seconds: float | None) -> str:
-    """Time left; blank when unknown. Never "0 s": a job with bytes left is not over."""
-    if seconds is None:
-        return ""
-    return f"{max(seconds, 1):.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
-
-
 class JobQueueModel(ColumnsModel, Generic[J, S]):
     """One row per job; `refresh()` re-reads the jobs and updates changed rows only,
     `sync()` also follows the queue's list. Subclasses say what each column shows in

@@ -12,3 +12,10 @@ def format_bytes(size: float) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} {_UNITS[-1]}"
+
+
+def format_time_left(seconds: float | None) -> str:
+    """Time left; blank when unknown. Never "0 s": work with something left is not over."""
+    if seconds is None:
+        return ""
+    return f"{max(seconds, 1):.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"

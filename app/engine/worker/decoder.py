@@ -46,6 +46,19 @@ from app.engine.worker.mnn_llm import Logits, MnnLlm
 from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
 
+# Prefill in chunks so a long prompt reports progress and can be cancelled: the first is
+# small (a big model reads ~100 tokens a second), each next one twice as big while a chunk
+# takes less than PREFILL_CHUNK_SECONDS, up to PREFILL_MAX_CHUNK.
+PREFILL_FIRST_CHUNK = 64
+PREFILL_MAX_CHUNK = 2048
+PREFILL_CHUNK_SECONDS = 0.25
+TARGET, DRAFT = "target", "draft"
+OnPrefill = Callable[[str, int, int], None]  # model, tokens fed, tokens to feed
+
+
+class PrefillCancelled(Exception):
+    """A cancel arrived between two prefill chunks."""
+
 
 @dataclass
 class RoundOutput:
@@ -98,6 +111,7 @@ class Decoder:
         on_round: Callable[[RoundOutput], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         window: int = 0,
+        on_prefill: OnPrefill | None = None,
     ) -> Generation:
         """`window`: the most tokens the caches may hold, prompt included (0: no limit);
         generation stops with "context_full" when the sequence fills it."""
@@ -116,14 +130,17 @@ class Decoder:
         texts: list[str] = []
 
         start = time.perf_counter()
-        row, stats.prefill_fed = self._prefill(self.target, seq)
-        first = self._pick(row, seq)
-        if self.draft is not None:
-            draft_start = time.perf_counter()
-            self._prefill(self.draft, seq)
-            stats.draft_prefill_seconds = time.perf_counter() - draft_start
-        stats.prefill_seconds = time.perf_counter() - start
         stats.window_tokens = window
+        try:
+            row, stats.prefill_fed = self._prefill(self.target, seq, on_prefill, cancelled)
+        except PrefillCancelled:
+            stats.prefill_seconds = time.perf_counter() - start
+            return Generation([], "", stats, "cancelled")
+        first = self._pick(row, seq)
+        stats.prefill_seconds = time.perf_counter() - start
+        # The draft reads the prompt only when a round needs it, after the first token
+        # is out (a reply that ends at once never pays for it).
+        draft_ready = self.draft is None
 
         decode_start = time.perf_counter()
         # The prefill's logits give the first token: the target's own, outside any round.
@@ -155,7 +172,19 @@ class Decoder:
                 break
             # A verify puts d more tokens in the target's cache: near the end of the
             # window the target steps alone.
-            new, flags, rnd = self._round(seq, alone=bool(window) and len(seq) + self.d > window)
+            alone = bool(window) and len(seq) + self.d > window
+            if not (alone or draft_ready):
+                assert self.draft is not None
+                draft_start = time.perf_counter()
+                try:
+                    self._prefill(self.draft, seq[:-1] or seq, on_prefill, cancelled)
+                except PrefillCancelled:
+                    stopped_by = "cancelled"
+                    break
+                finally:
+                    stats.draft_prefill_seconds = time.perf_counter() - draft_start
+                draft_ready = True
+            new, flags, rnd = self._round(seq, alone=alone)
         stats.decode_seconds = time.perf_counter() - decode_start
         texts.append(text_decoder.decode(b"", final=True))
         return Generation(out, "".join(texts), stats, stopped_by)
@@ -190,11 +219,19 @@ class Decoder:
             return int(np.argmax(row))
         return self.sampler.draw(row, history)[0]
 
-    def _prefill(self, model: MnnLlm, seq: list[int]) -> tuple[Logits, int]:
+    def _prefill(
+        self,
+        model: MnnLlm,
+        seq: list[int],
+        on_prefill: OnPrefill | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> tuple[Logits, int]:
         """Make the cache hold all of `seq`; return the last logits row and how many were fed.
 
         Only tokens the cache does not already hold are fed, so the next turn of a chat
-        prefills just its new tokens. At least the last token is always fed.
+        prefills just its new tokens. At least the last token is always fed. A long feed
+        goes in chunks (a linear-attention model's in one: its state is not chunked
+        here), reporting after each and raising PrefillCancelled between two when asked.
         """
         linear = self.target_linear if model is self.target else self.draft_linear
         keep = min(self._common_prefix(model.kv_tokens, seq), len(seq) - 1)
@@ -202,9 +239,24 @@ class Decoder:
             model.reset()
             keep = 0
         model.truncate(keep)
-        model.begin_prefill()
-        rows = model.forward(seq[keep:])
-        return rows[-1], len(seq) - keep
+        todo = seq[keep:]
+        name = TARGET if model is self.target else DRAFT
+        done, chunk = 0, len(todo) if linear else PREFILL_FIRST_CHUNK
+        while True:
+            part = todo[done : done + chunk]
+            model.begin_prefill()
+            began = time.perf_counter()
+            rows = model.forward(part)
+            chunked = done > 0
+            done += len(part)
+            if on_prefill is not None and (chunked or done < len(todo)):
+                on_prefill(name, done, len(todo))  # the last report says it is all read
+            if done >= len(todo):
+                return rows[-1], len(todo)
+            if cancelled is not None and cancelled():
+                raise PrefillCancelled
+            if time.perf_counter() - began < PREFILL_CHUNK_SECONDS:
+                chunk = min(2 * chunk, PREFILL_MAX_CHUNK)
 
     def _round(
         self, seq: list[int], alone: bool = False

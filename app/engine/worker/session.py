@@ -22,18 +22,17 @@ from app.core.pack.context_window import ContextWindow, pair_window
 from app.core.pack.files import CONFIG
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings, read_recipe, target_run_recipe
-from app.engine.protocol import Decoded, Generate, Loaded, Round, Rounds
+from app.engine.protocol import Decoded, Generate, Loaded
 from app.engine.worker import agreement
-from app.engine.worker.decoder import Decoder, Generation, RoundOutput
+from app.engine.worker.decoder import Decoder, Generation
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.rollback_probe import probe_linear_rollback
+from app.engine.worker.round_batch import EmitRounds, RoundBatch
 from app.engine.worker.speculative_sampling import SpeculativeSampler
 
 log = logging.getLogger("draftdeck.engine.session")
 
-EmitRounds = Callable[[Rounds], None]
 DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
-FLUSH_SECONDS = 0.02  # batch round events: the GUI needs ~10 Hz, not one per token
 AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
 
 
@@ -271,10 +270,15 @@ class Session:
                 "prompt, start a new chat, or raise max_all_tokens in the recipe.",
                 "context_full",
             )
-        batch = _RoundBatch(emit)
+        batch = RoundBatch(emit)
         try:
             result = decoder.generate(
-                ids, request.max_tokens, batch.add, cancelled, window=window.tokens
+                ids,
+                request.max_tokens,
+                batch.add,
+                cancelled,
+                window=window.tokens,
+                on_prefill=batch.prefill,
             )
         finally:
             batch.flush()  # rounds made before an error still reach the client
@@ -326,49 +330,3 @@ def _mnn_version() -> str:
         return metadata.version("mnn")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-class _RoundBatch:
-    """Collects rounds and emits them together every FLUSH_SECONDS."""
-
-    def __init__(self, emit: EmitRounds) -> None:
-        self._emit = emit
-        self._started = self._last = time.perf_counter()
-        self._clear()
-
-    def _clear(self) -> None:
-        self.tokens: list[int] = []
-        self.flags: list[bool] = []
-        self.text: list[str] = []
-        self.pieces: list[str] = []
-        self.rounds: list[Round] = []
-
-    def add(self, out: RoundOutput) -> None:
-        self.tokens.extend(out.tokens)
-        self.flags.extend(out.from_draft)
-        self.text.append(out.text)
-        self.pieces.extend(out.pieces)
-        r = out.stats
-        if r is not None:
-            self.rounds.append(
-                Round(
-                    r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds, r.expected
-                )
-            )
-        if time.perf_counter() - self._last >= FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.tokens:
-            self._emit(
-                Rounds(
-                    tokens=tuple(self.tokens),
-                    from_draft=tuple(self.flags),
-                    text="".join(self.text),
-                    pieces=tuple(self.pieces),
-                    elapsed=time.perf_counter() - self._started,
-                    rounds=tuple(self.rounds),
-                )
-            )
-        self._clear()
-        self._last = time.perf_counter()
