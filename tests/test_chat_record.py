@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
+
+import pytest
 
 from app.core.infra.system_figures import system_figures
 from app.core.measure.chat_record import (
@@ -185,3 +188,27 @@ def test_system_figures_of_a_running_process_and_of_none() -> None:
     assert " MB · CPU " in system_figures(os.getpid())
     none = system_figures(None)
     assert none.startswith("CPU ") and none.endswith("%")
+
+
+def test_a_plain_reply_has_no_acceptance_figures() -> None:
+    """Plain decoding drafts nothing: no acceptance, and no mean accepted length of 1."""
+    stats = {"tokens": 12, "tok_s": 40.0, "acceptance": None, "mean_accepted_length": 1.0}
+    line = reply_figures_line(stats, "plain", "eos")
+    assert line == "12 tokens · 40.0 tok/s · plain"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_an_export_gets_the_permissions_of_the_users_umask(tmp_path: Path) -> None:
+    """Not 0600 as DraftDeck's own files: the user asked for a file to share or keep."""
+    old = os.umask(0o027)
+    try:
+        _record().write_markdown(tmp_path / "chat.md")
+        _record().write_json(tmp_path / "chat.json")
+    finally:
+        os.umask(old)
+    for name in ("chat.md", "chat.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640
+    (tmp_path / "chat.md").chmod(0o600)  # the user's choice for a file written before
+    _record().write_markdown(tmp_path / "chat.md")
+    assert stat.S_IMODE((tmp_path / "chat.md").stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json", "chat.md"]

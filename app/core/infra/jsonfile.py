@@ -159,10 +159,14 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return value
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write data so that readers see either the old file or the new one."""
+def atomic_write_bytes(path: Path, data: bytes, shared: bool = False) -> None:
+    """Write data so that readers see either the old file or the new one.
+
+    A new file is private to the user (0600) unless `shared`: a file the user asked
+    for (an export) gets the permissions their umask gives new files, as any program's
+    would. A replaced file keeps its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = _shared_temp(path) if shared else _private_temp(path)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -181,6 +185,22 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def _private_temp(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+
+
+def _shared_temp(path: Path) -> tuple[int, str]:
+    """A temporary file created with mode 0666, which the kernel cuts by the umask
+    (reading the umask would mean setting it, for every thread at once)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        name = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, flags, 0o666), name
+        except FileExistsError:
+            continue
+
+
 def remove_stale_temps(path: Path) -> int:
     """Delete temporary files an interrupted atomic write of `path` left behind."""
     removed = 0
@@ -191,12 +211,14 @@ def remove_stale_temps(path: Path) -> int:
     return removed
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, shared: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), shared)
 
 
-def atomic_write_json(path: Path, value: Any, indent: int | str | None = 4) -> None:
-    atomic_write_text(path, json.dumps(value, indent=indent, ensure_ascii=False) + "\n")
+def atomic_write_json(
+    path: Path, value: Any, indent: int | str | None = 4, shared: bool = False
+) -> None:
+    atomic_write_text(path, json.dumps(value, indent=indent, ensure_ascii=False) + "\n", shared)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -43,7 +43,8 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
             found = VerifyAgreement.from_json(verify)
             limited = ", limits acceptance" if found.limited(stats["acceptance"]) else ""
             parts.append(f"verify agreement {found.agreement:.2f}{limited}")
-    if stats.get("mean_accepted_length"):
+    # Plain decoding emits one token a step by definition: its "1.00" is no figure.
+    if stats.get("mean_accepted_length") and mode != "plain":
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(mode)
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
@@ -181,11 +182,12 @@ class ChatRecord:
         lines += ["## Figures", "", f"- Acceptance by draft position: {positions or 'n/a'}"]
         return "\n".join(lines) + "\n"
 
+    # Exports are the user's files: permissions as their umask gives, not 0600.
     def write_json(self, path: Path) -> None:
-        atomic_write_json(path, self.to_json(), indent=2)
+        atomic_write_json(path, self.to_json(), indent=2, shared=True)
 
     def write_markdown(self, path: Path) -> None:
-        atomic_write_text(path, self.to_markdown())
+        atomic_write_text(path, self.to_markdown(), shared=True)
 
 
 def chat_record(
