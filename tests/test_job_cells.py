@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DOWNLOADING, DownloadJob, JobStatus
+from app.core.infra.units import format_time_left as format_eta
 from app.core.phone.push import PUSHING, PushStatus
 from app.ui.download_models import QueueModel
-from app.ui.job_models import format_eta
 from app.ui.phone_models import PushQueueModel
 
 KB, MB = 1024, 1024 * 1024

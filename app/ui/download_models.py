@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
 from app.core.infra.units import format_bytes
-from app.ui.job_models import JobQueueModel, format_eta
+from app.core.infra.units import format_time_left as format_eta
+from app.ui.job_models import JobQueueModel
 from app.ui.table_model import ColumnsModel, Index
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1

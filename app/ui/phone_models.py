@@ -11,10 +11,11 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from app.core.infra.units import format_bytes
+from app.core.infra.units import format_time_left as format_eta
 from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
 from app.core.phone.push import PUSHING, PushJob, PushStatus
-from app.ui.job_models import JobQueueModel, format_eta
+from app.ui.job_models import JobQueueModel
 from app.ui.table_model import ColumnsModel, Index
 
 SERIAL_ROLE = Qt.ItemDataRole.UserRole + 1
