@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -85,3 +86,28 @@ def test_a_reason_with_no_place_to_break_stays_within_its_width(qtbot: QtBot) ->
     assert page.minimumSizeHint().width() < 200
     reason.set_text("")
     assert reason.isHidden()
+
+
+def test_a_folded_reason_unfolds_on_a_click_to_its_last_word(qtbot: QtBot) -> None:
+    """The whole reason on the page itself, not only in a tooltip."""
+    reason = ReasonLabel()
+    page = QWidget()
+    QVBoxLayout(page).addWidget(reason)
+    qtbot.addWidget(page)
+    text = " ".join(f"word{i}" for i in range(200)) + " the-last-word."
+    reason.set_text(text)
+    page.resize(400, 600)
+    page.show()
+    qtbot.waitUntil(lambda: reason.isVisible() and reason.width() < 400)
+    folded = reason.lines(reason.width())
+    assert len(folded) == REASON_LINES and reason.folds()
+    assert "the-last-word." not in " ".join(folded)
+    qtbot.mouseClick(reason, Qt.MouseButton.LeftButton)
+    shown = reason.lines(reason.width())
+    assert _words(" ".join(shown)) == _words(text) and len(shown) > REASON_LINES
+    assert all(reason.fontMetrics().horizontalAdvance(ln) <= reason.width() for ln in shown)
+    qtbot.waitUntil(lambda: reason.height() > len(shown) * reason.fontMetrics().lineSpacing())
+    qtbot.keyClick(reason, Qt.Key.Key_Space)  # type: ignore[no-untyped-call]
+    assert reason.lines(reason.width()) == folded
+    reason.set_text("A short reason.")
+    assert not reason.folds() and reason.lines(reason.width()) == ["A short reason."]

@@ -286,3 +286,39 @@ def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot:
     assert f"⚠ {warning}" in page.pair_label.text()
     page._on_loaded(loaded_event())
     assert "⚠" not in page.pair_label.text()
+
+
+def test_a_plain_reply_draws_no_acceptance(qtbot: QtBot) -> None:
+    """Plain decoding drafts nothing: its rounds (one token, nothing drafted) must not
+    draw acceptance or a mean accepted length of 1, nor carry an earlier reply's on."""
+    charts = ChatCharts()
+    qtbot.addWidget(charts)
+    charts.start_reply("speculative")
+    charts.add_rounds(rounds_event(0.5, [1, 2, 3, 4], [(4, 3, 3)]))
+    charts.add_rounds(rounds_event(0.6, [5, 6, 7, 8], [(4, 3, 3)]))
+    charts.finish_reply(40.0)
+    drawn = (charts.acceptance.count, charts.accepted_length.count, charts.per_position())
+    charts.start_reply("plain")
+    for step in range(1, 40):
+        charts.add_rounds(rounds_event(0.1 * step, [step], [(1, 0, 0)]))
+    charts.finish_reply(10.0)
+    assert (charts.acceptance.count, charts.accepted_length.count, charts.per_position()) == drawn
+    assert charts.speed.count > 30  # its speed is drawn
+
+
+def test_an_emptied_chart_forgets_the_old_speed_range(qtbot: QtBot) -> None:
+    charts = ChatCharts()
+    qtbot.addWidget(charts)
+    charts.start_reply()
+    for step in range(1, 20):
+        charts.add_rounds(rounds_event(0.1 * step, list(range(100)), [(4, 3, 3)] * 25))
+    view = charts.speed_plot.getViewBox()
+    charts.set_reference(800.0)  # the old pair's plain speed
+    charts.redraw()
+    view.updateAutoRange()  # what painting the plot does
+    charts.clear()
+    view.updateAutoRange()
+    charts.set_reference(None)  # a new pair: no plain speed yet
+    charts.redraw()
+    view.updateAutoRange()
+    assert charts.speed_plot.viewRange()[1] == pytest.approx([0.0, 1.0])

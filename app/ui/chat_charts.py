@@ -103,6 +103,7 @@ class ChatCharts(QWidget):
         self._last_elapsed = 0.0
         self._dirty = [False] * 4
         self._turn = 0
+        self._drafting = True  # the reply being drawn is speculative
 
         # Short titles and words on the plots, the rest in tooltips: four plots share
         # about 400 px at 1024 px, and a clipped title helps nobody.
@@ -173,10 +174,12 @@ class ChatCharts(QWidget):
 
     # -- data in ---------------------------------------------------------------------------
 
-    def start_reply(self) -> None:
+    def start_reply(self, mode: str = "speculative") -> None:
         self._offset += self._last_elapsed
         self._last_elapsed = 0.0
         self._batches = []
+        # Plain decoding drafts nothing: it has no acceptance to draw (not a flat 1.0).
+        self._drafting = mode == "speculative"
 
     def add_rounds(self, event: Rounds) -> None:
         """Feed one batch of rounds from the engine."""
@@ -194,6 +197,10 @@ class ChatCharts(QWidget):
         counted = sum(n for _, n in self._batches[1:]) if len(self._batches) > 1 else tokens
         if span > 0 and counted and not first:
             self.speed.append(now, counted / span)
+        self._last_elapsed = elapsed
+        self._mark(0, 1, 2, 3)
+        if not self._drafting:
+            return
         for r in event.rounds:
             self._recent.append(r)
             count_positions(self.position_reached, self.position_accepted, r.drafted, r.accepted)
@@ -204,8 +211,6 @@ class ChatCharts(QWidget):
             if drafted_sum:
                 self.acceptance.append(now, sum(r.accepted for r in window) / drafted_sum)
             self.accepted_length.append(now, sum(r.emitted for r in window) / len(window))
-        self._last_elapsed = elapsed
-        self._mark(0, 1, 2, 3)
 
     def finish_reply(self, tok_s: float | None) -> None:
         """Mark the reply's own decode tok/s (the figure under the reply) at its end."""
@@ -297,6 +302,9 @@ class ChatCharts(QWidget):
             if shown != self.reference_line.isVisible():
                 self.reference_line.setVisible(shown)
                 self.speed_plot.setTitle(speed_title(shown), size=TITLE_SIZE)
+                if not shown and not (self.speed.count or self.reply_speed.count):
+                    # An empty plot kept the hidden line's range (the old pair's speed).
+                    self._reset_axes()
         elif part == 1:
             self.acceptance_curve.setData(*self.acceptance.data())
         elif part == 2:

@@ -7,7 +7,15 @@ from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QTextLayout, QTextOption
+from PySide6.QtGui import (
+    QColor,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QTextLayout,
+    QTextOption,
+)
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.core.measure.verify_agreement import VerifyAgreement
@@ -69,34 +77,47 @@ def state_html(state: str, last_error: str, crash_code: str = "") -> str:
     return f"<span style='color:{colour}'>{escape(head)}</span>{escape(said)}"
 
 
-REASON_LINES = 3  # a failure's reason under the header: at most this many lines
+REASON_LINES = 3  # a failure's reason under the header: at most this many lines, folded
+SHOW_ALL, SHOW_LESS = "Show all ▾", "Show less ▴"  # drawn as links; a click on the label
+LINK_COLOUR = "#3b5bdb"
 
 
 class ReasonLabel(QWidget):
     """Why the engine cannot run, under the header: wrapped to the width there is, at
-    most REASON_LINES lines, the last cut short with "…" and the whole in the tooltip.
-    Its height follows its width (a long reason never sets the window's minimum width,
-    nor takes half the page's height)."""
+    most REASON_LINES lines, the last cut short with "…" and followed by "Show all"; a
+    click shows every line (and "Show less" folds it again). Its height follows its
+    width (a long reason never sets the window's minimum width, nor takes half the
+    page's height unless asked)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._text = ""
+        self.expanded = False
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # Space or Enter unfolds it too
 
     def text(self) -> str:
         return self._text
 
     def set_text(self, text: str) -> None:
+        if text != self._text:
+            self.expanded = False
         self._text = text
         self.setToolTip(text)
         self.setVisible(bool(text))
+        self._relayout()
+
+    def _relayout(self) -> None:
+        self.setCursor(
+            Qt.CursorShape.PointingHandCursor if self.folds() else Qt.CursorShape.ArrowCursor
+        )
         self.updateGeometry()
         self.update()
 
-    def lines(self, width: int) -> list[str]:
-        """The text as it is drawn at this width."""
+    def _wrapped(self, width: int, limit: int | None) -> list[int]:
+        """Where each line starts at this width (one more than `limit` when it is cut)."""
         layout = QTextLayout(self._text, self.font())
         # A path or key longer than the line breaks anywhere rather than running off.
         option = QTextOption()
@@ -104,26 +125,57 @@ class ReasonLabel(QWidget):
         layout.setTextOption(option)
         layout.beginLayout()
         starts: list[int] = []
-        while len(starts) <= REASON_LINES:
+        while limit is None or len(starts) <= limit:
             line = layout.createLine()
             if not line.isValid():
                 break
             line.setLineWidth(max(width, 1))
             starts.append(line.textStart())
         layout.endLayout()
+        return starts
+
+    def folds(self, width: int | None = None) -> bool:
+        """The reason is longer than REASON_LINES lines at this width."""
+        return len(self._wrapped(width or self.width(), REASON_LINES)) > REASON_LINES
+
+    def lines(self, width: int) -> list[str]:
+        """The text as it is drawn at this width (without the Show all/less link)."""
+        starts = self._wrapped(width, None if self.expanded else REASON_LINES)
         ends = [*starts[1:], len(self._text)]
         shown = [self._text[a:b].strip() for a, b in zip(starts, ends, strict=True)]
-        if len(shown) > REASON_LINES:
+        if len(shown) > REASON_LINES and not self.expanded:
             rest = self._text[starts[REASON_LINES - 1] :].strip()
-            elided = self.fontMetrics().elidedText(rest, Qt.TextElideMode.ElideRight, width)
+            room = width - self.fontMetrics().horizontalAdvance(f"  {SHOW_ALL}")
+            elided = self.fontMetrics().elidedText(rest, Qt.TextElideMode.ElideRight, room)
             shown = [*shown[: REASON_LINES - 1], elided]
         return shown
+
+    def toggle(self) -> None:
+        if self.folds():
+            self.expanded = not self.expanded
+            self._relayout()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.toggle()
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.toggle()
+            return
+        super().keyPressEvent(event)
+
+    def _rows(self, width: int) -> int:
+        """Lines drawn: the reason's, and when unfolded a line for Show less."""
+        extra = 1 if self.expanded and self.folds(width) else 0
+        return len(self.lines(width)) + extra
 
     def hasHeightForWidth(self) -> bool:
         return True
 
     def heightForWidth(self, width: int) -> int:
-        return len(self.lines(width)) * self.fontMetrics().lineSpacing()
+        return self._rows(width) * self.fontMetrics().lineSpacing()
 
     def sizeHint(self) -> QSize:
         width = 400  # a preference only: the page's layout gives it the page's width
@@ -137,8 +189,18 @@ class ReasonLabel(QWidget):
         painter.setPen(self.palette().windowText().color())
         spacing = self.fontMetrics().lineSpacing()
         flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-        for index, line in enumerate(self.lines(self.width())):
+        lines = self.lines(self.width())
+        for index, line in enumerate(lines):
             painter.drawText(0, index * spacing, self.width(), spacing, flags, line)
+        if not self.folds():
+            return
+        painter.setPen(QColor(LINK_COLOUR))
+        if self.expanded:
+            painter.drawText(0, len(lines) * spacing, self.width(), spacing, flags, SHOW_LESS)
+        else:
+            after = self.fontMetrics().horizontalAdvance(f"{lines[-1]}  ")
+            top = (len(lines) - 1) * spacing
+            painter.drawText(after, top, self.width() - after, spacing, flags, SHOW_ALL)
 
 
 class StateLabel(QLabel):
