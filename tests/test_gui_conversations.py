@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -12,10 +13,11 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
+from app.core.infra.settings import load_settings
 from app.core.measure.conversations import ConversationStore, SavedMessage, new_conversation
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
-from app.ui.chat_export import documents_folder
+from app.ui.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, documents_folder
 from app.ui.chat_mode import SPECULATIVE_AGAIN
 from app.ui.chat_opening import READ_ONLY, SWITCH
 from app.ui.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
@@ -188,6 +190,7 @@ def test_export_starts_in_documents_then_the_last_folder(
 ) -> None:
     page = window.chat_page
     assert page.exporter.start_path("chat.json") == str(documents_folder() / "chat.json")
+    assert documents_folder().is_dir()  # a missing folder would open the current one
     _send(qtbot, window, "Export me.")
     page.export_markdown(tmp_path / "out" / "chat.md")
     assert (tmp_path / "out" / "chat.md").is_file()
@@ -368,3 +371,29 @@ def test_a_reopened_conversation_shows_its_figures_and_its_last_reply(
     bar = page.transcript.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0)
     assert bar.value() == bar.maximum()
+
+
+def test_export_adds_the_chosen_extension_says_where_and_remembers_the_folder(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A native file dialog cannot be driven offscreen: these feed export_to and
+    save_charts_to what the dialog answers (the typed name, the chosen filter), the
+    path the Export and Save Charts buttons take after it."""
+    page = window.chat_page
+    _send(qtbot, window, "Export me.")
+    page.exporter.export_to(str(tmp_path / "lighthouse"), MARKDOWN_FILTER)
+    assert (tmp_path / "lighthouse.md").read_text().startswith("# DraftDeck chat")
+    assert not (tmp_path / "lighthouse").exists()
+    assert str(tmp_path / "lighthouse.md") in page.chat_note.text() and page.chat_note.isVisible()
+    page.exporter.export_to(str(tmp_path / "notes"), JSON_FILTER)
+    assert json.loads((tmp_path / "notes.json").read_text())["messages"]
+    page.exporter.export_to(str(tmp_path / "kept.MD"), JSON_FILTER)  # a typed one wins
+    assert (tmp_path / "kept.MD").read_text().startswith("# DraftDeck chat")
+    page.exporter.save_charts_to(str(tmp_path / "charts"))
+    assert (tmp_path / "charts.png").stat().st_size > 0 and "charts.png" in page.chat_note.text()
+    page.exporter.export_to("", JSON_FILTER)  # Cancel
+    window.close()  # the window's settings are saved: the next window starts there
+    assert load_settings().export_folder == str(tmp_path)
+    assert ChatExport(page, page.run_record, page.charts, page.say, load_settings()).start_path(
+        "chat.json"
+    ) == str(tmp_path / "chat.json")

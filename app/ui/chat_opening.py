@@ -113,16 +113,14 @@ class ConversationOpening:
         if greedy is not None:
             page.sampling.choice.setCurrentIndex(GREEDY_INDEX if greedy else RECIPE_INDEX)
         if switch:
-            page.chat_note.setText(switched_note(conversation))
-            page.chat_note.show()
+            page.say(switched_note(conversation))
 
     def read(self, conversation: Conversation) -> None:
         page = self.page
         page.new_chat()
         self._show([restored(m) for m in conversation.messages])
         page.reading = conversation
-        page.chat_note.setText(reading_note(conversation))
-        page.chat_note.show()
+        page.say(reading_note(conversation))
 
     def _show(self, messages: list[Message]) -> None:
         """Its messages, scrolled to the last reply, and the figures its replies kept."""

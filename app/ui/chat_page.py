@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.infra.settings import Settings
 from app.core.measure.chat_record import ChatRecord, chat_record
 from app.core.measure.conversations import Conversation, ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
@@ -57,6 +58,7 @@ class ChatPage(QWidget):
         bridge: EngineBridge | None = None,
         parent: QWidget | None = None,
         store: ConversationStore | None = None,
+        settings: Settings | None = None,  # where exports went last is kept in them
     ) -> None:
         super().__init__(parent)
         self.selection = selection
@@ -105,7 +107,7 @@ class ChatPage(QWidget):
         self.charts = ChatCharts()
         self.panel = ConversationPanel(store or ConversationStore())
         self.conversations = Conversations(self.panel)
-        self.exporter = ChatExport(self, self.run_record, self.charts)
+        self.exporter = ChatExport(self, self.run_record, self.charts, self.say, settings)
 
         header = QHBoxLayout()
         header.addWidget(title)
@@ -194,8 +196,7 @@ class ChatPage(QWidget):
         mode_words = self.mode_choice.new_pair(self._loaded_pair)
         if mode_words:
             said = self.chat_note.text() if not self.chat_note.isHidden() else ""
-            self.chat_note.setText(f"{said} {mode_words}".strip())
-            self.chat_note.show()
+            self.say(f"{said} {mode_words}".strip())
         self.verify_agreement = None
         self.memory_warning = ""
         self.inexact_verify = False
@@ -293,7 +294,7 @@ class ChatPage(QWidget):
         self.conversations.save(self.transcript.messages)
         mode = self.mode_choice.name
         self.transcript.start_assistant(mode)
-        self.charts.start_reply()
+        self.charts.start_reply(mode)
         self.bridge.generate(
             Generate(
                 messages=self.conversation()[:-1],
@@ -327,8 +328,7 @@ class ChatPage(QWidget):
         (its messages left on screen would be saved again by the next turn)."""
         if self.conversations.is_current(conversation_id):
             self.new_chat()
-            self.chat_note.setText("Conversation deleted: this is a new one.")
-            self.chat_note.show()
+            self.say("Conversation deleted: this is a new one.")
 
     def _on_rounds(self, event: Rounds) -> None:
         self.transcript.add_pieces(event.pieces, event.from_draft)
@@ -401,6 +401,11 @@ class ChatPage(QWidget):
             self.charts.reference_tok_s,
             self.verify_agreement,
         )
+
+    def say(self, text: str) -> None:
+        """What happened to the conversation, on the line above it."""
+        self.chat_note.setText(text)
+        self.chat_note.show()
 
     def export_json(self, path: Path) -> None:
         self.exporter.write(path, markdown=False)

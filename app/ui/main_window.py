@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         self.recipes_page.unsaved_changed.connect(self.setWindowModified)
         self.add_page("recipes", "Recipes", self.recipes_page)
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
-        self.chat_page = ChatPage(self.selection, self.engine)
+        self.chat_page = ChatPage(self.selection, self.engine, settings=settings)
         self.add_page("chat", "Chat", self.chat_page)
         self.tune_page = TunePage(self.selection)
         self.add_page("tune", "Tune", self.tune_page)

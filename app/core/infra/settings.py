@@ -56,6 +56,8 @@ class Settings:
     # Phone: folders the user added as push destinations, and the one last used.
     phone_destinations: list[str] = field(default_factory=list)
     phone_root: str = ""
+    # Chat: the folder the last export or chart image went to (the dialogs start there).
+    export_folder: str = ""
 
     def __post_init__(self) -> None:
         # What this process's changes are measured against; None: the defaults (not
