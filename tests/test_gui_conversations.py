@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from app.core.measure.conversations import ConversationStore, SavedMessage, new_
 from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, documents_folder
-from app.ui.chat_mode import SPECULATIVE_AGAIN
+from app.ui.chat_mode import SPECULATIVE_AGAIN, WHY_LINK
 from app.ui.chat_opening import READ_ONLY, SWITCH
 from app.ui.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
 from app.ui.engine_bridge import ERROR, GENERATING, READY
@@ -172,11 +173,16 @@ def test_plain_mode_chats_with_the_target_of_a_blocked_pair(
     page = window.chat_page
     _choose(qtbot, window, "qwen35-draft", state=ERROR)
     assert not page.send_button.isEnabled()
+    reason = page.last_error
     assert "Choose Plain" in page.mode_note.text() and "cannot work" in page.mode_note.toolTip()
     page.mode.setCurrentIndex(1)
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
     assert page.bridge.load_request is not None and page.bridge.load_request.draft is None
     assert "target alone" in page.mode_note.text() and page.send_button.isEnabled()
+    # The header's reason is gone with the error: the note keeps it, one click away.
+    assert "Why?" in page.mode_note.text() and "vocabularies" not in page.mode_note.text()
+    page.mode_note.linkActivated.emit(WHY_LINK)
+    assert escape(reason) in page.mode_note.text() and "Hide" in page.mode_note.text()
     _send(qtbot, window, "Only the target.")
     assert page.transcript.messages[-1].stats is not None
     assert page.transcript.messages[-1].stats["mode"] == "plain"

@@ -4,6 +4,7 @@ whose target alone still chats in Plain mode)."""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QLabel
@@ -17,6 +18,7 @@ from app.ui.chat_header import (
 from app.ui.labels import wrap_to_width
 
 MODES = ("speculative", "plain")  # the combo's items, in order
+WHY_LINK = "why"  # the blocked note's link to the engine's reason
 BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together
 Pair = tuple[Path | None, Path | None]
 SPECULATIVE_AGAIN = (
@@ -41,6 +43,8 @@ class ModeChoice:
         self.note = wrap_to_width(QLabel())  # a long reason never widens the window
         self.note.setObjectName("pageHint")
         self.note.hide()
+        self.note.linkActivated.connect(self._on_link)
+        self._reason, self._why_open, self._plain_loaded = "", False, False  # a blocked pair's
         # The pair the mode was switched to Plain for (a replayed load keeps the choice).
         self._plain_for: Pair | None = None
         # The pair whose mode was set by a reopened conversation: its load keeps it.
@@ -76,18 +80,34 @@ class ModeChoice:
             self._kept_for, self._plain_for = pair, None
 
     def refused(self, pair: Pair, message: str) -> None:
-        """The engine cannot load this pair together (its words in the tooltip)."""
+        """The engine cannot load this pair together: its words behind "Why?" (and in
+        the tooltip), since under Plain the header no longer shows them."""
         self.blocked = pair
-        self.note.setText(blocked_note(plain_loaded=False))
+        self._reason, self._why_open = message, False
+        self._show_blocked(plain_loaded=False)
         self.note.setToolTip(message)
         self.note.show()
+
+    def _show_blocked(self, plain_loaded: bool) -> None:
+        self._plain_loaded = plain_loaded
+        text = escape(blocked_note(plain_loaded))
+        if self._why_open:
+            text += f"<br>{escape(self._reason)} <a href='{WHY_LINK}'>Hide</a>"
+        elif self._reason:
+            text += f" <a href='{WHY_LINK}'>Why?</a>"
+        self.note.setText(text)
+
+    def _on_link(self, link: str) -> None:
+        if link == WHY_LINK:
+            self._why_open = not self._why_open
+            self._show_blocked(self._plain_loaded)
 
     def loaded(self, event: Loaded, pair: Pair) -> None:
         """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
         says so in the load event), with the reason in one line; the user may still
         pick Speculative. The next pair that can gain gets Speculative back."""
         if event.draft is None and self.blocked == pair:
-            self.note.setText(blocked_note(plain_loaded=True))
+            self._show_blocked(plain_loaded=True)
             return
         reason = event.cannot_pay
         if reason:
