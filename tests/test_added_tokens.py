@@ -367,7 +367,7 @@ def test_txt_specials_past_the_vocabulary_are_skipped(tmp_path: Path) -> None:
     ("vocab_lines", "words"),
     [
         ([b"many"], "vocabulary count line is not a number"),
-        ([b"3", _b64("a")], "promises 3 lines but the file has"),
+        ([b"3", _b64("a")], "file ends after 1 of the 3 vocabulary lines"),
     ],
 )
 def test_broken_txt_vocabulary(vocab_lines: list[bytes], words: str, tmp_path: Path) -> None:

@@ -158,6 +158,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import Generate, Load, Rounds
 
+    # Read first: a file that cannot be read is said before any model loads.
+    prompt = read_named_text(Path(args.prompt_file)) if args.prompt_file else args.prompt
+
     if conflict := sampling.conflicting_flags(args):
         return sampling.usage_error(args, conflict)
     target_cfg, draft_cfg = _engine_overrides(args)
@@ -191,7 +194,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if not args.json and seed is not None:  # greedy draws nothing: nothing to repeat
             print(sampling.describe(sampler, seed), file=sys.stderr)
         request = Generate(
-            prompt=args.prompt,
+            prompt=prompt,
             max_tokens=args.max_tokens,
             mode=mode,
             chat=not args.raw,
@@ -296,7 +299,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     gen.add_argument("--target", required=True, metavar="DIR")
     gen.add_argument("--draft", metavar="DIR")
     _engine_args(gen)
-    gen.add_argument("--prompt", required=True, metavar="TEXT")
+    prompt = gen.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt", metavar="TEXT")
+    prompt.add_argument(
+        "--prompt-file", metavar="F", help="read the prompt from a UTF-8 file (or <(command))"
+    )
     gen.add_argument("--max-tokens", type=whole_number(1), default=256, metavar="N")
     gen.add_argument("--plain", action="store_true", help="plain decoding even with a draft")
     gen.add_argument("--raw", action="store_true", help="no chat template")

@@ -80,10 +80,13 @@ class ModelMemory:
         return "fp32" if self.memory in DEQUANTIZED else "as stored"
 
     def describe(self) -> str:
+        """Every part of the total, so the figures add up."""
         return (
             f"{format_bytes(self.total)}: weights {format_bytes(self.weights)} "
             f"{self.weights_kind} (memory {self.memory}), KV cache "
-            f"{format_bytes(self.kv_cache)} for {self.context_tokens:,} tokens"
+            f"{format_bytes(self.kv_cache)} for {self.context_tokens:,} tokens, prefill "
+            f"{format_bytes(self.prompt_work)}, MNN's model and {self.layers:,}-layer "
+            f"overhead {format_bytes(self.fixed)}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -123,7 +126,8 @@ class PairMemory:
             f"{side} {m.describe()}"
             for side, m in zip(("target", "draft"), self.models, strict=False)
         )
-        return f"about {format_bytes(needed)} ({sides})"
+        runtime = needed - sum(m.total for m in self.models)
+        return f"about {format_bytes(needed)} ({sides}; MNN's runtime {format_bytes(runtime)})"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -318,21 +318,14 @@ def read_txt_specials(
     The vocabulary starts with a count line (`n` or, for huggingface, `n merges`), then
     one line per id.
     """
+    _check_whole(path, data, start, kind)
     if not special_ids:
         return TokenizerBody(())
     wanted = max(special_ids)
     lines = data[start:].split(b"\n", wanted + 2)
     if len(lines) <= wanted + 2 and not lines[-1]:
         lines.pop()  # the file's final newline ends a line, it does not start one
-    try:
-        size = int(lines[0].split()[0])
-    except (IndexError, ValueError):
-        shown = lines[0][:60].decode("utf-8", "replace").strip()
-        raise TokenizerError(path, f"vocabulary count line is not a number: {shown!r}") from None
-    if len(lines) - 1 < min(size, wanted + 1):
-        raise TokenizerError(
-            path, f"vocabulary promises {size} lines but the file has {len(lines) - 1}"
-        )
+    size = _counts(path, lines[0])[0]
     added: list[AddedToken] = []
     for token_id in dict.fromkeys(special_ids):
         if not 0 <= token_id < size:
@@ -341,6 +334,34 @@ def read_txt_specials(
         text = _txt_token(path, kind, token_id, line)
         added.append(AddedToken(token_id, text, special=True))
     return TokenizerBody(tuple(added))
+
+
+def _counts(path: Path, line: bytes) -> list[int]:
+    """The vocabulary count line: `n`, or `n merges` for huggingface."""
+    try:
+        counts = [int(part) for part in line.split()]
+        if counts and min(counts) >= 0:
+            return counts
+    except ValueError:
+        pass
+    shown = line[:60].decode("utf-8", "replace").strip()
+    raise TokenizerError(path, f"vocabulary count line is not a number: {shown!r}")
+
+
+def _check_whole(path: Path, data: bytes, start: int, kind: str) -> None:
+    """A file cut short (a download or copy that stopped) still parses as far as it
+    goes: count its lines against what the count line promises (one C pass)."""
+    first_end = data.find(b"\n", start)
+    counts = _counts(path, data[start : first_end if first_end >= 0 else len(data)])
+    promised = counts[0] + (counts[1] if kind == "huggingface" and len(counts) > 1 else 0)
+    present = data.count(b"\n", start) - 1 + (0 if data.endswith(b"\n") else 1)
+    if present < promised:
+        raise TokenizerError(
+            path,
+            f"file ends after {max(present, 0):,} of the {promised:,} vocabulary lines its "
+            "count line promises: the download or copy was cut off; download or copy the "
+            "pack again",
+        )
 
 
 def _txt_token(path: Path, kind: str, token_id: int, line: bytes) -> str:

@@ -21,11 +21,8 @@ from typing import Any
 
 from app.core.infra.errors import (
     BadValueError,
-    EmptyFileError,
     MissingFileError,
     NotABundleError,
-    OutsideFolderError,
-    UnreadableFileError,
 )
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
@@ -33,21 +30,20 @@ from app.core.pack.context_window import ContextWindow, context_window
 from app.core.pack.embedding_layout import BF16_FILE, embedding_layout
 from app.core.pack.export_format import ExportFormat, export_format
 from app.core.pack.files import (
-    AUDIO_MODEL,
     BUNDLE_MARKERS,
     CONFIG,
-    CONTEXT,
     DRAFT_RECIPE_FILES,
-    EMBEDDINGS,
-    LLM_CONFIG,
-    LLM_MODEL,
-    LLM_WEIGHT,
     NOT_PACK_SUFFIXES,
     RECIPE_FILES,
     RUNTIME_CONFIG,
     TOKENIZER_CANDIDATES,
-    TOKENIZER_TXT,
     VISUAL_MODEL,
+)
+from app.core.pack.folder_checks import (
+    PATH_KEYS,
+    check_paths_inside,
+    require_folder,
+    require_nonempty,
 )
 from app.core.pack.graph_facts import GraphFacts, read_graph_facts
 from app.core.pack.known_models import identify_shape
@@ -59,17 +55,6 @@ from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 log = logging.getLogger("draftdeck.pack")
 
 INFO_SCHEMA_VERSION = 1
-# MNN's LlmConfig keys that name files relative to the bundle, with MNN's defaults.
-PATH_KEYS = {
-    "llm_config": LLM_CONFIG,
-    "llm_model": LLM_MODEL,
-    "llm_weight": LLM_WEIGHT,
-    "tokenizer_file": TOKENIZER_TXT,
-    "embedding_file": EMBEDDINGS,
-    "visual_model": VISUAL_MODEL,
-    "audio_model": AUDIO_MODEL,
-    "context_file": CONTEXT,
-}
 ATTENTION_KINDS = ("full", "sliding", "mix")
 BF16_BITS = 16
 # Above this many parameters a model is too slow to be anyone's draft.
@@ -166,16 +151,6 @@ def looks_like_bundle(folder: Path) -> bool:
     return any((folder / name).is_file() for name in BUNDLE_MARKERS)
 
 
-def require_folder(folder: Path) -> None:
-    """Refuse a path that is not a folder, saying which it is: a file given for a pack
-    folder (config.json itself, say) is not a folder that went missing."""
-    if folder.is_dir():
-        return
-    if folder.exists():
-        raise NotABundleError(folder, "this is a file, not a pack folder")
-    raise NotABundleError(folder, "folder not found")
-
-
 def read_bundle(folder: Path) -> BundleInfo:
     """Describe the bundle in `folder`; raises a FileError subclass naming the bad file."""
     folder = Path(folder)
@@ -185,17 +160,17 @@ def read_bundle(folder: Path) -> BundleInfo:
         raise NotABundleError(folder, f"no {markers} here")
     config_path = folder / CONFIG
     config = read_json_object(config_path)
-    _check_paths_inside(folder, config, config_path)
+    check_paths_inside(folder, config, config_path)
     llm_config_path = _resolve(folder, config, "llm_config")
     llm_config = read_json_object(llm_config_path)
-    _check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
+    check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
     # MNN merges config.json over llm_config.json: runtime settings win.
     merged = {**llm_config, **config}
 
     model_path = _resolve(folder, merged, "llm_model")
     weight_path = _resolve(folder, merged, "llm_weight")
-    _require_nonempty(model_path, "model graph")
-    _require_nonempty(weight_path, "weight file")
+    require_nonempty(model_path, "model graph")
+    require_nonempty(weight_path, "weight file")
 
     hidden = _positive_int(llm_config, "hidden_size", llm_config_path)
     layout = embedding_layout(folder, merged, llm_config_path, weight_path, hidden)
@@ -304,36 +279,6 @@ def _layers(
 def _resolve(folder: Path, config: Mapping[str, Any], key: str) -> Path:
     value = config.get(key, PATH_KEYS[key])
     return folder / str(value)
-
-
-def _check_paths_inside(folder: Path, config: Mapping[str, Any], config_path: Path) -> None:
-    root = os.path.realpath(folder)
-    base_dir = config.get("base_dir")
-    if base_dir is not None and os.path.realpath(folder / str(base_dir)) != root:
-        raise OutsideFolderError(config_path, f"base_dir {base_dir!r} points away from the pack")
-    for key in PATH_KEYS:
-        value = config.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value:
-            raise BadValueError(config_path, f"{key} must be a file name, found {value!r}")
-        target = os.path.realpath(folder / value)
-        if os.path.commonpath([root, target]) != root:
-            raise OutsideFolderError(config_path, f"{key} {value!r} points outside the pack folder")
-
-
-def _require_nonempty(path: Path, what: str) -> int:
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise MissingFileError(path, f"{what} is missing") from None
-    except OSError as exc:
-        raise UnreadableFileError(path, exc.strerror or str(exc)) from None
-    if not path.is_file():
-        raise UnreadableFileError(path, f"{what} is not a file")
-    if size == 0:
-        raise EmptyFileError(path, f"{what} is empty")
-    return size
 
 
 def _positive_int(config: Mapping[str, Any], key: str, path: Path) -> int:

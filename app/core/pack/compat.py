@@ -82,7 +82,23 @@ def pairing_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     """Whether the draft's tokens mean anything to the target: reasons the pair cannot
     work at all, and what the vocabulary comparison found when it can."""
     reasons: list[Reason] = []
-    if target.vocab_size != draft.vocab_size:
+    unknown = [
+        side for side, info in (("target", target), ("draft", draft)) if info.vocab_size is None
+    ]
+    if unknown:
+        reasons.append(
+            Reason(
+                "vocab_unknown",
+                WARNING,
+                f"The {' and '.join(unknown)} pack's vocabulary size cannot be told from its "
+                "files (no tie_embeddings and no embeddings_bf16.bin); only the tokenizers "
+                "were compared.",
+                target.vocab_size,
+                draft.vocab_size,
+                "tokens",
+            )
+        )
+    elif target.vocab_size != draft.vocab_size:
         reasons.append(
             Reason(
                 "vocab_mismatch",
@@ -120,7 +136,7 @@ def pairing_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
                 "attention",
             )
         )
-    if target.vocab_size == draft.vocab_size:
+    if unknown or target.vocab_size == draft.vocab_size:
         reasons += _vocabulary_reasons(target, draft)
     return reasons
 

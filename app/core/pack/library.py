@@ -30,8 +30,9 @@ from app.core.infra.errors import (
 )
 from app.core.infra.settings import Settings
 from app.core.infra.units import format_bytes
-from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle, require_folder
+from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle
 from app.core.pack.files import CONFIG, LLM_MODEL
+from app.core.pack.folder_checks import require_folder
 
 log = logging.getLogger("draftdeck.library")
 
