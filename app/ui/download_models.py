@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from app.core.hub.catalog import CatalogEntry
+from app.core.hub.downloads import PARTIAL
 from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
 from app.core.infra.units import format_bytes
 from app.core.infra.units import format_time_left as format_eta
@@ -44,17 +45,20 @@ class CatalogModel(ColumnsModel):
         entry = self.entries[index.row()]
         if role == ENTRY_ROLE:
             return entry
+        column = self.COLUMNS[index.column()]  # valid() checked the range
+        mark = self.installed.get(entry.repo_id, "")
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == "Installed" and PARTIAL in mark:  # a short word: say it whole here
+                return "A partial download is on disk: Resume or Discard it in the queue"
             # The name first: the Repository column may show it elided.
             return f"{entry.repo_id}\n{entry.summary}" if entry.summary else entry.repo_id
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        column = self.COLUMNS[index.column()]  # valid() checked the range
         return {
             "Repository": entry.repo_id,
             "Role": entry.role,
             "Family": entry.family,
-            "Installed": self.installed.get(entry.repo_id, ""),
+            "Installed": mark,
             "Listed by": entry.source,
         }.get(column)
 

@@ -1,5 +1,7 @@
-"""The Downloads page's queue: one row per download, with pause, resume, cancel and
-clear, each offered only when the selected download allows it."""
+"""The Downloads page's queue: one row per download, with pause, resume, cancel (for a
+stopped download: discard, which deletes what arrived) and clear, each offered only when
+the selected download allows it. Clear removes only rows that left nothing on disk: a
+paused download is not finished."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTableView, QVBoxLayout, QWidget
 
 from app.core.hub.downloads import Downloads
-from app.core.hub.job import CANCELLED, DONE, FINISHED, JobStatus
+from app.core.hub.job import CANCELLED, DONE, FAILED, FINISHED, PAUSED, JobStatus
 from app.ui.download_models import QueueModel
 from app.ui.job_models import ProgressDelegate, offer
 from app.ui.table_model import setup_table
 
 NOTHING_SELECTED = "Select a download in the queue first"
+CANCEL, DISCARD = "Cancel", "Discard"
 
 
 class DownloadQueuePanel(QWidget):
@@ -35,7 +38,10 @@ class DownloadQueuePanel(QWidget):
         )
         self.pause_button = QPushButton("Pause")
         self.retry_button = QPushButton("Resume / Retry")
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(DISCARD)
+        # Its text changes with the selection: keep the wider one's width, no jumping.
+        self.cancel_button.setMinimumWidth(self.cancel_button.sizeHint().width())
+        self.cancel_button.setText(CANCEL)
         self.clear_button = QPushButton("Clear Finished")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -73,15 +79,30 @@ class DownloadQueuePanel(QWidget):
                 resume = "This download is done"
         offer(self.pause_button, pause, "Stop after the current chunk; Resume continues it")
         offer(self.retry_button, resume, "Download again, keeping the files already verified")
-        offer(self.cancel_button, cancel, "Stop and delete what arrived")
+        stopped = state in (PAUSED, FAILED)
+        self.cancel_button.setText(DISCARD if stopped else CANCEL)
+        offer(
+            self.cancel_button,
+            cancel,
+            "Delete the files that arrived and end this download"
+            if stopped
+            else "Stop and delete what arrived",
+        )
         offer(
             self.clear_button,
-            "" if self._any_finished() else "No download has finished",
-            "Remove finished downloads from the list",
+            ""
+            if self._clearable()
+            else "No download is over (a paused one stays until resumed or discarded)",
+            "Remove done and cancelled downloads from the list; paused ones stay until "
+            "resumed or discarded",
         )
 
-    def _any_finished(self) -> bool:
-        return any(self.model.status(r).state in FINISHED for r in range(self.model.rowCount()))
+    def _clearable(self) -> bool:
+        """Whether Clear would remove a row: one over, with nothing left on disk."""
+        return any(
+            self.model.status(row).state in FINISHED and not job.leaves_partial()
+            for row, job in enumerate(self.model.jobs)
+        )
 
     def _pause(self) -> None:
         job = self.model.selected_job(self.view)

@@ -1,15 +1,16 @@
 """The Downloads page: a view of the Downloads service (app/core/hub/downloads.py):
-the catalog, a repo's file plan, and the download queue."""
+the catalog, a repo's file plan (download_details.py), and the download queue, which
+lists the downloads an earlier run left unfinished. Quitting with downloads under way
+asks first."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from html import escape
 
 from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -17,7 +18,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -26,21 +26,16 @@ from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubUnreachable
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob, JobStatus
-from app.core.hub.plan import SKIPPED_KINDS, RepoPlan
 from app.core.infra.errors import HubError
-from app.core.infra.units import format_bytes
 from app.core.pack.library import Library
 from app.ui import background
-from app.ui.dialogs import show_error
+from app.ui.dialogs import ask, show_error
+from app.ui.download_details import RepoDetails
 from app.ui.download_models import ENTRY_ROLE, CatalogModel
 from app.ui.download_queue import DownloadQueuePanel
 from app.ui.fitted_table import CELLS, FittedTable
-from app.ui.job_models import offer
 from app.ui.labels import wrap_to_width
 from app.ui.table_model import setup_table
-
-NOTHING_CHOSEN = "Select a repository in the list first"
-NOTHING_SHOWN = "Select a repository to see its files and sizes."
 
 
 class DownloadsPage(QWidget):
@@ -52,7 +47,12 @@ class DownloadsPage(QWidget):
         super().__init__(parent)
         self.library = library
         self.downloads = Downloads(library)
+        # Downloads a quit (or a crash) interrupted: listed paused, with Resume and Discard.
+        self.restored = self.downloads.restore_interrupted()
         self._checked_updates = False
+        self._told_restored = False
+        self._quit_agreed = False
+        self._states: list[tuple[int, str]] = []  # (job, state) as last marked in the catalog
 
         title = QLabel("Downloads")
         title.setObjectName("pageTitle")
@@ -96,23 +96,12 @@ class DownloadsPage(QWidget):
         self.catalog_view.setSortingEnabled(True)
         self.catalog_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
-        self.details = QTextBrowser()
-        self.details.setObjectName("details")
-        self.details.setPlaceholderText(NOTHING_SHOWN)
-        self.include_all = QCheckBox("Also fetch export files (ONNX, llm.mnn.json)")
-        self.include_all.setToolTip(
-            f"Files no runtime reads ({SKIPPED_KINDS}); the file list shows what is skipped"
-        )
-        self.download_button = QPushButton("Download")
-        details_box = QWidget()
-        details_layout = QVBoxLayout(details_box)
-        details_layout.setContentsMargins(0, 0, 0, 0)
-        details_layout.addWidget(self.details, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.include_all)
-        row.addStretch(1)
-        row.addWidget(self.download_button)
-        details_layout.addLayout(row)
+        self.repo_details = RepoDetails(self.downloads)
+        # The pane's parts, as the page's (tests and screenshots reach them here).
+        self.details, self.include_all = self.repo_details.details, self.repo_details.include_all
+        self.download_button = self.repo_details.download_button
+        self.verify_button = self.repo_details.verify_button
+        self.remove_button = self.repo_details.remove_button
 
         self.queue = DownloadQueuePanel(self.downloads)
         # The panel's parts, as the page's (tests and screenshots reach them here).
@@ -122,7 +111,7 @@ class DownloadsPage(QWidget):
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.catalog_view)
-        top.addWidget(details_box)
+        top.addWidget(self.repo_details)
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 2)
         main = QSplitter(Qt.Orientation.Vertical)
@@ -154,12 +143,13 @@ class DownloadsPage(QWidget):
         self.add_button.clicked.connect(self.add_repo)
         self.add_edit.returnPressed.connect(self.add_repo)
         self.catalog_view.selectionModel().selectionChanged.connect(self._on_selection)
-        # The file list shown is the one Download fetches: list it again for the new choice.
-        self.include_all.toggled.connect(self._on_include_all_toggled)
-        self.download_button.clicked.connect(self.download_selected)
+        self.repo_details.download.connect(self._on_download_asked)
+        self.repo_details.removed.connect(self._on_repo_removed)
+        self.repo_details.message.connect(self.message)
         self.queue.acted.connect(self._refresh)
         background.watch(self, self.downloads.queue, self._refresh)
         self.reload_catalog()
+        self._refresh()  # the restored rows, without a "Paused" message each (showEvent tells)
 
     # -- catalog ----------------------------------------------------------------------------
 
@@ -173,8 +163,7 @@ class DownloadsPage(QWidget):
         self.age_label.setToolTip("")
         self._mark_installed()
         if self.selected_entry() is None:  # a reset model drops the selection silently
-            self.details.clear()
-            self._offer_download(NOTHING_CHOSEN)
+            self.repo_details.show_entry(None)
 
     def refresh_from_hub(self) -> None:
         self.refresh_button.setEnabled(False)
@@ -236,6 +225,9 @@ class DownloadsPage(QWidget):
             "" if self.family_filter.currentIndex() == 0 else self.family_filter.currentText(),
         )
 
+    def _on_repo_removed(self, _repo: str) -> None:
+        self.reload_catalog()
+
     def _mark_installed(self) -> None:
         self.catalog_model.set_installed(self.downloads.marks())
 
@@ -251,73 +243,19 @@ class DownloadsPage(QWidget):
         entry = rows[0].data(ENTRY_ROLE) if rows else None
         return entry if isinstance(entry, CatalogEntry) else None
 
-    def _on_include_all_toggled(self, _checked: bool) -> None:
-        self._show_selected()
-
     def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
-        self._show_selected()
-
-    def _show_selected(self) -> None:
-        entry = self.selected_entry()
-        self.details.setToolTip("")
-        if entry is None:
-            self.details.clear()
-            self._offer_download(NOTHING_CHOSEN)
-            return
-        self._offer_download("Reading the file list from the Hub…")
-        self.details.setHtml(
-            f"<h3>{escape(entry.repo_id)}</h3><p>{escape(entry.summary)}</p>"
-            "<p>Reading the file list from the Hub…</p>"
-        )
-        repo, include_all = entry.repo_id, self.include_all.isChecked()
-        background.run(
-            self,
-            "plan",
-            lambda: self.downloads.plan(repo, include_all),
-            lambda plan: self._show_plan(entry, plan, include_all),
-            lambda error: self._show_plan_error(entry, error),
-        )
-
-    def _show_plan(self, entry: CatalogEntry, plan: RepoPlan, include_all: bool) -> None:
-        # A list for another repo, or for the other choice of the box, came in late.
-        if self.selected_entry() != entry or include_all != self.include_all.isChecked():
-            return
-        rows = "".join(
-            f"<tr><td>{escape(f.path)}</td><td align='right'>{format_bytes(f.size)}</td>"
-            f"<td>{'LFS sha256' if f.lfs else 'git blob'}</td></tr>"
-            for f in plan.files
-        )
-        skipped = ", ".join(escape(f.path) for f in plan.skipped) or "none"
-        self.details.setHtml(
-            f"<h3>{escape(entry.repo_id)}</h3><p>{escape(entry.summary)}</p>"
-            f"<p><b>Revision</b> {plan.revision[:12]} · <b>{len(plan.files)} files</b>, "
-            f"{format_bytes(plan.total_bytes)} · installs to "
-            f"{escape(str(self.library.root / plan.folder_name))}</p>"
-            f"<table cellpadding='2'>{rows}</table><p><b>Skipped</b> (not needed to run): "
-            f"{skipped}</p>"
-        )
-        self._offer_download("")
-
-    def _offer_download(self, why_not: str) -> None:
-        offer(self.download_button, why_not, "Download the files listed, verify and install")
-
-    def _show_plan_error(self, entry: CatalogEntry, error: Exception) -> None:
-        if self.selected_entry() == entry:
-            self.details.setHtml(
-                f"<h3>{escape(entry.repo_id)}</h3>"
-                f"<p><b>Cannot list the files:</b> {escape(str(error))}</p>"
-            )
-            if isinstance(error, HubUnreachable):
-                self.details.setToolTip(f"The network said: {error.reason}")
-            self._offer_download(f"Cannot download: the file list could not be read ({error})")
+        self.repo_details.show_entry(self.selected_entry())
 
     def download_selected(self) -> None:
-        entry = self.selected_entry()
-        if entry is not None:
-            self.start_download(entry.repo_id)
+        """What the pane's Download (or Re-download, Update) button does."""
+        self.download_button.click()
 
-    def start_download(self, repo: str) -> DownloadJob:
-        job = self.downloads.start(repo, include_all=self.include_all.isChecked())
+    def _on_download_asked(self, repo: str, force: bool) -> None:
+        self.start_download(repo, force)
+
+    def start_download(self, repo: str, force: bool = False) -> DownloadJob:
+        """Start (or show the one under way); `force` fetches again an intact pack."""
+        job = self.downloads.start(repo, include_all=self.include_all.isChecked(), force=force)
         if job not in self.queue_model.jobs:  # not the download already under way
             self.message.emit(f"Downloading {repo}")
         self._refresh()
@@ -327,12 +265,29 @@ class DownloadsPage(QWidget):
     def _refresh(self) -> None:
         for status in self.queue.refresh():
             self._on_status(status)
+        # A download started, stopped or ended: the catalog's marks and the pane follow.
+        states = [(id(job), job.status().state) for job in self.downloads.jobs()]
+        if states != self._states:
+            self._states = states
+            self._mark_installed()
+            entry = self.selected_entry()
+            if entry is not None and entry.repo_id in self._settled(states):
+                self.repo_details.refresh()
+
+    def _settled(self, states: list[tuple[int, str]]) -> set[str]:
+        """Repos whose download just ended (done or cancelled)."""
+        ended = {job_id for job_id, state in states if state in (DONE, CANCELLED)}
+        return {job.repo_id for job in self.downloads.jobs() if id(job) in ended}
 
     def _on_status(self, status: JobStatus) -> None:
-        if status.state == DONE:
+        if status.state == DONE and status.up_to_date:
+            self.message.emit(
+                f"{status.repo_id} is already installed and up to date in {status.path}; "
+                "nothing was fetched"
+            )
+        elif status.state == DONE:
             notes = "".join(f"; {note}" for note in status.notes)
             self.message.emit(f"Installed {status.repo_id} in {status.path}{notes}")
-            self._mark_installed()
             self.installed.emit(status.path)
         elif status.state == FAILED:
             self.problem.emit(f"Download of {status.repo_id} failed: {status.error}")
@@ -340,6 +295,32 @@ class DownloadsPage(QWidget):
             self.message.emit(f"Paused {status.repo_id}; Resume continues it")
         elif status.state == CANCELLED:
             self.message.emit(f"Cancelled {status.repo_id}; the files that arrived were deleted")
+
+    def may_quit(self, quit_now: Callable[[], object]) -> bool:
+        """Whether the window may close now; with downloads under way, asks first and
+        calls `quit_now` if the user agrees (they pause, and come back paused)."""
+        running = self.downloads.running()
+        if not running or self._quit_agreed:
+            return True
+        names = ", ".join(f"{job.repo_id} ({job.status().fraction:.0%})" for job in running[:3]) + (
+            f" and {len(running) - 3} more" if len(running) > 3 else ""
+        )
+        one = len(running) == 1
+        count = "1 download is" if one else f"{len(running)} downloads are"
+        ask(
+            self,
+            "Downloads under way",
+            f"{count} under way: {names}.\n\nQuit anyway? {'It is' if one else 'They are'} "
+            "paused, and listed in Downloads when DraftDeck starts again: Resume goes on "
+            "from what arrived.",
+            "Pause and Quit",
+            lambda: self._agree_to_quit(quit_now),
+        )
+        return False
+
+    def _agree_to_quit(self, quit_now: Callable[[], object]) -> None:
+        self._quit_agreed = True
+        quit_now()
 
     def shutdown(self) -> None:
         """Pause running downloads (they resume next time) and stop their threads."""
@@ -349,6 +330,12 @@ class DownloadsPage(QWidget):
         if not self._checked_updates:
             self._checked_updates = True
             self.check_updates()
+        if self.restored and not self._told_restored:
+            self._told_restored = True
+            count = "1 download" if len(self.restored) == 1 else f"{len(self.restored)} downloads"
+            self.message.emit(
+                f"{count} did not finish last time: paused in the queue (Resume or Discard)"
+            )
         super().showEvent(event)
 
 

@@ -285,6 +285,10 @@ class MainWindow(QMainWindow):
                 self._close_anyway,
             )
             return
+        if not self.downloads_page.may_quit(self.close):  # downloads under way: asks first
+            event.ignore()
+            self.show_page("downloads")
+            return
         self.save_state()
         self.downloads_page.shutdown()
         self.chat_page.shutdown()

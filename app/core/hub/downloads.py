@@ -26,7 +26,8 @@ from app.core.pack.files import installed_source
 from app.core.pack.library import Library
 
 INSTALLED, UPDATE_AVAILABLE = "installed", "update available"
-PARTIAL, DOWNLOADING = "partial download", "downloading"
+# Short: the catalog's Installed column must fit at 1024 px beside the names.
+PARTIAL, DOWNLOADING = "partial", "downloading"
 
 
 class Downloads:
