@@ -209,6 +209,24 @@ def test_preset_and_reset_to_pack_default(window: MainWindow) -> None:
     assert _draft(window).data["memory"] == "low"
 
 
+def test_reset_says_which_file_it_resets(window: MainWindow) -> None:
+    page = window.recipes_page
+    for editor in page.editors:  # both files edited and saved, so both can be reset
+        _combo(editor, "power").setCurrentText("low")
+    page.act_save.trigger()
+    target_saved = (window.library.root / "qwen3-target" / "config.json").read_text()
+    page.tabs.setCurrentIndex(1)
+    assert page.act_reset.text() == "Reset Target to Pack Default"
+    page.tabs.setCurrentIndex(0)
+    assert page.act_reset.text() == "Reset Draft to Pack Default"
+    assert "other tab" in page.act_reset.toolTip()
+    page.act_reset.trigger()
+    next(b for b in _box("confirmDialog").buttons() if b.text() == "Reset").click()
+    assert _recipe(window)["power"] == "high"  # the draft recipe as shipped
+    # The target's file, on the tab not shown, keeps its saved edit.
+    assert (window.library.root / "qwen3-target" / "config.json").read_text() == target_saved
+
+
 def test_quitting_with_unsaved_changes_asks(window: MainWindow) -> None:
     _spin(_draft(window), "thread_num").setValue(3)
     window.close()

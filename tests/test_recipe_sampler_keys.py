@@ -4,7 +4,7 @@ reads them), so that `recipe show`, the Recipes page and Chat agree on what a ke
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,8 @@ from app.core.recipe.sampler_fields import (
     OLDER_SPELLINGS,
     SAMPLER_FIELDS,
     STEP_NAMES,
+    keys_read,
+    keys_used,
     spelling_in_use,
 )
 from app.core.recipe.sampler_settings import SAMPLER_TYPES, sampler_settings
@@ -22,30 +24,21 @@ from app.core.recipe.schema import ERROR, FIELDS, TARGET, validate
 Copy = Callable[..., Path]
 
 
-class ReadKeys(Mapping[str, object]):
-    """A recipe that notes every key the reader asks for."""
-
-    def __init__(self, data: dict[str, object]) -> None:
-        self.data = data
-        self.asked: set[str] = set()
-
-    def __getitem__(self, key: str) -> object:
-        self.asked.add(key)
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
 @pytest.mark.parametrize("kind", SAMPLER_TYPES)
 def test_every_key_the_sampler_reads_is_a_schema_key(kind: str) -> None:
     # Every step in the mixed list, penalty included, so that mixed reads all it can.
-    recipe = ReadKeys({"sampler_type": kind, "mixed_samplers": list(STEP_NAMES)})
-    sampler_settings(recipe)
-    assert recipe.asked - set(FIELDS) == set()
+    read = keys_read({"sampler_type": kind, "mixed_samplers": list(STEP_NAMES)})
+    assert "sampler_type" in read and read - set(FIELDS) == set()
+    if kind in ("tfs", "mixed"):
+        assert {"tfs_z", "tfsZ"} <= read
+
+
+def test_the_keys_a_sampler_uses() -> None:
+    assert keys_used({"sampler_type": "greedy"}) == {"sampler_type"}
+    mixed = keys_used({})
+    assert {"temperature", "top_k", "topK", "mixed_samplers"} <= mixed
+    assert "repetition_penalty" not in mixed  # read, but no penalty step in the list
+    assert "repetition_penalty" in keys_used({"mixed_samplers": ["penalty", "topK"]})
 
 
 def test_the_schema_defaults_are_what_the_sampler_reads_for_an_absent_key() -> None:

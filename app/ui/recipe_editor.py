@@ -20,16 +20,16 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QUndoStack
 from PySide6.QtWidgets import (
-    QFormLayout,
     QLabel,
     QPlainTextEdit,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.infra.errors import FileError, InvalidJsonError
+from app.core.infra.errors import EmptyFileError, FileError, InvalidJsonError
 from app.core.recipe.draft_recipes import OutOfStepError, save_in_step
 from app.core.recipe.files import (
     InvalidRecipeError,
@@ -38,17 +38,11 @@ from app.core.recipe.files import (
     reset_to_original,
 )
 from app.core.recipe.presets import Preset
-from app.core.recipe.schema import (
-    DRAFT,
-    DRAFT_FORM_KEYS,
-    ERROR,
-    FIELDS,
-    TARGET_FORM_KEYS,
-    Problem,
-    recipe_problems,
-)
+from app.core.recipe.schema import ERROR, Problem, recipe_problems
 from app.ui.labels import wrap_to_width
-from app.ui.recipe_fields import NOT_SET, FieldEditor, json_text, make_editor
+from app.ui.recipe_fields import FieldEditor
+from app.ui.recipe_form import RecipeForm
+from app.ui.recipe_missing import MissingRecipe, preset_values
 from app.ui.recipe_undo import SetData, UndoKeysToPage
 
 log = logging.getLogger("draftdeck.ui.recipes")
@@ -73,31 +67,12 @@ class RecipeEditor(QWidget):
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
 
-        self.editors: dict[str, FieldEditor] = {}
-        form = QFormLayout()
-        for key in DRAFT_FORM_KEYS if scope == DRAFT else TARGET_FORM_KEYS:
-            editor = make_editor(FIELDS[key])
-            editor.changed.connect(lambda key=key: self._on_field_changed(key))
-            self.editors[key] = editor
-            label = QLabel(key)
-            label.setToolTip(editor.widget.toolTip())
-            form.addRow(label, editor.widget)
-        # Form edits would overwrite JSON text that does not parse: locked until it does.
-        self.fields_box = QWidget()
-        self.fields_box.setLayout(form)
-        self.others = QLabel()
-        wrap_to_width(self.others)
-        self.others.setObjectName("pageHint")
-        self.problem_label = QLabel()
-        wrap_to_width(self.problem_label)
-        self.problem_label.setTextFormat(Qt.TextFormat.RichText)
-        form_box = QWidget()
-        form_layout = QVBoxLayout(form_box)
-        form_layout.setContentsMargins(0, 0, 0, 0)
-        form_layout.addWidget(self.fields_box)
-        form_layout.addWidget(self.others)
-        form_layout.addWidget(self.problem_label)
-        form_layout.addStretch(1)
+        self.form = RecipeForm(scope)
+        self.form.edited.connect(self._on_field_changed)
+        self.editors: dict[str, FieldEditor] = self.form.editors
+        self.fields_box = self.form.fields_box
+        self.others = self.form.others
+        self.problem_label = self.form.problem_label
 
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
@@ -126,13 +101,20 @@ class RecipeEditor(QWidget):
         self.views.addTab(self.diff_view, "Changes from pack original")
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(form_box)
+        splitter.addWidget(self.form)
         splitter.addWidget(self.views)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        # A file the pack does not have: what is missing and a preset to start it from,
+        # instead of an empty editor (see `missing`).
+        self.missing = MissingRecipe(scope)
+        self.missing.chosen.connect(self.create_from)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(splitter)
+        self.stack.addWidget(self.missing)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        layout.addWidget(self.stack)
         self._undo_keys = UndoKeysToPage(self)
         self._undo_keys.guard(self)
         self.setEnabled(False)
@@ -143,7 +125,26 @@ class RecipeEditor(QWidget):
         return super().eventFilter(watched, event)
 
     def _on_clean_changed(self, clean: bool) -> None:
+        self._show_view()
         self.state_changed.emit()
+
+    @property
+    def missing_file(self) -> bool:
+        """The pack has no such file and nothing was started in its place."""
+        return (
+            self.doc is not None
+            and not self.doc.on_disk
+            and not self.data
+            and self.undo_stack.isClean()
+            and not self.json_pending
+        )
+
+    def _show_view(self) -> None:
+        if self.doc is not None and self.missing_file:
+            self.missing.show_file(self.doc.path)
+            self.stack.setCurrentWidget(self.missing)
+        else:
+            self.stack.setCurrentIndex(0)
 
     # -- loading --------------------------------------------------------------------------
 
@@ -206,15 +207,12 @@ class RecipeEditor(QWidget):
 
     def apply(self, data: dict[str, Any], keep_json_text: bool = False) -> None:
         self.data = dict(data)
-        self._unshowable = {
-            key
-            for key, editor in self.editors.items()
-            if not editor.set_value(self.data.get(key, NOT_SET))
-        }
+        self._unshowable = self.form.show_data(self.data)
         if not keep_json_text:
             self._set_json_text(self.doc.render(self.data) if self.doc else "")
             self.json_error = None
         self._refresh_checks()
+        self._show_view()
         self.state_changed.emit()
 
     def _set_json_text(self, text: str) -> None:
@@ -235,13 +233,7 @@ class RecipeEditor(QWidget):
         self.undo_stack.push(SetData(self, dict(self.data), after, text, merge_key, from_json))
 
     def _on_field_changed(self, key: str) -> None:
-        value = self.editors[key].value()
-        after = dict(self.data)
-        if value is NOT_SET:
-            after.pop(key, None)
-        else:
-            after[key] = value
-        self._change(after, f"Change {key}", merge_key=key)
+        self._change(self.form.edited_data(key), f"Change {key}", merge_key=key)
 
     def _on_json_typed(self) -> None:
         self._json_timer.start()
@@ -254,8 +246,12 @@ class RecipeEditor(QWidget):
             return
         try:
             data = RecipeDocument.parse(self.doc.path, self.json_edit.toPlainText())
-        except InvalidJsonError as exc:
-            self.json_error = exc
+        except (InvalidJsonError, EmptyFileError) as exc:
+            # All text deleted is JSON that does not parse yet, like any other.
+            if isinstance(exc, InvalidJsonError):
+                self.json_error = exc
+            else:
+                self.json_error = InvalidJsonError(exc.path, exc.problem)
             self._refresh_checks()
             self.state_changed.emit()
             return
@@ -264,9 +260,13 @@ class RecipeEditor(QWidget):
         self._refresh_checks()
         self.state_changed.emit()
 
-    def apply_preset(self, preset: Preset) -> None:
-        values = preset.draft if self.scope == DRAFT else preset.target
-        self._change({**self.data, **values}, f"Preset: {preset.name}")
+    def apply_preset(self, preset: Preset, text: str = "Preset") -> None:
+        values = preset_values(preset, self.scope)
+        self._change({**self.data, **values}, f"{text}: {preset.name}")
+
+    def create_from(self, preset: Preset) -> None:
+        """Start a file the pack does not have with a preset's values (Save writes it)."""
+        self.apply_preset(preset, "Create from preset")
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -277,16 +277,10 @@ class RecipeEditor(QWidget):
         for problem in self.problems:
             if problem.key and problem.severity == ERROR:
                 by_key.setdefault(problem.key, problem.message)
-        for key, editor in self.editors.items():
-            if key in self._unshowable and key not in by_key:
-                by_key[key] = f"{json_text(self.data[key])} cannot be shown here; edit the JSON"
-            editor.set_problem(by_key.get(key))
-        unknown = [k for k in self.data if k not in self.editors]
-        self.others.setText(
-            ("Other keys, passed to MNN as they are (edit them in the JSON): " + ", ".join(unknown))
-            if unknown
-            else ""
-        )
+        self.form.set_problems(by_key, self._unshowable)
+        unlisted = self.form.unlisted(self.data)
+        others = "Other keys, passed to MNN as they are (edit them in the JSON): "
+        self.others.setText(others + ", ".join(unlisted) if unlisted else "")
         lines = []
         self.fields_box.setEnabled(self.json_error is None)
         if self.json_error is not None:
@@ -299,9 +293,10 @@ class RecipeEditor(QWidget):
             colour, mark = ("#a1261b", "✕") if problem.severity == ERROR else ("#8a5300", "⚠")
             lines.append(f"<span style='color:{colour}'>{mark} {problem}</span>")
         self.problem_label.setText("<br>".join(lines))
-        self.json_status.setText(
-            f"✕ {self.json_error.problem}" if self.json_error else "✓ valid JSON"
-        )
+        status = f"✕ {self.json_error.problem}" if self.json_error else "✓ valid JSON"
+        if self.doc is not None and not self.doc.on_disk:
+            status += f" · not saved yet: Save creates {self.doc.path.name}"
+        self.json_status.setText(status)
         self._refresh_diff()
 
     def _refresh_diff(self) -> None:
@@ -349,7 +344,7 @@ class RecipeEditor(QWidget):
     def _saved(self) -> None:
         assert self.doc is not None
         self.undo_stack.setClean()
-        self._refresh_diff()
+        self._refresh_checks()  # the diff, and a new file's "not saved yet"
         log.info("saved %s", self.doc.path)
 
     def revert(self) -> None:

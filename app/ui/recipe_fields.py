@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +27,7 @@ def invalid_text(value: Any) -> str:
 
 
 def field_tooltip(field: Field) -> str:
-    default = "not set" if field.default == "" else repr(field.default)
+    default = "not set" if field.default == "" else json_text(field.default)
     note = f"\n{field.docs_note}" if field.docs_note else ""
     return f"{field.help}\nMNN default: {default}.{note}"
 
@@ -227,6 +228,29 @@ class PathEditor(FieldEditor):
         return value is NOT_SET or isinstance(value, str)
 
 
+class NamesEditor(FieldEditor):
+    """A list of names (mixed_samplers) typed as "topK, topP, temperature"."""
+
+    def __init__(self, field: Field) -> None:
+        edit = QLineEdit()
+        edit.setPlaceholderText(f"(not set: {', '.join(field.default)})")
+        edit.setClearButtonEnabled(True)
+        super().__init__(field, edit)
+        self.edit = edit
+        edit.textEdited.connect(self._emit)
+
+    def value(self) -> Any:
+        names = [name for name in re.split(r"[,\s]+", self.edit.text()) if name]
+        return names or NOT_SET
+
+    def _show(self, value: Any) -> bool:
+        names = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        text = ", ".join(value) if names else "" if value is NOT_SET else json_text(value)
+        if self.edit.text() != text and self.value() != value:  # keeps the typing as typed
+            self.edit.setText(text)
+        return value is NOT_SET or names
+
+
 def make_editor(field: Field) -> FieldEditor:
     kinds: dict[str, Callable[[Field], FieldEditor]] = {
         "choice": ChoiceEditor,
@@ -234,5 +258,6 @@ def make_editor(field: Field) -> FieldEditor:
         "int": NumberEditor,
         "float": NumberEditor,
         "path": PathEditor,
+        "names": NamesEditor,
     }
     return kinds[field.kind](field)

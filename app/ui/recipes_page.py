@@ -40,6 +40,8 @@ from app.ui.recipe_editor import RecipeEditor
 from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
 from app.ui.tune_verdict import VerdictLabel
 
+PRESET_NAME_CHARS = 26  # the preset list's width; its items' tooltips say the rest
+
 
 class RecipesPage(QWidget):
     unsaved_changed = Signal(bool)  # any recipe has edits not yet saved
@@ -79,6 +81,11 @@ class RecipesPage(QWidget):
         self.act_revert = self._action("Revert", (), self.revert)
         self.act_reset = self._action("Reset to Pack Default", (), self.reset_to_pack)
         self.preset_combo = QComboBox()
+        # A pack's long preset name is cut rather than pushing the toolbar's buttons out.
+        self.preset_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.preset_combo.setMinimumContentsLength(PRESET_NAME_CHARS)
         self.preset_combo.setToolTip("Apply a preset to both files (undo takes it back)")
         self.act_preset = QAction("Apply Preset", self)
         self.act_preset.triggered.connect(self.apply_selected_preset)
@@ -229,7 +236,10 @@ class RecipesPage(QWidget):
         except FileError:
             info = None
         self.preset_combo.clear()
-        for preset in presets_for(info):
+        presets = presets_for(info)
+        for editor in self.editors:  # to start a file the pack does not have
+            editor.missing.set_presets(presets)
+        for preset in presets:
             self.preset_combo.addItem(preset.name, preset)
             self.preset_combo.setItemData(
                 self.preset_combo.count() - 1, preset_text(preset), Qt.ItemDataRole.ToolTipRole
@@ -268,7 +278,14 @@ class RecipesPage(QWidget):
         self.act_save.setEnabled(self.has_unsaved())
         self.unsaved_changed.emit(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
-        self.act_reset.setEnabled(editor.doc is not None)
+        self.act_reset.setEnabled(editor.doc is not None and editor.doc.on_disk)
+        # Reset puts back one file, the visible tab's: the button says which.
+        shown = "Draft" if editor is self.draft_editor else "Target"
+        self.act_reset.setText(f"Reset {shown} to Pack Default")
+        self.act_reset.setToolTip(
+            f"Put back {editor.path.name if editor.path else 'this file'} as the pack shipped "
+            "it; the other tab's file is left as it is"
+        )
         # A preset rewrites both files' JSON: not over text that does not parse yet.
         parsed = all(e.json_error is None for e in self.editors)
         self.act_preset.setEnabled(

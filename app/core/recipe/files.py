@@ -125,8 +125,9 @@ class RecipeDocument:
         return data
 
     def render(self, data: dict[str, Any]) -> str:
-        """Text for `data` in this file's style; the file's own text when nothing changed."""
-        if data == self.data and list(data) == list(self.data):
+        """Text for `data` in this file's style; the file's own text when nothing changed
+        (a file not written yet has no text of its own: `{}` then)."""
+        if self.on_disk and data == self.data and list(data) == list(self.data):
             return self.text
         try:
             # NaN and Infinity would make a file no JSON reader (MNN's included) accepts.
@@ -136,6 +137,11 @@ class RecipeDocument:
                 self.path, "cannot be saved: NaN and Infinity are not valid JSON"
             ) from None
         return text + "\n" if self.trailing_newline else text
+
+    @property
+    def on_disk(self) -> bool:
+        """The file existed when opened, or has been saved since (not a new one)."""
+        return self._disk_digest != ""
 
     def changed_on_disk(self) -> bool:
         try:

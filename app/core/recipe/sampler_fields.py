@@ -10,11 +10,12 @@ shows and edits the key that counts, in the file's own spelling.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from typing import Any
 
 from app.core.recipe.field import Field
-from app.core.recipe.sampler_settings import DEFAULT_MIXED, SAMPLER_TYPES
+from app.core.recipe.sampler_settings import DEFAULT_MIXED, SAMPLER_TYPES, sampler_settings
 
 # The newer spelling, and the older one MNN reads when the newer is absent or below 0.
 OLDER_SPELLINGS = {
@@ -237,3 +238,47 @@ def spelling_in_use(data: Mapping[str, Any], key: str) -> str:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     # A value that is no number is the newer key's problem, shown under its name.
     return older if number and value < 0 else key
+
+
+class _Noted(Mapping[str, Any]):
+    """A recipe that notes every key asked for (sampler_settings asks with `get`)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = data
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+PENALTY_KEYS = frozenset(
+    {"repetition_penalty", "penalty", "presence_penalty", "frequency_penalty", "penalty_window"}
+)
+
+
+def keys_read(recipe: Mapping[str, Any]) -> frozenset[str]:
+    """Every key MNN's sampler reads from this recipe (each sampler type reads only its
+    own; up to the refusal for a recipe the reader refuses)."""
+    noted = _Noted(recipe)
+    with suppress(ValueError):  # the keys read before the refusal still count
+        sampler_settings(noted)
+    return frozenset(noted.asked)
+
+
+def keys_used(recipe: Mapping[str, Any]) -> frozenset[str]:
+    """The keys MNN's sampler takes a value from in this recipe: those it reads, but
+    for mixed the penalties only with penalty in its list (it reads them whatever the
+    list holds)."""
+    read = keys_read(recipe)
+    try:
+        steps = sampler_settings(recipe).steps
+    except ValueError:
+        return read
+    return read if "penalty" in steps else read - PENALTY_KEYS
