@@ -52,11 +52,15 @@ def test_each_message_starts_on_its_own_line_while_streaming(qtbot: QtBot) -> No
     view.add_user("Hi?")
     view.start_assistant("speculative")
     view.add_pieces(["Hello", " there"], [0, 1])
-    assert view.toPlainText() == "You\nHi?\nAssistant\nHello there"
+    # Each heading holds its links (Copy; Regenerate on the last finished reply).
+    assert view.toPlainText() == "You  Copy\nHi?\nAssistant\nHello there"
     view.finish({"tokens": 2}, "stop_token")
+    assert view.toPlainText().endswith(
+        "Assistant  Copy · Regenerate\nHello there\n2 tokens · speculative"
+    )
     view.add_user("Again")
     view.start_assistant("plain")
-    assert view.toPlainText().endswith("2 tokens · speculative\nYou\nAgain\nAssistant\n")
+    assert view.toPlainText().endswith("2 tokens · speculative\nYou  Copy\nAgain\nAssistant\n")
 
 
 def test_the_answer_and_its_figures_are_not_indented_after_unfolded_thinking(

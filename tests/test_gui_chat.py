@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -322,3 +322,31 @@ def test_an_emptied_chart_forgets_the_old_speed_range(qtbot: QtBot) -> None:
     charts.redraw()
     view.updateAutoRange()
     assert charts.speed_plot.viewRange()[1] == pytest.approx([0.0, 1.0])
+
+
+def test_a_message_is_copied_and_the_last_reply_regenerated(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    page.max_tokens.setValue(12)
+    _send(qtbot, window, "Copy me.")
+    reply = page.transcript.messages[1]
+    html = page.transcript.toHtml()
+    assert "copy:0" in html and "copy:1" in html and "regenerate:" in html
+    page.transcript.anchorClicked.emit(QUrl("copy:1"))  # what a click on its Copy sends
+    assert QApplication.clipboard().text() == reply.text
+    page.transcript.anchorClicked.emit(QUrl("copy:0"))
+    assert QApplication.clipboard().text() == "Copy me."
+    page.transcript.anchorClicked.emit(QUrl("regenerate:"))
+    assert page.bridge.state == GENERATING and len(page.transcript.messages) == 2
+    qtbot.waitUntil(
+        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
+        timeout=30_000,
+    )
+    again = page.transcript.messages[1]
+    assert again is not reply and again.text == reply.text  # greedy: the same words
+    assert [m.role for m in page.transcript.messages] == ["user", "assistant"]
+    (saved,) = page.panel.store.list().conversations
+    assert len(saved.messages) == 2 and saved.messages[1].stats == again.stats
+    _send(qtbot, window, "Next.")  # only the last reply can be regenerated
+    assert page.transcript.toHtml().count("regenerate:") == 1

@@ -77,6 +77,14 @@ class ConversationOpening:
 
     def __init__(self, page: ChatPage) -> None:
         self.page = page
+        self.reading: Conversation | None = None  # another pair's, shown read only
+
+    def on_deleted(self, conversation_id: str) -> None:
+        """The conversation on screen was deleted: an empty new chat takes its place
+        (its messages left on screen would be saved again by the next turn)."""
+        if self.page.conversations.is_current(conversation_id):
+            self.page.new_chat()
+            self.page.say("Conversation deleted: this is a new one.")
 
     def open(self, conversation: Conversation) -> None:
         """Show it to go on with; the engine's cache is rebuilt by the next turn, as
@@ -119,7 +127,8 @@ class ConversationOpening:
         page = self.page
         page.new_chat()
         self._show([restored(m) for m in conversation.messages])
-        page.reading = conversation
+        self.reading = conversation
+        page.update_actions()
         page.say(reading_note(conversation))
 
     def _show(self, messages: list[Message]) -> None:

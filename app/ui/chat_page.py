@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.settings import Settings
 from app.core.measure.chat_record import ChatRecord, chat_record
-from app.core.measure.conversations import Conversation, ConversationStore
+from app.core.measure.conversations import ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.protocol import (
     AgreementMeasured,
@@ -68,8 +68,7 @@ class ChatPage(QWidget):
         self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
         self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
         self.inexact_verify = False  # memory: low: a verify may differ from plain decoding
-        self._reading: Conversation | None = None  # another pair's, shown read only
-        self.opening = ConversationOpening(self)
+        self.opening = ConversationOpening(self)  # which conversation is on screen
 
         title = QLabel("Chat")
         title.setObjectName("pageTitle")
@@ -160,7 +159,8 @@ class ChatPage(QWidget):
         self.save_charts_button.clicked.connect(self.exporter.save_charts)
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
         self.panel.open_requested.connect(self.opening.open)
-        self.panel.deleted.connect(self._on_conversation_deleted)
+        self.panel.deleted.connect(self.opening.on_deleted)
+        self.transcript.regenerate_requested.connect(self.regenerate)
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.rounds.connect(self._on_rounds)
         self.bridge.finished.connect(self._on_finished)
@@ -175,16 +175,6 @@ class ChatPage(QWidget):
     @property
     def loaded_pair(self) -> tuple[Path | None, Path | None]:
         return self._loaded_pair
-
-    @property
-    def reading(self) -> Conversation | None:
-        """A conversation of another pair on screen, read only (no Send)."""
-        return self._reading
-
-    @reading.setter
-    def reading(self, conversation: Conversation | None) -> None:
-        self._reading = conversation
-        self._on_state(self.bridge.state)
 
     # -- engine lifecycle -----------------------------------------------------------------
 
@@ -286,12 +276,25 @@ class ChatPage(QWidget):
 
     def send(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.bridge.state != READY or self.reading is not None:
+        if not text or self.bridge.state != READY or self.opening.reading is not None:
             return
         self.input.clear()
         self.chat_note.hide()
         self.transcript.add_user(text)
         self.conversations.save(self.transcript.messages)
+        self._reply()
+
+    def regenerate(self) -> None:
+        """The last reply again, in the mode and with the sampler chosen now (a sampled
+        reply differs; a greedy one repeats): it replaces the old one, saved at its end."""
+        if self.bridge.state != READY or self.opening.reading is not None:
+            return
+        if self.transcript.drop_last_reply():
+            self.chat_note.hide()
+            self._reply()
+
+    def _reply(self) -> None:
+        """Ask the engine for a reply to the conversation in the transcript."""
         mode = self.mode_choice.name
         self.transcript.start_assistant(mode)
         self.charts.start_reply(mode)
@@ -318,17 +321,11 @@ class ChatPage(QWidget):
         self.transcript.clear_chat()
         self.charts.clear()
         self.chat_note.hide()
-        self.reading = None
+        self.opening.reading = None
+        self.update_actions()
         self.conversations.start(*self._loaded_pair)  # the old one stays listed
         if reset_engine:
             self.bridge.reset()
-
-    def _on_conversation_deleted(self, conversation_id: str) -> None:
-        """The conversation on screen was deleted: an empty new chat takes its place
-        (its messages left on screen would be saved again by the next turn)."""
-        if self.conversations.is_current(conversation_id):
-            self.new_chat()
-            self.say("Conversation deleted: this is a new one.")
 
     def _on_rounds(self, event: Rounds) -> None:
         self.transcript.add_pieces(event.pieces, event.from_draft)
@@ -385,7 +382,11 @@ class ChatPage(QWidget):
 
     def _on_state(self, state: str) -> None:
         self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
-        self.send_button.setEnabled(state == READY and self.reading is None)
+        self.update_actions()
+
+    def update_actions(self) -> None:
+        state = self.bridge.state
+        self.send_button.setEnabled(state == READY and self.opening.reading is None)
         self.stop_button.setEnabled(state == GENERATING)
         self.panel.set_busy(state == GENERATING)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QColor, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.measure.chat_record import MessageRecord
@@ -21,6 +21,8 @@ from app.core.measure.chat_record import MessageRecord
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 DRAFT_BACKGROUND = "#ffe8a3"
 MESSAGE_GAP = 12  # px above a message: Qt's own margin for <p>, as a full redraw has
+ACTION_COLOUR = "#5c6475"
+COPY, REGENERATE = "Copy", "Regenerate"
 
 
 @dataclass
@@ -62,7 +64,16 @@ def figures_line(message: Message) -> str:
     return message.record().figures_line()
 
 
+def _action_link(href: str, words: str) -> str:
+    return f"<a href='{href}' style='color:{ACTION_COLOUR}; text-decoration:none'>{words}</a>"
+
+
 class Transcript(QTextBrowser):
+    """Each message's heading has a Copy link (its answer text, without the thinking),
+    and the last finished reply a Regenerate link (the page decides whether it may)."""
+
+    regenerate_requested = Signal()
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("transcript")
@@ -81,7 +92,7 @@ class Transcript(QTextBrowser):
 
     def add_user(self, text: str) -> None:
         self.messages.append(Message("user", [(text, False)]))
-        self._append_html(f"<b>You</b><br>{_html(text)}")
+        self._append_html(f"{self._heading(len(self.messages) - 1)}<br>{_html(text)}")
 
     def start_assistant(self, mode: str) -> Message:
         message = Message("assistant", mode=mode)
@@ -113,6 +124,16 @@ class Transcript(QTextBrowser):
         message = self.messages[-1]
         message.stats, message.stopped_by = stats, stopped_by
         self.render_all()  # folds the thinking block and adds the figures
+
+    def drop_last_reply(self) -> bool:
+        """Take the last reply away, if it is finished (to write it again)."""
+        if not self.messages or self.messages[-1].role != "assistant":
+            return False
+        if self.messages[-1].stats is None:
+            return False
+        self.messages.pop()
+        self.render_all()
+        return True
 
     def clear_chat(self) -> None:
         self.messages = []
@@ -150,11 +171,11 @@ class Transcript(QTextBrowser):
         blocks = []
         for index, message in enumerate(self.messages):
             if message.role == "user":
-                blocks.append(f"<p><b>You</b><br>{_html(message.text)}</p>")
+                blocks.append(f"<p>{self._heading(index)}<br>{_html(message.text)}</p>")
                 continue
             # Heading, thinking and answer are blocks of their own: text after an unfolded
             # thinking block inside the same paragraph took its indent.
-            head = "<b>Assistant</b>"
+            head = self._heading(index)
             thinking = ""
             if message.thinking or message.in_thinking:
                 arrow = "▾" if message.thinking_open else "▸"
@@ -188,8 +209,30 @@ class Transcript(QTextBrowser):
         if self._to_end:
             self.verticalScrollBar().setValue(high)
 
+    def _heading(self, index: int) -> str:
+        """Who wrote it, then its links: Copy, and Regenerate on the last reply."""
+        message = self.messages[index]
+        if message.role == "user":
+            return f"<b>You</b> &nbsp;{_action_link(f'copy:{index}', COPY)}"
+        if message.stats is None:  # still being written
+            return "<b>Assistant</b>"
+        links = _action_link(f"copy:{index}", COPY)
+        if index == len(self.messages) - 1:
+            links += f" · {_action_link('regenerate:', REGENERATE)}"
+        return f"<b>Assistant</b> &nbsp;{links}"
+
+    def copy_message(self, index: int) -> None:
+        if 0 <= index < len(self.messages):
+            QGuiApplication.clipboard().setText(self.messages[index].text)
+
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
+        if text.startswith("copy:"):
+            self.copy_message(int(text.split(":", 1)[1]))
+            return
+        if text == "regenerate:":
+            self.regenerate_requested.emit()
+            return
         if text.startswith("think:"):
             index = int(text.split(":", 1)[1])
             if 0 <= index < len(self.messages):
