@@ -322,7 +322,7 @@ def test_another_pairs_conversation_can_be_read_without_changing_the_pair(
     _press(_choice_box(window), READ_ONLY)
     assert window.selection.draft == root / "qwen3-draft-noisy"
     assert "Blocked but plain." in page.transcript.toPlainText()
-    assert "Read only" in page.chat_note.text()
+    assert "Read only" in page.chat_note.text() and "regenerate:" not in page.transcript.toHtml()
     assert page.bridge.state == READY and not page.send_button.isEnabled()
     page.input.setPlainText("Sent anyway?")
     page.send()

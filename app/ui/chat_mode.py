@@ -80,8 +80,8 @@ class ModeChoice:
             self._kept_for, self._plain_for = pair, None
 
     def refused(self, pair: Pair, message: str) -> None:
-        """The engine cannot load this pair together: its words behind "Why?" (and in
-        the tooltip), since under Plain the header no longer shows them."""
+        """The engine cannot load this pair together: its words in the tooltip, and
+        behind "Why?" once Plain runs the target alone (the header's go with the error)."""
         self.blocked = pair
         self._reason, self._why_open = message, False
         self._show_blocked(plain_loaded=False)
@@ -91,9 +91,10 @@ class ModeChoice:
     def _show_blocked(self, plain_loaded: bool) -> None:
         self._plain_loaded = plain_loaded
         text = escape(blocked_note(plain_loaded))
-        if self._why_open:
+        # Refused, the header says why under "Cannot run"; loaded alone, only this can.
+        if plain_loaded and self._why_open:
             text += f"<br>{escape(self._reason)} <a href='{WHY_LINK}'>Hide</a>"
-        elif self._reason:
+        elif plain_loaded and self._reason:
             text += f" <a href='{WHY_LINK}'>Why?</a>"
         self.note.setText(text)
 

@@ -126,6 +126,7 @@ class ConversationOpening:
     def read(self, conversation: Conversation) -> None:
         page = self.page
         page.new_chat()
+        page.transcript.read_only = True
         self._show([restored(m) for m in conversation.messages])
         self.reading = conversation
         page.update_actions()

@@ -80,6 +80,7 @@ class Transcript(QTextBrowser):
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._on_anchor)
         self.messages: list[Message] = []
+        self.read_only = False  # another pair's conversation: nothing to regenerate
         self.highlight = True
         self._plain = QTextCharFormat()
         self._draft = QTextCharFormat()
@@ -137,6 +138,7 @@ class Transcript(QTextBrowser):
 
     def clear_chat(self) -> None:
         self.messages = []
+        self.read_only = False
         self._to_end = False
         self.clear()
 
@@ -217,7 +219,7 @@ class Transcript(QTextBrowser):
         if message.stats is None:  # still being written
             return "<b>Assistant</b>"
         links = _action_link(f"copy:{index}", COPY)
-        if index == len(self.messages) - 1:
+        if index == len(self.messages) - 1 and not self.read_only:
             links += f" · {_action_link('regenerate:', REGENERATE)}"
         return f"<b>Assistant</b> &nbsp;{links}"
 
