@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.pack.files import CONFIG, DRAFT_RECIPE_ALT
 from app.core.recipe.presets import Preset
 from app.core.recipe.schema import DRAFT
-from app.core.recipe.wording import preset_text
 from app.ui.labels import wrap_to_width
+from app.ui.recipe_presets import fill_presets, preset_combo
 
 
 def preset_values(preset: Preset, scope: str) -> dict[str, object]:
@@ -36,11 +36,7 @@ class MissingRecipe(QWidget):
         self.explanation = QLabel()
         self.explanation.setObjectName("pageHint")
         wrap_to_width(self.explanation)
-        self.presets = QComboBox()
-        self.presets.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.presets.setMinimumContentsLength(26)
+        self.presets = preset_combo()
         self.create_button = QPushButton("Create from Preset")
         self.create_button.clicked.connect(self._on_create)
         row = QHBoxLayout()
@@ -76,13 +72,7 @@ class MissingRecipe(QWidget):
 
     def set_presets(self, presets: Sequence[Preset]) -> None:
         """The presets that set something in a file of this side."""
-        self.presets.clear()
-        for preset in presets:
-            if preset_values(preset, self.scope):
-                self.presets.addItem(preset.name, preset)
-                self.presets.setItemData(
-                    self.presets.count() - 1, preset_text(preset), Qt.ItemDataRole.ToolTipRole
-                )
+        fill_presets(self.presets, [p for p in presets if preset_values(p, self.scope)])
         self.create_button.setEnabled(self.presets.count() > 0)
 
     def _on_create(self) -> None:

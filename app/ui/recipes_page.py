@@ -6,12 +6,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
-from app.core.pack.bundle import read_bundle
 from app.core.recipe.draft_recipes import OutOfStepError
 from app.core.recipe.files import (
     TARGET_CONFIG,
@@ -28,19 +27,16 @@ from app.core.recipe.files import (
     backup_path,
     draft_recipe_path,
 )
-from app.core.recipe.presets import Preset, presets_for
 from app.core.recipe.schema import DRAFT, TARGET
-from app.core.recipe.wording import preset_text
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.draft_twins import DraftTwinsPanel
 from app.ui.labels import wrap_to_width
 from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
 from app.ui.recipe_editor import RecipeEditor
+from app.ui.recipe_pair_change import Pair, ask_to_leave, held_text
+from app.ui.recipe_presets import PresetChooser, draft_presets, fill_presets
 from app.ui.recipe_undo import REDO_KEYS, UNDO_KEYS
-from app.ui.tune_verdict import VerdictLabel
-
-PRESET_NAME_CHARS = 26  # the preset list's width; its items' tooltips say the rest
 
 
 class RecipesPage(QWidget):
@@ -49,7 +45,7 @@ class RecipesPage(QWidget):
     def __init__(self, selection: PairSelection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.selection = selection
-        self._loaded: tuple[Path | None, Path | None] = (None, None)
+        self._loaded: Pair = (None, None)  # the pair whose files the editors hold
 
         title = QLabel("Recipes")
         title.setObjectName("pageTitle")
@@ -80,39 +76,33 @@ class RecipesPage(QWidget):
         self.act_save = self._action("Save", save_keys, self.save)
         self.act_revert = self._action("Revert", (), self.revert)
         self.act_reset = self._action("Reset to Pack Default", (), self.reset_to_pack)
-        self.preset_combo = QComboBox()
-        # A pack's long preset name is cut rather than pushing the toolbar's buttons out.
-        self.preset_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.preset_combo.setMinimumContentsLength(PRESET_NAME_CHARS)
-        self.preset_combo.setToolTip("Apply a preset to both files (undo takes it back)")
-        self.act_preset = QAction("Apply Preset", self)
+        self.presets = PresetChooser()
+        self.preset_combo, self.act_preset = self.presets.combo, self.presets.action
+        self.preset_note = self.presets.note
         self.act_preset.triggered.connect(self.apply_selected_preset)
-        # What the chosen preset sets, in one line; its description and the pack's
-        # notes behind More (a pack's four notes would squeeze the form at 1024x700).
-        self.preset_note = VerdictLabel()
-        self.preset_note.shown.setObjectName("pageHint")
-        self.preset_combo.currentIndexChanged.connect(self._on_preset_chosen)
 
         top = QHBoxLayout()
         top.addWidget(self.toolbar)
         top.addStretch(1)
-        top.addWidget(QLabel("Preset:"))
-        top.addWidget(self.preset_combo)
-        preset_bar = QToolBar()
-        preset_bar.addAction(self.act_preset)
-        top.addWidget(preset_bar)
+        top.addWidget(self.presets)
 
         # Saved or not, in words; wraps rather than widening the window.
         self.save_note = QLabel()
         self.save_note.setObjectName("pageHint")
         wrap_to_width(self.save_note)
+        # While the pair changed under unsaved edits: the question, and the line saying so.
+        self._question: QMessageBox | None = None
+        self._follow_pending = False
+        self.held_note = QLabel()
+        self.held_note.setObjectName("warning")
+        wrap_to_width(self.held_note)
+        self.held_note.hide()
         self._saved: list[str] = []  # the files the last Save wrote, until the next edit
         self._saved_at = ""
         body = QWidget()  # without a pair, NeedsPair's notice instead of empty fields
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.held_note)
         body_layout.addWidget(self.subtitle)
         body_layout.addWidget(self.draft_twins)
         body_layout.addLayout(top)
@@ -158,22 +148,33 @@ class RecipesPage(QWidget):
         if self.isVisible():
             self.load_selection()
 
+    @property
+    def chosen(self) -> Pair:
+        return (self.selection.target, self.selection.draft)
+
     def load_selection(self) -> None:
-        wanted = (self.selection.target, self.selection.draft)
-        if wanted == self._loaded:
+        """Show the chosen pair's recipes; with unsaved edits of the pair shown, ask
+        first (they stay open, said above the tabs, until saved, reverted or discarded)."""
+        if self.chosen == self._loaded:
             return
-        if self.has_unsaved():
-            names = ", ".join(str(e.path) for e in self.editors if e.dirty)
-            ask(
-                self,
-                "Unsaved recipe changes",
-                f"The pair changed, but these recipes have unsaved changes:\n{names}\n\n"
-                "Discard them and open the new pair's recipes?",
-                "Discard",
-                self._load_pair,
-            )
+        if not self.has_unsaved():
+            self._load_pair()
             return
-        self._load_pair()
+        if self._question is not None and self._question.isVisible():
+            return  # one question at a time
+        unsaved = [e.path for e in self.editors if e.dirty and e.path is not None]
+        self._question = ask_to_leave(
+            self, unsaved, self.chosen, self._save_and_open, self._load_pair
+        )
+        self._update_state()
+
+    def _save_and_open(self) -> None:
+        self.save()  # once nothing is left unsaved, _update_state opens the chosen pair
+
+    def _follow_selection(self) -> None:
+        self._follow_pending = False
+        if self.isVisible() and not self.has_unsaved():
+            self.load_selection()
 
     def _load_pair(self) -> None:
         target, draft = self.selection.target, self.selection.draft
@@ -231,23 +232,10 @@ class RecipesPage(QWidget):
         self._update_state()
 
     def _fill_presets(self, draft: Path) -> None:
-        try:
-            info = read_bundle(draft)
-        except FileError:
-            info = None
-        self.preset_combo.clear()
-        presets = presets_for(info)
+        presets = draft_presets(draft)
+        fill_presets(self.preset_combo, presets)
         for editor in self.editors:  # to start a file the pack does not have
             editor.missing.set_presets(presets)
-        for preset in presets:
-            self.preset_combo.addItem(preset.name, preset)
-            self.preset_combo.setItemData(
-                self.preset_combo.count() - 1, preset_text(preset), Qt.ItemDataRole.ToolTipRole
-            )
-
-    def _on_preset_chosen(self, _index: int) -> None:
-        preset = self.preset_combo.currentData()
-        self.preset_note.setText(preset_text(preset) if isinstance(preset, Preset) else "")
 
     def showEvent(self, event: QShowEvent) -> None:
         self.load_selection()
@@ -266,6 +254,15 @@ class RecipesPage(QWidget):
         self._update_state()
 
     def _update_state(self) -> None:
+        # The previous pair's files, kept open for their edits: say so; once nothing is
+        # unsaved (saved, reverted, undone), open the chosen pair's. Later, not in the
+        # middle of a save or an undo that is still changing the editors.
+        held = self.chosen != self._loaded and self.has_unsaved()
+        self.held_note.setText(held_text(self._loaded, self.chosen) if held else "")
+        self.held_note.setVisible(held)
+        if self.chosen != self._loaded and not held and not self._follow_pending:
+            self._follow_pending = True
+            QTimer.singleShot(0, self, self._follow_selection)
         editor = self.current_editor()
         self.act_undo.setEnabled(editor.can_undo())
         self.act_redo.setEnabled(editor.can_redo())
@@ -314,8 +311,8 @@ class RecipesPage(QWidget):
         self.current_editor().redo()
 
     def apply_selected_preset(self) -> None:
-        preset = self.preset_combo.currentData()
-        if isinstance(preset, Preset):
+        preset = self.presets.chosen()
+        if preset is not None:
             for editor in self.editors:
                 if editor.doc is not None:
                     editor.apply_preset(preset)
