@@ -406,7 +406,7 @@ def test_cli_rows_show_the_interval_and_the_pooled_baseline() -> None:
         "draft length 3, draft 1 thread, low precision, low memory; target 1 thread: "
         "uplift (median of pairs) 1.600x "
         "[95 % interval 1.500-1.700], acceptance 0.90, c 0.100, spec 150.0 vs plain "
-        "(pooled) 100.0 tok/s, 6 pairs (interval target not met)"
+        "100.0 tok/s in its pairs (plain pooled 100.0), 6 pairs (interval target not met)"
     )
 
 
@@ -811,7 +811,7 @@ def test_temperature_rows_are_measured_but_never_best_nor_applied(tmp_path: Path
     run = TuneRun("t", "d", SweepPlan(draft_lengths=(2, 3)), results=[hot, own])
     assert apply_refusal(run, {"draft_length": 3}) is None
     assert apply_refusal(run, {"draft_length": 2}) == (
-        f"the best ({own.setting.label()}) is the current recipe already"
+        "the best (draft length 2) is the current recipe already"  # what Apply would write
     )
     # A run saved before temperatures reloads (its rows at the recipe's sampler).
     run.save(tmp_path / "run.json")

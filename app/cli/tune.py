@@ -12,7 +12,13 @@ from typing import Any
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.tune_apply import best_changes, refusal_now
-from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults, with_sampling
+from app.core.measure.tune_plan import (
+    Setting,
+    plan_for,
+    recipe_defaults,
+    thread_counts,
+    with_sampling,
+)
 from app.core.measure.tune_run import new_run_path
 
 
@@ -42,6 +48,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if plan.temperatures:
             listed = ", ".join(f"{t:g}" for t in plan.temperatures)
             print(f"also at temperature {listed}: measured, not applied", file=sys.stderr)
+    for count in thread_counts(target, draft):
+        if count.note():  # a count held to the cores, or above them: said, as on the page
+            print(count.note(), file=sys.stderr)
     settings = plan.settings()
     print(
         f"measuring {len(settings)} settings x at least {plan.pairs_per_setting} run pairs "
@@ -79,7 +88,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 for change in best.changes:
                     print(f"  {change.text()}")
             best.apply()
-            result["applied"] = best.setting.label()
+            result["applied"] = best.label()
         else:
             result["not_applied"] = refusal
     if args.json:
@@ -101,7 +110,8 @@ SETTING_FIELDS = tuple(field.name for field in fields(Setting))
 
 def format_rows(rows: list[dict[str, Any]]) -> list[str]:
     """One line a setting: the uplift (median of per-pair ratios) with its 95 % interval,
-    then the speeds it comes from (plain: the pooled baseline of the target setting)."""
+    then the speeds of its own pairs (spec / plain is close to the uplift), and the plain
+    baseline pooled over every setting sharing the target's settings."""
     lines = []
     for row in rows:
 
@@ -115,8 +125,9 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
             f"uplift (median of pairs) {num('uplift', '.3f')}x "
             f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
             f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
-            f"spec {num('spec_tok_s', '.1f')} vs plain (pooled) "
-            f"{num('baseline_tok_s', '.1f')} tok/s, {row.get('pairs')} pairs"
+            f"spec {num('spec_tok_s', '.1f')} vs plain "
+            f"{num('paired_baseline_tok_s', '.1f')} tok/s in its pairs (plain pooled "
+            f"{num('baseline_tok_s', '.1f')}), {row.get('pairs')} pairs"
             + ("" if row.get("interval_target_met") else " (interval target not met)")
             + (f", sampler {row['sampler']}" if row.get("sampler") else "")
             + (
@@ -148,9 +159,10 @@ def add_parser(sub: Any) -> None:
     tune.add_argument(
         "--apply",
         action="store_true",
-        help="write the best setting's swept keys into the recipes (config.json, "
-        "config_cpu.json), printing each change; refused when it is not better than the "
-        "current recipe beyond noise",
+        help="write the best setting's measured keys into the recipes (config.json, "
+        "config_cpu.json): those the sweep measured other than the recipes run them, "
+        "printing each change; refused when it is not better than the current recipe "
+        "beyond noise, or the recipes changed during the sweep",
     )
     tune.add_argument(
         "--budget",
@@ -168,7 +180,8 @@ def add_parser(sub: Any) -> None:
         "--sample",
         action="store_true",
         help="measure with the target recipe's sampler (default: greedy, where speculative "
-        "output must equal plain output token for token)",
+        "output equals plain output token for token when the target's recipe verifies "
+        "exactly, i.e. not with memory low)",
     )
     tune.add_argument(
         "--temperatures",

@@ -1,11 +1,13 @@
 """Write a measured setting into the pair's recipes, through the recipe module.
 
-Only the keys the sweep varied are written (a Quick sweep varies the draft length only:
-thread counts, precision and memory stay as the recipe has them). Before anything is
-written, `planned_changes` lists each key's old and new value per file, and
-`apply_refusal` says why nothing should be written: the best is not better than the
-current recipe beyond noise. `best_changes` and `refusal_now` put these together for a
-saved run, the same for the Tune page and `draftdeck tune --apply`.
+Only the keys the sweep measured other than the recipes ran them are written (a Quick
+sweep varies the draft length only: thread counts, precision and memory were measured as
+the recipes run them, a capped thread count included, and stay as the files have them).
+Before anything is written, `planned_changes` lists each key's old and new value per file,
+and `apply_refusal` says why nothing should be written: the recipes changed since the run
+(its comparison is stale), or the best is not better than the current recipe beyond noise.
+`best_changes` and `refusal_now` put these together for a saved run, the same for the
+Tune page and `draftdeck tune --apply`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from app.core.recipe.draft_recipes import draft_recipes
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
 
 Snapshot = dict[Path, dict[str, Any] | None]
+
+# A swept key in the words of Setting.label, for saying what changed.
+FIELD_WORDS = {
+    "draft_length": "draft length",
+    "draft_threads": "draft threads",
+    "draft_precision": "draft precision",
+    "draft_memory": "draft memory",
+    "target_threads": "target threads",
+}
 
 
 @dataclass(frozen=True)
@@ -91,38 +102,69 @@ def restore(snapshot: Snapshot) -> None:
 
 
 def current_result(run: TuneRun, current: dict[str, Any]) -> SettingResult | None:
-    """The measured row that is the current recipe (on the swept keys), if any.
-    `current` holds Setting field values (tune_plan.recipe_defaults)."""
-    swept = run.plan.swept_fields()
-    for r in at_recipe_sampler(run.results):  # a swept temperature is never the recipe
-        if all(getattr(r.setting, f) == current.get(f) for f in swept):
+    """The run's row that is the current recipe as it runs (current_row)."""
+    return current_row(run.results, current)
+
+
+def current_row(results: list[SettingResult], current: dict[str, Any]) -> SettingResult | None:
+    """The measured row that is the current recipe as it runs: every swept key as
+    `current` (tune_plan.recipe_defaults) has it, at the recipe's sampler."""
+    for r in at_recipe_sampler(results):  # a swept temperature is never the recipe
+        if all(getattr(r.setting, f) == current.get(f) for f in RECIPE_KEYS):
             return r
     return None
 
 
+def stale_reason(run: TuneRun, current: dict[str, Any]) -> str | None:
+    """How the recipes changed since the run measured them, in a key the run held as it
+    ran (None: none did, or the run did not keep what they were). Its rows were then
+    measured with another recipe than the one that runs now. A change in a key the run
+    swept is not stale: another of its rows is the current recipe then (current_row)."""
+    before = run.as_run
+    if before is None:
+        return None
+    swept = run.applied_fields()
+    changed = [
+        f"{FIELD_WORDS[f]} {before.get(f)} → {current.get(f)}"
+        for f in RECIPE_KEYS
+        if f not in swept and before.get(f) != current.get(f)
+    ]
+    if not changed:
+        return None
+    return (
+        f"the recipes changed since this run measured them ({', '.join(changed)}), so its "
+        "comparison with the current recipe is stale: Start again to measure them"
+    )
+
+
 def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
-    """Why the run's best must not be applied, or None. The best must beat, beyond
-    noise (its 95 % interval's lower end), both plain decoding and the current recipe's
-    measured uplift."""
+    """Why the run's best must not be applied, or None. The recipes must be as the run
+    measured them, and the best must beat, beyond noise (its 95 % interval's lower
+    end), both plain decoding and the current recipe's measured uplift."""
     if run.cannot_pay is not None:
         return run.cannot_pay
     best = best_result(run.results)
     if best is None:
         return "nothing was measured"
+    fields = run.applied_fields()
+    what = best.setting.label(fields) if fields else best.setting.label()
+    if all(getattr(best.setting, f) == current.get(f) for f in fields or RECIPE_KEYS):
+        return f"the best ({what}) is the current recipe already"
+    stale = stale_reason(run, current)
+    if stale is not None:
+        return stale
     now = current_result(run, current)
-    if now is best:
-        return f"the best ({best.setting.label()}) is the current recipe already"
     low = best.interval.low
     if not best.pays_off:
         return (
-            f"the best ({best.setting.label()}: {best.uplift:.2f}{TIMES}) is not faster than plain "
+            f"the best ({what}: {best.uplift:.2f}{TIMES}) is not faster than plain "
             f"decoding beyond noise: its 95 % interval starts at {low:.2f}{TIMES}, not above 1"
         )
     if now is not None and low <= now.uplift:
         return (
-            f"the best ({best.setting.label()}) is not better than the current recipe "
-            f"beyond noise: its 95 % interval starts at {low:.2f}{TIMES}, the current recipe "
-            f"measured {now.uplift:.2f}{TIMES}"
+            f"the best ({what}) is not better than the current recipe beyond noise: its "
+            f"95 % interval starts at {low:.2f}{TIMES}, the current recipe "
+            f"({now.setting.label(fields)}) measured {now.uplift:.2f}{TIMES}"
         )
     return None
 
@@ -138,14 +180,19 @@ def refusal_now(run: TuneRun) -> str | None:
 
 @dataclass(frozen=True)
 class BestChanges:
-    """What applying a run's best writes: its swept keys, into the pair it measured
-    (not whatever pair is selected now)."""
+    """What applying a run's best writes: the keys it measured other than the recipes
+    ran them (TuneRun.applied_fields), into the pair it measured (not whatever pair is
+    selected now)."""
 
     setting: Setting
     target: Path
     draft: Path
     fields: tuple[str, ...]
     changes: list[Change]
+
+    def label(self) -> str:
+        """The written values in words ("draft length 3"), as the dialog asks them."""
+        return self.setting.label(self.fields)
 
     def apply(self) -> Snapshot:
         return apply_setting(self.setting, self.target, self.draft, self.fields)
@@ -157,6 +204,6 @@ def best_changes(run: TuneRun) -> BestChanges | None:
     if best is None:
         return None
     target, draft = Path(run.target), Path(run.draft)
-    fields = run.plan.swept_fields()
+    fields = run.applied_fields()
     changes = planned_changes(best.setting, target, draft, fields)
     return BestChanges(best.setting, target, draft, fields, changes)

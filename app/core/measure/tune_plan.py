@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app.core.recipe.files import run_recipes
+from app.core.pack.files import CONFIG
+from app.core.recipe.files import draft_recipe_path, read_recipe, run_recipes, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, with_overrides
 from app.core.recipe.schema import FIELDS, physical_cores
 
@@ -52,15 +54,24 @@ class Setting:
     target_threads: int
     temperature: float | None = None  # None: the recipe's sampler as it is (or greedy)
 
-    def label(self) -> str:
+    def label(self, fields: Iterable[str] | None = None) -> str:
         """In words a newcomer reads: "draft length 3, draft 1 thread, low precision,
-        normal memory; target 2 threads"."""
+        normal memory; target 2 threads"; only `fields` of them when given (what Apply
+        writes: "draft length 3")."""
+        chosen = set(RECIPE_KEYS if fields is None else fields)
+        draft = [
+            text
+            for name, text in (
+                ("draft_length", f"draft length {self.draft_length}"),
+                ("draft_threads", f"draft {threads_text(self.draft_threads)}"),
+                ("draft_precision", f"{self.draft_precision} precision"),
+                ("draft_memory", f"{self.draft_memory} memory"),
+            )
+            if name in chosen
+        ]
+        target = f"target {threads_text(self.target_threads)}" if "target_threads" in chosen else ""
         at = "" if self.temperature is None else f" at temperature {self.temperature:g}"
-        return (
-            f"draft length {self.draft_length}, draft {threads_text(self.draft_threads)}, "
-            f"{self.draft_precision} precision, {self.draft_memory} memory; "
-            f"target {threads_text(self.target_threads)}{at}"
-        )
+        return "; ".join(part for part in (", ".join(draft), target) if part) + at
 
     def sampler(self, recipe: SamplerSettings | None) -> SamplerSettings | None:
         """The sampler this setting decodes with: the recipe's (None: greedy), at this
@@ -146,8 +157,19 @@ class SweepPlan:
         return self.min_rounds * len(self.prompts)
 
     def swept_fields(self) -> tuple[str, ...]:
-        """The Setting fields this plan varies; only these are ever applied."""
+        """The Setting fields this plan varies."""
         return tuple(f for f, plan in _PLAN_FIELDS.items() if len(set(getattr(self, plan))) > 1)
+
+    def set_fields(self, running: dict[str, Any] | None) -> tuple[str, ...]:
+        """The Setting fields this plan measures other than the recipes run them: those
+        it sweeps, and those it holds at another value than `running` (recipe_defaults
+        at the start). Only these are applied; the rest was measured as it runs. Without
+        `running` (a run saved before it was kept): the swept fields."""
+        if running is None:
+            return self.swept_fields()
+        return tuple(
+            f for f, plan in _PLAN_FIELDS.items() if set(getattr(self, plan)) != {running.get(f)}
+        )
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -162,24 +184,80 @@ class SweepPlan:
         return cls(**values)
 
 
-def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
-    """The current recipe's values for the swept keys (MNN's defaults where unset; the
-    draft's recipe over its config.json, as the engine loads it). Thread counts stay
-    within the physical cores: llmexport writes 4, and on a 2-core machine the extra
-    threads only compete."""
-    t, d = run_recipes(target, draft)
+@dataclass(frozen=True)
+class ThreadCount:
+    """A model's thread count: what its recipe file asks for and what the engine runs
+    (app/engine/worker/mnn_llm.py runtime_config: a count read from config.json is held
+    to the physical cores; one the draft's recipe sets is passed to MNN as it is)."""
+
+    field: str  # "target_threads" or "draft_threads"
+    file: str  # the file the count comes from
+    asked: int
+    runs: int
+    cores: int
+
+    def note(self) -> str:
+        """What the form says when the count is not simply the file's (empty: it is)."""
+        who = "Target" if self.field == "target_threads" else "Draft"
+        if self.runs < self.asked:
+            return (
+                f"{who} threads: {self.file} asks for {self.asked}; this computer has "
+                f"{self.cores} physical cores, so it runs {self.runs}, and {self.runs} is "
+                "what is measured (and kept unless swept)."
+            )
+        if self.asked > self.cores:
+            return (
+                f"{who} threads: {self.file} asks for {self.asked}, more than this "
+                f"computer's {self.cores} physical cores; it runs so (the threads compete), "
+                f"and {self.asked} is what is measured as the current recipe."
+            )
+        return ""
+
+
+def thread_counts(target: Path, draft: Path, cores: int | None = None) -> list[ThreadCount]:
+    """The target's and the draft's thread counts as the engine runs them."""
     limit = cores or physical_cores()
+
+    def from_config(bundle: Path, field: str) -> ThreadCount:
+        saved = read_recipe(bundle / CONFIG).get("thread_num")
+        asked = saved if isinstance(saved, int) and saved > 0 else FIELDS["thread_num"].default
+        return ThreadCount(field, CONFIG, int(asked), min(int(asked), limit), limit)
+
+    recipe_path = draft_recipe_path(draft)
+    explicit = read_recipe(recipe_path).get("thread_num")
+    if explicit is None:
+        drafted = from_config(draft, "draft_threads")
+    else:
+        drafted = ThreadCount(
+            "draft_threads", recipe_path.name, int(explicit), int(explicit), limit
+        )
+    return [from_config(target, "target_threads"), drafted]
+
+
+def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
+    """The current recipe's values for the swept keys as the engine runs them: MNN's
+    defaults where unset, the draft's recipe over its config.json, thread counts as
+    `thread_counts` says (llmexport writes 4; on a 2-core machine a target runs 2)."""
+    t, d = run_recipes(target, draft)
 
     def get(data: dict[str, Any], key: str) -> Any:
         return data.get(key, FIELDS[key].default)
 
+    threads = {count.field: count.runs for count in thread_counts(target, draft, cores)}
     return {
         "draft_length": int(get(t, "draft_predict_length")),
-        "draft_threads": min(int(get(d, "thread_num")), limit),
+        "draft_threads": threads["draft_threads"],
         "draft_precision": str(get(d, "precision")),
         "draft_memory": str(get(d, "memory")),
-        "target_threads": min(int(get(t, "thread_num")), limit),
+        "target_threads": threads["target_threads"],
     }
+
+
+def verifies_exactly(target: Path) -> bool:
+    """Whether the target's recipe verifies d+1 tokens exactly as single steps: memory
+    "low" quantizes activations per call, so a batched verify may pick other tokens
+    (the engine's `lossless_expected`, for a target that is not linear-attention)."""
+    return bool(target_run_recipe(target).get("memory", FIELDS["memory"].default) != "low")
 
 
 def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> SweepPlan:
@@ -234,13 +312,27 @@ def with_sampling(
     return replace(plan, sample=True, temperatures=extra, seed=seed)
 
 
-def sampling_text(plan: SweepPlan, sampler: str | None) -> str:
+def sampling_text(plan: SweepPlan, sampler: str | None, exact: bool | None = None) -> str:
     """Which sampler a sweep decodes with, for a person: greedy, or the recipe's
-    (`sampler`: its description) with its seed and the temperatures also measured."""
+    (`sampler`: its description) with its seed and the temperatures also measured.
+    Greedy output equals plain output only when the recipe verifies exactly (`exact`:
+    verifies_exactly; None: not known, a saved run without its recipe)."""
     if not plan.sample:
-        return (
-            "Greedy (exact comparison): the target's most likely token every time, so "
-            "speculative output must equal plain output."
+        head = "Greedy: the target's most likely token every time. "
+        if exact:
+            return head + (
+                "This target's recipe verifies exactly (memory not “low”), so speculative "
+                "output must equal plain output."
+            )
+        if exact is None:
+            return head + (
+                "Speculative output equals plain output only when the recipe verifies "
+                "exactly (see Lossless)."
+            )
+        return head + (
+            "Speculative output equals plain output only when the recipe verifies "
+            "exactly; this target's memory “low” quantizes the verify, so it may differ "
+            "(see Lossless)."
         )
     text = f"Sampled with the recipe's sampler: {sampler or 'as the recipe has it'}"
     if plan.seed is not None:

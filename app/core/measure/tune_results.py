@@ -10,7 +10,11 @@ Speculation "pays off" only when that interval's lower end is above 1.
 Plain decoding depends only on the target's settings, so the plain runs of every row
 that shares them are pooled into one baseline (`baseline_tok_s`, the same for those
 rows). The uplift is not that baseline divided into `spec_tok_s`: it is the median of
-the per-pair ratios, and is labelled so.
+the per-pair ratios, and is labelled so. On a machine whose speed drifts the pooled
+figure can be far from the plain runs paired with a row's speculative runs, so each row
+also carries those (`paired_baseline_tok_s`, the median of its own plain runs):
+`spec_tok_s / paired_baseline_tok_s` is close to the uplift, as a reader who divides the
+two columns expects.
 
 Rows at a swept temperature (sampling) are measured and shown but never compete for
 the best: a temperature changes what the pair writes, so a faster one is no better
@@ -79,6 +83,9 @@ class SettingResult:
         return {
             **asdict(self.setting),
             "spec_tok_s": s.get("spec_tok_s"),
+            # The plain runs of this row's own pairs: the figure beside which the
+            # uplift (the median of those pairs' ratios) can be checked.
+            "paired_baseline_tok_s": s.get("baseline_tok_s"),
             "baseline_tok_s": pooled_baseline if pooled_baseline else s.get("baseline_tok_s"),
             "baseline_runs": pooled_runs if pooled_baseline else own_runs,
             "uplift": s.get("uplift"),

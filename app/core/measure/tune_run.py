@@ -36,7 +36,7 @@ from app.core.measure.tune_results import (
 )
 from app.core.pack.files import installed_source
 from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path, read_recipe
-from app.core.recipe.schema import physical_cores
+from app.core.recipe.schema import FIELDS, physical_cores
 
 TUNE_SCHEMA_VERSION = 2
 
@@ -130,6 +130,14 @@ class TuneRun:
     cancelled: bool = False
     # Set when the pair cannot gain on this MNN and was measured anyway (forced).
     cannot_pay: str | None = None
+    # The swept keys as the recipes ran at the start (tune_plan.recipe_defaults): what
+    # the run's "current recipe" is, and what a later edit makes stale. None: a run
+    # saved before it was kept.
+    as_run: dict[str, Any] | None = None
+
+    def applied_fields(self) -> tuple[str, ...]:
+        """The Setting fields Apply Best writes: those measured other than as run."""
+        return self.plan.set_fields(self.as_run)
 
     @property
     def pays_off(self) -> bool:
@@ -148,8 +156,21 @@ class TuneRun:
         )
 
     def sampler_text(self) -> str:
-        """Which sampler was measured (a run saved before sampling: greedy)."""
-        return sampling_text(self.plan, recipe_sampler_text(self.results))
+        """Which sampler was measured (a run saved before sampling: greedy); greedy,
+        whether the target's recipe verified exactly and how many settings' outputs
+        differed from plain decoding."""
+        recipe = (self.packs.get("target") or {}).get("recipe")
+        memory = FIELDS["memory"].default
+        exact = None if not isinstance(recipe, dict) else recipe.get("memory", memory) != "low"
+        text = sampling_text(self.plan, recipe_sampler_text(self.results), exact)
+        compared = [r.summary.get("lossless") for r in self.results]
+        compared = [same for same in compared if same is not None]
+        if self.plan.sample or not compared:
+            return text
+        differed = compared.count(False)
+        if not differed:
+            return f"{text} It equalled plain output in every pair of every setting."
+        return f"{text} It differed in {differed} of {len(compared)} settings."
 
     def to_json(self) -> dict[str, Any]:
         best = best_result(self.results)
@@ -175,6 +196,7 @@ class TuneRun:
             "pays_off": self.pays_off,
             "verdict": self.verdict(),
             "cannot_pay": self.cannot_pay,
+            "recipe_as_run": self.as_run,
         }
 
     @classmethod
@@ -194,6 +216,7 @@ class TuneRun:
             started=data.get("started", ""),
             cancelled=bool(data.get("cancelled")),
             cannot_pay=data.get("cannot_pay"),
+            as_run=data.get("recipe_as_run"),
         )
 
     def csv_text(self) -> str:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.job_queue import JobQueue, TrackedJob
+from app.core.measure.tune_eta import SweepClock, seconds_left
 from app.core.measure.tune_plan import SweepPlan
-from app.core.measure.tune_results import SettingResult
+from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_runner import run_sweep
@@ -43,6 +44,7 @@ class TuneStatus:
     error: str = ""  # once refused or failed
     elapsed: float = 0.0  # seconds from the start to this snapshot
     message: str = ""
+    eta_seconds: float | None = None  # time left at this snapshot (None: not known yet)
 
     @property
     def settings_done(self) -> int:
@@ -51,13 +53,6 @@ class TuneStatus:
     @property
     def fraction(self) -> float:
         return self.pairs_done / self.pairs_total if self.pairs_total else 0.0
-
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds left at the pace so far (None before the first pair)."""
-        if not self.pairs_done:
-            return None
-        return self.elapsed / self.pairs_done * (self.pairs_total - self.pairs_done)
 
 
 def open_engine() -> AbstractContextManager[EngineClient]:
@@ -81,6 +76,7 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._clock = clock
         self._started = 0.0
         self._stop = threading.Event()
+        self._timing = SweepClock(len(plan.settings()))  # the sweep's thread only
         super().__init__(self._fresh_status(), clock)
 
     def _fresh_status(self) -> TuneStatus:
@@ -101,6 +97,7 @@ class TuneJob(TrackedJob[TuneStatus]):
 
     def restart(self) -> None:
         self._stop.clear()
+        self._timing = SweepClock(len(self.plan.settings()))
         with self._lock:
             self._status = self._fresh_status()
 
@@ -122,6 +119,7 @@ class TuneJob(TrackedJob[TuneStatus]):
                     self._on_result,
                     self._on_progress,
                     self.force,
+                    on_stage=self._on_stage,
                 )
         except SpeculationCannotPay as exc:
             final = {"state": REFUSED, "error": exc.message}
@@ -136,14 +134,22 @@ class TuneJob(TrackedJob[TuneStatus]):
                 "message": run.verdict(),
             }
         # One update, so watchers see the final state once, complete.
-        self._set(elapsed=self._clock() - self._started, **final)
+        self._set(elapsed=self._clock() - self._started, eta_seconds=0.0, **final)
         return self.status()
 
     def _on_result(self, result: SettingResult) -> None:
         self._set(results=(*self.status().results, result), elapsed=self._elapsed())
 
+    def _on_stage(self, remeasures: int | None) -> None:
+        self._timing = self._timing.started(self._elapsed(), remeasures)
+
     def _on_progress(self, done: int, total: int) -> None:
-        self._set(pairs_done=done, pairs_total=total, elapsed=self._elapsed())
+        now = self._elapsed()
+        if done > self.status().pairs_done:  # a pair ended (the last call only closes)
+            leaders = len(leading(list(self.status().results)))
+            self._timing = self._timing.paired(now, leaders)
+        left = seconds_left(self.plan, self._timing, now)
+        self._set(pairs_done=done, pairs_total=total, elapsed=now, eta_seconds=left)
 
     def _elapsed(self) -> float:
         return self._clock() - self._started

@@ -10,9 +10,10 @@ whose intervals overlap it) are measured again with fresh pairs, and only those 
 figures name the best, so the noise that lifted a setting to the top in the first pass
 does not choose it.
 
-Greedy by default, so speculative output must equal plain output; a plan that samples
-decodes with the target recipe's sampler, rows at swept temperatures with that sampler
-at their temperature (pair i of a round with seed plan.seed + i in both modes).
+Greedy by default (speculative output then equals plain output when the target's recipe
+verifies exactly); a plan that samples decodes with the target recipe's sampler, rows
+at swept temperatures with that sampler at their temperature (pair i of a round with
+seed plan.seed + i in both modes).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 from app.core.measure.bench import RunPair, summarize
 from app.core.measure.intervals import median_interval
-from app.core.measure.tune_plan import Setting, SweepPlan
+from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
 from app.core.recipe.files import target_run_recipe
@@ -148,10 +149,12 @@ def run_sweep(
     on_progress: Callable[[int, int], None] | None = None,
     force: bool = False,
     remeasure: bool = True,
+    on_stage: Callable[[int | None], None] | None = None,
 ) -> TuneRun:
     """Measure every setting, then re-measure the leaders; on cancel, what was measured
     so far is kept. A pair that cannot gain on this MNN is refused (SpeculationCannotPay)
-    unless `force`; forced, the run and every summary carry the reason."""
+    unless `force`; forced, the run and every summary carry the reason. `on_stage` hears
+    each setting begin (None), then each re-measure (how many leaders are re-measured)."""
     run = TuneRun(
         str(target),
         str(draft),
@@ -159,7 +162,10 @@ def run_sweep(
         host=host_facts(),
         packs=pack_facts(target, draft),
         started=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        # What "the current recipe" is for this run, and what a later edit makes stale.
+        as_run=recipe_defaults(target, draft),
     )
+    stage = on_stage or (lambda _remeasures: None)
     progress = _Progress(plan, on_progress)
     # The target's recipe defines the distribution; the swept keys hold no sampler key.
     sampler = sampler_settings(target_run_recipe(target)) if plan.sample else None
@@ -167,6 +173,7 @@ def run_sweep(
         if cancelled():
             run.cancelled = True
             break
+        stage(None)
         summary, reason, stopped = _measure(
             client, target, draft, setting, plan, cancelled, progress, force, sampler
         )
@@ -180,7 +187,9 @@ def run_sweep(
             run.cancelled = True
             break
     if remeasure and not run.cancelled:
-        _remeasure_leaders(client, target, draft, plan, run, cancelled, progress, force, sampler)
+        _remeasure_leaders(
+            client, target, draft, plan, run, cancelled, progress, force, sampler, stage
+        )
     if on_progress is not None:
         on_progress(progress.done, progress.done)
     return run
@@ -196,6 +205,7 @@ def _remeasure_leaders(
     progress: _Progress,
     force: bool,
     sampler: SamplerSettings | None,
+    stage: Callable[[int | None], None],
 ) -> None:
     """Fresh interleaved runs for every leading candidate when there is more than one;
     their summaries are replaced by the fresh ones (the first pass kept beside)."""
@@ -207,6 +217,7 @@ def _remeasure_leaders(
         if cancelled():
             run.cancelled = True
             return
+        stage(len(leaders))
         summary, _reason, stopped = _measure(
             client, target, draft, result.setting, plan, cancelled, progress, force, sampler
         )

@@ -1,0 +1,118 @@
+"""How long a sweep has left, from its plan and the pace measured so far.
+
+Pairs done over pairs planned is a poor clock: a setting runs rounds until its uplift's
+interval is narrow or its time budget (`SweepPlan.budget_seconds`) is spent, so the
+planned pair count grows while the sweep runs, every setting also loads and warms up,
+and the leading settings are measured again at the end. A sweep that took 175 s once
+said "54 s left" at 8 % and "25 s left" at 61 %. So the estimate counts stages (one a
+setting, then one a re-measured leader), each as long as the finished ones took, or,
+before any finished, as the plan makes it at the measured pace: its setup, then rounds
+until the budget is spent (the interval may narrow sooner; then the estimate falls).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from dataclasses import dataclass
+
+from app.core.measure.tune_plan import SweepPlan
+
+# Leaders expected to be re-measured before the first pass says how many: a sweep
+# re-measures whenever two or more lead, which a noisy machine makes common; assuming
+# they will be lets the estimate fall when they are not, rather than jump up at the end.
+ASSUMED_LEADERS = 2
+
+
+@dataclass(frozen=True)
+class SweepClock:
+    """What a sweep has timed, in seconds from its start."""
+
+    settings: int  # settings of the first pass
+    stage_starts: tuple[float, ...] = ()  # each begun stage: first pass, then re-measures
+    pair_ends: tuple[tuple[int, float], ...] = ()  # (stage index, time) of each pair done
+    remeasures: int | None = None  # leaders re-measured; None while the first pass runs
+    leaders: int = 0  # leading settings among the results so far
+
+    def started(self, at: float, remeasures: int | None = None) -> SweepClock:
+        """This clock with a stage begun `at`; `remeasures` once they are known."""
+        known = self.remeasures if remeasures is None else remeasures
+        return SweepClock(
+            self.settings, (*self.stage_starts, at), self.pair_ends, known, self.leaders
+        )
+
+    def paired(self, at: float, leaders: int | None = None) -> SweepClock:
+        """This clock with a pair of the current stage done `at`."""
+        stage = len(self.stage_starts) - 1
+        return SweepClock(
+            self.settings,
+            self.stage_starts,
+            (*self.pair_ends, (stage, at)),
+            self.remeasures,
+            self.leaders if leaders is None else leaders,
+        )
+
+
+def pair_seconds(clock: SweepClock) -> float | None:
+    """The median time of a pair: the gaps between pairs of one stage (None until two
+    pairs of a stage are done: the first pair's time includes the load and warm-up,
+    and an estimate from it alone once said 400 s of a 150 s sweep)."""
+    gaps = [
+        b - a
+        for (stage_a, a), (stage_b, b) in itertools.pairwise(clock.pair_ends)
+        if stage_a == stage_b
+    ]
+    return statistics.median(gaps) if gaps else None
+
+
+def planned_stage_seconds(plan: SweepPlan, pair: float, setup: float) -> float:
+    """A stage as the plan makes it at `pair` seconds a pair: its setup, then rounds (a
+    pair per prompt) until the budget is spent, at least `min_rounds`, at most
+    `max_repeats`; the interval reaching its width sooner ends it sooner."""
+    round_seconds = max(len(plan.prompts), 1) * pair
+    rounds = math.ceil(plan.budget_seconds / round_seconds) if round_seconds > 0 else 1
+    rounds = min(max(rounds, plan.min_rounds), max(plan.max_repeats, plan.min_rounds))
+    return setup + rounds * round_seconds
+
+
+def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None:
+    """The seconds the sweep has left at `now` (None before two pairs are timed)."""
+    pair = pair_seconds(clock)
+    if pair is None or not clock.stage_starts:
+        return None
+    starts = clock.stage_starts
+    finished = [b - a for a, b in itertools.pairwise(starts)]
+    if finished:
+        stage = statistics.median(finished)
+    else:
+        first_end = next(end for index, end in clock.pair_ends if index == 0)
+        setup = max(0.0, first_end - starts[0] - pair)
+        stage = planned_stage_seconds(plan, pair, setup)
+    current = len(starts) - 1
+    done_here = sum(1 for index, _ in clock.pair_ends if index == current)
+    # A stage past its expected length still ends its round.
+    round_left = (-done_here) % max(len(plan.prompts), 1) * pair
+    this_stage = max(stage - (now - starts[-1]), round_left)
+    if clock.remeasures is None:
+        leaders = max(clock.leaders, ASSUMED_LEADERS) if clock.settings > 1 else 0
+        stages_after = clock.settings - len(starts) + leaders
+    else:
+        stages_after = clock.settings + clock.remeasures - len(starts)
+    return this_stage + max(stages_after, 0) * stage
+
+
+def time_left_text(seconds: float | None) -> str:
+    """ "about 40 s left", "about 3 min left"; before the first pair, "estimating…"
+    (short, one line: the label beside the progress bar has a fixed width)."""
+    if seconds is None:
+        return "estimating…"
+    if seconds < 90:
+        return f"about {max(5, 5 * round(seconds / 5)):.0f} s left"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60):.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+# The widest texts time_left_text gives, for the label's fixed width.
+WIDEST_TIME_LEFT = ("estimating…", "about 85 s left", "about 88 min left", "about 99.9 h left")

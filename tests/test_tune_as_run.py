@@ -1,0 +1,301 @@
+"""Tune measures the recipes as they run, applies what it measured, says when a run is
+stale, shows figures a reader can check, and estimates its time from the plan.
+
+The figures here are made up or scripted (no machine speed is asserted); the thread
+counts are compared with the engine's own rule (app/engine/worker/mnn_llm.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli.tune import format_rows
+from app.core.measure.metrics import DecodeStats
+from app.core.measure.tune_apply import best_changes, refusal_now
+from app.core.measure.tune_eta import SweepClock, seconds_left, time_left_text
+from app.core.measure.tune_plan import (
+    Setting,
+    SweepPlan,
+    plan_for,
+    recipe_defaults,
+    sampling_text,
+    thread_counts,
+)
+from app.core.measure.tune_results import SettingResult, rows
+from app.core.measure.tune_run import TuneRun
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.recipe.files import draft_settings
+from app.core.recipe.schema import physical_cores
+from app.engine.client.tune_job import DONE, TuneJob
+from app.engine.protocol import (
+    AgreementMeasured,
+    Done,
+    Generate,
+    Load,
+    MeasureAgreement,
+    Request,
+    ResetDone,
+)
+from app.engine.worker.mnn_llm import runtime_config
+from tests.helpers.engine_events import loaded_event
+from tests.helpers.tune_results import setting_result
+
+Copy = Callable[..., Path]
+
+
+def _edit(path: Path, **keys: object) -> None:
+    data = json.loads(path.read_text())
+    data.update(keys)
+    for key in [k for k, v in keys.items() if v is None]:
+        del data[key]
+    path.write_text(json.dumps(data, indent=4))
+
+
+# -- the recipes as they run -------------------------------------------------------------
+
+
+def test_thread_counts_are_the_engines(bundle_copy: Copy) -> None:
+    """What Tune calls the current recipe is what the engine runs: a config.json count
+    held to the cores, a count the draft's recipe sets passed as it is."""
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    cores = physical_cores()
+    more = cores + 2
+    _edit(target / "config.json", thread_num=more)
+    _edit(draft / "config_cpu.json", thread_num=more)
+    engine_target = runtime_config(target, {})["thread_num"]
+    engine_draft = runtime_config(draft, draft_settings(draft))["thread_num"]
+    defaults = recipe_defaults(target, draft)
+    assert (defaults["target_threads"], defaults["draft_threads"]) == (
+        engine_target,
+        engine_draft,
+    )
+    assert (engine_target, engine_draft) == (cores, more)
+    target_count, draft_count = thread_counts(target, draft)
+    assert target_count.note() == (
+        f"Target threads: config.json asks for {more}; this computer has {cores} physical "
+        f"cores, so it runs {cores}, and {cores} is what is measured (and kept unless swept)."
+    )
+    assert f"config_cpu.json asks for {more}, more than this computer's" in draft_count.note()
+    # Without a count in the draft's recipe, its config.json's, held to the cores.
+    _edit(draft / "config_cpu.json", thread_num=None)
+    assert recipe_defaults(target, draft)["draft_threads"] == min(4, cores)
+    assert runtime_config(draft, draft_settings(draft))["thread_num"] == min(4, cores)
+
+
+def _run_of(plan: SweepPlan, as_run: dict[str, Any], target: Path, draft: Path) -> TuneRun:
+    """A measured run of `plan`'s settings: the longest draft clearly best."""
+    results = [
+        SettingResult(
+            s, setting_result(s.draft_length, 1.0 + s.draft_length / 10, 0.0, 0.0).summary
+        )
+        for s in plan.settings()
+    ]
+    for r in results:
+        u = r.uplift
+        r.summary.update(uplift_low=u - 0.01, uplift_high=u + 0.01, pair_ratios=[u] * 6)
+    return TuneRun(str(target), str(draft), plan, results=results, as_run=as_run)
+
+
+def test_apply_writes_what_was_measured_and_nothing_else(bundle_copy: Copy) -> None:
+    # The fixture's config.json asks for 4 target threads; on 2 cores 2 run and are
+    # measured. Quick sweeps the draft length only: that alone is written, and the
+    # dialog's words name only it.
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    as_run = recipe_defaults(target, draft, cores=2)
+    assert as_run["target_threads"] == 2
+    quick = plan_for("quick", as_run, cores=2)
+    best = best_changes(_run_of(quick, as_run, target, draft))
+    assert best is not None and best.fields == ("draft_length",)
+    assert best.label() == "draft length 4"
+    assert [(c.key, c.new) for c in best.changes] == [("draft_predict_length", 4)]
+    # A plan that holds target threads at another value than they run measured that
+    # value: applying its best writes it.
+    held = replace(quick, target_threads=(1,))
+    best = best_changes(_run_of(held, as_run, target, draft))
+    assert best is not None and best.fields == ("draft_length", "target_threads")
+    assert best.label() == "draft length 4; target 1 thread"
+    assert {(c.key, c.old, c.new) for c in best.changes} == {
+        ("draft_predict_length", None, 4),
+        ("thread_num", 4, 1),
+    }
+
+
+def test_a_recipe_changed_after_the_run_makes_it_stale(bundle_copy: Copy) -> None:
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    as_run = recipe_defaults(target, draft)
+    run = _run_of(plan_for("quick", as_run), as_run, target, draft)
+    run.results[3].summary.update(uplift_low=1.2)  # d=4: not beyond d=3's 1.3x
+    assert "the current recipe (draft length 3) measured 1.30" in str(refusal_now(run))
+    # The draft length was swept: another row is the current recipe now, and the
+    # comparison is made with it, not with the figure of the one before.
+    _edit(target / "config.json", draft_predict_length=1)
+    assert refusal_now(run) is None  # d=4 beats d=1's 1.1x beyond noise
+    # Memory was held as it ran: every row was measured with another recipe.
+    _edit(draft / "config_cpu.json", memory="normal")
+    refusal = str(refusal_now(run))
+    assert refusal.startswith(
+        "the recipes changed since this run measured them (draft memory low → normal), so "
+        "its comparison with the current recipe is stale"
+    )
+    assert "measured 1.30" not in refusal
+    _edit(draft / "config_cpu.json", memory="low")
+    # Once the best is what the recipes hold (applied), it is said so.
+    best = best_changes(run)
+    assert best is not None
+    best.apply()
+    assert refusal_now(run) == "the best (draft length 4) is the current recipe already"
+    # A saved run keeps what the recipes were.
+    again = TuneRun.from_json(json.loads(json.dumps(run.to_json())))
+    assert again.as_run == as_run
+
+
+# -- figures a reader can check --------------------------------------------------------
+
+
+def _drifting() -> list[SettingResult]:
+    """Two draft lengths on one target setting, the machine twice as fast during d=3:
+    pooled plain 234.6 tok/s, while d=3's own pairs ran plain at 445."""
+    fast = setting_result(
+        3,
+        1.53,
+        1.5,
+        1.56,
+        spec_tok_s=680.1,
+        baseline_tok_s=445.0,
+        baseline_runs_tok_s=[445.0] * 6,
+    )
+    slow = setting_result(
+        2,
+        1.2,
+        1.15,
+        1.25,
+        spec_tok_s=150.0,
+        baseline_tok_s=125.0,
+        baseline_runs_tok_s=[125.0] * 6 + [234.6],
+    )
+    return [fast, slow]
+
+
+def test_a_row_carries_the_plain_speed_of_its_own_pairs() -> None:
+    row = rows(_drifting())[0]
+    assert row["baseline_tok_s"] == 234.6  # pooled: honest for the target setting
+    assert row["paired_baseline_tok_s"] == 445.0
+    assert row["spec_tok_s"] / row["paired_baseline_tok_s"] == pytest.approx(1.53, rel=0.01)
+    line = format_rows([row])[0]
+    assert "spec 680.1 vs plain 445.0 tok/s in its pairs (plain pooled 234.6)" in line
+
+
+def test_greedy_says_exact_only_when_the_recipe_verifies_exactly() -> None:
+    plan = SweepPlan()
+    inexact = sampling_text(plan, None, exact=False)
+    assert "must equal" not in inexact
+    assert "only when the recipe verifies exactly" in inexact and "memory “low”" in inexact
+    assert "must equal plain output" in sampling_text(plan, None, exact=True)
+    low = {"target": {"recipe": {"memory": "low"}}}
+    differed = [setting_result(d, 1.2, 1.1, 1.3, lossless=False, sampler="greedy") for d in (1, 2)]
+    run = TuneRun("t", "d", plan, results=differed, packs=low)
+    assert run.sampler_text().endswith("(see Lossless). It differed in 2 of 2 settings.")
+
+
+# -- time left --------------------------------------------------------------------------
+
+
+class _TimedEngine:
+    """The engine as a script on a made-up clock: a load and warm-up cost `setup`
+    seconds, every measured generation `pair / 2`. Plain decoding 100 tokens in 1 s;
+    speculative at `speed[d]`, every other run 1.3x faster still, so no interval
+    narrows and every setting runs its most rounds."""
+
+    def __init__(self, clock: list[float], setup: float, pair: float) -> None:
+        self.clock, self.setup, self.pair = clock, setup, pair
+        self.speed = {1: 1.0, 2: 1.1, 3: 1.6, 4: 1.6}  # d=3 and d=4 lead
+        self.d = 1
+        self.generations = 0
+        self.seen: list[tuple[float, float | None]] = []
+        self.job: TuneJob | None = None
+
+    def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
+        if self.job is not None:
+            self.seen.append((self.clock[0], self.job.status().eta_seconds))
+        if isinstance(request, Load):
+            self.clock[0] += self.setup
+            self.d, self.generations = request.draft_length or 1, 0
+            return loaded_event(draft_length=self.d)
+        if isinstance(request, MeasureAgreement):
+            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, "batched"))
+        if isinstance(request, Generate):
+            self.generations += 1
+            if self.generations > 2:  # the warm-up is part of the setup
+                self.clock[0] += self.pair / 2
+            speculative = request.mode == "speculative"
+            seconds = 1.0
+            if speculative:
+                seconds /= self.speed[self.d] * (1.3 if self.generations % 4 < 2 else 1.0)
+            stats = DecodeStats(
+                request.mode or "speculative",
+                self.d,
+                tokens=101,
+                first_tokens=1,
+                decode_seconds=seconds,
+            )
+            if speculative:
+                stats.rounds, stats.drafted, stats.accepted = 50, 50 * self.d, 50
+                stats.position_reached = [50] * self.d
+                stats.position_accepted = [50] + [0] * (self.d - 1)
+            return Done(tokens=(1,) * 101, text="", stopped_by="max_tokens", stats=stats)
+        return ResetDone()
+
+
+def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> None:
+    """Four settings of five rounds each (their intervals never narrow), then the two
+    leaders measured again: the estimate holds to the real time left all the way, where
+    pairs done over pairs planned said "54 s" at 8 % of a 175 s sweep and "25 s" at 61 %."""
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    plan = SweepPlan(
+        draft_lengths=(1, 2, 3, 4),
+        prompts=("a", "b", "c"),
+        budget_seconds=600.0,
+        max_repeats=5,
+        min_run_seconds=0.0,
+    )
+    clock = [0.0]
+    engine = _TimedEngine(clock, setup=3.0, pair=1.5)
+    job = TuneJob(
+        target,
+        draft,
+        plan,
+        engine=lambda: nullcontext(engine),  # type: ignore[arg-type,return-value]
+        clock=lambda: clock[0],
+    )
+    engine.job = job
+    end = job.run()
+    assert end.state == DONE and end.run is not None
+    assert [bool(r.summary.get("remeasured")) for r in end.run.results] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    total = end.elapsed
+    assert total == pytest.approx(6 * (3.0 + 15 * 1.5))
+    checked = [(t, eta) for t, eta in engine.seen if eta is not None]
+    assert len(checked) > 50
+    for at, eta in checked:
+        left = total - at
+        assert abs(eta - left) <= 0.2 * left + 5.0, (at, eta, left)
+
+
+def test_time_left_reads_in_one_short_line() -> None:
+    assert time_left_text(None) == "estimating…"
+    assert time_left_text(52.0) == "about 50 s left"
+    assert time_left_text(175.0) == "about 3 min left"
+    clock = SweepClock(2).started(0.0).paired(4.5).paired(6.0)
+    assert seconds_left(SweepPlan(draft_lengths=(1, 2)), clock, 6.0) is not None
+    assert Setting(3, 1, "low", "low", 2).label(("draft_length",)) == "draft length 3"
