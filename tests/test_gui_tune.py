@@ -57,8 +57,8 @@ def test_quick_sweep_shows_consistent_figures(
     assert ("pays off" in page.verdict.text()) == run.pays_off
     refusal = page.apply_refusal(run)
     assert page.apply_button.isEnabled() == (refusal is None)
-    if refusal is not None:
-        assert refusal in page.apply_button.toolTip()
+    if refusal is not None:  # said in the page, beside the button
+        assert page.apply_bar.note.text() == f"Apply Best is off: {refusal}."
     best = page.model.best
     assert best is not None and best is best_result(run.results)
     row = page.model.results.index(best)
@@ -108,7 +108,7 @@ def test_table_formatting(window: MainWindow) -> None:
 
     header = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(len(model.KEYS))]
     # Short headers; their full names in the tooltips.
-    assert "Uplift" in header and "Plain\ntok/s" in header
+    assert "Uplift" in header and "Plain\ntok/s" in header and "Plain\npooled" in header
     uplift_col = model.KEYS.index("uplift")
     tip = model.headerData(uplift_col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert str(tip).startswith("Uplift, median of pairs:")
@@ -116,6 +116,15 @@ def test_table_formatting(window: MainWindow) -> None:
     plain_col = model.KEYS.index("baseline_tok_s")
     tip = model.headerData(plain_col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert str(tip).startswith("Plain tok/s, pooled:")
+    # Beside Spec tok/s, the plain speed of the row's own pairs: the two a reader divides.
+    paired_col = model.KEYS.index("paired_baseline_tok_s")
+    assert paired_col == model.KEYS.index("spec_tok_s") + 1
+    assert model.COLUMNS[paired_col] == "Plain\ntok/s"
+    assert [cell(r, "paired_baseline_tok_s") for r in range(3)] == [
+        "2,400.0",
+        "2,461.0",
+        "2,500.0",
+    ]
     assert cell(0, "uplift") == "0.84x"
     assert cell(0, "uplift_interval") == "0.80-0.90x*"  # target not met: marked
     assert cell(2, "uplift_interval") == "1.50-1.70x"
@@ -165,10 +174,12 @@ def test_apply_best_is_refused_with_the_reason(window: MainWindow) -> None:
     config = (root / "fast-target" / "config.json").read_text()
     page.open_run(path)
     assert not page.apply_button.isEnabled()
-    assert "not faster than plain decoding beyond noise" in page.apply_button.toolTip()
-    assert "Apply Best is off" in page.verdict.text()
+    note = page.apply_bar.note
+    assert note.isVisible() and note.text().startswith("Apply Best is off: the best")
+    assert "not faster than plain decoding beyond noise" in note.text()
+    assert "Apply Best is off" not in page.verdict.text()  # not behind "More"
     page.apply_best()
-    assert "Not applied" in page.verdict.text()
+    assert note.text().startswith("Not applied")
     assert (root / "fast-target" / "config.json").read_text() == config
 
 

@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_run import TuneRun, runs_dir
 from app.ui.main_window import MainWindow
 from app.ui.tune_page import TunePage
+from tests.helpers.tune_results import tiny_plan
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]
@@ -53,14 +54,7 @@ def _update_target(root: Path, keys: dict[str, object]) -> None:
 
 
 def _tiny_plan(page: TunePage) -> None:
-    """One draft length, few tokens, short runs: the fewest pairs a setting takes."""
-    form = page.form
-    form.d_min.setValue(2)
-    form.d_max.setValue(2)
-    form.tokens.setValue(16)
-    form.min_run.setValue(0.0)
-    form.budget.setValue(1)
-    form.prompts.setPlainText("Tell me about rivers.")
+    tiny_plan(page.form)
 
 
 def _modal_boxes() -> list[QMessageBox]:
@@ -74,7 +68,7 @@ def test_greedy_is_the_default_and_says_so(open_tune: OpenTune) -> None:
     form = page.form
     assert not form.sample.isChecked() and form.sample.isEnabled()
     assert not form.seed.isEnabled() and not form.temperatures.isEnabled()
-    assert form.sampler_note.text().startswith("Greedy (exact comparison)")
+    assert form.sampler_note.text() == "Greedy: the most likely token every time."
     plan = form.measured_plan()
     assert (plan.sample, plan.seed, plan.temperatures) == (False, None, ())
     form.sample.setChecked(True)
@@ -142,7 +136,7 @@ def test_a_run_saved_before_sampling_reopens_as_greedy(open_tune: OpenTune, qtbo
         row.pop("sampled")
     saved.write_text(json.dumps(data))
     page.open_run(saved)
-    assert page.sampler_label.text().startswith("Greedy (exact comparison)")
+    assert page.sampler_label.text().startswith("Greedy: the target's most likely token")
     sampler_column = page.model.KEYS.index("sampled")
     assert page.model.index(0, sampler_column).data() == "greedy"
     assert "greedy" in page.chart.plot.titleLabel.text

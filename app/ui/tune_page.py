@@ -6,14 +6,16 @@ snapshots as they change (background.watch) and never hears from the sweep's thr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -22,28 +24,34 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import DraftDeckError, FileError
-from app.core.measure.tune_apply import (
-    BestChanges,
-    Snapshot,
-    best_changes,
-    refusal_now,
-    restore,
+from app.core.measure.tune_apply import current_row
+from app.core.measure.tune_eta import WIDEST_TIME_LEFT, time_left_text
+from app.core.measure.tune_plan import (
+    plan_for,
+    recipe_defaults,
+    sampling_text,
+    thread_counts,
+    verifies_exactly,
 )
-from app.core.measure.tune_plan import plan_for, recipe_defaults, sampling_text
 from app.core.measure.tune_run import TuneRun, new_run_path
 from app.core.pack.compat import assess_paths
 from app.core.pack.verdict import MEASURED_MNN
 from app.core.recipe.schema import physical_cores
 from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_queue
 from app.ui import background
-from app.ui.dialogs import ask, show_error, show_file_error
+from app.ui.dialogs import show_error, show_file_error
 from app.ui.labels import wrap_to_width
 from app.ui.no_pair import NeedsPair
 from app.ui.pair_selection import PairSelection
+from app.ui.tune_apply_bar import APPLY_KEYS, ApplyBar, button_key, keys_text
 from app.ui.tune_past_runs import PastRuns
 from app.ui.tune_plan_form import PlanForm
 from app.ui.tune_results_view import ResultsView
 from app.ui.tune_verdict import VerdictLabel
+
+# Tune's own keys (the window lists them under Help); Apply Best's is APPLY_KEYS.
+START_KEYS = QKeySequence("Ctrl+Return")
+CANCEL_KEYS = QKeySequence("Escape")
 
 
 class TunePage(QWidget):
@@ -54,8 +62,8 @@ class TunePage(QWidget):
         self.queue = tune_queue()
         self.job: TuneJob | None = None
         self._job_shown = True  # whether the job's end has been shown
-        self._undo: Snapshot | None = None
         self._blocked = ""  # why the selected pair cannot be tuned at all
+        self._current: dict[str, object] = {}  # the swept keys as they ran at Start
 
         title = QLabel("Tune")
         title.setObjectName("pageTitle")
@@ -69,6 +77,9 @@ class TunePage(QWidget):
         self.form = PlanForm(physical_cores())
         self.start_button = QPushButton("Start")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip(
+            f"Stop after the current run pair, keeping what was measured ({keys_text(CANCEL_KEYS)})"
+        )
         self.force = QCheckBox("Measure anyway")
         self.force.setToolTip(
             "Sweep a pair that cannot gain on this MNN (two linear-attention models): "
@@ -78,19 +89,24 @@ class TunePage(QWidget):
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setFormat("%p%")
-        self.eta_label = wrap_to_width(QLabel())
+        # One line of a fixed width: a wrapping label squeezed beside the bar once took
+        # three lines, and the taller row moved the whole form down when a run started.
+        self.eta_label = QLabel()
+        widest = max(self.eta_label.fontMetrics().horizontalAdvance(t) for t in WIDEST_TIME_LEFT)
+        self.eta_label.setFixedWidth(widest + self.eta_label.fontMetrics().averageCharWidth())
         self.verdict = VerdictLabel()
-        # Which sampler the shown figures were measured with (a reopened run's own).
-        self.sampler_label = wrap_to_width(QLabel())
-        self.sampler_label.setObjectName("pageHint")
-        self.apply_button = QPushButton("Apply Best")
-        self.undo_button = QPushButton("Undo Apply")
-        self.apply_button.setEnabled(False)
-        self.undo_button.setEnabled(False)
+        self.apply_bar = ApplyBar()
+        self.apply_button, self.undo_button = (
+            self.apply_bar.apply_button,
+            self.apply_bar.undo_button,
+        )
         self.history = PastRuns()
         self.past = self.history.past
 
         self.results = ResultsView()
+        # Which sampler the shown figures were measured with (a reopened run's own), and
+        # whether greedy output must equal plain output for this recipe.
+        self.sampler_label = self.results.sampler_label
         self.model, self.proxy = self.results.model, self.results.proxy
         self.table, self.chart = self.results.table, self.results.chart
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -109,16 +125,12 @@ class TunePage(QWidget):
             self.eta_label,
         ):
             controls.addWidget(widget)
-        results_bar = QHBoxLayout()
-        results_bar.addWidget(self.verdict, 1)
-        results_bar.addWidget(self.apply_button)
-        results_bar.addWidget(self.undo_button)
         body = QWidget()  # without a pair, NeedsPair's notice instead of an idle form
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addLayout(controls)
-        body_layout.addLayout(results_bar)
-        body_layout.addWidget(self.sampler_label)
+        body_layout.addWidget(self.verdict)
+        body_layout.addWidget(self.apply_bar)
         body_layout.addWidget(splitter, 1)
         # Inside the body: without a pair, an opened run would load into hidden views.
         body_layout.addWidget(self.history)
@@ -133,9 +145,16 @@ class TunePage(QWidget):
         self.form.thorough_button.clicked.connect(lambda: self.use_preset("thorough"))
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
-        self.apply_button.clicked.connect(self.apply_best)
-        self.undo_button.clicked.connect(self.undo_apply)
+        self.form.sample.toggled.connect(self._show_planned_sampling)
         self.history.opened.connect(self._open_path)
+        # Keys while the page has the focus; their tips are what Help's key list says.
+        button_key(self, START_KEYS, "Start measuring the plan", self.start_button)
+        button_key(
+            self, CANCEL_KEYS, "Stop the sweep, keeping what was measured", self.cancel_button
+        )
+        button_key(
+            self, APPLY_KEYS, "Apply the best setting (shows the changes first)", self.apply_button
+        )
         self.history.compared.connect(self.results.compare)
         selection.changed.connect(self._on_pair_changed)
         background.watch(self, self.queue, self._on_tune_changed)
@@ -148,7 +167,9 @@ class TunePage(QWidget):
         if not self._running():
             # The last sweep's end ("Stopped: …") was about the pair before.
             self.verdict.clear()
-            self.sampler_label.clear()
+            self.run = None
+            self.results.show_results([], self.form.current_plan())
+            self.apply_bar.show_idle()
         self.form.read_recipe(target)
         if target is None or draft is None:
             self.pair_label.setText("")  # NeedsPair says what to do
@@ -156,8 +177,8 @@ class TunePage(QWidget):
             self.start_button.setEnabled(False)
             return
         text = (
-            f"Target {target.name} · draft {draft.name}. Settings not "
-            "swept stay as the saved recipe has them."
+            f"Target {target.name} · draft {draft.name}. Settings not swept are measured "
+            "as the recipes run them."
         )
         # Known from the bundles alone; the engine's probe decides at Start.
         verdict = assess_paths(target, draft)
@@ -176,8 +197,17 @@ class TunePage(QWidget):
         self.use_preset("quick")
 
     def showEvent(self, event: QShowEvent) -> None:
-        # The recipe's sampler may have been edited on the Recipes page meanwhile.
-        self.form.read_recipe(self.selection.target)
+        # The recipes may have been edited on the Recipes page meanwhile: the sampler,
+        # the thread counts, and whether a shown run's comparison still holds.
+        target, draft = self.selection.target, self.selection.draft
+        self.form.read_recipe(target)
+        if target is not None and draft is not None:
+            self.form.show_threads(thread_counts(target, draft))
+        if not self._running():
+            self._show_planned_sampling()
+            if self.run is not None:
+                self._show_current(self.run)
+                self.apply_bar.refresh()
         super().showEvent(event)
 
     def _show_blocked(self, reason: str) -> None:
@@ -186,7 +216,9 @@ class TunePage(QWidget):
         self.blocked_label.setText(f"Start is off: this pair cannot be tuned. {reason}")
         self.blocked_label.setVisible(bool(reason))
         self.start_button.setToolTip(
-            f"This pair cannot be tuned: {reason}" if reason else "Measure the plan's settings"
+            f"This pair cannot be tuned: {reason}"
+            if reason
+            else f"Measure the plan's settings ({keys_text(START_KEYS)})"
         )
 
     def use_preset(self, kind: str) -> None:
@@ -194,6 +226,21 @@ class TunePage(QWidget):
         if target is None or draft is None:
             return
         self.form.show_plan(plan_for(kind, recipe_defaults(target, draft)))
+        self.form.show_threads(thread_counts(target, draft))
+        self._show_planned_sampling()
+
+    def _show_planned_sampling(self) -> None:
+        """Before a run (none shown): the sampler Start would measure with, and whether
+        greedy output must equal plain output for this target's recipe."""
+        target = self.selection.target
+        if self.run is not None or self._running() or target is None:
+            return
+        plan = self.form.current_plan()
+        sampler = self.form.sampler()
+        if sampler is not None:
+            plan = replace(plan, sample=True)
+        described = sampler.describe() if sampler else None
+        self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
 
     # -- running ---------------------------------------------------------------------------
 
@@ -219,15 +266,15 @@ class TunePage(QWidget):
         if self._running():
             return
         self.run = None
-        self._undo = None
+        self._current = recipe_defaults(target, draft)  # as the job's run will keep it
         self.results.show_results([], plan)
         sampler = self.form.sampler()
         described = sampler.describe() if sampler else None
-        self.sampler_label.setText(sampling_text(plan, described))
+        self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
+        self._hold_heights(True)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.apply_button.setEnabled(False)
-        self.undo_button.setEnabled(False)
+        self.apply_bar.show_running()
         self.queue.forget(list(self.queue.jobs))  # only finished ones: one sweep at a time
         self.job = TuneJob(target, draft, plan, self.force.isChecked())
         self._job_shown = False
@@ -246,7 +293,8 @@ class TunePage(QWidget):
             return
         status = job.status()
         if len(status.results) != self.model.row_total():
-            self.results.show_results(list(status.results), job.plan)
+            results = list(status.results)
+            self.results.show_results(results, job.plan, current_row(results, self._current))
         self._show_progress()
         # The same snapshot decides: the job may finish between two reads of its status.
         if status.state in FINISHED:
@@ -268,11 +316,7 @@ class TunePage(QWidget):
         status = self.job.status()
         self.progress.setRange(0, status.pairs_total)
         self.progress.setValue(status.pairs_done)
-        left = status.eta_seconds
-        if left is not None:
-            self.eta_label.setText(
-                f"{left:.0f} s left" if left < 120 else f"{left / 60:.0f} min left"
-            )
+        self.eta_label.setText(time_left_text(status.eta_seconds))
 
     def _show_finished(self, run: TuneRun) -> None:
         try:
@@ -283,13 +327,21 @@ class TunePage(QWidget):
         # In front: the first sentence is what the page shows.
         stopped = "Partial results (cancelled): " if run.cancelled else ""
         self.verdict.setText(stopped + run.verdict())
-        self._update_apply(run)
+        self.apply_bar.show_run(run)
         self.refresh_past()
 
     def _show_run(self, run: TuneRun) -> None:
         self.run = run
-        self.results.show_results(run.results, run.plan)
+        self._show_current(run)
         self.sampler_label.setText(run.sampler_text())
+
+    def _show_current(self, run: TuneRun) -> None:
+        """The run's rows, the one measured as the recipes run now marked."""
+        try:
+            now = recipe_defaults(Path(run.target), Path(run.draft))
+        except (OSError, DraftDeckError):
+            now = {}  # the pair is gone or unreadable: Apply Best says so
+        self.results.show_results(run.results, run.plan, current_row(run.results, now))
 
     def shutdown(self) -> None:
         """Stop a running sweep (its engine worker closes when the sweep returns); wait
@@ -300,65 +352,35 @@ class TunePage(QWidget):
         self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
         self.cancel_button.setEnabled(False)
         self.eta_label.setText("")
+        self._hold_heights(False)
+
+    def _hold_heights(self, hold: bool) -> None:
+        """While a run goes on, the texts above the form keep at least the height they
+        had at Start ("Measuring…" is shorter than a two-line verdict), so the form does
+        not move up under the pointer; afterwards each needs a line at least."""
+        for label in (self.verdict.shown, self.apply_bar.note):
+            line = label.fontMetrics().lineSpacing()
+            label.setMinimumHeight(max(label.height(), line) if hold else line)
 
     # -- results ---------------------------------------------------------------------------
 
     def apply_refusal(self, run: TuneRun) -> str | None:
         """Why Apply Best is off for this run (None: it may be applied)."""
-        return refusal_now(run)
-
-    def _update_apply(self, run: TuneRun) -> None:
-        refusal = self.apply_refusal(run)
-        self.apply_button.setEnabled(refusal is None)
-        self.apply_button.setToolTip(
-            "Shows what it will change, then writes the best's swept keys"
-            if refusal is None
-            else f"Not applied: {refusal}."
-        )
-        if refusal is not None and run.results and run.cannot_pay is None:
-            self.verdict.setText(f"{self.verdict.text()} Apply Best is off: {refusal}.")
+        return self.apply_bar.refusal(run)
 
     def apply_best(self) -> None:
-        """Show the changes (key: old → new per file); on consent, write them."""
-        run = self.run
-        if run is None or not run.results:
-            return
-        refusal = self.apply_refusal(run)
-        if refusal is not None:
-            self.verdict.setText(f"Not applied: {refusal}.")
-            return
-        best = best_changes(run)
-        if best is None:
-            return
-        if not best.changes:
-            self.verdict.setText("Nothing to change: the recipes already have these values.")
-            return
-        listing = "\n".join(c.text() for c in best.changes)
-        self.confirm_box = ask(
-            self,
-            "Apply Best",
-            f"Apply {best.setting.label()}? These keys change:\n\n{listing}",
-            "Apply",
-            lambda: self._apply(best),
-        )
+        self.apply_bar.apply_best()
 
-    def _apply(self, best: BestChanges) -> None:
-        try:
-            self._undo = best.apply()
-        except DraftDeckError as exc:
-            show_error(self, "Could not apply", str(exc))
-            return
-        self.undo_button.setEnabled(True)
-        self.verdict.setText(
-            f"Applied {best.setting.label()} to the recipes; Chat and the phone push use it now."
-        )
+    @property
+    def confirm_box(self) -> QMessageBox:
+        """Apply Best's last question (none before one was asked)."""
+        box = self.apply_bar.confirm_box
+        if box is None:
+            raise AttributeError("confirm_box: Apply Best has asked nothing yet")
+        return box
 
     def undo_apply(self) -> None:
-        if self._undo is not None:
-            restore(self._undo)
-            self._undo = None
-            self.undo_button.setEnabled(False)
-            self.verdict.setText("The recipes are back as they were.")
+        self.apply_bar.undo_apply()
 
     # -- past runs -------------------------------------------------------------------------
 
@@ -369,7 +391,7 @@ class TunePage(QWidget):
         run = TuneRun.load(path)
         self._show_run(run)
         self.verdict.setText(f"{path.stem}: {run.verdict()}")
-        self._update_apply(run)
+        self.apply_bar.show_run(run)
         return run
 
     def open_selected(self) -> None:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.measure.tune_plan import (
     DEFAULT_PROMPTS,
     SweepPlan,
+    ThreadCount,
     prompts_from_text,
     temperatures_from_text,
     with_sampling,
@@ -36,9 +37,10 @@ from app.ui.chat_sampling import WARNING_COLOUR
 from app.ui.labels import wrap_to_width
 
 SAMPLE_TIP = (
-    "Off (greedy): the target's most likely token every time, so speculative output "
-    "must equal plain output: the exact comparison.\nOn: draw as the target's recipe "
-    "says; speculative sampling keeps the target's distribution."
+    "Off (greedy): the target's most likely token every time; speculative output then "
+    "equals plain output when the target's recipe verifies exactly (not with memory "
+    "low).\nOn: draw as the target's recipe says; speculative sampling keeps the "
+    "target's distribution."
 )
 SEED_TIP = "Empty: a seed is chosen at Start and shown; type it here to repeat the draws."
 TEMPERATURES_TIP = (
@@ -53,6 +55,7 @@ class PlanForm(QWidget):
 
     def __init__(self, cores: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.cores = cores
         self.d_min, self.d_max = self._spin(1, 8, 1), self._spin(1, 8, 4)
         self.dt_min, self.dt_max = self._spin(1, cores, 1), self._spin(1, cores, 1)
         self.tt_min, self.tt_max = self._spin(1, cores, 1), self._spin(1, cores, 1)
@@ -93,6 +96,10 @@ class PlanForm(QWidget):
         self.sampler_note.setObjectName("pageHint")
         self.sampler_note.setTextFormat(Qt.TextFormat.RichText)  # a problem is coloured
         self.recipe_sampler: SamplerSettings | None = None  # None: unread, or unreadable
+        # A thread count the engine holds to the cores, or one above them, said here.
+        self.threads_note = wrap_to_width(QLabel())
+        self.threads_note.setObjectName("pageHint")
+        self.threads_note.hide()
         self.recipe_error = ""
 
         form = QGridLayout()
@@ -133,6 +140,7 @@ class PlanForm(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(presets)
         layout.addLayout(form)
+        layout.addWidget(self.threads_note)
         layout.addWidget(self.sampler_note)
         layout.addWidget(QLabel("Prompts"))
         layout.addWidget(self.prompts, 1)
@@ -154,6 +162,11 @@ class PlanForm(QWidget):
             (self.tt_min, self.tt_max, plan.target_threads),
         )
         for low, high, values in pairs:
+            if low is not self.d_min:
+                # A recipe may ask for more threads than cores, and runs so: the form
+                # must be able to hold what is measured as the current recipe.
+                for spin in (low, high):
+                    spin.setMaximum(max(self.cores, *values))
             low.setValue(min(values))
             high.setValue(max(values))
         for name, box in self.precisions.items():
@@ -164,6 +177,13 @@ class PlanForm(QWidget):
         self.repeats.setValue(plan.repeats)
         self.budget.setValue(round(plan.budget_seconds))
         self.min_run.setValue(plan.min_run_seconds)
+
+    def show_threads(self, counts: list[ThreadCount]) -> None:
+        """Say which thread counts are not simply the recipe files' (capped to the
+        cores, or above them), so the measured "current recipe" is what runs."""
+        notes = [note for count in counts if (note := count.note())]
+        self.threads_note.setText("\n".join(notes))
+        self.threads_note.setVisible(bool(notes))
 
     def read_recipe(self, target: Path | None) -> None:
         """The sampler of the target's run recipe (the one a sampled sweep decodes with);
@@ -188,7 +208,7 @@ class PlanForm(QWidget):
         if self.recipe_error:
             text = f"<span style='color:{WARNING_COLOUR}'>⚠ {escape(self.recipe_error)}.</span>"
         elif sampler is None:
-            text = "Greedy (exact comparison)."
+            text = "Greedy: the most likely token every time."
         else:
             text = f"Sampler: {escape(sampler.describe())}."
             try:

@@ -17,6 +17,8 @@ UNMET_NOTE = (
 )
 REMEASURED = " (redone)"
 REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
+CURRENT = " (now)"
+CURRENT_NOTE = "(now): the recipes as they run now"
 
 
 class ResultsModel(ColumnsModel):
@@ -31,6 +33,7 @@ class ResultsModel(ColumnsModel):
         "Sampler",
         "Spec\ntok/s",
         "Plain\ntok/s",
+        "Plain\npooled",
         "Uplift",
         "95 %\ninterval",
         "Pairs",
@@ -50,6 +53,7 @@ class ResultsModel(ColumnsModel):
         "target_threads",
         "sampled",
         "spec_tok_s",
+        "paired_baseline_tok_s",
         "baseline_tok_s",
         "uplift",
         "uplift_interval",
@@ -68,6 +72,7 @@ class ResultsModel(ColumnsModel):
         self.results: list[SettingResult] = []
         self._rows: list[dict[str, Any]] = []
         self.best: SettingResult | None = None
+        self.current: SettingResult | None = None  # the recipes as they run now
 
     HEADER_TIPS: ClassVar[dict[str, str]] = {
         "draft_length": "Draft length: tokens the draft proposes each round",
@@ -76,20 +81,28 @@ class ResultsModel(ColumnsModel):
         "draft_memory": "Draft memory: the draft's MNN memory mode (low or normal)",
         "target_threads": "Target threads: CPU threads the target model runs on",
         "sampled": (
-            "Sampler: greedy: the most likely token every time (the exact comparison); "
+            "Sampler: greedy: the most likely token every time (speculative output equals "
+            "plain output when the recipe verifies exactly: see Lossless); "
             "recipe: the target recipe's sampler; temp.: that sampler at another "
             "temperature (measured, never applied)"
         ),
-        "spec_tok_s": "Speculative tok/s: tokens a second with the draft (median of runs)",
+        "spec_tok_s": (
+            "Speculative tok/s: tokens a second with the draft (median of this row's runs)"
+        ),
+        "paired_baseline_tok_s": (
+            "Plain tok/s: the median of the plain runs paired with this row's speculative "
+            "runs; Spec tok/s over it is close to the uplift"
+        ),
         "baseline_tok_s": (
             "Plain tok/s, pooled: plain decoding depends only on the target's settings: "
             "the median of the plain runs of every row with these target settings (the "
-            "same for all of them)"
+            "same for all of them). On a machine whose speed drifts it can differ from a "
+            "row's own pairs: compare Spec tok/s with Plain tok/s, not with this"
         ),
         "uplift": (
             "Uplift, median of pairs: the median of per-pair ratios (each speculative run "
-            "over the plain run beside it), not Spec tok/s over Plain tok/s: pairing "
-            "cancels a busy machine's drift"
+            "over the plain run beside it): close to Spec tok/s over Plain tok/s of the "
+            "same pairs, never over the pooled figure; pairing cancels a busy machine's drift"
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
@@ -105,7 +118,10 @@ class ResultsModel(ColumnsModel):
         "break_even_acceptance": (
             "Break-even: the acceptance this draft length needs to gain anything at this c"
         ),
-        "lossless": "Lossless: whether speculative output must equal plain decoding's",
+        "lossless": (
+            "Lossless: whether speculative output equalled plain decoding's in every pair "
+            "(greedy; a recipe with memory low verifies inexactly and may differ)"
+        ),
         "verify_agreement": (
             "Verify agreement: how often the recipe's verify picks the token plain decoding does"
         ),
@@ -129,16 +145,22 @@ class ResultsModel(ColumnsModel):
             notes.append(UNMET_NOTE)
         if any(row["remeasured"] for row in self._rows):
             notes.append(REMEASURED_NOTE)
+        if self.current is not None:
+            notes.append(CURRENT_NOTE)
         return ". ".join(notes) + "." if notes else ""
 
     def row_total(self) -> int:
         return len(self.results)
 
-    def set_results(self, results: list[SettingResult]) -> None:
+    def set_results(
+        self, results: list[SettingResult], current: SettingResult | None = None
+    ) -> None:
+        """Show `results`; `current` is the row measured as the recipes run now."""
         self.beginResetModel()
         self.results = list(results)
         self._rows = rows(self.results)
         self.best = best_result(self.results)
+        self.current = current
         self.endResetModel()
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -153,6 +175,8 @@ class ResultsModel(ColumnsModel):
                 return format_interval(row)
             if key == "pairs":
                 return f"{value}{REMEASURED if row['remeasured'] else ''}"
+            if key == "draft_length" and self.results[index.row()] is self.current:
+                return f"{value}{CURRENT}"
             if key == "sampled":
                 return sampler_cell(row)
         if role == SORT_ROLE:
@@ -172,6 +196,8 @@ class ResultsModel(ColumnsModel):
                 return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
             if key == "uplift_interval" and row.get("interval_target_met") is False:
                 return UNMET_NOTE
+            if key == "draft_length" and self.results[index.row()] is self.current:
+                return CURRENT_NOTE
             return "Best setting" if is_best else None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
@@ -192,6 +218,7 @@ GIVE_WAY_COLUMNS = tuple(
     ResultsModel.KEYS.index(key)
     for key in (
         "baseline_tok_s",
+        "paired_baseline_tok_s",
         "uplift",
         "break_even_acceptance",
         "predicted_speedup",

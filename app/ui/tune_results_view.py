@@ -36,9 +36,14 @@ class ResultsView(QSplitter):
         self.notes = wrap_to_width(QLabel())
         self.notes.setObjectName("pageHint")
         self.notes.hide()
+        # Which sampler the figures were measured with, above them: beside the form,
+        # not above it, so a text that changes at Start does not move the form.
+        self.sampler_label = wrap_to_width(QLabel())
+        self.sampler_label.setObjectName("pageHint")
         pane = QWidget()
         self._column = QVBoxLayout(pane)
         self._column.setContentsMargins(0, 0, 0, 0)
+        self._column.addWidget(self.sampler_label)
         self._column.addWidget(self.table, 1)
         self._column.addWidget(self.notes)
         self.chart = UpliftChart()
@@ -81,11 +86,15 @@ class ResultsView(QSplitter):
             + table.horizontalScrollBar().sizeHint().height()
             + 2 * table.frameWidth()
             + (self._notes_height() if self.notes.isVisibleTo(self) else 0)
+            + self._label_height(self.sampler_label)
         )
         return max(0, min(wanted, self.height() - self.handleWidth() - CHART_LEAST))
 
     def _notes_height(self) -> int:
-        return self.notes.heightForWidth(self.width()) + self._column.spacing()
+        return self._label_height(self.notes)
+
+    def _label_height(self, label: QLabel) -> int:
+        return label.heightForWidth(self.width()) + self._column.spacing()
 
     def _share_out(self) -> None:
         # Until the user drags the handle: then their split stands.
@@ -97,11 +106,17 @@ class ResultsView(QSplitter):
         super().resizeEvent(event)
         self._share_out()
 
-    def show_results(self, results: list[SettingResult], plan: SweepPlan) -> None:
-        """The results of a sweep of `plan` (measured so far, mid-sweep)."""
+    def show_results(
+        self,
+        results: list[SettingResult],
+        plan: SweepPlan,
+        current: SettingResult | None = None,
+    ) -> None:
+        """The results of a sweep of `plan` (measured so far, mid-sweep); `current` is
+        the row measured as the recipes run now (marked)."""
         self._sampled = plan.sample
         self._lengths = plan.draft_lengths
-        self.model.set_results(results)
+        self.model.set_results(results, current)
         notes = self.model.notes()
         self.notes.setText(notes)
         self.notes.setVisible(bool(notes))

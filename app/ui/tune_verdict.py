@@ -31,6 +31,10 @@ class VerdictLabel(QWidget):
         super().__init__(parent)
         self._text = ""
         self.shown = wrap_to_width(QLabel())
+        # A line's room even when empty: a verdict that gained its line at Start moved
+        # everything under it (the form jumped). The page holds a taller one's height
+        # while a run goes on (hold_height).
+        self.shown.setMinimumHeight(self.shown.fontMetrics().lineSpacing())
         self.more = QPushButton("More")
         self.more.setCheckable(True)
         self.more.setFlat(True)

@@ -1,5 +1,5 @@
 """A sweep's result for one draft length, with made-up figures, to feed the Tune page's
-table and chart without running a sweep."""
+table and chart without running a sweep; and the smallest real plan, for one that runs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from app.core.measure.tune_plan import Setting, SweepPlan
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun
+from app.ui.tune_plan_form import PlanForm
 
 
 def setting_result(
@@ -47,3 +48,13 @@ def done_run(library: Path) -> TuneRun:
     ]
     plan = SweepPlan(draft_lengths=(1, 2, 3, 4))
     return TuneRun(str(root / "fast-target"), str(root / "fast-draft"), plan, results=results)
+
+
+def tiny_plan(form: PlanForm) -> None:
+    """One draft length, few tokens, short runs: the fewest pairs a setting takes."""
+    form.d_min.setValue(2)
+    form.d_max.setValue(2)
+    form.tokens.setValue(16)
+    form.min_run.setValue(0.0)
+    form.budget.setValue(1)
+    form.prompts.setPlainText("Tell me about rivers.")
