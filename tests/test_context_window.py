@@ -16,7 +16,8 @@ from app.core.pack.bundle import read_bundle
 from app.core.pack.context_window import MODEL, RECIPE, context_window, pair_window
 from app.core.pack.known_models import identify_shape
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Generate, Load
+from app.engine.protocol import ChatTurn, Generate, Load
+from app.engine.worker.turn_fitting import drop_oldest_turns
 from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]
@@ -142,3 +143,45 @@ def test_generate_says_when_the_window_cut_the_reply(
     )  # fmt: skip
     assert too_long.returncode == 1
     assert "holds 40 tokens" in too_long.stderr
+
+
+def test_a_chat_past_its_window_drops_its_oldest_turns_when_asked(
+    client: EngineClient, fixture_bundle: Fixture
+) -> None:
+    """The system message stays, whole turns go from the front, the newest stays; the
+    reply says how many messages were left out. Without asking, the same chat is refused."""
+    client.run(
+        Load(target=str(fixture_bundle("qwen3-target")), target_config={"max_all_tokens": 96})
+    )
+    turns = [ChatTurn("system", "Be brief.")]
+    for i in range(6):
+        turns += [ChatTurn("user", f"{PROMPT} Part {i}."), ChatTurn("assistant", "A reply.")]
+    turns.append(ChatTurn("user", "And now?"))
+    with pytest.raises(EngineError) as caught:
+        client.run(Generate(messages=tuple(turns), max_tokens=8))
+    assert caught.value.code == "context_full"
+    done = client.run(Generate(messages=tuple(turns), max_tokens=8, drop_oldest=True))
+    dropped = done.stats.dropped_messages
+    assert dropped > 0 and dropped % 2 == 0  # whole turns
+    assert done.stats.prompt_tokens + min(8, 96 // 4) <= 96
+    assert done.stats.tokens == 8
+    # Nothing more is dropped than needed: one turn fewer would not leave a reply room.
+    kept_one_more = (turns[0], *turns[1 + dropped - 2 :])
+    tight = client.run(Generate(messages=kept_one_more, max_tokens=8, drop_oldest=True))
+    assert tight.stats.dropped_messages == 2
+
+
+def test_turn_fitting_keeps_the_system_and_the_newest_turn() -> None:
+    messages = ["s:sys", "u:1", "a:1", "u:2", "a:2", "u:3"]
+    role = {"s": "system", "u": "user", "a": "assistant"}
+
+    def fits_under(n: int) -> Callable[[list[str]], bool]:
+        return lambda kept: len(kept) <= n
+
+    assert drop_oldest_turns(messages, lambda m: role[m[0]], fits_under(6)) == (messages, 0)
+    assert drop_oldest_turns(messages, lambda m: role[m[0]], fits_under(4)) == (
+        ["s:sys", "u:2", "a:2", "u:3"],
+        2,
+    )
+    assert drop_oldest_turns(messages, lambda m: role[m[0]], fits_under(2)) == (["s:sys", "u:3"], 4)
+    assert drop_oldest_turns(messages, lambda m: role[m[0]], fits_under(1)) is None

@@ -80,6 +80,9 @@ class Generate(Request["Done"]):
     ignore_stop: bool = False
     sampler: SamplerSettings | None = None  # None: greedy (the exact comparison)
     seed: int | None = None  # None: a fresh one (Done.stats.seed says which)
+    # With messages: leave out the oldest turns when the prompt does not fit the window
+    # with room for a reply (Done.stats.dropped_messages says how many).
+    drop_oldest: bool = False
 
 
 @dataclass(frozen=True)

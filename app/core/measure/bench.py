@@ -30,6 +30,10 @@ class RunPair:
     identical: bool  # the speculative output matched the plain output token for token
 
 
+# Facts of a run, not counts: the combined run keeps the first's.
+RUN_FACTS = ("window_tokens", "max_tokens_asked", "dropped_messages")
+
+
 def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     """Back-to-back generations of one mode as one run (their counts and times summed),
     so a run can be made long enough to time."""
@@ -39,9 +43,10 @@ def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     total = DecodeStats(first.mode, first.draft_length, sampler=first.sampler)
     seeds = {r.seed for r in runs}
     total.seed = first.seed if len(seeds) == 1 else None  # one seed only if all shared it
-    total.window_tokens, total.max_tokens_asked = first.window_tokens, first.max_tokens_asked
+    for name in RUN_FACTS:
+        setattr(total, name, getattr(first, name))
     for name in DecodeStats.__dataclass_fields__:
-        if name in ("mode", "draft_length", "sampler", "seed", "window_tokens", "max_tokens_asked"):
+        if name in ("mode", "draft_length", "sampler", "seed", *RUN_FACTS):
             continue
         value = getattr(first, name)
         if isinstance(value, list):

@@ -68,7 +68,7 @@ class DecodeStats:
     draft_length: int
     prompt_tokens: int = 0
     prefill_fed: int = 0  # prompt tokens the target actually ran (the rest were cached)
-    prefill_seconds: float = 0.0
+    prefill_seconds: float = 0.0  # the target's: the time to the first token
     rounds: int = 0
     drafted: int = 0
     accepted: int = 0
@@ -89,7 +89,8 @@ class DecodeStats:
     seed: int | None = None  # the seed that reproduces a sampled generation
     window_tokens: int = 0  # the context window in force (context_window.py); 0: none
     max_tokens_asked: int = 0  # the caller's max_tokens when more than fit (else 0)
-    draft_prefill_seconds: float = 0.0  # the draft's share of prefill_seconds
+    draft_prefill_seconds: float = 0.0  # the draft's prefill, done at the first round
+    dropped_messages: int = 0  # oldest chat messages left out to fit the window
 
     def __post_init__(self) -> None:
         if not self.position_reached:
@@ -209,6 +210,7 @@ class DecodeStats:
             "window_tokens": self.window_tokens,
             "max_tokens_asked": self.max_tokens_asked,
             "draft_prefill_seconds": self.draft_prefill_seconds,
+            "dropped_messages": self.dropped_messages,
             "acceptance": self.acceptance,
             "per_position_acceptance": self.per_position_acceptance,
             "checked_acceptance": self.checked_acceptance,

@@ -7,6 +7,7 @@ drive it in-process to measure what the process boundary costs.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import logging
 import os
 import time
@@ -22,13 +23,14 @@ from app.core.pack.context_window import ContextWindow, pair_window
 from app.core.pack.files import CONFIG
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings, read_recipe, target_run_recipe
-from app.engine.protocol import Decoded, Generate, Loaded
+from app.engine.protocol import ChatTurn, Decoded, Generate, Loaded
 from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.rollback_probe import probe_linear_rollback
 from app.engine.worker.round_batch import EmitRounds, RoundBatch
 from app.engine.worker.speculative_sampling import SpeculativeSampler
+from app.engine.worker.turn_fitting import drop_oldest_turns
 
 log = logging.getLogger("draftdeck.engine.session")
 
@@ -261,8 +263,9 @@ class Session:
             verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
             sampler=_sampler(request),
         )
-        ids, text = self.prompt_ids(request)
         window = self.window(mode)
+        request, dropped = self._fitted(request, window.tokens)
+        ids, text = self.prompt_ids(request)
         if len(ids) >= window.tokens:
             raise EngineError(
                 f"The prompt is {len(ids):,} tokens and the {'pair' if decoder.draft else 'model'}"
@@ -284,10 +287,29 @@ class Session:
             batch.flush()  # rounds made before an error still reach the client
         if request.max_tokens > window.tokens - len(ids):
             result.stats.max_tokens_asked = request.max_tokens  # more than could fit
+        result.stats.dropped_messages = dropped
         if text is not None:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
+
+    def _fitted(self, request: Generate, window: int) -> tuple[Generate, int]:
+        """The request with its oldest turns left out when asked and needed: the prompt
+        must leave a reply room for its max_tokens, or a quarter of the window."""
+        if not request.drop_oldest or request.messages is None:
+            return request, 0
+        target = self._require_target()
+        room = min(request.max_tokens, window // 4)
+
+        def fits(turns: list[ChatTurn]) -> bool:
+            text = target.chat_prompt([{"role": t.role, "content": t.content} for t in turns])
+            return len(target.encode(text)) + room <= window
+
+        fitted = drop_oldest_turns(request.messages, lambda t: t.role, fits)
+        if fitted is None:
+            return request, 0  # not even the newest turn: refused with both numbers below
+        kept, dropped = fitted
+        return dataclasses.replace(request, messages=tuple(kept)), dropped
 
     def window(self, mode: str) -> ContextWindow:
         """What fits in a generation of `mode`: both caches hold it when speculating."""
