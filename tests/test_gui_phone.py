@@ -14,37 +14,19 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.infra.units import format_bytes
-from app.core.phone.push import DONE
-from app.ui.application import create_main_window
 from app.ui.background import wait_for_background
 from app.ui.main_window import MainWindow
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
+from tests.helpers.phone_window import ROOT, phone_window, start_slow_push, wait_done
 
 Copy = Callable[..., Path]
-ROOT = "/data/local/tmp/mnn_models"
 
 
 @pytest.fixture
 def window(qtbot: QtBot, phone: FakePhone, bundle_copy: Copy) -> Iterator[MainWindow]:
-    bundle_copy("fast-draft", app_dirs().default_library / "fast-draft")
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("phone")
-    page = win.phone_page
-    qtbot.waitUntil(lambda: page.device_list.count() == 1, timeout=10_000)
-    qtbot.waitUntil(lambda: page.pack_list.count() == 1, timeout=10_000)
-    yield win
-    win.close()
-    wait_for_background()
-
-
-def _wait_done(qtbot: QtBot, window: MainWindow, row: int) -> None:
-    model = window.phone_page.push_queue.model
-    qtbot.waitUntil(
-        lambda: model.rowCount() > row and model.status(row).state == DONE, timeout=20_000
-    )
+    with phone_window(qtbot, bundle_copy) as win:
+        yield win
 
 
 def test_devices_show_details_and_the_library_packs(window: MainWindow, phone: FakePhone) -> None:
@@ -57,7 +39,7 @@ def test_devices_show_details_and_the_library_packs(window: MainWindow, phone: F
     assert page.destinations.combo.currentData() == ROOT
     assert not page.push_button.isEnabled()  # no pack chosen yet
     page.pack_list.setCurrentRow(0)
-    assert page.push_button.isEnabled() and page.recipes_button.isEnabled()
+    assert page.push_button.isEnabled()
 
 
 def test_push_then_list_then_delete(
@@ -67,7 +49,7 @@ def test_push_then_list_then_delete(
     phone.free_bytes = 8 * 1024**3  # what the phone's df reports (less what we push)
     page.pack_list.setCurrentRow(0)
     page.push_button.click()
-    _wait_done(qtbot, window, 0)
+    wait_done(qtbot, window, 0)
     assert phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").is_file()
     details = page.push_queue.model.index(0, page.push_queue.model.COLUMNS.index("Details")).data()
     assert "verified" in details and f"{ROOT}/fast-draft" in details
@@ -80,7 +62,7 @@ def test_push_then_list_then_delete(
 
     # Recipes only: nothing but the recipes travels, and the row says so.
     page.recipes_button.click()
-    _wait_done(qtbot, window, 1)
+    wait_done(qtbot, window, 1)
     assert page.push_queue.model.index(1, 0).data() == "fast-draft (recipes)"
     qtbot.waitUntil(lambda: page.packs_model.rowCount() == 1, timeout=10_000)  # re-read
 
@@ -115,7 +97,7 @@ def test_dropping_a_pack_on_a_phone_pushes_it(
     # view's handler gets the event directly.
     view.dropEvent(drop)
     assert drop.isAccepted()
-    _wait_done(qtbot, window, 0)
+    wait_done(qtbot, window, 0)
     assert phone.local(f"{ROOT}/fast-draft/config.json").is_file()
 
     # Something that is not a folder is not taken.
@@ -153,12 +135,7 @@ def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
     qtbot: QtBot, window: MainWindow, phone: FakePhone, bundle_copy: Copy
 ) -> None:
     page = window.phone_page
-    pack = app_dirs().default_library / "fast-draft"
-    with (pack / "llm.mnn.weight").open("ab") as handle:
-        handle.write(bytes(2 * 1024 * 1024))
-    phone.throttle_bytes_per_s = 300_000  # a slow cable: the push takes seconds
-    page.pack_list.setCurrentRow(0)
-    page.push_button.click()
+    pack = start_slow_push(window, phone)
     model = page.push_queue.model
     qtbot.waitUntil(lambda: model.rowCount() == 1 and model.status(0).done_bytes > 0)
     page.refresh_phone()
@@ -179,7 +156,7 @@ def test_a_pack_being_pushed_cannot_be_deleted_and_cancel_stops_it(
     assert "resumes" in model.index(0, model.COLUMNS.index("Details")).data()
     phone.throttle_bytes_per_s = None
     page.push_queue.retry_button.click()  # push again: resumes
-    _wait_done(qtbot, window, 0)
+    wait_done(qtbot, window, 0)
     assert (
         phone.local(f"{ROOT}/fast-draft/llm.mnn.weight").stat().st_size
         == (pack / "llm.mnn.weight").stat().st_size
@@ -272,7 +249,7 @@ def test_push_queue_buttons_follow_the_selected_push(qtbot: QtBot, window: MainW
     assert queue.retry_button.toolTip() == "Select a push in the queue first"
     window.phone_page.pack_list.setCurrentRow(0)
     window.phone_page.push_button.click()
-    _wait_done(qtbot, window, 0)
+    wait_done(qtbot, window, 0)
     qtbot.waitUntil(queue.clear_button.isEnabled, timeout=10_000)
     queue.view.clearSelection()  # the started push was selected for the user
     assert not queue.cancel_button.isEnabled() and not queue.retry_button.isEnabled()

@@ -8,6 +8,7 @@ so a replugged phone does not flicker); the push queue is watched, not polled.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from functools import partial
 from pathlib import Path
@@ -25,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import PhoneError
-from app.core.infra.units import format_bytes
+from app.core.infra.units import counted, format_bytes
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import PHONE_MARKER
 from app.core.pack.library import Library
@@ -33,9 +34,10 @@ from app.core.phone.adb import NO_DEVICES
 from app.core.phone.desk import PhoneDesk, PhoneFolder
 from app.core.phone.devices import Debouncer, DeviceInfo
 from app.core.phone.phone_packs import PhonePack
-from app.core.phone.push import DONE, FAILED, PushJob, PushStatus
+from app.core.phone.push import CANCELLED, DONE, FAILED, FINISHED, PUSHING, PushJob, PushStatus
 from app.ui import background
 from app.ui.dialogs import ask, show_error
+from app.ui.job_models import offer
 from app.ui.labels import wrap_to_width
 from app.ui.phone_destinations import DestinationPicker
 from app.ui.phone_models import DeviceList, PackList, PhonePacksModel
@@ -43,6 +45,7 @@ from app.ui.phone_queue import PushQueuePanel
 from app.ui.table_model import setup_table
 
 DEVICE_POLL_MS = 1000
+RECIPES_TIP = "Copy only the pack's recipe files (quick tuning loop)"
 
 
 class PhonePage(QWidget):
@@ -56,6 +59,9 @@ class PhonePage(QWidget):
         self.devices: list[DeviceInfo] = []
         self._library_packs: dict[str, BundleInfo] = {}
         self._packs_source: tuple[str, str] | None = None  # (serial, root) of the list shown
+        # Each push's state as last reacted to, by (phone, pack, recipes only): the page
+        # says and re-reads once per change of state, not at every progress report.
+        self._push_states: dict[tuple[str, str, bool], str] = {}
 
         title = QLabel("Phone")
         title.setObjectName("pageTitle")
@@ -75,7 +81,11 @@ class PhonePage(QWidget):
         self.push_button = QPushButton("Push Pack")
         self.push_button.setToolTip("Copy the selected library pack to the phone (Ctrl+Return)")
         self.recipes_button = QPushButton("Push Recipes")
-        self.recipes_button.setToolTip("Copy only the pack's recipe files (quick tuning loop)")
+        self.recipes_button.setToolTip(RECIPES_TIP)
+        # Why Push Recipes is off, on the page: only a pack already on the phone takes them.
+        self.recipes_hint = wrap_to_width(QLabel())
+        self.recipes_hint.setObjectName("pageHint")
+        self.recipes_hint.hide()
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -89,6 +99,7 @@ class PhonePage(QWidget):
         buttons.addWidget(self.push_button)
         buttons.addWidget(self.recipes_button)
         left_layout.addLayout(buttons)
+        left_layout.addWidget(self.recipes_hint)
 
         self.destinations = DestinationPicker(self.desk)
         self.free_label = wrap_to_width(QLabel())  # names the folder, which may be long
@@ -261,7 +272,7 @@ class PhonePage(QWidget):
         self._packs_source = (folder.serial, folder.root)
         free = folder.free
         space = "folder not created yet" if free is None else f"{format_bytes(free)} free"
-        self.free_label.setText(f"{len(folder.packs)} packs in {folder.root} · {space}")
+        self.free_label.setText(f"{counted(len(folder.packs), 'pack')} in {folder.root} · {space}")
         self._update_buttons()
 
     def _on_phone_failed(self, source: tuple[str, str], error: Exception) -> None:
@@ -333,15 +344,36 @@ class PhonePage(QWidget):
         ready = device is not None and device.ready
         has_pack = self.pack_list.selected_path() is not None
         self.push_button.setEnabled(ready and has_pack)
-        self.recipes_button.setEnabled(ready and has_pack)
+        why_not = self._recipes_why_not() if ready and has_pack else "Choose a phone and a pack"
+        offer(self.recipes_button, why_not, RECIPES_TIP)
+        self.recipes_hint.setText(why_not if ready and has_pack else "")
+        self.recipes_hint.setVisible(bool(self.recipes_hint.text()))
         self.delete_button.setEnabled(
             self._packs_source is not None and self.selected_phone_pack() is not None
         )
         self.refresh_button.setEnabled(ready)
 
+    def _recipes_why_not(self) -> str:
+        """Why the selected pack's recipes cannot go to the selected phone now ("" if they
+        can): recipes alone are only ever written into the pack already there."""
+        device, pack, shown = self.selected_device(), self.pack_list.selected_path(), None
+        if device is None or pack is None or (shown := self._shown_folder()) is None:
+            return "Choose a phone and a pack"
+        root = shown[1]
+        if self._packs_source != shown:
+            return f"Reading {root} on {device.title}…"
+        if not any(p.name == pack.name for p in self.packs_model.packs):
+            return (
+                f"{pack.name} is not on {device.title} in {root}: push the whole pack "
+                "once, then its recipes alone."
+            )
+        return ""
+
     def push_selected(self, _checked: bool = False, recipe_only: bool = False) -> PushJob | None:
         device, pack = self.selected_device(), self.pack_list.selected_path()
         if device is None or pack is None or not device.ready:
+            return None
+        if recipe_only and self._recipes_why_not():  # the button is off: so is the key
             return None
         return self.start_push(device.serial, pack, recipe_only)
 
@@ -369,18 +401,31 @@ class PhonePage(QWidget):
             self._on_status(status)
 
     def _on_status(self, status: PushStatus) -> None:
+        key = (status.serial, status.pack, status.recipe_only)
+        if self._push_states.get(key) == status.state:
+            return  # progress within a state: the queue's row shows it
+        self._push_states[key] = status.state
+        phone = self._phone_name(status.serial)
+        what = f"recipes of {status.pack}" if status.recipe_only else status.pack
         if status.state == DONE:
             self.message.emit(
-                f"{status.pack} is on {self._phone_name(status.serial)}: "
-                f"{len(status.pushed)} files pushed, "
+                f"{status.pack} is on {phone}: {counted(len(status.pushed), 'file')} pushed, "
                 f"{len(status.skipped)} already there, all verified"
             )
-            if self.device_list.selected_serial() == status.serial:
-                self.refresh_phone()
+        elif status.state == CANCELLED:  # replaces "Pushing …", which is no longer true
+            self.message.emit(f"Push of {what} to {phone} cancelled: {status.error}")
         elif status.state == FAILED:
-            self.problem.emit(
-                f"Push of {status.pack} to {self._phone_name(status.serial)} failed: {status.error}"
-            )
+            self.problem.emit(f"Push of {what} to {phone} failed: {status.error}")
+        # The phone's folder changed: a pack push makes its .partial folder when it starts
+        # sending and installs (or leaves) it when it ends.
+        changes_folder = status.state in FINISHED or (
+            status.state == PUSHING and not status.recipe_only
+        )
+        if changes_folder and self._shown_folder() == (
+            status.serial,
+            posixpath.dirname(status.dest),
+        ):
+            self.refresh_phone()
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 _UNITS = ("B", "KB", "MB", "GB", "TB")
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 pack`, `2 packs`: a count with its noun agreeing (`plural` when not noun + s)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def format_bytes(size: float) -> str:
     """Binary multiples, one decimal above bytes: 1536 -> '1.5 KB'."""
     for unit in _UNITS[:-1]:

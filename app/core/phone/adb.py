@@ -117,9 +117,9 @@ def adb_executable() -> str | None:
     return found or bundled_adb()
 
 
-def lost(serial: str, exc: BaseException) -> PhoneError:
+def lost(phone_name: str, exc: BaseException) -> PhoneError:
     return PhoneError(
-        f"Lost the connection to {serial} ({exc or type(exc).__name__}). Check the cable "
+        f"Lost the connection to {phone_name} ({exc or type(exc).__name__}). Check the cable "
         "and that the phone is unlocked, then try again.",
         "disconnected",
     )
@@ -142,6 +142,12 @@ class Adb:
         self._lock = threading.Lock()
         self._started_with: str | None = None  # the adb that started the server, if we did
         self._stopped = False
+        # What the user calls each phone (its model), as the device listing learnt it:
+        # messages name "Pixel 8", not the adb address 127.0.0.1:46645.
+        self.names: dict[str, str] = {}
+
+    def name_of(self, serial: str) -> str:
+        return self.names.get(serial) or serial
 
     @property
     def started_server(self) -> bool:
@@ -211,12 +217,13 @@ class Adb:
         state = next((d.state for d in self.devices() if d.serial == serial), None)
         if state is None:
             raise PhoneError(
-                f"{serial} is not connected: plug it in, unlock it and try again.", "no_device"
+                f"{self.name_of(serial)} is not connected: plug it in, unlock it and try again.",
+                "no_device",
             )
         if state != READY:
             advice = GUIDANCE.get(state, "")
             code = "unauthorized" if state == "unauthorized" else "not_ready"
-            raise PhoneError(f"{serial} is {state}. {advice}".strip(), code)
+            raise PhoneError(f"{self.name_of(serial)} is {state}. {advice}".strip(), code)
         return self.attach(serial)
 
     def attach(self, serial: str) -> Phone:
@@ -224,8 +231,8 @@ class Adb:
         try:
             features = device_features(self.port, serial)
         except (AdbRefused, OSError) as exc:
-            raise lost(serial, exc) from exc
-        return Phone(self.port, serial, features)
+            raise lost(self.name_of(serial), exc) from exc
+        return Phone(self.port, serial, features, self.name_of(serial))
 
 
 @dataclass(frozen=True)
@@ -245,9 +252,10 @@ class Phone:
     cancelled push does not wait for a long command, such as hashing a large file,
     to finish on the phone."""
 
-    def __init__(self, port: int, serial: str, features: frozenset[str]) -> None:
+    def __init__(self, port: int, serial: str, features: frozenset[str], name: str = "") -> None:
         self.port = port
         self.serial = serial
+        self.name = name or serial  # for messages: the model when it is known
         # Android 7+ has the shell protocol (separate stderr, exit codes).
         self._shell_v2 = "shell_v2" in features
         self._lock = threading.Lock()
@@ -286,7 +294,7 @@ class Phone:
                 return self._run_v2(command, timeout)
             return self._run_v1(command, timeout)
         except (AdbRefused, OSError) as exc:
-            raise lost(self.serial, exc) from exc
+            raise lost(self.name, exc) from exc
 
     def _run_v2(self, command: str, timeout: float) -> ShellResult:
         streams = {1: bytearray(), 2: bytearray()}
@@ -319,7 +327,7 @@ class Phone:
         result = self.shell(command, timeout)
         if result.code != 0:
             detail = result.err.strip() or result.out.strip() or f"exit status {result.code}"
-            raise PhoneError(f"On {self.serial}, `{command}` failed: {detail}", "command_failed")
+            raise PhoneError(f"On {self.name}, `{command}` failed: {detail}", "command_failed")
         return result.out
 
 

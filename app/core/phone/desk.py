@@ -207,7 +207,9 @@ class PhoneDesk:
                 and s.dest.removesuffix(PARTIAL) == base
             ):
                 raise PhoneError(
-                    f"{name} is being pushed to {serial}. Cancel that push first.", "in_use"
+                    f"{name} is being pushed to {self.adb.name_of(serial)}. "
+                    "Cancel that push first.",
+                    "in_use",
                 )
 
     def delete(self, serial: str, root: str, name: str) -> None:

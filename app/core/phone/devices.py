@@ -86,6 +86,7 @@ class DeviceLister:
                 else:
                     self._details[raw.serial] = info
             found.append(info)
+        self.adb.names.update({d.serial: d.model for d in found if d.model})
         return sorted(found, key=lambda d: (not d.ready, d.title.lower(), d.serial))
 
 

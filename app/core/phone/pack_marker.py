@@ -31,9 +31,9 @@ TEMP_SUFFIX = ".draftdeck-partial"  # every copy of ours still under a temporary
 MADE_BY = "DraftDeck"
 
 
-def not_ours(folder: str, serial: str) -> PhoneError:
+def not_ours(folder: str, phone_name: str) -> PhoneError:
     return PhoneError(
-        f"{folder} on {serial} was not made by DraftDeck (it has no {PHONE_MARKER}), so "
+        f"{folder} on {phone_name} was not made by DraftDeck (it has no {PHONE_MARKER}), so "
         "DraftDeck will not change or delete anything in it. Choose another destination or "
         "rename the pack; if an older DraftDeck pushed it, delete it on the phone by hand "
         "and push again.",
@@ -80,7 +80,7 @@ def claim(phone: Phone, folder: str, verified: Collection[str]) -> frozenset[str
     entries = fs.list_dir(phone, folder)
     if all(not e.is_dir and e.name in verified for e in entries):
         return frozenset(e.name for e in entries)
-    raise not_ours(folder, phone.serial)
+    raise not_ours(folder, phone.name)
 
 
 def merge_into(

@@ -65,5 +65,5 @@ def delete_pack(phone: Phone, root: str, name: str) -> None:
     base = name.removesuffix(PARTIAL)
     path = pack_path(root, base) + (PARTIAL if name.endswith(PARTIAL) else "")
     if read_marker(phone, path) is None:
-        raise not_ours(path, phone.serial)
+        raise not_ours(path, phone.name)
     fs.remove_tree(phone, path)

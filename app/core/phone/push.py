@@ -184,7 +184,11 @@ class PushJob(TrackedJob[PushStatus]):
             if self._stop:  # the connection was closed by cancel()
                 final = {"state": CANCELLED, "error": STOPPED}
             else:
-                log.warning("push of %s to %s failed: %s", self.pack, self.status().serial, exc)
+                # Info, not a warning: the queue row or the command tells the user, and
+                # the log keeps the adb address for a bug report.
+                serial = self.status().serial
+                where = f"{self.adb.name_of(serial)} ({serial})"
+                log.info("push of %s to %s failed: %s", self.pack, where, exc)
                 final = {"state": FAILED, "error": self._explain(exc), "error_code": exc.code}
         except DraftDeckError as exc:
             final = {"state": FAILED, "error": str(exc), "error_code": "error"}
@@ -269,7 +273,7 @@ class PushJob(TrackedJob[PushStatus]):
         free = fs.free_bytes(phone, self.root, create=True)
         if free < needed + self._margin(needed):
             raise PhoneError(
-                f"Not enough space on {phone.serial} in {self.root}: the pack needs "
+                f"Not enough space on {phone.name} in {self.root}: the pack needs "
                 f"{format_bytes(needed)} (plus {format_bytes(self._margin(needed))} to spare) "
                 f"and {format_bytes(free)} is free. Free some space and push again.",
                 "no_space",
@@ -304,7 +308,7 @@ class PushJob(TrackedJob[PushStatus]):
     def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
         if not fs.existing(phone, [posixpath.join(dest, CONFIG)]):
             raise PhoneError(
-                f"{self.pack.name} is not on {phone.serial} in {self.root}: push the whole "
+                f"{self.pack.name} is not on {phone.name} in {self.root}: push the whole "
                 "pack once, then recipes alone.",
                 "not_on_phone",
             )
@@ -340,7 +344,7 @@ class PushJob(TrackedJob[PushStatus]):
         if got != sha:
             phone.shell(f"rm -f {fs.quote(final if early else remote)}")
             raise PhoneError(
-                f"{item.rel} did not arrive intact on {phone.serial} (sha256 "
+                f"{item.rel} did not arrive intact on {phone.name} (sha256 "
                 f"{(got or 'missing')[:12]}… instead of {sha[:12]}…). Push again; if it "
                 "keeps failing, try another cable or USB port.",
                 "verify_failed",
@@ -377,7 +381,7 @@ class PushJob(TrackedJob[PushStatus]):
         missing = [f.rel for f in files if "/" not in f.rel and listing.get(f.rel) != f.size]
         if missing:
             raise PhoneError(
-                f"{', '.join(missing)} went missing from {folder} on {phone.serial} during "
+                f"{', '.join(missing)} went missing from {folder} on {phone.name} during "
                 "the push; push again to copy them.",
                 "verify_failed",
             )

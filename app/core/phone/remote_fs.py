@@ -110,7 +110,7 @@ def sha256_of(phone: Phone, paths: list[str], then: str = "") -> dict[str, str]:
         # sha256sum from their first, plain call.)
         if result.code == NOT_FOUND and not then:
             raise PhoneError(
-                f"{phone.serial} has no sha256sum command, so copies cannot be verified. "
+                f"{phone.name} has no sha256sum command, so copies cannot be verified. "
                 "Older Android versions lack it; Android 8 and newer have it.",
                 "no_sha256sum",
             )

@@ -53,7 +53,7 @@ def send_file(
         try:
             _send(phone, handle, local, remote, digest.update, on_bytes, cancelled)
         except (AdbRefused, OSError) as exc:
-            raise lost(phone.serial, exc) from exc
+            raise lost(phone.name, exc) from exc
     return digest.hexdigest()
 
 
@@ -62,7 +62,7 @@ def send_bytes(phone: Phone, data: bytes, remote: str) -> None:
     try:
         _send(phone, io.BytesIO(data), Path(remote), remote, _ignore, _ignore, lambda: False)
     except (AdbRefused, OSError) as exc:
-        raise lost(phone.serial, exc) from exc
+        raise lost(phone.name, exc) from exc
 
 
 def _ignore(_value: object) -> None:
@@ -121,5 +121,5 @@ def _check_reply(phone: Phone, conn: AdbSocket, remote: str) -> None:
         length = struct.unpack("<I", reply[4:])[0]
         message = conn.read_exact(length).decode("utf-8", "replace")
         code = "no_space" if "No space" in message else "write_failed"
-        raise PhoneError(f"{phone.serial} refused {remote}: {message}", code)
-    raise PhoneError(f"{phone.serial} answered {reply!r} to the copy of {remote}")
+        raise PhoneError(f"{phone.name} refused {remote}: {message}", code)
+    raise PhoneError(f"{phone.name} answered {reply!r} to the copy of {remote}")
