@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QStyledItemDelegate, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings
 from app.core.measure import ram_estimate
+from app.core.pack.pairing import drafts_for, rank_note
 from app.ui.application import create_main_window
 from app.ui.main_window import MainWindow
 from app.ui.pair_matrix import PairMatrixModel
@@ -263,3 +264,30 @@ def test_same_named_packs_are_told_apart(messy: MainWindow, tmp_path: Path) -> N
     column = headers.index("fast-draft — elsewhere")
     tooltip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert tooltip == str(tmp_path / "elsewhere" / "fast-draft")
+
+
+def test_the_draft_list_shows_its_order(messy: MainWindow) -> None:
+    """Best first, and each draft says why it stands there, in the open list; the closed
+    box keeps the bare name (the reason would be cut at 1024 px)."""
+    page = messy.pair_page
+    root = messy.library.root
+    page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
+    combo = page.draft_combo
+    target, _ = page.current()
+    assert target is not None
+    fitting = drafts_for(target, page._drafts, page.matrix_model.verdict)[0]
+    listed = [combo.itemData(i) for i in range(combo.count())]
+    assert [e.path for e in listed] == [e.path for e in fitting]
+    delegate = combo.itemDelegate()
+    assert isinstance(delegate, QStyledItemDelegate)
+    for row, entry in enumerate(fitting):
+        note = rank_note(target, entry, page.matrix_model.verdict(target, entry))
+        option = QStyleOptionViewItem()
+        delegate.initStyleOption(option, combo.model().index(row, 0))
+        assert option.text == f"{page.matrix_model.label(entry)}  ·  {note}"
+        assert "% of the target's size" in note
+    assert combo.currentText() == "qwen3-draft-noisy"
+    assert "Best first" in combo.toolTip()
+    # The open list is wide enough for its longest line.
+    view = combo.view()
+    assert view.minimumWidth() >= view.sizeHintForColumn(0)

@@ -11,7 +11,7 @@ from app.core.infra.settings import Settings
 from app.core.pack.compat import assess_either
 from app.core.pack.known_models import known_models
 from app.core.pack.library import Library, PackEntry
-from app.core.pack.pairing import best_pair, distinct_names, drafts_for
+from app.core.pack.pairing import best_pair, distinct_names, drafts_for, rank_note
 from app.core.pack.verdict import Verdict
 
 Copy = Callable[..., Path]
@@ -148,3 +148,37 @@ def test_distinct_names_only_when_names_clash(tmp_path: Path) -> None:
     # The parent folders clash too: the whole parent path tells them apart.
     labels = distinct_names([a, c, a])
     assert labels == {a: f"qwen3-draft — {a.parent}", c: f"qwen3-draft — {c.parent}"}
+
+
+def test_each_fitting_draft_says_why_it_ranks_where_it_does(
+    tmp_path: Path, bundle_copy: Copy
+) -> None:
+    entries = _library(
+        tmp_path,
+        bundle_copy,
+        {
+            "qwen3-target": "qwen3-target",
+            "qwen3-draft-noisy": "qwen3-draft-noisy",
+            "fast-draft": "fast-draft",
+        },
+    )
+    by_name = {e.name: e for e in entries}
+    target = _as_qwen3_8b(by_name["qwen3-target"])  # the noisy pack recommends Qwen3-8B
+    fitting, _ = drafts_for(target, [by_name["fast-draft"], by_name["qwen3-draft-noisy"]], _verdict)
+    notes = [(d.name, rank_note(target, d, _verdict(target, d))) for d in fitting]
+    assert notes[0][0] == "qwen3-draft-noisy"
+    assert notes[0][1].startswith("recommended by its pack (+30%), ")
+    assert notes[1][0] == "fast-draft" and notes[1][1].startswith("compatible")
+    for draft, (_name, note) in zip(fitting, notes, strict=True):
+        assert draft.info is not None and target.info is not None
+        share = 100 * draft.info.params_estimate / target.info.params_estimate
+        assert note.endswith(f"{share:.1f} % of the target's size")  # under 10 %: one decimal
+    # A pair the pack says nothing about, with warnings: the count is told.
+    plain = by_name["qwen3-target"]
+    noisy = by_name["qwen3-draft-noisy"]
+    verdict = _verdict(plain, noisy)
+    count = len(verdict.of("warning"))
+    assert count >= 1
+    assert rank_note(plain, noisy, verdict) == (
+        f"compatible, {count} warning{'s' if count > 1 else ''}, 100 % of the target's size"
+    )

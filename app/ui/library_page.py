@@ -7,14 +7,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QItemSelection, QObject, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -24,15 +23,17 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
-from app.core.infra.units import format_bytes
+from app.core.infra.units import counted, format_bytes
 from app.core.pack.library import ImportCancelled, Library, PackEntry
 from app.ui import background
 from app.ui.dialogs import ask, show_error, show_file_error
 from app.ui.fitted_table import CELLS, READABLE, ElideDelegate, FittedTable
 from app.ui.labels import wrap_to_width
+from app.ui.library_menu import pack_menu
 from app.ui.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
 from app.ui.open_folder import open_folder
 from app.ui.pack_details import PackDetails
+from app.ui.placeholder_edit import PlaceholderEdit
 
 log = logging.getLogger("draftdeck.ui.library")
 
@@ -41,6 +42,7 @@ class LibraryPage(QWidget):
     """Lists installed packs; emits `message` for the status bar."""
 
     message = Signal(str)
+    use_in_pair = Signal(str, Path)  # ("target" or "draft", the pack's folder)
     # Permille of the running zip import; emitted from the import's thread.
     _import_progress = Signal(int)
 
@@ -63,7 +65,7 @@ class LibraryPage(QWidget):
         hint.setObjectName("pageHint")
         wrap_to_width(hint)
 
-        self.filter_edit = QLineEdit()
+        self.filter_edit = PlaceholderEdit()  # the whole placeholder, key included
         self.filter_edit.setPlaceholderText("Filter packs (Ctrl+F)")
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
@@ -116,6 +118,10 @@ class LibraryPage(QWidget):
         )
         self.table.verticalHeader().setVisible(False)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        # Right click on a pack (the viewport's event), or the menu key / Shift+F10 on
+        # the selected one (the table's, which has the focus).
+        self.table.installEventFilter(self)
+        self.table.viewport().installEventFilter(self)
 
         self.details = PackDetails()
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -173,7 +179,7 @@ class LibraryPage(QWidget):
         broken = sum(not e.ok for e in entries)
         total = sum(e.info.size_bytes for e in entries if e.info)
         note = f", {broken} with problems" if broken else ""
-        self.message.emit(f"{len(entries)} packs ({format_bytes(total)}){note}")
+        self.message.emit(f"{counted(len(entries), 'pack')} ({format_bytes(total)}){note}")
         if selected is not None:
             self.select_path(selected.path)
         self._show_details()
@@ -205,6 +211,35 @@ class LibraryPage(QWidget):
             self.details.show_empty_library(self.library.root)
         else:
             self.details.show_entry(entry)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            self._show_pack_menu(event)
+            return True
+        return super().eventFilter(watched, event)
+
+    def _show_pack_menu(self, event: QContextMenuEvent) -> None:
+        """The pack under the pointer, or from the keyboard the selected one, and what
+        can be done with it."""
+        viewport = self.table.viewport()
+        if event.reason() == QContextMenuEvent.Reason.Mouse:
+            index = self.table.indexAt(event.pos())
+            if not index.isValid():
+                return
+            self.table.selectRow(index.row())
+            at = event.pos()
+        else:
+            rows = self.table.selectionModel().selectedRows()
+            if not rows:
+                return
+            at = self.table.visualRect(rows[0]).center()
+        entry = self.selected_entry()
+        if entry is None:
+            return
+        actions = [self.act_open, self.act_remove]
+        menu = pack_menu(self, entry, actions, self.use_in_pair.emit, self.message.emit)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(viewport.mapToGlobal(at))
 
     def _update_actions(self) -> None:
         has = self.selected_entry() is not None

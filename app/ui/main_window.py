@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
         self.add_page("downloads", "Downloads", self.downloads_page)
         self.pair_page = PairPage(library, self.selection)
         self.add_page("pair", "Pair", self.pair_page)
+        self.library_page.use_in_pair.connect(self._use_in_pair)
         self.recipes_page = RecipesPage(self.selection)
         self.recipes_page.unsaved_changed.connect(self.setWindowModified)
         self.add_page("recipes", "Recipes", self.recipes_page)
@@ -205,6 +206,10 @@ class MainWindow(QMainWindow):
         )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
+
+    def _use_in_pair(self, role: str, path: Path) -> None:
+        self.show_page("pair")  # it re-reads the library and the pair when shown
+        self.pair_page.use_as(role, path)
 
     def _on_pack_installed(self, path: str) -> None:
         self.library_page.refresh()

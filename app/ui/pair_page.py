@@ -14,6 +14,9 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -23,23 +26,37 @@ from app.core.infra.errors import FileError
 from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
 from app.core.pack.context_window import pair_window
 from app.core.pack.library import Library, PackEntry
-from app.core.pack.pairing import best_pair, drafts_for
+from app.core.pack.pairing import (
+    DRAFT_ROLES,
+    TARGET_ROLES,
+    best_pair,
+    drafts_for,
+    rank_note,
+    role_of,
+)
 from app.core.pack.verdict import BLOCKED
 from app.core.recipe.files import run_recipes
 from app.ui.labels import wrap_to_width
-from app.ui.pair_matrix import PAIR_ROLE, PairMatrixModel
+from app.ui.pair_matrix import PAIR_ROLE, Index, PairMatrixModel
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard
 
-TARGET_ROLES = ("target", "either")
-DRAFT_ROLES = ("draft", "either")
 # (mark, colour) for the memory estimate: words and a symbol, never colour alone.
 UNKNOWN = "unknown"  # the estimate could not be made
 MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b"), UNKNOWN: ("⚠ ", "#8a5300")}
 
 
-def _role(entry: PackEntry) -> str:
-    return entry.info.role if entry.info is not None else "either"
+RANK_ROLE = Qt.ItemDataRole.UserRole + 1  # a fitting draft's place in the order, in words
+
+
+class RankNoteDelegate(QStyledItemDelegate):
+    """Draws a draft list item as its name, then why it ranks there (RANK_ROLE)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
+        super().initStyleOption(option, index)
+        note = index.data(RANK_ROLE)
+        if note:
+            option.text = f"{option.text}  ·  {note}"
 
 
 def _listed(entry: PackEntry | None, entries: list[PackEntry]) -> bool:
@@ -85,6 +102,14 @@ class PairPage(QWidget):
             combo.setMinimumContentsLength(10)
         self.target_combo.currentIndexChanged.connect(self._on_target_changed)
         self.draft_combo.currentIndexChanged.connect(self._on_choice_changed)
+        # The open list shows why each draft stands where it does; the closed box only
+        # its name (the reason would be cut at 1024 px).
+        self.draft_combo.setItemDelegate(RankNoteDelegate(self.draft_combo))
+        self.draft_combo.setToolTip(
+            "Best first, each saying why: drafts their pack recommends for this target, "
+            "then compatible ones, then those with warnings; smaller drafts first. With "
+            "“Show all drafts”, the others follow by name."
+        )
         self.show_all = QCheckBox("Show &all drafts")
         self.show_all.setToolTip(
             "The draft list offers the drafts that can serve the chosen target, best "
@@ -148,8 +173,8 @@ class PairPage(QWidget):
         """Re-read the library and restore the saved pair, or offer the best pair that
         can run (pairing.py) when the saved one is not installed."""
         self._entries = self.library.scan()
-        self._targets = [e for e in self._entries if _role(e) in TARGET_ROLES]
-        self._drafts = [e for e in self._entries if _role(e) in DRAFT_ROLES]
+        self._targets = [e for e in self._entries if role_of(e) in TARGET_ROLES]
+        self._drafts = [e for e in self._entries if role_of(e) in DRAFT_ROLES]
         self.matrix_model.set_entries(self._targets, self._drafts)
         by_path = {e.path: e for e in self._entries}
         target = by_path.get(self.selection.target) if self.selection.target else None
@@ -199,8 +224,9 @@ class PairPage(QWidget):
         combo = self.draft_combo
         combo.blockSignals(True)
         combo.clear()
-        for entry in fitting:
+        for entry in fitting:  # each says why it stands there: the order made visible
             self._add(combo, entry, "")
+            combo.setItemData(combo.count() - 1, self._rank_note(target, entry), RANK_ROLE)
         if self.show_all.isChecked() and others:
             if fitting:
                 combo.insertSeparator(combo.count())
@@ -209,6 +235,16 @@ class PairPage(QWidget):
         index = _index_of(combo, wanted)
         combo.setCurrentIndex(0 if index < 0 and fitting else index)
         combo.blockSignals(False)
+        # The open list as wide as its longest line (a popup is as wide as the box),
+        # so each draft's reason is read whole.
+        view = combo.view()
+        room = view.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent) + 8
+        view.setMinimumWidth(view.sizeHintForColumn(0) + room)
+
+    def _rank_note(self, target: PackEntry | None, draft: PackEntry) -> str:
+        if target is None:  # no target, no fitting drafts: never asked
+            return ""
+        return rank_note(target, draft, self.matrix_model.verdict(target, draft))
 
     def _why_not(self, target: PackEntry | None, draft: PackEntry) -> str:
         if not draft.ok:
@@ -234,6 +270,19 @@ class PairPage(QWidget):
         chosen_draft = next((e for e in self._drafts if e.path == draft), None)
         if chosen_target is not None and chosen_draft is not None:
             self._show_pair(chosen_target, chosen_draft)
+
+    def use_as(self, role: str, path: Path) -> None:
+        """The Library's "Use as Target/Draft": this pack as the target (keeping a draft
+        that suits it, else the best that does) or as the draft of the chosen target
+        (all drafts listed when it does not suit it)."""
+        target, _ = self.current()
+        if role == "target":
+            entry = next((e for e in self._targets if e.path == path), None)
+            index = _index_of(self.target_combo, entry)
+            if index >= 0:
+                self.target_combo.setCurrentIndex(index)
+        elif target is not None:
+            self.choose(target.path, path)
 
     def swap(self) -> None:
         target, draft = self.current()

@@ -21,8 +21,16 @@ from app.core.pack.library import PackEntry
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, COMPATIBLE, WARNING, WARNINGS, Verdict
 
 VerdictLookup = Callable[[PackEntry, PackEntry], Verdict]
+# The roles a pack may play in a pair, by the role its bundle reads as.
+TARGET_ROLES = ("target", "either")
+DRAFT_ROLES = ("draft", "either")
 _LEVEL_RANK = {COMPATIBLE: 0, WARNINGS: 1, CANNOT_PAY: 2}
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def role_of(entry: PackEntry) -> str:
+    """The pack's role as read (one that cannot be read may be either)."""
+    return entry.info.role if entry.info is not None else "either"
 
 
 def _uplift(verdict: Verdict) -> float | None:
@@ -51,6 +59,27 @@ def _rank(
         str(target.path),
         str(draft.path),
     )
+
+
+def rank_note(target: PackEntry, draft: PackEntry, verdict: Verdict) -> str:
+    """Why a draft stands where it does in `drafts_for`'s order, in the words of the
+    ranking: its pack's advice, the verdict, and its size beside the target's."""
+    uplift = _uplift(verdict)
+    rec = verdict.recommendation
+    if uplift is not None:
+        said = f"recommended by its pack ({rec.uplift})" if rec and rec.uplift else None
+        words = said or "recommended by its pack"
+    elif verdict.level == WARNINGS:
+        count = len(verdict.of(WARNING))
+        words = f"compatible, {count} warning{'s' if count != 1 else ''}"
+    elif verdict.level == CANNOT_PAY:
+        words = "cannot speed up on this MNN"
+    else:
+        words = "compatible"
+    if target.info is None or draft.info is None or not target.info.params_estimate:
+        return words
+    percent = 100 * draft.info.params_estimate / target.info.params_estimate
+    return f"{words}, {percent:.{1 if percent < 10 else 0}f} % of the target's size"
 
 
 def can_pair(target: PackEntry, draft: PackEntry, verdict: Verdict) -> bool:
