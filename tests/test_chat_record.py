@@ -212,3 +212,27 @@ def test_an_export_gets_the_permissions_of_the_users_umask(tmp_path: Path) -> No
     _record().write_markdown(tmp_path / "chat.md")
     assert stat.S_IMODE((tmp_path / "chat.md").stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json", "chat.md"]
+
+
+def test_figures_line_says_the_drafts_prefill_and_the_turns_left_out() -> None:
+    timed = {**STATS, "prefill_seconds": 0.5, "draft_prefill_seconds": 0.1204}
+    line = reply_figures_line(timed, "speculative", "stop_token")
+    assert "TTFT 500 ms · draft prefill 120 ms · " in line
+    # Plain decoding, or a draft that had nothing to read: no draft figure.
+    assert "draft prefill" not in reply_figures_line(
+        {**timed, "draft_prefill_seconds": 0.0}, "plain", ""
+    )
+    dropped = {**STATS, "dropped_messages": 4, "window_tokens": 160}
+    assert reply_figures_line(dropped, "speculative", "stop_token").endswith(
+        "· 4 oldest messages left out to fit"
+    )
+    full = reply_figures_line({**dropped, "dropped_messages": 1}, "plain", "context_full")
+    assert full.endswith(
+        "· 1 oldest message left out to fit · stopped: the 160-token context window is full"
+    )
+
+
+def test_figures_line_of_a_reply_stopped_before_its_first_token() -> None:
+    empty = {"tokens": 0, "prefill_seconds": 0.0, "acceptance": None}
+    line = reply_figures_line(empty, "plain", "cancelled")
+    assert line == "0 tokens · plain · stopped while reading the prompt"

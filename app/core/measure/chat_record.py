@@ -32,6 +32,9 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
         parts.append(f"TTFT {stats['prefill_seconds'] * 1000:.0f} ms")
     if stats.get("prefill_tok_s"):
         parts.append(f"prefill {stats['prefill_tok_s']:.0f} tok/s")
+    # The draft reads the prompt after the first token is out: a time of its own.
+    if stats.get("draft_prefill_seconds"):
+        parts.append(f"draft prefill {stats['draft_prefill_seconds'] * 1000:.0f} ms")
     if stats.get("acceptance") is not None:
         parts.append(f"acceptance {stats['acceptance']:.2f}")
         expected, checked = stats.get("expected_acceptance"), stats.get("checked_acceptance")
@@ -49,7 +52,8 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     parts.append(mode)
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
     if stopped_by == "cancelled":
-        parts.append("stopped")
+        # Stopped before its first token: the prompt was still being read.
+        parts.append("stopped" if stats.get("tokens") else "stopped while reading the prompt")
     note = context_note(stats, stopped_by)
     if note:
         parts.append(note)
@@ -59,13 +63,16 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
 def context_note(stats: dict[str, Any], stopped_by: str) -> str:
     """What the context window did to a reply, in words ("" when nothing)."""
     window = stats.get("window_tokens") or 0
-    if stopped_by == "context_full":
-        return f"stopped: the {window:,}-token context window is full"
+    dropped = int(stats.get("dropped_messages") or 0)
+    messages = "message" if dropped == 1 else "messages"
+    words = [f"{dropped} oldest {messages} left out to fit"] if dropped else []
     asked = stats.get("max_tokens_asked") or 0
-    if asked and window:
+    if stopped_by == "context_full":
+        words.append(f"stopped: the {window:,}-token context window is full")
+    elif asked and window:
         left = window - int(stats.get("prompt_tokens") or 0)
-        return f"max tokens {asked:,} clamped to the {left:,} that fit in the window"
-    return ""
+        words.append(f"max tokens {asked:,} clamped to the {left:,} that fit in the window")
+    return " · ".join(words)
 
 
 def _sampler_parts(sampler: object, seed: object) -> list[str]:
