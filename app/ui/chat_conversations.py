@@ -10,6 +10,7 @@ and opening one of another pair chooses that pair first.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -295,6 +296,17 @@ class Conversations:
         self.panel.current_id = self.current.id
         self.panel.changed(self.panel.listing.with_saved(self.current), self.notice)
         self.panel.select(self.current.id)
+
+    @property
+    def drop_oldest(self) -> bool:
+        """This conversation leaves out its oldest turns when the next does not fit."""
+        return self.current is not None and self.current.drop_oldest
+
+    def remember_drop_oldest(self, messages: list[Message]) -> None:
+        """Keep the choice with the conversation (saved now, so it outlives a quit)."""
+        if self.current is not None:
+            self.current = replace(self.current, drop_oldest=True)
+            self.save(messages)
 
     def is_current(self, conversation_id: str) -> bool:
         return self.current is not None and self.current.id == conversation_id

@@ -136,6 +136,7 @@ class ConversationOpening:
         """Its messages, scrolled to the last reply, and the figures its replies kept."""
         page = self.page
         page.transcript.messages = messages
+        page.context.restore(messages)  # how full it was, and the turns left out
         page.transcript.render_all()
         page.transcript.show_end()
         page.charts.show_saved([m.stats for m in messages if m.stats is not None])

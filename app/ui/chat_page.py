@@ -31,6 +31,7 @@ from app.engine.protocol import (
     Rounds,
 )
 from app.ui.chat_charts import ChatCharts
+from app.ui.chat_context import ChatContext
 from app.ui.chat_conversations import ConversationPanel, Conversations
 from app.ui.chat_export import ChatExport
 from app.ui.chat_header import (
@@ -107,6 +108,7 @@ class ChatPage(QWidget):
         self.panel = ConversationPanel(store or ConversationStore())
         self.conversations = Conversations(self.panel)
         self.exporter = ChatExport(self, self.run_record, self.charts, self.say, settings)
+        self.context = ChatContext(self)  # the window's meter, a long prompt's reading
 
         header = QHBoxLayout()
         header.addWidget(title)
@@ -128,6 +130,8 @@ class ChatPage(QWidget):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.transcript, 1)
+        left_layout.addWidget(self.context.meter)
+        left_layout.addWidget(self.context.prefill)
         left_layout.addWidget(self.input)
         left_layout.addLayout(buttons)
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -190,6 +194,7 @@ class ChatPage(QWidget):
         self.verify_agreement = None
         self.memory_warning = ""
         self.inexact_verify = False
+        self.context.new_pair()
         self.conversations.start(target, draft)
         self._show_pair()
         self.sampling.read_recipe(target)
@@ -282,7 +287,8 @@ class ChatPage(QWidget):
         self.chat_note.hide()
         self.transcript.add_user(text)
         self.conversations.save(self.transcript.messages)
-        self._reply()
+        if not self.context.asks_before_send():  # else once the user chose how it fits
+            self.reply()
 
     def regenerate(self) -> None:
         """The last reply again, in the mode and with the sampler chosen now (a sampled
@@ -291,13 +297,14 @@ class ChatPage(QWidget):
             return
         if self.transcript.drop_last_reply():
             self.chat_note.hide()
-            self._reply()
+            self.reply()
 
-    def _reply(self) -> None:
+    def reply(self) -> None:
         """Ask the engine for a reply to the conversation in the transcript."""
         mode = self.mode_choice.name
         self.transcript.start_assistant(mode)
         self.charts.start_reply(mode)
+        self.context.reply_started()
         self.bridge.generate(
             Generate(
                 messages=self.conversation()[:-1],
@@ -305,6 +312,7 @@ class ChatPage(QWidget):
                 max_tokens=self.max_tokens.value(),
                 sampler=self.sampling.sampler(),
                 seed=self.sampling.seed(),
+                drop_oldest=self.context.dropping,
             )
         )
         self._show_pair()  # a pending agreement check now waits for this reply
@@ -320,6 +328,7 @@ class ChatPage(QWidget):
             self.bridge.stop()
         self.transcript.clear_chat()
         self.charts.clear()
+        self.context.clear()
         self.chat_note.hide()
         self.opening.reading = None
         self.update_actions()
@@ -336,6 +345,7 @@ class ChatPage(QWidget):
         figures = stats.to_json()
         if stats.mode == "speculative" and self.verify_agreement is not None:
             figures["verify_agreement"] = self.verify_agreement.to_json()
+        self.context.reply_finished(stats)
         self.transcript.finish(figures, event.stopped_by)
         self.charts.finish_reply(stats.tok_s)
         if stats.mode == "plain" and stats.tok_s:
@@ -356,6 +366,8 @@ class ChatPage(QWidget):
         self._show_pair()
 
     def _on_failed(self, code: str, message: str) -> None:
+        if self.context.reply_failed(code, message):
+            return  # a turn that does not fit: the user is asked what to do
         self.last_error = message
         self._on_state(self.bridge.state)
         if (

@@ -23,6 +23,10 @@ DRAFT_BACKGROUND = "#ffe8a3"
 MESSAGE_GAP = 12  # px above a message: Qt's own margin for <p>, as a full redraw has
 ACTION_COLOUR = "#5c6475"
 COPY, REGENERATE = "Copy", "Regenerate"
+# Messages the engine left out to fit the context window stay on screen, greyed.
+OUT_OF_CONTEXT_COLOUR = "#9aa0a8"
+OUT_OF_CONTEXT = "not in context"
+OUT_OF_CONTEXT_TIP = "no longer in context: left out to fit the context window"
 
 
 @dataclass
@@ -81,6 +85,7 @@ class Transcript(QTextBrowser):
         self.anchorClicked.connect(self._on_anchor)
         self.messages: list[Message] = []
         self.read_only = False  # another pair's conversation: nothing to regenerate
+        self.out_of_context = 0  # the messages before this one were left out to fit
         self.highlight = True
         self._plain = QTextCharFormat()
         self._draft = QTextCharFormat()
@@ -139,6 +144,7 @@ class Transcript(QTextBrowser):
     def clear_chat(self) -> None:
         self.messages = []
         self.read_only = False
+        self.out_of_context = 0
         self._to_end = False
         self.clear()
 
@@ -172,8 +178,11 @@ class Transcript(QTextBrowser):
     def render_all(self) -> None:
         blocks = []
         for index, message in enumerate(self.messages):
+            # Greyed as a whole; drafted tokens keep their background.
+            grey = f" color:{OUT_OF_CONTEXT_COLOUR};" if index < self.out_of_context else ""
             if message.role == "user":
-                blocks.append(f"<p>{self._heading(index)}<br>{_html(message.text)}</p>")
+                head = self._heading(index)
+                blocks.append(f"<p style='{grey}'>{head}<br>{_html(message.text)}</p>")
                 continue
             # Heading, thinking and answer are blocks of their own: text after an unfolded
             # thinking block inside the same paragraph took its indent.
@@ -192,7 +201,8 @@ class Transcript(QTextBrowser):
             if message.stats is not None:
                 body += f"<br><span style='color:#5c6475'>{escape(figures_line(message))}</span>"
             blocks.append(
-                f"<p style='margin-bottom:0'>{head}</p>{thinking}<p style='margin-top:0'>{body}</p>"
+                f"<p style='margin-bottom:0;{grey}'>{head}</p>{thinking}"
+                f"<p style='margin-top:0;{grey}'>{body}</p>"
             )
         self.setHtml("".join(blocks))
         self.moveCursor(QTextCursor.MoveOperation.End)
@@ -214,14 +224,19 @@ class Transcript(QTextBrowser):
     def _heading(self, index: int) -> str:
         """Who wrote it, then its links: Copy, and Regenerate on the last reply."""
         message = self.messages[index]
+        left_out = (
+            f" · <span title='{OUT_OF_CONTEXT_TIP}'><i>{OUT_OF_CONTEXT}</i></span>"
+            if index < self.out_of_context
+            else ""
+        )
         if message.role == "user":
-            return f"<b>You</b> &nbsp;{_action_link(f'copy:{index}', COPY)}"
+            return f"<b>You</b> &nbsp;{_action_link(f'copy:{index}', COPY)}{left_out}"
         if message.stats is None:  # still being written
             return "<b>Assistant</b>"
         links = _action_link(f"copy:{index}", COPY)
         if index == len(self.messages) - 1 and not self.read_only:
             links += f" · {_action_link('regenerate:', REGENERATE)}"
-        return f"<b>Assistant</b> &nbsp;{links}"
+        return f"<b>Assistant</b> &nbsp;{links}{left_out}"
 
     def copy_message(self, index: int) -> None:
         if 0 <= index < len(self.messages):

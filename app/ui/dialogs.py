@@ -74,9 +74,11 @@ def choose(
     title: str,
     question: str,
     choices: Sequence[tuple[str, Callable[[], None]]],
+    on_cancel: Callable[[], None] | None = None,
 ) -> QMessageBox:
-    """Ask which of a few ways to go on, each a button with its action; Cancel does
-    nothing and is the default, so Enter never picks a way by accident."""
+    """Ask which of a few ways to go on, each a button with its action; Cancel (also Esc
+    and closing the box) runs only `on_cancel` and is the default, so Enter never picks
+    a way by accident."""
     box = _box(parent, QMessageBox.Icon.Question, title, question, Button.Cancel)
     box.setObjectName("choiceDialog")
     actions: dict[QAbstractButton, Callable[[], None]] = {
@@ -84,11 +86,20 @@ def choose(
     }
     box.setDefaultButton(Button.Cancel)
 
+    chosen: list[Callable[[], None]] = []
+
     def _on_clicked(button: QAbstractButton) -> None:
         action = actions.get(button)
         if action is not None:
+            chosen.append(action)
             action()
 
+    def _on_finished(_result: int) -> None:
+        # Closing the box by its title bar clicks no button: it is a Cancel too.
+        if not chosen and on_cancel is not None:
+            on_cancel()
+
     box.buttonClicked.connect(_on_clicked)
+    box.finished.connect(_on_finished)
     box.open()
     return box

@@ -48,6 +48,9 @@ class Conversation:
     updated: str
     messages: tuple[SavedMessage, ...] = ()
     title: str = ""  # empty: the first user message stands for it
+    # Chosen when it outgrew the context window: its oldest turns are left out as
+    # needed (without it, a turn that does not fit asks what to do).
+    drop_oldest: bool = False
     kind: str = KIND
 
     @property
