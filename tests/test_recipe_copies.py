@@ -6,8 +6,12 @@ put in its library keep them beside the recipe; old referenced packs that alread
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from app.cli.main import main
 from app.core.infra.paths import app_dirs
@@ -90,3 +94,21 @@ def test_an_old_referenced_pack_goes_on_using_its_kept_original(
     assert original_path(recipe) == pack / ".draftdeck-original" / RECIPE
     assert reset_to_original(recipe)
     assert recipe.read_bytes() == shipped
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_the_copies_keep_the_recipes_permissions(bundle_copy: Copy, tmp_path: Path) -> None:
+    # In the pack (a library pack) and in DraftDeck's data folder (added by reference).
+    for pack in (bundle_copy("qwen3-draft-noisy"), referenced(bundle_copy, tmp_path)):
+        recipe = pack / RECIPE
+        recipe.chmod(0o640)
+        assert main(["recipe", "set", str(pack), "thread_num=1"]) == 0
+        assert _mode(recipe) == 0o640  # the recipe keeps its own
+        assert _mode(backup_path(recipe)) == 0o640 == _mode(original_path(recipe))
+        recipe.chmod(0o644)  # a .bak already there takes the recipe's mode as it is now
+        assert main(["recipe", "set", str(pack), "thread_num=3"]) == 0
+        assert _mode(backup_path(recipe)) == 0o644

@@ -18,6 +18,7 @@ from app.core.recipe.draft_recipes import (
     save_all,
 )
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument, parse_value
+from app.core.recipe.save_lock import saving
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
 
@@ -153,17 +154,20 @@ def cmd_set(args: argparse.Namespace) -> int:
         print(f"draftdeck: {paths}; nothing was saved", file=sys.stderr)
         return 1
     saves = []
-    for path in paths:
-        doc = RecipeDocument.open_or_new(path)
-        data = {**doc.data, **assignments}
-        errors = [p for p in check(path, data) if p.severity == ERROR]
-        if errors:
-            for problem in errors:
-                print(f"draftdeck: {path}: {problem}", file=sys.stderr)
-            print("draftdeck: nothing was saved", file=sys.stderr)
-            return 1
-        saves.append((doc, data))
-    save_all(saves)
+    # Read, set and written as one step: a save elsewhere (the window) waits, and is
+    # not written over unseen.
+    with saving(*paths):
+        for path in paths:
+            doc = RecipeDocument.open_or_new(path)
+            data = {**doc.data, **assignments}
+            errors = [p for p in check(path, data) if p.severity == ERROR]
+            if errors:
+                for problem in errors:
+                    print(f"draftdeck: {path}: {problem}", file=sys.stderr)
+                print("draftdeck: nothing was saved", file=sys.stderr)
+                return 1
+            saves.append((doc, data))
+        save_all(saves)
     for path, (_, data) in zip(paths, saves, strict=True):
         for problem in check(path, data):
             print(f"warning: {problem}", file=sys.stderr)

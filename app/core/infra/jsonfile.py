@@ -159,12 +159,15 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return value
 
 
-def atomic_write_bytes(path: Path, data: bytes, shared: bool = False) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, shared: bool = False, mode: int | None = None
+) -> None:
     """Write data so that readers see either the old file or the new one.
 
     A new file is private to the user (0600) unless `shared`: a file the user asked
     for (an export) gets the permissions their umask gives new files, as any program's
-    would. A replaced file keeps its own."""
+    would. A replaced file keeps its own. `mode`, when given, is the file's mode
+    whatever it replaces (a copy of a file keeps the permissions of what it copies)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = _shared_temp(path) if shared else _private_temp(path)
     tmp = Path(tmp_name)
@@ -173,10 +176,11 @@ def atomic_write_bytes(path: Path, data: bytes, shared: bool = False) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            # Keep the original permissions of the file we replace.
+        if mode is None and path.exists():
+            mode = path.stat().st_mode & 0o7777  # keep those of the file we replace
+        if mode is not None:
             with contextlib.suppress(OSError):
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
+                os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -202,7 +206,11 @@ def _shared_temp(path: Path) -> tuple[int, str]:
 
 
 def remove_stale_temps(path: Path) -> int:
-    """Delete temporary files an interrupted atomic write of `path` left behind."""
+    """Delete temporary files an interrupted atomic write of `path` left behind.
+
+    Only while holding a lock that every writer of `path` holds for its whole write
+    (recipe/save_lock.py for recipes): without it, a temporary file found here may be
+    another process's write under way, which would then fail to replace `path`."""
     removed = 0
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         with contextlib.suppress(OSError):

@@ -23,6 +23,7 @@ from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sample
 from app.core.measure.tune_run import TuneRun
 from app.core.recipe.draft_recipes import draft_recipes
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
+from app.core.recipe.save_lock import saving
 
 Snapshot = dict[Path, dict[str, Any] | None]
 
@@ -85,9 +86,10 @@ def apply_setting(
     fields = None if fields is None else tuple(fields)
     before: Snapshot = {}
     for path, values in _changes(setting, target, draft, fields).items():
-        doc = RecipeDocument.open_or_new(path)
-        before[path] = dict(doc.data) if path.exists() else None
-        doc.save({**doc.data, **values})
+        with saving(path):  # read and written as one step: another save waits
+            doc = RecipeDocument.open_or_new(path)
+            before[path] = dict(doc.data) if path.exists() else None
+            doc.save({**doc.data, **values})
     return before
 
 

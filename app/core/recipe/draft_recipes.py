@@ -22,6 +22,7 @@ from typing import Any
 from app.core.infra.errors import FileError
 from app.core.pack.files import DRAFT_RECIPE, DRAFT_RECIPE_ALT
 from app.core.recipe.files import ChangedOnDiskError, RecipeDocument, draft_recipe_path
+from app.core.recipe.save_lock import saving
 
 DRAFT_RECIPE_NAMES = (DRAFT_RECIPE, DRAFT_RECIPE_ALT)
 ALONE, SAME, DIFFER = "alone", "same", "differ"  # one file (or none); both alike; not
@@ -143,7 +144,15 @@ def save_all(
     """Save each document with its data, in order. Every file is checked for changes by
     other programs before any is written, so such a refusal writes nothing. A write that
     fails after an earlier one succeeded raises OutOfStepError saying which file holds
-    what (each save is atomic, so every file holds one whole version)."""
+    what (each save is atomic, so every file holds one whole version). Other saves of
+    these files wait until all are written (save_lock.py)."""
+    with saving(*(doc.path for doc, _ in saves)):
+        _save_each(saves, overwrite_changes)
+
+
+def _save_each(
+    saves: Sequence[tuple[RecipeDocument, dict[str, Any]]], overwrite_changes: bool
+) -> None:
     if not overwrite_changes:
         for doc, _ in saves:
             if doc.changed_on_disk():

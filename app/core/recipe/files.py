@@ -2,9 +2,10 @@
 
 Saving writes atomically (temp file, fsync, replace) and keeps the previous file as
 `<name>.bak`. A file changed by someone else since it was opened is detected before
-anything is overwritten. The first time a pack's recipe is saved, what the pack shipped
-is kept so "reset to pack default" can bring it back: in `<pack>/.draftdeck-original/`,
-or, for a pack added by reference, in DraftDeck's data folder (copies.py says where).
+anything is overwritten; two saves of one file take turns (save_lock.py). The first time
+a pack's recipe is saved, what the pack shipped is kept so "reset to pack default" can
+bring it back: in `<pack>/.draftdeck-original/`, or, for a pack added by reference, in
+DraftDeck's data folder (copies.py says where). Both copies keep the recipe's mode.
 
 What a model runs with layers these files the way the engine hands them to MNN: MNN reads
 the pack's config.json itself and `set_config()` merges the engine's dict over it, which
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from app.core.infra.jsonfile import (
     JSON_SIZE_LIMIT,
     atomic_write_bytes,
     decode_text,
+    open_regular,
     parse_json,
     read_json_object,
     read_regular_bytes,
@@ -48,6 +52,7 @@ from app.core.pack.files import CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT
 from app.core.recipe.copies import backup_path as backup_path
 from app.core.recipe.copies import original_path as original_path
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
+from app.core.recipe.save_lock import saving
 
 TARGET_CONFIG = CONFIG  # the target's run settings live in its config.json
 
@@ -152,39 +157,54 @@ class RecipeDocument:
             return True
 
     def save(self, data: dict[str, Any], overwrite_changes: bool = False) -> None:
-        if not overwrite_changes and self.changed_on_disk():
-            raise ChangedOnDiskError(
-                self.path, "was changed by another program since it was opened"
-            )
-        text = self.render(data)
-        if not self.path.parent.is_dir():
-            # Saving must not conjure up a pack: a mistyped folder is reported instead.
-            raise MissingFileError(self.path.parent, "folder not found; nothing was saved")
-        try:
-            # A save killed half-way leaves its temporary file; the next save tidies up.
-            remove_stale_temps(self.path)
-            remove_stale_temps(backup_path(self.path))
-            keep_original(self.path)
-            write_backup(self.path)
-            atomic_write_bytes(self.path, text.encode("utf-8"))
-        except OSError as exc:
-            raise WriteFailedError(self.path, f"could not save: {exc.strerror or exc}") from None
+        """Write `data` (keeping the .bak and the shipped original); another save of the
+        file, in this process or another, waits for this one (save_lock.py), so the
+        check for changes by others and the write are one step."""
+        with saving(self.path) as locked:
+            if not overwrite_changes and self.changed_on_disk():
+                raise ChangedOnDiskError(
+                    self.path, "was changed by another program since it was opened"
+                )
+            text = self.render(data)
+            if not self.path.parent.is_dir():
+                # Saving must not conjure up a pack: a mistyped folder is reported instead.
+                raise MissingFileError(self.path.parent, "folder not found; nothing was saved")
+            try:
+                if locked:  # a save killed half-way left these; no live save's are here
+                    for written in (self.path, backup_path(self.path), original_path(self.path)):
+                        remove_stale_temps(written)
+                keep_original(self.path)
+                write_backup(self.path)
+                atomic_write_bytes(self.path, text.encode("utf-8"))
+            except OSError as exc:
+                raise WriteFailedError(
+                    self.path, f"could not save: {exc.strerror or exc}"
+                ) from None
         self.text, self.data = text, json.loads(text)
         self._disk_digest = _digest(text.encode("utf-8"))
+
+
+def _keep_copy(recipe: Path, copy: Path) -> None:
+    """Write `copy` as `recipe` is now, with the recipe's permissions (a private copy
+    of a file others may read would be a surprise, and a wider one a leak)."""
+    with open_regular(recipe, "recipe") as handle:
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+        data = handle.read()
+    atomic_write_bytes(copy, data, mode=mode)
 
 
 def write_backup(recipe: Path) -> None:
     """Keep the file as it is now as `<name>.bak`, atomically like the recipe itself: a
     save killed half-way leaves the old backup or the new one, never a torn one."""
     if recipe.exists():
-        atomic_write_bytes(backup_path(recipe), read_regular_bytes(recipe, "recipe"))
+        _keep_copy(recipe, backup_path(recipe))
 
 
 def keep_original(recipe: Path) -> None:
     """Copy the file as the pack shipped it, once, before the first edit."""
     original = original_path(recipe)
     if recipe.is_file() and not original.exists():
-        atomic_write_bytes(original, read_regular_bytes(recipe, "recipe"))
+        _keep_copy(recipe, original)
 
 
 def reset_to_original(recipe: Path) -> bool:
@@ -192,8 +212,9 @@ def reset_to_original(recipe: Path) -> bool:
     original = original_path(recipe)
     if not original.is_file():
         return False
-    write_backup(recipe)
-    atomic_write_bytes(recipe, read_regular_bytes(original, "recipe"))
+    with saving(recipe):
+        write_backup(recipe)
+        atomic_write_bytes(recipe, read_regular_bytes(original, "recipe"))
     return True
 
 
