@@ -37,3 +37,10 @@ def test_prefill_words_say_tokens_model_and_time_left() -> None:
     assert (
         prefill_words("draft", 64, 2_980, None) == "Reading the prompt: 64 / 2,980 tokens (draft)"
     )
+
+
+def test_a_prompt_read_to_the_end_has_no_time_left() -> None:
+    assert (
+        prefill_words("target", 3301, 3301, 0.0)
+        == "Reading the prompt: 3,301 / 3,301 tokens (target)"
+    )

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +13,10 @@ from app.cli import sampling
 from app.cli.arg_types import draft_length, number, whole_number
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
-from app.core.infra.units import format_time_left
 from app.core.measure.bench import MIN_RUN_SECONDS
 from app.core.measure.chat_record import context_note
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
 # measured run may go faster than the warm-up did.
@@ -179,12 +177,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if loaded.memory_warning:
             print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
 
-        progress = PrefillProgress()
+        pace = PrefillPace()
+        pace.mark("target")  # the target starts reading as the request goes out
 
         def stream(event: Rounds) -> None:
             if event.prefill_total:
-                line = progress.line(event.prefill_model, event.prefill_done, event.prefill_total)
-                done = event.prefill_done >= event.prefill_total
+                model, done_tokens, total = (
+                    event.prefill_model,
+                    event.prefill_done,
+                    event.prefill_total,
+                )
+                left = pace.seconds_left(model, done_tokens, total)
+                line = prefill_words(model, done_tokens, total, left)
+                done = done_tokens >= total
                 print(f"\r{line}", end="\n" if done else "", file=sys.stderr, flush=True)
             elif not args.json:
                 sys.stdout.write(event.text)
@@ -222,24 +227,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if window_note:
         print(f"draftdeck: {window_note}", file=sys.stderr)
     return 0
-
-
-class PrefillProgress:
-    """A long prompt's reading in one line a model, with the time left at the rate seen
-    since that model's first report."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._first: dict[str, tuple[float, int]] = {}
-
-    def line(self, model: str, done: int, total: int) -> str:
-        now = self._clock()
-        start, start_done = self._first.setdefault(model, (now, done))
-        words = f"reading the prompt ({model}): {done:,} / {total:,} tokens"
-        if done < total and done > start_done and now > start:
-            left = (total - done) * (now - start) / (done - start_done)
-            words += f", about {format_time_left(left)} left"
-        return words
 
 
 def _engine_args(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from app.core.infra.units import format_time_left
 def prefill_words(model: str, done: int, total: int, seconds_left: float | None) -> str:
     """ "Reading the prompt: 1,024 / 2,980 tokens (target), about 12 s left"."""
     words = f"Reading the prompt: {done:,} / {total:,} tokens ({model})"
-    left = format_time_left(seconds_left)
+    left = format_time_left(seconds_left) if done < total else ""  # read: nothing left
     return f"{words}, about {left} left" if left else words
 
 
