@@ -10,6 +10,7 @@ calls that the real huggingface_hub 2.x client makes:
 - ``HEAD``/``GET /{repo}/resolve/{rev}/{path}`` (Range, 206, 302 to the cdn for LFS files)
 - ``HEAD``/``GET`` on the cdn ``/lfs/{sha256}/{quoted path}`` (Range, 206)
 - ``GET /api/collections/{slug}``
+- the upload calls of ``create_repo`` and ``upload_folder`` (tests/hub_upload.py)
 
 Errors carry the ``X-Error-Code`` header that ``hf_raise_for_status`` maps to
 ``RepositoryNotFoundError``, ``RevisionNotFoundError``, ``RemoteEntryNotFoundError``
@@ -39,6 +40,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from tests import hub_upload
 
 __all__ = ["DEFAULT_TOKEN", "FakeHub", "HubFile", "git_blob_sha1"]
 
@@ -210,6 +213,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         self._dispatch(head=True)
+
+    def do_POST(self) -> None:
+        self._upload()
+
+    def do_PUT(self) -> None:
+        self._upload()
+
+    def _upload(self) -> None:
+        """create_repo and upload_folder's calls: tests/hub_upload.py."""
+        split = urlsplit(self.path)
+        self.server.hub._record(self.command, split.path, None)
+        try:
+            hub_upload.handle(self, split.path.split("/")[1:])
+        except _HttpError as error:
+            self._send_error(error, False)
+        except OSError:
+            self.close_connection = True  # the client went away
 
     # -- routing ------------------------------------------------------------------------------
 
@@ -697,6 +717,7 @@ class FakeHub:
             "siblings": siblings,
             "spaces": [],
             "usedStorage": sum(f.size for f in rev.files.values()),
+            **hub_upload.card_data(dict(rev.files)),
         }
 
     def _collection_json(self, slug: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from app.cli.hub import add_parsers as add_hub_parsers
     from app.cli.pack import add_parsers as add_pack_parsers
+    from app.cli.packmaking import add_parsers as add_packmaking_parsers
     from app.cli.phone import add_parsers as add_phone_parsers
     from app.cli.recipe import add_parser as add_recipe_parser
     from app.cli.run import add_parsers as add_run_parsers
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_parser(sub)
     add_phone_parsers(sub)
     add_run_parsers(sub)
+    add_packmaking_parsers(sub)
     return parser
 
 

@@ -242,27 +242,32 @@ def _verdict(results: list[SettingResult]) -> str:
             f"({_interval_text(best)}, above 1: speculation pays off). "
             f"Acceptance {row['acceptance']:.2f}." + _tie_text(results) + _verify_limit(best)
         )
-    c, acceptance = row["cost_ratio"], row["acceptance"]
-    need = row["break_even_acceptance"]
-    if c is not None and c >= 0.9:
-        why = (
-            f"the draft costs about as much as the target (c = {c:.2f}), so even perfect "
-            "acceptance cannot win"
-        )
-    elif need is not None and acceptance is not None and acceptance < need:
-        why = (
-            f"acceptance {acceptance:.2f} is below the {need:.2f} needed to gain anything "
-            f"at c = {c:.2f}"
-        )
-    elif best.uplift > 1.0:
-        why = "no setting beat plain decoding by more than the noise"
-    else:
-        why = "no setting beat plain decoding"
     return (
-        f"Speculation does not pay for this pair: {why}. Best: {best.setting.label()}: "
+        f"Speculation does not pay for this pair: {why_no_gain(best)}. "
+        f"Best: {best.setting.label()}: "
         f"{best.uplift:.2f}{TIMES} plain decoding ({_interval_text(best)}, not above 1)."
         + _verify_limit(best)
     )
+
+
+def why_no_gain(best: SettingResult) -> str:
+    """Why the best setting does not pay, in words (a clause, lower case)."""
+    row = best.row()
+    c, acceptance = row["cost_ratio"], row["acceptance"]
+    need = row["break_even_acceptance"]
+    if c is not None and c >= 0.9:
+        return (
+            f"the draft costs about as much as the target (c = {c:.2f}), so even perfect "
+            "acceptance cannot win"
+        )
+    if need is not None and acceptance is not None and acceptance < need:
+        return (
+            f"acceptance {acceptance:.2f} is below the {need:.2f} needed to gain anything "
+            f"at c = {c:.2f}"
+        )
+    if best.uplift > 1.0:
+        return "no setting beat plain decoding by more than the noise"
+    return "no setting beat plain decoding"
 
 
 def _verify_limit(result: SettingResult) -> str:

@@ -85,12 +85,19 @@ def _target_advice(entry: object) -> TargetAdvice:
     )
 
 
-def recommendation(advice: PackAdvice | None, model: KnownModel | None) -> Recommendation | None:
+def recommendation(
+    advice: PackAdvice | None, model: KnownModel | None, target_name: str | None = None
+) -> Recommendation | None:
     """The pack's advice matched to the target when it is a known model: its own entry,
-    else its family's (TokForge keys Qwen3.5 as `qwen3_5`, for every size)."""
+    else its family's (TokForge keys Qwen3.5 as `qwen3_5`, for every size). A target
+    that is no known model matches an entry keyed by its folder name (`target_name`):
+    DraftDeck's measure-pack keys such a target so (`fast-target` as `fast_target`)."""
     if advice is None:
         return None
     key = _target_key(advice, model)
+    if key is None and model is None and target_name:
+        wanted = normalize_key(target_name)
+        key = next((name for name in advice.targets if normalize_key(name) == wanted), None)
     entry = advice.targets[key] if key is not None else NO_TARGET_ADVICE
     return Recommendation(
         target_key=key,

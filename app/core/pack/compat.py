@@ -71,7 +71,7 @@ def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     if not any(reason.severity == BLOCKED for reason in reasons):
         reasons += _warnings(target, draft)
     advice = read_advice(draft.runtime_config)
-    rec = recommendation(advice, model)
+    rec = recommendation(advice, model, target.name)
     reasons += advice_warnings(rec, model)
     reasons += _identified(model)
     reasons += advice_information(advice, rec, model)

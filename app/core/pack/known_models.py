@@ -27,6 +27,8 @@ class KnownModel:
     layers: int
     aliases: tuple[str, ...] = ()
     max_positions: int | None = None  # the published config's max_position_embeddings
+    repo: str | None = None  # its Hugging Face repository (a made pack's base_model)
+    license: str | None = None  # its license, as the Hub's card header spells it
 
     def matches_key(self, key: str) -> bool:
         wanted = normalize_key(key)
@@ -50,6 +52,8 @@ def known_models() -> tuple[KnownModel, ...]:
             layers=int(m["layers"]),
             aliases=tuple(m.get("aliases", ())),
             max_positions=m.get("max_positions"),
+            repo=m.get("repo"),
+            license=m.get("license"),
         )
         for m in data["models"]
     )

@@ -1,0 +1,213 @@
+"""`draftdeck measure-pack`, `draftdeck card` and `draftdeck publish`: make a draft into a
+pack others can use (measured against its targets, with a card) and put it on the Hub."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from app.cli.arg_types import number, whole_number
+from app.core.infra.units import format_bytes
+from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.packmaking.card import CardFacts
+from app.core.packmaking.writing import Written
+
+
+def _facts(args: argparse.Namespace) -> CardFacts:
+    return CardFacts(license=args.license, base_model=args.base_model)
+
+
+def _say_written(done: Written) -> None:
+    for path in done.files:
+        print(f"wrote {path}", file=sys.stderr)
+    for path in done.backups:
+        print(f"kept the file it replaced as {path}", file=sys.stderr)
+
+
+def cmd_measure_pack(args: argparse.Namespace) -> int:
+    from app.core.packmaking.make import check_before_measuring, finish_pack
+    from app.engine.client.engine_client import EngineClient
+    from app.engine.client.pack_measure import MeasureOptions, measure_targets
+
+    draft = Path(args.draft)
+    check_before_measuring(draft, args.force)  # before minutes of measuring, not after
+    options = MeasureOptions(
+        quick=args.quick,
+        tokens=args.tokens,
+        runs=args.runs,
+        min_run_seconds=args.min_run_seconds,
+        budget_seconds=args.budget,
+    )
+
+    def progress(target: str, done: int, total: int) -> None:
+        print(f"{target}: {done}/{total} run pairs", file=sys.stderr)
+
+    try:
+        with EngineClient() as client:
+            measurements = measure_targets(
+                client, draft, [Path(t) for t in args.target], options, progress
+            )
+    except KeyboardInterrupt:
+        print("draftdeck: cancelled; nothing was written", file=sys.stderr)
+        return 130
+    done, config = finish_pack(draft, measurements, _facts(args), args.force)
+    _say_written(done)
+    if args.json:
+        print(json.dumps(config, indent=2, ensure_ascii=False))
+        return 0
+    for m in measurements:
+        entry = config["compatible_targets"][m.key]
+        state = "enabled" if entry["enabled"] else "disabled"
+        print(f"{m.key} ({m.name}): {state}; {entry.get('uplift') or entry.get('reason')}")
+        if entry.get("uplift") and entry.get("reason"):
+            print(f"  {entry['reason']}")
+    print(config["notes"]["measured_on"])
+    return 0
+
+
+def cmd_card(args: argparse.Namespace) -> int:
+    from app.core.packmaking.make import write_card_only
+
+    _say_written(write_card_only(Path(args.pack), _facts(args), args.force))
+    return 0
+
+
+def _interrupted(_signum: int, _frame: FrameType | None) -> None:
+    # Said at once: the upload threads still finish the part they are sending.
+    print("draftdeck: cancelling the upload…", file=sys.stderr, flush=True)
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _saying_cancel() -> Iterator[None]:
+    try:
+        before = signal.signal(signal.SIGINT, _interrupted)
+    except ValueError:  # not the main thread (a test calling main() from a thread)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from app.core.hub.hub_api import HubConfig
+    from app.core.hub.publish import publish, publish_plan
+
+    plan = publish_plan(Path(args.pack), args.repo_id)
+    config = HubConfig()
+    print(
+        f"uploading {len(plan.files)} files ({format_bytes(plan.total_bytes)}) to "
+        f"{args.repo_id} on {config.place()}"
+        + (" as a private repo" if args.private else "")
+        + "; Ctrl+C cancels",
+        file=sys.stderr,
+    )
+    if not (plan.folder / "README.md").is_file():
+        print(
+            "draftdeck: the pack has no README.md (model card): `draftdeck card` writes one",
+            file=sys.stderr,
+        )
+    try:
+        with _saying_cancel():
+            published = publish(config, plan, private=args.private, message=args.message)
+    except KeyboardInterrupt:
+        print(
+            f"draftdeck: publishing cancelled; {args.repo_id} keeps its last complete commit "
+            "(a commit lands whole or not at all)",
+            file=sys.stderr,
+        )
+        return 130
+    if args.json:
+        print(
+            json.dumps(
+                {"repo": published.repo_id, "commit": published.commit, "url": published.url}
+            )
+        )
+    else:
+        print(f"published {published.url} (commit {published.commit[:12]})")
+    return 0
+
+
+def _card_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--license",
+        metavar="ID",
+        help="the card's license, as the Hub spells it (default: the base model's when it "
+        "is a known model, else other)",
+    )
+    p.add_argument(
+        "--base-model",
+        metavar="REPO",
+        help="the model this draft was made from (default: the known model of its shape)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a runtime_config.json or README.md DraftDeck did not write (kept as .bak)",
+    )
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    measure = sub.add_parser(
+        "measure-pack",
+        help="measure a draft against targets and write its runtime_config.json and card",
+    )
+    measure.add_argument("draft", metavar="DRAFT")
+    measure.add_argument(
+        "--target",
+        action="append",
+        required=True,
+        metavar="DIR",
+        help="a target to measure against (repeat for more)",
+    )
+    measure.add_argument(
+        "--quick",
+        action="store_true",
+        help="Quick tune each pair (draft length 1-4) instead of one bench of its recipes",
+    )
+    measure.add_argument("--tokens", type=whole_number(1), default=128, metavar="N")
+    measure.add_argument(
+        "--runs",
+        type=whole_number(1),
+        default=MIN_VALUES_FOR_LEVEL,
+        metavar="N",
+        help=f"bench: measured run pairs (default {MIN_VALUES_FOR_LEVEL}, the fewest for a "
+        "95 %% interval)",
+    )
+    measure.add_argument(
+        "--min-run-seconds",
+        type=number(0.0),
+        default=1.0,
+        metavar="SECONDS",
+        help="repeat a run's generation until it decodes about this long (default %(default)g)",
+    )
+    measure.add_argument(
+        "--budget", type=number(0.0), metavar="SECONDS", help="--quick: time a setting may take"
+    )
+    _card_args(measure)
+    measure.add_argument("--json", action="store_true", help="print the runtime_config written")
+    measure.set_defaults(func=cmd_measure_pack)
+
+    card = sub.add_parser("card", help="write a pack's model card (README.md) from its files")
+    card.add_argument("pack", metavar="PACK_DIR")
+    _card_args(card)
+    card.set_defaults(func=cmd_card)
+
+    pub = sub.add_parser(
+        "publish",
+        help="upload a pack to a Hugging Face model repo (token: HF_TOKEN or `hf auth login`)",
+    )
+    pub.add_argument("pack", metavar="DIR")
+    pub.add_argument("repo_id", metavar="REPO_ID", help="owner/name")
+    pub.add_argument("--private", action="store_true", help="create the repo private")
+    pub.add_argument("--message", metavar="TEXT", help="the commit message")
+    pub.add_argument("--json", action="store_true", help="print repo, commit and url as JSON")
+    pub.set_defaults(func=cmd_publish)

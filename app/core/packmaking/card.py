@@ -1,0 +1,154 @@
+"""A made pack's model card: README.md with the Hub's YAML header, the measured table
+from the pack's runtime_config.json, the recipe, and what was (not) verified.
+
+The header is the Hub's model-card metadata (huggingface_hub's ModelCardData writes it,
+so the Hub parses it as its own): license, base_model when known, library mnn, tags
+mnn / speculative-decoding / draft-model. A card DraftDeck wrote carries CARD_MARK on
+its first line after the header, so a later run may replace it and no other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from huggingface_hub import ModelCardData
+
+from app.core.infra.units import format_bytes
+from app.core.pack.advice import read_advice
+from app.core.pack.bundle import BundleInfo
+from app.core.pack.files import NOT_PACK_SUFFIXES
+from app.core.pack.known_models import identify
+
+CARD = "README.md"
+CARD_MARK = "<!-- Written by DraftDeck (draftdeck card / measure-pack)."
+TAGS = ("mnn", "speculative-decoding", "draft-model")
+UNKNOWN_LICENSE = "other"
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What the card says that the pack's files do not."""
+
+    license: str | None = None  # None: the known base model's, else "other"
+    base_model: str | None = None  # a Hub repo id; None: the known model's, if any
+    verification: str | None = None  # the export check's result; None: it was not run
+
+
+def card_header(info: BundleInfo, facts: CardFacts) -> str:
+    model = identify(info)
+    base = facts.base_model or (model.repo if model else None)
+    license_ = facts.license or (model.license if model else None) or UNKNOWN_LICENSE
+    data = ModelCardData(
+        license=license_,
+        base_model=base,
+        library_name="mnn",
+        tags=list(TAGS),
+        pipeline_tag="text-generation",
+    )
+    return f"---\n{data.to_yaml()}\n---\n"
+
+
+def is_draftdeck_card(text: str) -> bool:
+    return CARD_MARK in text.split("\n---\n", 1)[-1][:400]
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _number(value: object, spec: str) -> str:
+    return f"{value:{spec}}" if isinstance(value, (int, float)) else "n/a"
+
+
+def measured_table(runtime_config: Mapping[str, Any]) -> list[str]:
+    """One row a target: enabled, uplift with its interval, and the figures under it."""
+    advice = read_advice(runtime_config)
+    targets = runtime_config.get("compatible_targets")
+    if advice is None or not advice.targets or not isinstance(targets, Mapping):
+        return ["No targets were measured."]
+    lines = [
+        "| Target | Enabled | Uplift (as measured) | Acceptance | Draft length | "
+        "Plain tok/s | Speculative tok/s |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, entry in advice.targets.items():
+        raw = targets.get(key)
+        figures = raw.get("measured") if isinstance(raw, Mapping) else None
+        figures = figures if isinstance(figures, Mapping) else {}
+        enabled = {True: "yes", False: "no", None: "not said"}[entry.enabled]
+        said = entry.uplift or ""
+        if entry.reason:
+            said = f"{said}. {entry.reason}" if said else entry.reason
+        lines.append(
+            f"| {_cell(figures.get('target') or key)} (`{_cell(key)}`) | {enabled} | "
+            f"{_cell(said)} | {_number(figures.get('acceptance'), '.2f')} | "
+            f"{figures.get('draft_predict_length', 'n/a')} | "
+            f"{_number(figures.get('plain_tok_s'), '.1f')} | "
+            f"{_number(figures.get('speculative_tok_s'), '.1f')} |"
+        )
+    return lines
+
+
+def _json_block(value: object) -> list[str]:
+    return ["```json", json.dumps(value, indent=2, ensure_ascii=False), "```"]
+
+
+def card_text(
+    info: BundleInfo,
+    runtime_config: Mapping[str, Any],
+    draft_recipe: Mapping[str, Any],
+    facts: CardFacts,
+) -> str:
+    """The whole README.md."""
+    advice = read_advice(runtime_config)
+    model = identify(info)
+    shape = (
+        f"{model.name} shape"
+        if model
+        else f"{info.model_type}, hidden {info.hidden_size}, {info.layers} layers"
+    )
+    files = [f for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES) and f.name != CARD]
+    lines = [
+        f"{CARD_MARK} Remove this line to keep your own edits: DraftDeck then leaves "
+        "the file alone. -->",
+        "",
+        f"# {info.name}",
+        "",
+        f"A draft model for speculative decoding with MNN ({shape}, "
+        f"{info.quantization}, vocabulary {info.vocab_size or 'unknown'}, "
+        f"{format_bytes(info.size_bytes)}). A large target model verifies the tokens "
+        "this draft proposes; the output is the target's.",
+        "",
+        "## Measured",
+        "",
+        *measured_table(runtime_config),
+        "",
+    ]
+    if advice is not None and advice.notes:
+        lines += [f"- {note}" for note in advice.notes.values()] + [""]
+    lines += ["## Recipe", ""]
+    if advice is not None and advice.recommended:
+        lines += [
+            "Recommended (runtime_config.json, TokForge's keys):",
+            "",
+            *_json_block(dict(advice.recommended)),
+            "",
+        ]
+    if draft_recipe:
+        lines += ["The draft's recipe (config_cpu.json):", "", *_json_block(dict(draft_recipe)), ""]
+    lines += [
+        "## Export verification",
+        "",
+        facts.verification
+        or "Not run: this export was not compared with its source model, so nothing here "
+        "shows that the MNN pack computes what the source model does.",
+        "",
+        "## Files",
+        "",
+        *[f"- `{f.name}` ({format_bytes(f.size)})" for f in files],
+        "",
+    ]
+    return card_header(info, facts) + "\n".join(lines)

@@ -1,0 +1,111 @@
+"""Writing a made pack's files into its folder without losing anyone else's.
+
+runtime_config.json and README.md are replaced freely only when DraftDeck wrote them
+(their marks: measured.WRITTEN_BY, card.CARD_MARK). One written by TokForge or a person
+is replaced only when the user says so (`force`), and is then kept beside as
+`<name>.bak` (or `<name>.1.bak`, … when that name is taken: nothing is overwritten).
+config_cpu.json is written only when the pack has no draft recipe at all.
+Files are written with the user's umask (shared): they are meant to be published.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.errors import AlreadyExistsError, FileError
+from app.core.infra.jsonfile import (
+    atomic_write_json,
+    atomic_write_text,
+    read_json_object,
+    read_text,
+)
+from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG
+from app.core.packmaking.card import CARD, is_draftdeck_card
+from app.core.packmaking.measured import written_by_draftdeck
+
+
+def _runtime_config_is_ours(path: Path) -> bool:
+    try:
+        return written_by_draftdeck(read_json_object(path))
+    except FileError:
+        return False  # unreadable or not an object: someone else's
+
+
+def _card_is_ours(path: Path) -> bool:
+    try:
+        return is_draftdeck_card(read_text(path))
+    except (FileError, UnicodeDecodeError):
+        return False
+
+
+MADE_FILES = (RUNTIME_CONFIG, CARD)  # the files a made pack gets that others may write too
+OWNERSHIP: dict[str, Callable[[Path], bool]] = {
+    RUNTIME_CONFIG: _runtime_config_is_ours,
+    CARD: _card_is_ours,
+}
+
+
+@dataclass
+class Written:
+    """What a write did, for the user: files written and the copies kept."""
+
+    files: list[Path] = field(default_factory=list)
+    backups: list[Path] = field(default_factory=list)
+
+
+def foreign_files(pack: Path, names: tuple[str, ...] = MADE_FILES) -> list[Path]:
+    """The files of `names` in the pack that DraftDeck did not write."""
+    return [pack / n for n in names if (pack / n).exists() and not OWNERSHIP[n](pack / n)]
+
+
+def refuse_foreign(pack: Path, force: bool, names: tuple[str, ...] = MADE_FILES) -> None:
+    """Raise before any work when a file would replace one DraftDeck did not write."""
+    if force:
+        return
+    for path in foreign_files(pack, names):
+        raise AlreadyExistsError(
+            path,
+            "DraftDeck did not write this file, so it is not replaced: pass --force to "
+            f"replace it (the old one is kept as {path.name}{BACKUP_SUFFIX})",
+        )
+
+
+def free_backup_name(path: Path) -> Path:
+    candidate = path.with_name(path.name + BACKUP_SUFFIX)
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{number}{BACKUP_SUFFIX}")
+        number += 1
+    return candidate
+
+
+def _replace(path: Path, write: Callable[[], None], force: bool, done: Written) -> None:
+    if path.exists() and not OWNERSHIP[path.name](path):
+        refuse_foreign(path.parent, force, (path.name,))
+        backup = free_backup_name(path)
+        shutil.copy2(path, backup)
+        done.backups.append(backup)
+    write()
+    done.files.append(path)
+
+
+def write_runtime_config(pack: Path, config: dict[str, Any], force: bool, done: Written) -> None:
+    path = pack / RUNTIME_CONFIG
+    _replace(path, lambda: atomic_write_json(path, config, indent=2, shared=True), force, done)
+
+
+def write_card(pack: Path, text: str, force: bool, done: Written) -> None:
+    path = pack / CARD
+    _replace(path, lambda: atomic_write_text(path, text, shared=True), force, done)
+
+
+def write_draft_recipe_if_missing(pack: Path, recipe: dict[str, Any], done: Written) -> None:
+    """config_cpu.json with the recipe as measured, when the pack has no draft recipe."""
+    if (pack / DRAFT_RECIPE).exists() or (pack / DRAFT_RECIPE_ALT).exists():
+        return
+    atomic_write_json(pack / DRAFT_RECIPE, recipe, indent=4, shared=True)
+    done.files.append(pack / DRAFT_RECIPE)

@@ -1,0 +1,133 @@
+"""Measure a draft against each chosen target through the engine: a bench with the
+pair's recipes as they are, or a Quick tune (draft length 1-4) whose best setting is
+taken. A pair that cannot work (the compatibility rules block it) or cannot gain on
+this MNN (linear attention) is not measured: it is recorded as disabled, with why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults
+from app.core.measure.tune_results import SettingResult
+from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.compat import assess
+from app.core.pack.verdict import BLOCKED
+from app.core.packmaking.measured import (
+    BENCH,
+    QUICK_TUNE,
+    TargetMeasurement,
+    target_key,
+    target_label,
+)
+from app.core.recipe.files import run_recipes
+from app.engine.client.bench import BenchPlan, run_bench
+from app.engine.client.engine_client import EngineClient
+from app.engine.client.tune_runner import run_sweep
+
+log = logging.getLogger("draftdeck.engine.pack_measure")
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    quick: bool = False  # Quick tune instead of one bench of the recipes as they are
+    tokens: int = 128
+    runs: int = MIN_VALUES_FOR_LEVEL  # bench: measured run pairs (6: a 95 % interval)
+    min_run_seconds: float = 1.0
+    budget_seconds: float | None = None  # Quick tune: a setting's time budget
+
+
+Progress = Callable[[str, int, int], None]  # target name, pairs done, pairs planned
+
+
+def _blocked(target: BundleInfo, draft: BundleInfo) -> str | None:
+    verdict = assess(target, draft)
+    if not verdict.blocked:
+        return None
+    why = " ".join(r.message for r in verdict.reasons if r.severity == BLOCKED)
+    return f"Cannot work with this draft: {why}"
+
+
+def _bench(
+    client: EngineClient, target: Path, draft: Path, options: MeasureOptions, progress: Progress
+) -> list[SettingResult]:
+    current = Setting(**recipe_defaults(target, draft))
+    plan = BenchPlan(
+        str(target),
+        str(draft),
+        draft_length=current.draft_length,
+        tokens=options.tokens,
+        runs=options.runs,
+        min_run_seconds=options.min_run_seconds,
+    )
+    summary = run_bench(client, plan, lambda done, total: progress(target.name, done, total))
+    return [SettingResult(current, summary)]
+
+
+def _quick_tune(
+    client: EngineClient, target: Path, draft: Path, options: MeasureOptions, progress: Progress
+) -> list[SettingResult]:
+    plan = replace(
+        plan_for("quick", recipe_defaults(target, draft)),
+        tokens=options.tokens,
+        min_run_seconds=options.min_run_seconds,
+    )
+    if options.budget_seconds is not None:
+        plan = replace(plan, budget_seconds=options.budget_seconds)
+    run = run_sweep(
+        client,
+        target,
+        draft,
+        plan,
+        on_progress=lambda done, total: progress(target.name, done, total),
+    )
+    if run.cancelled:
+        raise KeyboardInterrupt  # the sweep was stopped: nothing is written
+    return run.results
+
+
+def measure_target(
+    client: EngineClient, draft: Path, target: Path, options: MeasureOptions, progress: Progress
+) -> TargetMeasurement:
+    target_info, draft_info = read_bundle(target), read_bundle(draft)
+    target_run, draft_run = run_recipes(target, draft)
+    measurement = TargetMeasurement(
+        key=target_key(target_info),
+        name=target_label(target_info),
+        path=str(target),
+        method=QUICK_TUNE if options.quick else BENCH,
+        target_backend=str(target_run.get("backend_type", "cpu")),
+        draft_recipe=draft_run,
+    )
+    measurement.refused = _blocked(target_info, draft_info)
+    if measurement.refused is not None:
+        log.info("not measured against %s: %s", target, measurement.refused)
+        return measurement
+    measure = _quick_tune if options.quick else _bench
+    try:
+        measurement.results = measure(client, target, draft, options, progress)
+    except SpeculationCannotPay as exc:
+        measurement.refused = exc.message
+    return measurement
+
+
+def measure_targets(
+    client: EngineClient,
+    draft: Path,
+    targets: list[Path],
+    options: MeasureOptions,
+    progress: Progress = lambda _name, _done, _total: None,
+) -> list[TargetMeasurement]:
+    """Each target in turn; two targets that would share a key get numbered keys."""
+    measurements = [measure_target(client, draft, t, options, progress) for t in targets]
+    seen: dict[str, int] = {}
+    for m in measurements:
+        seen[m.key] = seen.get(m.key, 0) + 1
+        if seen[m.key] > 1:
+            m.key = f"{m.key}_{seen[m.key]}"
+    return measurements

@@ -1,0 +1,114 @@
+"""`draftdeck measure-pack` on the committed fixture pairs, through the real engine
+worker: the runtime_config.json it writes reads back through DraftDeck's own advice code
+as TokForge's does, and the pack stays a Library pack.
+
+Whether the fast pair pays depends on the machine; the tests hold the file to what was
+measured (enabled exactly when the uplift's interval lies above 1), not to a speed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.advice import read_advice, recommendation
+from app.core.pack.bundle import read_bundle
+from app.core.pack.compat import assess
+from app.core.pack.known_models import identify
+from app.core.pack.library import Library
+from app.core.packmaking.card import CARD, CARD_MARK, CardFacts
+from app.core.packmaking.make import finish_pack
+from app.core.packmaking.measured import TargetMeasurement, percent
+from tests.helpers.cli import run_cli
+
+Copy = Callable[..., Path]
+QUICK = ("--tokens", "48", "--min-run-seconds", "0.05")
+
+
+def _measure(draft: Path, *targets: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    flags = [arg for t in targets for arg in ("--target", str(t))]
+    proc = run_cli("measure-pack", str(draft), *flags, *QUICK, *extra, "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    written: dict[str, Any] = json.loads((draft / "runtime_config.json").read_text())
+    assert written == json.loads(proc.stdout)
+    return written
+
+
+def test_fast_pair_is_written_as_tokforge_writes_it(bundle_copy: Copy) -> None:
+    target, draft = (
+        bundle_copy("fast-target", desktop=True),
+        bundle_copy("fast-draft", desktop=True),
+    )
+    recipe_before = (draft / "config_cpu.json").read_text()
+    written = _measure(draft, target)
+    entry = written["compatible_targets"]["fast_target"]  # keyed by the folder: no known model
+    figures = entry["measured"]
+    pays = figures["uplift_low"] > 1.0
+    assert entry["enabled"] is pays and ("reason" in entry) is not pays
+    # Read back the way the Pair page and `draftdeck check` read TokForge's file.
+    target_info, draft_info = read_bundle(target), read_bundle(draft)
+    advice = read_advice(draft_info.runtime_config)
+    rec = recommendation(advice, identify(target_info), target_info.name)
+    assert rec is not None and rec.target_key == "fast_target" and rec.enabled is pays
+    assert rec.uplift is not None and rec.uplift.startswith(percent(figures["uplift"]))
+    assert f"{percent(figures['uplift_low'])} to {percent(figures['uplift_high'])}" in rec.uplift
+    assert rec.settings["draft_predict_length"] == figures["draft_predict_length"]
+    assert set(rec.settings) >= {"target_backend", "draft_backend", "draft_thread_num"}
+    codes = {r.code for r in assess(target_info, draft_info).reasons}
+    assert ("pack_recommends" in codes) is pays and (
+        "pack_disabled_for_target" in codes
+    ) is not pays
+    host = written["_measured_on"]
+    assert host["cpu"] and host["physical_cores"] and host["mnn"] and host["date"]
+    assert advice is not None and "Measured by DraftDeck" in advice.notes["measured_on"]
+    # The pack had a recipe: it is left as it was. It got a card.
+    assert (draft / "config_cpu.json").read_text() == recipe_before
+    card = (draft / CARD).read_text()
+    assert CARD_MARK in card and "fast_target" in card and "draft-model" in card
+    # Still a pack the Library lists, ready to pair.
+    library = Library(load_settings(), save_settings)
+    entries = library.add_folder(draft)
+    assert [e.ok for e in entries] == [True] and entries[0].info is not None
+    assert entries[0].info.role == "draft" and "runtime_config.json" in entries[0].info.recipe_files
+
+
+def test_a_pair_that_does_not_pay_is_disabled_with_its_reason(bundle_copy: Copy) -> None:
+    target = bundle_copy("qwen3-target", desktop=True)
+    draft = bundle_copy("qwen3-draft-independent", desktop=True)
+    other_vocabulary = bundle_copy("qwen35-draft")  # blocked: never measured
+    (draft / "config_cpu.json").unlink()  # a fresh export has no draft recipe
+    written = _measure(draft, target, other_vocabulary)
+    entry = written["compatible_targets"]["qwen3_target"]
+    assert entry["enabled"] is False and entry["measured"]["uplift_high"] < 1.5
+    assert entry["reason"].startswith("Does not pay: ") and "acceptance" in entry["reason"]
+    blocked = written["compatible_targets"]["qwen35_draft"]
+    assert blocked["enabled"] is False and "measured" not in blocked
+    assert blocked["reason"].startswith("Cannot work with this draft: ")
+    recipe = json.loads((draft / "config_cpu.json").read_text())  # the recipe as measured
+    assert recipe["thread_num"] == entry["measured"]["draft_thread_num"]
+    # Without config_cpu.json the draft ran with its config.json's memory ("low").
+    assert recipe["memory"] == entry["measured"]["draft_memory"] == "low"
+    info = read_bundle(draft)
+    rec = recommendation(read_advice(info.runtime_config), None, target.name)
+    assert rec is not None and rec.enabled is False and rec.reason == entry["reason"]
+    assert info.role == "draft"  # its new config_cpu.json makes it one
+
+
+def test_a_runtime_config_draftdeck_did_not_write_is_kept(bundle_copy: Copy) -> None:
+    draft, target = bundle_copy("qwen3-draft-noisy"), bundle_copy("qwen3-target")
+    theirs = (draft / "runtime_config.json").read_bytes()
+    proc = run_cli("measure-pack", str(draft), "--target", str(target), timeout=120)
+    assert proc.returncode == 1
+    assert str(draft / "runtime_config.json") in proc.stderr and "--force" in proc.stderr
+    assert (draft / "runtime_config.json").read_bytes() == theirs
+    assert not (draft / CARD).exists()  # refused before measuring anything
+    # With the user's say, it is replaced and kept beside; a second time, ours is
+    # replaced without another copy.
+    refused = TargetMeasurement("qwen3_8b", "Qwen3-8B", str(target), "bench", refused="test")
+    done, _config = finish_pack(draft, [refused], CardFacts(), force=True)
+    assert done.backups == [draft / "runtime_config.json.bak"]
+    assert (draft / "runtime_config.json.bak").read_bytes() == theirs
+    done, _config = finish_pack(draft, [refused], CardFacts())
+    assert done.backups == [] and draft / "runtime_config.json" in done.files

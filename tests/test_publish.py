@@ -1,0 +1,186 @@
+"""Publishing a pack to the local Hub stand-in with the real huggingface_hub client, and
+getting it back with DraftDeck's own Downloads.
+
+The client runs its classic LFS upload (HF_HUB_DISABLE_XET): the stand-in has no Xet
+store (tests/hub_upload.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi, constants
+
+from app.core.hub.downloads import Downloads
+from app.core.hub.hub_api import HubConfig
+from app.core.hub.job import DONE
+from app.core.hub.publish import exact_pattern, publish, publish_plan
+from app.core.infra.errors import HubError
+from app.core.packmaking.card import CARD, TAGS, CardFacts
+from app.core.packmaking.make import write_card_only
+from tests import hub_upload
+from tests.helpers.cli import APP
+from tests.helpers.downloads import finish, wait_for
+from tests.hub_server import DEFAULT_TOKEN, FakeHub
+
+Copy = Callable[..., Path]
+REPO = "maker/Qwen3-tiny-draft-MNN"
+# huggingface_hub 2.4's classic LFS PUT passes the file as httpx's `data=`, which httpx
+# deprecates: the client's warning, not DraftDeck's.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Use 'content=<...>' to upload raw bytes:DeprecationWarning"
+)
+
+
+@pytest.fixture(autouse=True)
+def classic_lfs_upload(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _pack_with_our_files(bundle_copy: Copy) -> Path:
+    """A draft pack holding every kind of file DraftDeck keeps in a pack folder."""
+    pack = bundle_copy("qwen3-draft-noisy")
+    (pack / ".draftdeck-source.json").write_text('{"repo": "someone/else"}')
+    (pack / ".draftdeck-original").mkdir()
+    (pack / ".draftdeck-original" / "config_cpu.json").write_text("{}")
+    (pack / "config_cpu.json.bak").write_text("{}")
+    (pack / "config.json.before-update").write_text("{}")
+    (pack / ".cache" / "huggingface" / "download").mkdir(parents=True)
+    (pack / ".cache" / "huggingface" / "download" / "llm.mnn.lock").write_text("")
+    write_card_only(pack, CardFacts(license="apache-2.0"), force=False)
+    return pack
+
+
+def test_a_published_pack_downloads_back_byte_for_byte(
+    hub: FakeHub, downloads: Downloads, bundle_copy: Copy
+) -> None:
+    pack = _pack_with_our_files(bundle_copy)
+    plan = publish_plan(pack, REPO)
+    published = publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), plan)
+    assert published.commit == hub.sha(REPO)
+    names = {f.name for f in plan.files}
+    assert CARD in names and "runtime_config.json" in names
+    # DraftDeck's own files are never uploaded: only the pack and the Hub's .gitattributes.
+    listed = {s.rfilename for s in HfApi(endpoint=hub.endpoint).model_info(REPO).siblings or []}
+    assert listed == names | {".gitattributes"}
+    assert not any(
+        n.startswith(".draftdeck") or n.endswith((".bak", ".before-update")) for n in listed
+    )
+    assert hub.file(REPO, "llm.mnn.weight").is_lfs  # went through the LFS batch and PUT
+    job = downloads.start(REPO)
+    assert finish(downloads, job) == DONE, job.status().error
+    got = Path(job.status().path)
+    for name in names:
+        assert _sha256(got / name) == _sha256(pack / name), name
+
+
+def test_the_card_header_is_the_hubs_model_card_data(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = _pack_with_our_files(bundle_copy)
+    publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), publish_plan(pack, REPO))
+    card = HfApi(endpoint=hub.endpoint).model_info(REPO).card_data
+    assert card is not None
+    assert card.license == "apache-2.0" and set(TAGS) <= set(card.tags or [])
+    assert card.get("library_name") == "mnn"
+    text = (pack / CARD).read_text()
+    assert "Not run: this export was not compared with its source model" in text
+    assert "| Target | Enabled |" in text  # the pack's runtime_config.json, tabled
+
+
+def test_private_publish_needs_the_token_to_be_seen(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    config = HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN)
+    publish(config, publish_plan(pack, REPO), private=True)
+    assert HfApi(endpoint=hub.endpoint, token=DEFAULT_TOKEN).model_info(REPO).private
+    with pytest.raises(Exception, match=r"Repository Not Found|401"):
+        HfApi(endpoint=hub.endpoint, token=False).model_info(REPO)
+    with pytest.raises(HubError, match="needs a Hugging Face token"):
+        publish(HubConfig(endpoint=hub.endpoint, token=False), publish_plan(pack, REPO))
+
+
+def test_a_wrong_token_is_said_and_nothing_is_made(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    with pytest.raises(HubError, match="Publishing to maker/Qwen3-tiny-draft-MNN"):
+        publish(HubConfig(endpoint=hub.endpoint, token="hf_wrong"), publish_plan(pack, REPO))
+    assert REPO not in hub._repo_ids()
+
+
+def test_exact_patterns_match_only_their_own_name() -> None:
+    from fnmatch import fnmatchcase
+
+    for name in ("a[1].bin", "what?.json", "star*.txt"):
+        assert fnmatchcase(name, exact_pattern(name))
+    assert not fnmatchcase("a1.bin", exact_pattern("a[1].bin"))
+    assert not fnmatchcase("starry.txt", exact_pattern("star*.txt"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_stops_the_upload_before_its_commit(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    upload = hub_upload.state(hub)
+    upload.hold = threading.Event()  # every PUT waits: the upload is caught in the middle
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.endpoint,
+        "HF_TOKEN": DEFAULT_TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
+    # Files the hub does not hold yet (the hub fixture serves qwen3-draft-noisy's).
+    with subprocess.Popen(
+        [*APP, "publish", str(pack), REPO],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    ) as proc:
+        try:
+            wait_for(lambda: upload.puts_started > 0)
+            proc.send_signal(signal.SIGINT)
+            assert proc.stderr is not None
+            heard = ""
+            while "cancelling" not in heard:
+                line = proc.stderr.readline()
+                assert line, f"publish ended without cancelling: {heard}"
+                heard += line
+            upload.hold.set()  # the parts under way may finish: no commit may follow them
+            rest = proc.stderr.read()
+            proc.wait(timeout=60)
+        finally:
+            upload.hold.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, heard + rest
+    assert "publishing cancelled" in rest and "keeps its last complete commit" in rest
+    assert upload.commits == []
+    assert {".gitattributes"} == set(hub._listed_files(*hub._lookup(REPO, "main", True)))
+
+
+def test_publish_cli_prints_what_it_uploads(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.endpoint,
+        "HF_TOKEN": DEFAULT_TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+    }
+    proc = subprocess.run(
+        [*APP, "publish", str(pack), REPO, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "uploading 7 files" in proc.stderr and "no README.md" in proc.stderr
+    assert f'"commit": "{hub.sha(REPO)}"' in proc.stdout
