@@ -84,6 +84,7 @@ def test_2025_target_at_real_vocabulary(fixture_bundle: Fixture) -> None:
     assert info.tokenizer.token_id("<think>") == 151667
     assert info.tokenizer.token_id("</think>") == 151668
     assert info.embedding_bits == 16 and info.quant_bits is None  # 3.1 records no block
+    assert info.quantization == "unknown; embedding 16-bit"
 
 
 def test_3_3_embedding_bits_are_not_the_models(fixture_bundle: Fixture) -> None:

@@ -100,7 +100,7 @@ class BundleInfo:
         words = f"{self.quant_bits}-bit" if self.quant_bits else "unknown"
         if self.quant_block:
             words += f", block {self.quant_block}"
-        if self.embedding_bits and self.embedding_bits != (self.quant_bits or self.embedding_bits):
+        if self.embedding_bits and self.embedding_bits != self.quant_bits:
             words += f"; embedding {self.embedding_bits}-bit"
         return words
 
