@@ -226,6 +226,11 @@ def test_figures_line_says_the_drafts_prefill_and_the_turns_left_out() -> None:
     assert reply_figures_line(dropped, "speculative", "stop_token").endswith(
         "· 4 oldest messages left out to fit"
     )
+    # A reply that ended by itself was not cut, however many tokens were asked for.
+    asked = {**STATS, "window_tokens": 160, "max_tokens_asked": 512}
+    assert "max tokens" not in reply_figures_line(asked, "plain", "stop_token")
+    cut = reply_figures_line(asked, "plain", "context_full")
+    assert cut.endswith("window is full (max tokens 512 asked for)")
     full = reply_figures_line({**dropped, "dropped_messages": 1}, "plain", "context_full")
     assert full.endswith(
         "· 1 oldest message left out to fit · stopped: the 160-token context window is full"

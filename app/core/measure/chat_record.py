@@ -68,10 +68,10 @@ def context_note(stats: dict[str, Any], stopped_by: str) -> str:
     words = [f"{dropped} oldest {messages} left out to fit"] if dropped else []
     asked = stats.get("max_tokens_asked") or 0
     if stopped_by == "context_full":
-        words.append(f"stopped: the {window:,}-token context window is full")
-    elif asked and window:
-        left = window - int(stats.get("prompt_tokens") or 0)
-        words.append(f"max tokens {asked:,} clamped to the {left:,} that fit in the window")
+        # A reply that ended by itself was not cut: only a full window is worth a word,
+        # with the max tokens it could not give when more were asked for.
+        more = f" (max tokens {asked:,} asked for)" if asked else ""
+        words.append(f"stopped: the {window:,}-token context window is full{more}")
     return " · ".join(words)
 
 
