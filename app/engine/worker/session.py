@@ -15,14 +15,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import EngineError, FileError
+from app.core.infra.errors import EngineError
 from app.core.measure import ram_estimate, verify_agreement
-from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.compat import assess
-from app.core.pack.context_window import ContextWindow, pair_window
-from app.core.pack.files import CONFIG
+from app.core.measure.load_plan import Refusal, plan_paths
+from app.core.pack.bundle import BundleInfo
+from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
-from app.core.recipe.files import draft_settings, read_recipe, target_run_recipe
+from app.core.recipe.files import draft_settings
 from app.engine.protocol import ChatTurn, Decoded, Generate, Loaded
 from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation
@@ -34,7 +33,6 @@ from app.engine.worker.turn_fitting import drop_oldest_turns
 
 log = logging.getLogger("draftdeck.engine.session")
 
-DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
 AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
 
 
@@ -48,8 +46,10 @@ class Session:
         self.linear_rollback: bool | None = None  # what the load-time probe found
         self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
         self.verify = ""
-        self.target_window: ContextWindow | None = None  # under the recipes in force
-        self.draft_window: ContextWindow | None = None
+        # What a generation can hold under the recipes in force: the target alone, and
+        # both caches when speculating (the same without a draft).
+        self.plain_window: ContextWindow | None = None
+        self.pair_window: ContextWindow | None = None
         self._conversation: tuple[str, list[int]] | None = None
 
     # -- load ------------------------------------------------------------------------------
@@ -64,46 +64,21 @@ class Session:
     ) -> Loaded:
         self.unload()
         target_cfg = dict(target_config or {})
-        try:
-            # Absolute at once: MNN runs from inside the pack folders (pack_folder.py),
-            # and relative paths mean the working directory they were given in.
-            t_info = read_bundle(Path(os.path.abspath(target)))
-            d_info = read_bundle(Path(os.path.abspath(draft))) if draft else None
-        except FileError as exc:
-            raise EngineError(str(exc), exc.code) from None
-        if d_info is not None:
-            verdict = assess(t_info, d_info)
-            if verdict.blocked:
-                raise EngineError(
-                    f"This pair cannot work: {verdict.summary()}",
-                    "blocked_pair",
-                    [r.to_json() for r in verdict.reasons],
-                )
-        # The saved recipe (the target's config.json) decides d unless the caller does
-        # (read_bundle has checked that every recipe file of both packs is valid JSON).
-        target_run = target_run_recipe(t_info.path, target_cfg)
-        d_value = (
-            target_run.get("draft_predict_length", DEFAULT_DRAFT_LENGTH)
-            if draft_length is None  # 0 is a value to refuse, not "use the recipe"
-            else draft_length
+        # Absolute at once: MNN runs from inside the pack folders (pack_folder.py), and
+        # relative paths mean the working directory they were given in.
+        plan = plan_paths(
+            Path(os.path.abspath(target)),
+            Path(os.path.abspath(draft)) if draft else None,
+            target_cfg,
+            draft_config,
+            draft_length,
         )
-        if isinstance(d_value, bool) or not isinstance(d_value, int):
-            raise EngineError(
-                f"draft_predict_length {d_value!r} is not a whole number", "bad_request"
-            )
-        d = d_value
-        if d < 1 or d > 16:
-            raise EngineError(f"draft length {d} is out of range (1 to 16)", "bad_request")
-        # Refuse what cannot fit before MNN tries (it would swap or be killed).
-        estimate, fit = ram_estimate.assess_memory(t_info, d_info, target_cfg, draft_config)
-        if fit.level == ram_estimate.TOO_BIG:
-            raise EngineError(fit.message, "not_enough_memory")
+        if isinstance(plan, Refusal):
+            raise EngineError(plan.message, plan.code, list(plan.reasons))
+        t_info, d_info, d = plan.target, plan.draft, plan.draft_length
+        target_run, verify_length = plan.target_recipe, plan.verify_length
+        estimate, fit = plan.memory, plan.fit
         started = time.perf_counter()
-        # Any multi-row forward of a target loaded with a verify module returns every
-        # row. mrope targets get a module for d+2 rows, never used: MNN 3.6.1 fills one
-        # of the three position rows of the verify input whose length the module was
-        # made for (text-only bundles), while other lengths get correct positions.
-        verify_length = 0 if d_info is None else d + 2 if t_info.mrope else d + 1
         # Built into locals first: a draft that fails to load leaves nothing half set.
         target_llm = MnnLlm(t_info.path, target_cfg, t_info.vocab_size, verify_length)
         draft_llm = (
@@ -126,15 +101,7 @@ class Session:
         cannot_pay = LINEAR_CANNOT_PAY if stepwise else None
         self.target, self.draft = target_llm, draft_llm
         self.target_recipe = target_run
-        # As MNN runs them: each opened its config.json, then got its settings.
-        self.target_window = t_info.context.under(
-            {**read_recipe(t_info.path / CONFIG), **target_llm.config}
-        )
-        self.draft_window = (
-            d_info.context.under({**read_recipe(d_info.path / CONFIG), **draft_llm.config})
-            if d_info and draft_llm
-            else None
-        )
+        self.plain_window, self.pair_window = plan.target_window, plan.window
         self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
@@ -211,7 +178,7 @@ class Session:
                 model.close()
         self.target = self.draft = None
         self.target_info = self.draft_info = None
-        self.target_window = self.draft_window = None
+        self.plain_window = self.pair_window = None
         self._conversation = None
 
     def reset(self) -> None:
@@ -313,10 +280,9 @@ class Session:
 
     def window(self, mode: str) -> ContextWindow:
         """What fits in a generation of `mode`: both caches hold it when speculating."""
-        if self.target_window is None:
+        if self.plain_window is None or self.pair_window is None:
             raise EngineError("no model is loaded", "not_loaded")
-        draft = self.draft_window if mode == "speculative" else None
-        return pair_window(self.target_window, draft)
+        return self.pair_window if mode == "speculative" else self.plain_window
 
     def _token_ids(self, value: Sequence[int], name: str, allow_empty: bool) -> list[int]:
         """`value` as a list of the target's token ids, or a bad_request error naming
