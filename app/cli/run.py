@@ -16,6 +16,7 @@ from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
 from app.core.measure.chat_record import context_note
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
@@ -164,6 +165,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     target_cfg, draft_cfg = _engine_overrides(args)
     sampler = sampling.chosen_sampler(args, Path(args.target), target_cfg)
     seed = sampling.seed_for(args, sampler)
+    # The engine's own rules, before a worker starts: a pair it would refuse is said now.
+    draft = Path(args.draft) if args.draft else None
+    plan = plan_paths(Path(args.target), draft, target_cfg, draft_cfg, args.d)
+    if isinstance(plan, Refusal):
+        print(f"draftdeck: {plan.message}", file=sys.stderr)
+        return 1
     with EngineClient() as client:
         loaded = client.run(
             Load(
