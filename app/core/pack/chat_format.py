@@ -25,7 +25,7 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import jinja2
@@ -75,9 +75,11 @@ class ChatFormat:
             prompt += self.templates[message["role"]].replace(SLOT, message["content"], 1)
         return prompt + self.templates["assistant"].split(SLOT, 1)[0]
 
-    @property
+    @cached_property
     def prompt_sha256(self) -> str | None:
-        """The sample conversation's prompt, hashed: equal means the same format."""
+        """The sample conversation's prompt, hashed: equal means the same format. Kept:
+        every pair a pack is judged in asks (a jinja render each was 85 % of judging a
+        pair, 0.8 ms)."""
         prompt = self.render()
         return None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 

@@ -16,11 +16,47 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from app.core.pack.library import PackEntry
-from app.core.pack.verdict import BLOCKED, CANNOT_PAY, COMPATIBLE, WARNING, WARNINGS, Verdict
+from app.core.pack.verdict import (
+    BLOCKED,
+    CANNOT_PAY,
+    COMPATIBLE,
+    INFO,
+    WARNING,
+    WARNINGS,
+    Verdict,
+)
 
-VerdictLookup = Callable[[PackEntry, PackEntry], Verdict]
+
+class Cell(NamedTuple):
+    """What ranking and the pair matrix need of a pair's verdict, kept for every pair
+    of a library (300 packs make 33,600 pairs): one object of strings and numbers,
+    where a Verdict is seven that every garbage collection walks."""
+
+    level: str
+    warnings: int  # how many warnings
+    uplift: float | None  # the uplift the draft's pack claims for this target, if it does
+    uplift_words: str | None  # as the pack says it
+    reasons_text: str  # the verdict's label, then a "• " line per warning or block
+
+
+def cell_of(verdict: Verdict | Cell) -> Cell:
+    if isinstance(verdict, Cell):
+        return verdict
+    rec = verdict.recommendation
+    lines = [verdict.label] + [f"• {r.message}" for r in verdict.reasons if r.severity != INFO]
+    return Cell(
+        verdict.level,
+        len(verdict.of(WARNING)),
+        _uplift(verdict),
+        rec.uplift if rec is not None else None,
+        "\n".join(lines),
+    )
+
+
+VerdictLookup = Callable[[PackEntry, PackEntry], Verdict | Cell]
 # The roles a pack may play in a pair, by the role its bundle reads as.
 TARGET_ROLES = ("target", "either")
 DRAFT_ROLES = ("draft", "either")
@@ -43,16 +79,17 @@ def _uplift(verdict: Verdict) -> float | None:
 
 
 def _rank(
-    target: PackEntry, draft: PackEntry, verdict: Verdict
+    target: PackEntry, draft: PackEntry, verdict: Verdict | Cell
 ) -> tuple[bool, float, int, int, float, str, str, str, str]:
     assert target.info is not None and draft.info is not None
-    uplift = _uplift(verdict)
+    cell = cell_of(verdict)
+    uplift = cell.uplift
     share = draft.info.params_estimate / max(target.info.params_estimate, 1)
     return (
         uplift is None,
         -(uplift or 0.0),
-        _LEVEL_RANK[verdict.level],
-        len(verdict.of(WARNING)),
+        _LEVEL_RANK[cell.level],
+        cell.warnings,
         share,
         target.name.lower(),
         draft.name.lower(),
@@ -61,18 +98,17 @@ def _rank(
     )
 
 
-def rank_note(target: PackEntry, draft: PackEntry, verdict: Verdict) -> str:
+def rank_note(target: PackEntry, draft: PackEntry, verdict: Verdict | Cell) -> str:
     """Why a draft stands where it does in `drafts_for`'s order, in the words of the
     ranking: its pack's advice, the verdict, and its size beside the target's."""
-    uplift = _uplift(verdict)
-    rec = verdict.recommendation
-    if uplift is not None:
-        said = f"recommended by its pack ({rec.uplift})" if rec and rec.uplift else None
+    cell = cell_of(verdict)
+    if cell.uplift is not None:
+        said = f"recommended by its pack ({cell.uplift_words})" if cell.uplift_words else None
         words = said or "recommended by its pack"
-    elif verdict.level == WARNINGS:
-        count = len(verdict.of(WARNING))
+    elif cell.level == WARNINGS:
+        count = cell.warnings
         words = f"compatible, {count} warning{'s' if count != 1 else ''}"
-    elif verdict.level == CANNOT_PAY:
+    elif cell.level == CANNOT_PAY:
         words = "cannot speed up on this MNN"
     else:
         words = "compatible"
@@ -82,7 +118,7 @@ def rank_note(target: PackEntry, draft: PackEntry, verdict: Verdict) -> str:
     return f"{words}, {percent:.{1 if percent < 10 else 0}f} % of the target's size"
 
 
-def can_pair(target: PackEntry, draft: PackEntry, verdict: Verdict) -> bool:
+def can_pair(target: PackEntry, draft: PackEntry, verdict: Verdict | Cell) -> bool:
     """Both packs read and the pair is not blocked (the same folder twice never is
     offered: it is no speed-up)."""
     return target.ok and draft.ok and target.path != draft.path and verdict.level != BLOCKED
@@ -92,16 +128,14 @@ def best_pair(
     targets: Sequence[PackEntry], drafts: Sequence[PackEntry], verdict: VerdictLookup
 ) -> tuple[PackEntry, PackEntry] | None:
     """The pair to offer first (see the module's notes), or None when none can run."""
-    ranked = [
+    ranked = (
         (_rank(t, d, v), t, d)
         for t in targets
         for d in drafts
         if can_pair(t, d, v := verdict(t, d))
-    ]
-    if not ranked:
-        return None
-    _, target, draft = min(ranked, key=lambda item: item[0])
-    return target, draft
+    )
+    best = min(ranked, key=lambda item: item[0], default=None)
+    return None if best is None else (best[1], best[2])
 
 
 def drafts_for(
