@@ -12,8 +12,12 @@ authorized, AUTH tokens that are never accepted, so the server shows "unauthoriz
 streams with OPEN/OKAY/WRTE/CLSE and one write in flight per direction (flow control).
 Services: ``shell:`` (v1), ``shell,v2,...:`` (packets with exit codes) and ``sync:``
 (STAT, LIST, SEND, RECV, QUIT). A mini shell understands ``getprop``, ``df -k``,
-``ls [-l] [-a]``, ``mkdir -p``, ``mv``, ``rm [-rf]``, ``sha256sum``, ``cat`` and
-``echo``, joined by ``;`` or ``&&``.
+``ls [-l] [-a] [-d]``, ``mkdir -p``, ``mv``, ``rm [-rf]``, ``sha256sum``, ``cat`` and
+``echo``, joined by ``;`` or ``&&``, with ``> FILE`` and ``>> FILE``. A v2 shell's
+stdin comes in stdin packets until a close-stdin packet (as adbd's ``shell,v2,raw:``
+passes them on); ``cat`` without files copies it block by block as it arrives, so a
+cut leaves what came, as toybox's cat under mksh does. A write beyond ``free_bytes``
+fails with toybox's ``xwrite: No space left on device``.
 
 Switches (plain attributes, may change while it runs): ``free_bytes`` (what ``df``
 reports and what writes may use), ``cut_after_bytes`` (drop the connection once that
@@ -26,7 +30,8 @@ would; each entry is used once), ``case_insensitive_storage`` (on by default: un
 ``..`` and symlink targets as toybox does. ``shell_v2=False`` makes an
 Android 6 phone, whose v1 shell mixes stderr into stdout and reports no exit status.
 Counter:
-``bytes_received``.
+``bytes_received``. ``settle()`` waits until every service has ended (a phone's end on
+their own once a client stopped or the cable is gone).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 __all__ = ["FakePhone"]
 
@@ -56,10 +62,15 @@ MAX_PAYLOAD = 256 * 1024
 AUTH_TOKEN = 1
 SYNC_DATA_MAX = 64 * 1024
 _HEADER = struct.Struct("<6I")
+SHELL_STDIN, SHELL_CLOSE_STDIN = 0, 4  # shell protocol v2 packet ids (shell_protocol.h)
 
 
 class _Cut(Exception):
     """The simulated cable was pulled."""
+
+
+class _NoSpace(Exception):
+    """A write went past the phone's free space (ENOSPC)."""
 
 
 class _Stream:
@@ -93,6 +104,17 @@ class _Stream:
                 raise _Cut
             self._buffer += data
         out, self._buffer = self._buffer[:count], self._buffer[count:]
+        return out
+
+    def read_some(self) -> bytes:
+        """Whatever came next; b"" once the stream closed."""
+        if not self._buffer:
+            data = self.inbox.get()
+            if data is None:
+                self.inbox.put(None)  # closed stays closed
+                return b""
+            self._buffer = data
+        out, self._buffer = self._buffer, b""
         return out
 
     def close(self) -> None:
@@ -174,7 +196,11 @@ class _Connection:
                 return
             self.streams[local_id] = opened
             self.send(A_OKAY, local_id, arg0, b"")
-            threading.Thread(target=self._run_service, args=(opened, handler), daemon=True).start()
+            service_thread = threading.Thread(
+                target=self._run_service, args=(opened, handler), daemon=True
+            )
+            phone.services.append((opened, service_thread))
+            service_thread.start()
             return
         stream = self.streams.get(arg1)
         if command == A_OKAY:
@@ -245,6 +271,7 @@ class FakePhone:
         self.unplugged = False
         self.bytes_received = 0
         self.commands: list[str] = []
+        self.services: list[tuple[_Stream, threading.Thread]] = []
         (root / "proc").mkdir(parents=True, exist_ok=True)
         (root / "proc" / "meminfo").write_text(f"MemTotal:       {ram_kb} kB\n")
         (root / "data" / "local" / "tmp").mkdir(parents=True, exist_ok=True)
@@ -279,6 +306,14 @@ class FakePhone:
         for conn in list(self._connections):
             conn.drop()
         self._connections.clear()
+
+    def settle(self, timeout: float = 30.0) -> None:
+        """Wait until every service started so far has ended: after a client stopped or
+        a cut, the adb server may still be passing on the last blocks of a stream, which
+        a `cat` then writes (`timeout` guards against a hang)."""
+        for _stream, thread in list(self.services):
+            thread.join(timeout)
+        self.services = [(s, t) for s, t in self.services if t.is_alive()]
 
     def _accept(self) -> None:
         while not self._stopped:
@@ -343,7 +378,7 @@ class FakePhone:
 
     def _shell_service(self, stream: _Stream, command: str, v2: bool) -> None:
         self.commands.append(command)
-        out, err, code, mixed = Shell(self).run(command)
+        out, err, code, mixed = Shell(self, _ShellInput(stream, v2)).run(command)
         if not v2:
             stream.write(mixed)
             return
@@ -458,16 +493,44 @@ class FakePhone:
         return out + b"DONE" + bytes(4)
 
 
-class Shell:
-    """Just enough of toybox sh for what DraftDeck (and a person poking around) runs."""
+class _ShellInput:
+    """A shell command's stdin. Shell protocol v2: stdin packets until close-stdin (other
+    packets, such as a window size, are skipped). v1 has no such packets: everything the
+    stream carries until it closes."""
 
-    def __init__(self, phone: FakePhone) -> None:
+    def __init__(self, stream: _Stream, v2: bool) -> None:
+        self.stream, self.v2 = stream, v2
+        self.ended = False
+
+    def read(self) -> bytes:
+        """The next block; b"" at the end. A cut raises _Cut (the command dies with it)."""
+        while not self.ended:
+            if not self.v2:
+                data = self.stream.read_some()
+                self.ended = not data
+                return data
+            kind, length = struct.unpack("<BI", self.stream.read(5))
+            data = self.stream.read(length) if length else b""
+            if kind == SHELL_CLOSE_STDIN:
+                self.ended = True
+            elif kind == SHELL_STDIN and data:
+                return data
+        return b""
+
+
+class Shell:
+    """Just enough of the phone's shell (mksh running toybox commands) for what DraftDeck
+    (and a person poking around) runs."""
+
+    def __init__(self, phone: FakePhone, stdin: _ShellInput | None = None) -> None:
         self.phone = phone
+        self.stdin = stdin
+        self._sink: BinaryIO | None = None  # the file a `>` or `>>` sends stdout to
 
     def run(self, line: str) -> tuple[bytes, bytes, int, bytes]:
         """stdout, stderr, exit status, and both streams as a terminal shows them."""
         out, err, code, mixed = b"", b"", 0, b""
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&")
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&>")
         lexer.whitespace_split = True
         words: list[str] = []
         for token in [*lexer, ";"]:
@@ -484,6 +547,34 @@ class Shell:
         return out, err, code, mixed
 
     def _command(self, words: list[str]) -> tuple[bytes, bytes, int]:
+        words, redirect = self._redirection(words)
+        if redirect is None:
+            return self._dispatch(words)
+        mode, target = redirect
+        try:  # the shell opens (and with `>` truncates) the file before the command runs
+            sink = self.phone.local(target).open("ab" if mode == ">>" else "wb", buffering=0)
+        except OSError as exc:
+            return b"", f"/system/bin/sh: can't create {target}: {exc.strerror}\n".encode(), 1
+        with sink:
+            self._sink = sink
+            try:
+                out, err, code = self._dispatch(words)
+                if out and code == 0:
+                    self._emit(out)
+            except _NoSpace:
+                err, code = b"%s: xwrite: No space left on device\n" % words[0].encode(), 1
+            finally:
+                self._sink = None
+        return b"", err, code
+
+    @staticmethod
+    def _redirection(words: list[str]) -> tuple[list[str], tuple[str, str] | None]:
+        """The words without a trailing `> FILE` / `>> FILE`, and that redirection."""
+        if len(words) >= 3 and words[-2] in (">", ">>"):
+            return words[:-2], (words[-2], words[-1])
+        return words, None
+
+    def _dispatch(self, words: list[str]) -> tuple[bytes, bytes, int]:
         name, args = words[0], words[1:]
         flags = "".join(a[1:] for a in args if a.startswith("-") and len(a) > 1)
         paths = [a for a in args if not a.startswith("-")]
@@ -496,6 +587,17 @@ class Shell:
         except OSError as exc:
             return b"", f"{name}: {exc.strerror}\n".encode(), 1
         return out, err, code
+
+    def _emit(self, data: bytes) -> None:
+        """Write to the redirected file at once, within the phone's free space."""
+        assert self._sink is not None
+        budget = self.phone.free_bytes
+        fits = data if budget is None else data[: max(budget, 0)]
+        self._sink.write(fits)
+        if budget is not None:
+            self.phone.free_bytes = budget - len(fits)
+        if len(fits) < len(data):
+            raise _NoSpace
 
     def _missing(self, name: str, path: str) -> bytes:
         return f"{name}: {path}: No such file or directory\n".encode()
@@ -510,6 +612,13 @@ class Shell:
         return (" ".join(paths) + "\n").encode(), b"", 0
 
     def _cmd_cat(self, _flags: str, paths: list[str]) -> tuple[bytes, bytes, int]:
+        if not paths and self.stdin is not None:
+            if self._sink is None:
+                return b"".join(iter(self.stdin.read, b"")), b"", 0
+            # Block by block as it comes, as toybox's cat does: a cut keeps what arrived.
+            while block := self.stdin.read():
+                self._emit(block)
+            return b"", b"", 0
         out, err = b"", b""
         for path in paths:
             local = self.phone.local(path)
