@@ -262,6 +262,11 @@ class Phone:
         self._open: set[AdbSocket] = set()
         self._aborted = False
 
+    @property
+    def has_shell_v2(self) -> bool:
+        """Whether commands can take stdin and report their exit status (Android 7+)."""
+        return self._shell_v2
+
     def abort(self) -> None:
         with self._lock:
             self._aborted = True
@@ -297,17 +302,8 @@ class Phone:
             raise lost(self.name, exc) from exc
 
     def _run_v2(self, command: str, timeout: float) -> ShellResult:
-        streams = {1: bytearray(), 2: bytearray()}
         with self.connect(f"shell,v2,raw:{command}", timeout) as conn:
-            while True:
-                kind = conn.read_exact(1)[0]
-                data = conn.read_exact(int.from_bytes(conn.read_exact(4), "little"))
-                if kind == 3:  # exit status
-                    code = data[0] if data else 255
-                    break
-                if kind in streams:
-                    streams[kind] += data
-        return ShellResult(code, _text(streams[1]), _text(streams[2]))
+            return read_v2_result(conn)
 
     def _run_v1(self, command: str, timeout: float) -> ShellResult:
         wrapped = f"{command}; echo {_EXIT_MARK}$?"
@@ -329,6 +325,20 @@ class Phone:
             detail = result.err.strip() or result.out.strip() or f"exit status {result.code}"
             raise PhoneError(f"On {self.name}, `{command}` failed: {detail}", "command_failed")
         return result.out
+
+
+def read_v2_result(conn: AdbSocket) -> ShellResult:
+    """A shell protocol v2 command's output and exit status, read to its end."""
+    streams = {1: bytearray(), 2: bytearray()}  # stdout, stderr
+    while True:
+        kind = conn.read_exact(1)[0]
+        data = conn.read_exact(int.from_bytes(conn.read_exact(4), "little"))
+        if kind == 3:  # exit status
+            code = data[0] if data else 255
+            break
+        if kind in streams:
+            streams[kind] += data
+    return ShellResult(code, _text(streams[1]), _text(streams[2]))
 
 
 def _text(data: bytes | bytearray) -> str:

@@ -4,9 +4,10 @@ A whole pack is copied into `<dest>.partial/` and renamed to `<dest>` only when 
 file's sha256 on the phone matches the local one, so an app scanning the folder never
 sees half a pack. Files already on the phone with the right sha256 (in `<dest>` or in
 a `<dest>.partial` left by an interrupted push) are not sent again: pushing again after
-a pulled cable resumes. Recipe files go next to the pack under a hidden name and are
-renamed over the old ones once verified. Only folders DraftDeck made are changed, and
-in them only the files it put there (see pack_marker).
+a pulled cable resumes, inside a large file too (large_files). Recipe files go next to
+the pack under a hidden name and are renamed over the old ones once verified. Only
+folders DraftDeck made are changed, and in them only the files it put there (see
+pack_marker).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import logging
 import posixpath
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +30,7 @@ from app.core.pack.files import CONFIG, NOT_PACK_SUFFIXES
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.large_files import LARGE_FILE, Resume, find_resumes, send_large, temp_copy
 from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
 from app.core.phone.sync_send import PushCancelled, send_file
 
@@ -56,7 +57,8 @@ class PushStatus(TransferFigures):
     recipe_only: bool
     state: str = QUEUED
     done_bytes: int = 0
-    total_bytes: int = 0  # what has to be sent (skipped files not counted)
+    total_bytes: int = 0  # what has to be sent (skipped files and kept starts not counted)
+    resumed_bytes: int = 0  # of files cut short earlier, what was on the phone intact
     files_total: int = 0
     current_file: str = ""
     file_done: int = 0
@@ -85,6 +87,7 @@ class PushStatus(TransferFigures):
             "skipped": list(self.skipped),
             "verified": list(self.verified),
             "bytes": self.done_bytes,
+            "resumed_bytes": self.resumed_bytes,
             "seconds": round(self.seconds, 3),
             "error": self.error,
         }
@@ -261,6 +264,8 @@ class PushJob(TrackedJob[PushStatus]):
         ours_partial = claim(phone, partial, in_partial) if partial_exists else frozenset()
         rels = {f.rel for f in files}
         todo = [f for f in files if f.rel not in in_dest | in_partial]
+        resumes = find_resumes(phone, partial, todo, self._cancelled) if partial_exists else {}
+        kept = sum(r.offset for r in resumes.values())
         if not todo and dest_exists and len(in_dest) == len(files):
             if partial_exists:
                 fs.remove_tree(phone, partial)  # a stale attempt of ours; the pack is complete
@@ -269,7 +274,7 @@ class PushJob(TrackedJob[PushStatus]):
             everything = tuple(f.rel for f in files)
             self._set(skipped=everything, verified=everything)
             return
-        needed = sum(f.size for f in todo)
+        needed = sum(f.size for f in todo) - kept
         free = fs.free_bytes(phone, self.root, create=True)
         if free < needed + self._margin(needed):
             raise PhoneError(
@@ -294,13 +299,15 @@ class PushJob(TrackedJob[PushStatus]):
         self._set(
             state=PUSHING,
             total_bytes=needed,
+            resumed_bytes=kept,
             skipped=verified,
             verified=verified,
         )
         for item in todo:
             # Inside .partial a file may take its name before the check: the folder is
             # not installed until every file passed (one round trip less per file).
-            self._send_verified(phone, item, posixpath.join(partial, item.rel), early=True)
+            final = posixpath.join(partial, item.rel)
+            self._send_verified(phone, item, final, early=True, resume=resumes.get(item.rel))
         self._tidy(phone, partial, files, ours - rels, check=True)
         write_marker(phone, partial, self.pack.name, rels)
         fs.move(phone, partial, dest)
@@ -328,17 +335,26 @@ class PushJob(TrackedJob[PushStatus]):
             write_marker(phone, dest, self.pack.name, ours | {f.rel for f in todo})
 
     def _send_verified(
-        self, phone: Phone, item: LocalFile, final: str, early: bool = False
+        self,
+        phone: Phone,
+        item: LocalFile,
+        final: str,
+        early: bool = False,
+        resume: Resume | None = None,
     ) -> None:
-        """Send under a hidden name of its own, verify, and rename into place: the real
-        name never holds half a file, and the phone's clean-up of an earlier, cut copy
-        (which it does on its own time) can never hit this one. With `early`, the
-        rename goes in the same shell command as the hash and a bad copy is removed
-        from its final name."""
-        self._set(current_file=item.rel, file_done=0, file_size=item.size)
-        folder, name = posixpath.split(final)
-        remote = posixpath.join(folder, f".{name}.{uuid.uuid4().hex[:8]}{TEMP_SUFFIX}")
-        sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
+        """Send under a hidden name, verify, and rename into place: the real name never
+        holds half a file. A large file goes on from where `resume` says its copy was
+        cut. With `early`, the rename goes in the same shell command as the hash and a
+        bad copy is removed from its final name."""
+        start = resume.offset if resume else 0
+        self._set(current_file=item.rel, file_done=start, file_size=item.size)
+        if item.size >= LARGE_FILE:
+            remote, sha = send_large(
+                phone, item, final, resume, self._margin, self._on_bytes, self._cancelled
+            )
+        else:
+            remote = temp_copy(final)
+            sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
         then = f"mv {fs.quote(remote)} {fs.quote(final)}" if early else ""
         got = fs.sha256_of(phone, [remote], then=then).get(remote)
         if got != sha:

@@ -98,6 +98,16 @@ def list_dir(phone: Phone, folder: str) -> list[RemoteEntry]:
     return parse_ls_long(result.out) if result.code == 0 else []
 
 
+def file_sizes(phone: Phone, paths: list[str]) -> dict[str, int]:
+    """Sizes of those paths that are files (missing ones are simply absent)."""
+    found: dict[str, int] = {}
+    for batch in batches(paths):
+        # `ls -ld` names each entry by the path given; a missing one makes it exit 1.
+        out = phone.shell("ls -ld " + " ".join(quote(p) for p in batch)).out
+        found.update((e.name, e.size) for e in parse_ls_long(out) if not e.is_dir)
+    return found
+
+
 def sha256_of(phone: Phone, paths: list[str], then: str = "") -> dict[str, str]:
     """sha256 of those files that exist (missing ones are simply absent). `then` is a
     command run right after, in the same round trip (its exit status is ignored)."""

@@ -85,7 +85,7 @@ def _send(
         conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         spec = f"{remote},{FILE_MODE}".encode()
         conn.sock.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
-        while block := _read(handle, local):
+        while block := read_block(handle, local):
             if cancelled():
                 raise PushCancelled(remote)
             hash_block(block)
@@ -96,7 +96,7 @@ def _send(
         conn.sock.sendall(b"QUIT" + struct.pack("<I", 0))
 
 
-def _read(handle: BinaryIO, local: Path) -> bytes:
+def read_block(handle: BinaryIO, local: Path) -> bytes:
     """The next block; a failing disk is the computer's problem, not the cable's."""
     try:
         return handle.read(SEND_BLOCK)
