@@ -13,11 +13,19 @@ of per-pair throughput ratios (ours / adb push).
 --links caps the phone's intake: uncapped loopback, then about what USB 3 and USB 2
 phones manage with adb. The verification re-reads every file on the phone, so its
 cost shows most on the uncapped loopback, where hashing is as slow as the copy.
+
+Then a push killed halfway: `draftdeck push` (its own process) is SIGKILLed once the
+phone has received half the pack's bytes, and pushed again; the figure is the bytes the
+phone received in the second push as a share of the pack (median of --resume-runs,
+floor 0.55), with every file on the phone checked by sha256. The phone runs in this
+process for that part (it counts the bytes), on a 40 MB/s link.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import shutil
 import statistics
@@ -32,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.phone import push as push_module  # noqa: E402
 from app.core.phone.adb import Adb  # noqa: E402
-from app.core.phone.push import DONE, PushJob  # noqa: E402
+from app.core.phone.push import DONE, PushJob, pack_files  # noqa: E402
 from tests.adb_harness import AdbServer  # noqa: E402
+from tests.fake_phone import FakePhone  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "bundles" / "fast-draft"
 
@@ -95,10 +104,75 @@ def measure(work: Path, pack: Path, total: int, runs: int, link_mbps: float) -> 
     return ratios
 
 
+RESUME_LINK = 40e6  # bytes/s: the kill lands within a few kB of halfway
+RESUME_FLOOR = 0.55
+
+
+def _cli_push(pack: Path, address: str, root: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "app", "push", str(pack), "--serial", address]
+    return subprocess.Popen(
+        [*command, "--dest", root, "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def measure_resume(work: Path, pack: Path, total: int, runs: int) -> list[float]:
+    """Shares of the pack the second push sent, after the first was killed halfway."""
+    shares = []
+    with FakePhone(work / "phone-resume") as phone, AdbServer(work / "adb-resume") as server:
+        phone.throttle_bytes_per_s = RESUME_LINK
+        server.connect(phone)
+        env = {**server.env, "DRAFTDECK_HOME": str(work / "home")}
+        for run in range(runs):
+            root = f"/data/local/tmp/resume-{run}"
+            start = phone.bytes_received
+            killed = _cli_push(pack, phone.address, root, env)
+            while phone.bytes_received - start < total // 2 and killed.poll() is None:
+                time.sleep(0.0005)
+            killed.kill()  # SIGKILL: nothing of ours gets to tidy up
+            killed.communicate()
+            at_kill = (phone.bytes_received - start) / total
+            phone.settle()  # the phone writes what was on its way, as a phone does
+            before = phone.bytes_received
+            again = _cli_push(pack, phone.address, root, env)
+            out, err = again.communicate()
+            assert again.returncode == 0, err
+            result = json.loads(out.splitlines()[-1])
+            share = (phone.bytes_received - before) / total
+            on_phone = phone.local(f"{root}/{pack.name}")
+            for item in pack_files(pack):
+                assert _sha256(on_phone / item.rel) == _sha256(item.path), item.rel
+            print(
+                f"  run {run}: killed at {at_kill:.1%} of the pack; the second push sent "
+                f"{share:.1%} (kept {result.get('resumed_bytes', 0) / total:.1%}); sha256 ok"
+            )
+            shares.append(share)
+            shutil.rmtree(phone.local(root))
+    verdict = "ok" if statistics.median(shares) <= RESUME_FLOOR else "ABOVE THE FLOOR"
+    print(
+        f"resumed push after a kill at 50 %: sent {statistics.median(shares):.1%} of the pack "
+        f"(median of {runs}; max {max(shares):.1%}); floor {RESUME_FLOOR:.0%}: {verdict}"
+    )
+    return shares
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=50, help="size of the pack")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--resume-runs", type=int, default=5, help="0: skip the kill test")
     parser.add_argument(
         "--links",
         default="0,100,40",
@@ -110,8 +184,12 @@ def main() -> int:
         pack = work / "bench-pack"
         total = make_pack(pack, args.mb)
         print(f"pack: {total / 1e6:.1f} MB in {len(os.listdir(pack))} files, {args.runs} runs")
-        for link in args.links.split(","):
+        for link in filter(None, args.links.split(",")):
             measure(work, pack, total, args.runs, float(link))
+        if args.resume_runs:
+            shares = measure_resume(work, pack, total, args.resume_runs)
+            if statistics.median(shares) > RESUME_FLOOR:
+                return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
