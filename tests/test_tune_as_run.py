@@ -271,7 +271,7 @@ def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> Non
         target,
         draft,
         plan,
-        engine=lambda: nullcontext(engine),  # type: ignore[arg-type,return-value]
+        engine=lambda: nullcontext(engine),  # type: ignore[arg-type]
         clock=lambda: clock[0],
     )
     engine.job = job
