@@ -433,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
                 return
             status = 206
-        body = data[start : end + 1]
+        body = memoryview(data)[start : end + 1]  # not a copy: packs of GBs are served
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)

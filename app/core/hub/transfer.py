@@ -2,7 +2,8 @@
 
 huggingface_hub's own download restarts from zero after a restart and reports progress
 every 10 MiB; this keeps what arrived in `<file>.part` and continues with a Range
-request, hashes as it writes (hashing the kept prefix first when resuming), and checks
+request, hashes the file's bytes as they are written (read back from the file, the kept
+prefix first when resuming, so memory stays flat whatever the hash's pace), and checks
 the result against the LFS sha256 or the git blob id before the file is renamed into
 place. It uses the client's URL builder, auth headers and HTTP session.
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -61,48 +61,94 @@ def _size_mismatch(what: str, got: str, plan_file: PlanFile) -> HubError:
 
 
 class _Hasher:
-    """Hashes, and pushes written data to disk, on its own thread.
+    """Hashes the file's bytes, read back from the file, on its own thread.
 
-    The socket reader only appends to the file; this thread hashes what was written and
-    every SYNC_EVERY bytes asks the OS to write the file out (fdatasync), so the fsync
-    before the rename finds little left to do and disk writes overlap the network.
-    hashlib and fdatasync release the GIL, so the two threads really run side by side.
+    The socket reader writes each chunk to the file and only says how far the file now
+    goes (`wrote`); this thread reads the new bytes back through a read handle of its
+    own and hashes them. So no chunk waits in memory for the hash (a queue of chunks
+    grew to 700 MiB on a 3 GB download whenever the hash and the syncs fell behind the
+    network), the bytes hashed are the bytes the file holds, not the ones sent, and a
+    resumed download's kept prefix is hashed while the rest arrives. Every SYNC_EVERY
+    bytes it also asks the OS to write the file out (fdatasync), so the fsync before the
+    rename finds little left to do and disk writes overlap the network. hashlib,
+    reading and fdatasync release the GIL, so the threads really run side by side.
 
     It syncs through the writer's own descriptor, which it borrows: Windows can only
     flush a descriptor opened for writing (a read-only one of its own failed there, every
-    time, so the periodic sync never happened), and one handle is one fewer that must be
-    closed before the file can be deleted or renamed. `close` joins the thread, so call
-    it before the writer closes that descriptor.
+    time, so the periodic sync never happened). `hexdigest` and `close` join the thread,
+    which closes its read handle, so call one before the writer closes that descriptor
+    and before the file is deleted or renamed.
     """
 
-    def __init__(self, plan_file: PlanFile, write_fd: int) -> None:
+    def __init__(self, plan_file: PlanFile, part: Path, write_fd: int, kept: int) -> None:
         self._digest = _new_digest(plan_file)
-        self._fd = write_fd
+        self._part, self._fd = part, write_fd
+        self._written = kept  # bytes in the file that may be hashed: the kept prefix first
+        self._kept = kept  # an earlier run's bytes: no sync owed for them but the last
+        self._hashed = 0
         self._unsynced = 0
-        self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._finished = False  # no more bytes will be written
+        self._abandoned = False  # paused, failed or started over: the hash is not wanted
+        self._failed: OSError | None = None
+        self._news = threading.Condition()
         self._thread = threading.Thread(target=self._work, name="hasher", daemon=True)
         self._thread.start()
 
+    def wrote(self, count: int) -> None:
+        """`count` more bytes are in the file (flushed to the OS) to hash."""
+        if self._failed is not None:  # no use fetching the rest: it cannot be checked
+            raise self._failed
+        with self._news:
+            self._written += count
+            self._news.notify()
+
     def _work(self) -> None:
-        while (chunk := self._chunks.get()) is not None:
-            self._digest.update(chunk)
-            self._unsynced += len(chunk)
+        try:
+            with self._part.open("rb", buffering=0) as handle:
+                while (upto := self._next_end()) is not None:
+                    self._hash_up_to(handle, upto)
+        except OSError as exc:
+            self._failed = exc
+
+    def _next_end(self) -> int | None:
+        """Where the file's written bytes end, once there are new ones; None when done."""
+        with self._news:
+            while self._written == self._hashed and not self._finished:
+                self._news.wait()
+            done = self._written == self._hashed or self._abandoned
+            return None if done else self._written
+
+    def _hash_up_to(self, handle: BinaryIO, end: int) -> None:
+        while self._hashed < end and not self._abandoned:
+            block = handle.read(min(CHUNK, end - self._hashed))
+            if not block:  # the file is shorter than written: the hash will not match
+                raise OSError(f"{self._part.name} ended at {self._hashed} bytes")
+            self._digest.update(block)
+            self._hashed += len(block)
+            if self._hashed > self._kept:
+                self._unsynced += len(block)
             if self._unsynced >= SYNC_EVERY:
                 self._unsynced = 0
                 with contextlib.suppress(OSError):  # a file system without sync support
                     _datasync(self._fd)
 
-    def update(self, chunk: bytes) -> None:
-        self._chunks.put(chunk)
-
     def close(self) -> None:
-        if self._thread.is_alive():
-            self._chunks.put(None)
-            self._thread.join()
+        """Stop without hashing the rest: a pause must not wait for a kept prefix."""
+        self._abandoned = True
+        self._join()
 
     def hexdigest(self) -> str:
-        self.close()
+        """The hash of every byte written, once the thread has read them all."""
+        self._join()
+        if self._failed is not None:
+            raise self._failed
         return str(self._digest.hexdigest())
+
+    def _join(self) -> None:
+        with self._news:
+            self._finished = True
+            self._news.notify()
+        self._thread.join()
 
 
 def _new_digest(plan_file: PlanFile) -> Any:
@@ -142,12 +188,6 @@ def _datasync(fd: int) -> None:
 
 def _expected(plan_file: PlanFile) -> str | None:
     return plan_file.sha256 or plan_file.blob_id
-
-
-def _hash_prefix(hasher: _Hasher, path: Path) -> None:
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hasher.update(block)
 
 
 def _written(out: BinaryIO) -> int:
@@ -209,11 +249,9 @@ def _fill(
     clock: Callable[[], float],
 ) -> bool:
     """Append the missing bytes to `out` and sync them; whether they match the Hub's hash."""
-    receiver = _Receiver(out, _Hasher(plan_file, out.fileno()), on_bytes, clock)
+    size = _written(out)
+    receiver = _Receiver(out, _Hasher(plan_file, part, out.fileno(), size), on_bytes, clock)
     try:
-        size = _written(out)
-        if size:
-            _hash_prefix(receiver.hasher, part)
         failures = 0
         while size < plan_file.size:
             request = dict(headers)
@@ -227,10 +265,10 @@ def _fill(
                 # handle, as it could not be deleted while that handle is open (Windows).
                 receiver.hasher.close()
                 out.truncate(0)
-                receiver.hasher, size = _Hasher(plan_file, out.fileno()), 0
+                receiver.hasher, size = _Hasher(plan_file, part, out.fileno(), 0), 0
             except httpx2.TransportError as exc:
-                # A dropped connection: go on from what arrived. Every chunk written is
-                # also hashed, so the file's size is where the next request starts. Only
+                # A dropped connection: go on from what arrived. Every byte written is
+                # hashed from the file, so the file's size is where the next request starts. Only
                 # drops in a row with nothing gained count towards giving up.
                 before, size = size, _written(out)
                 failures = 1 if size > before else failures + 1
@@ -283,12 +321,13 @@ class _Receiver:
         """Write what is pending; how many bytes that was."""
         if not self._pending:
             return 0
-        chunk = bytes(self._pending)  # the hasher's thread reads it later: not a view
+        count = len(self._pending)
+        self.out.write(self._pending)
+        self.out.flush()  # in the file before the hasher reads it back
         self._pending.clear()
-        self.out.write(chunk)
-        self.hasher.update(chunk)
-        self._on_bytes(len(chunk))
-        return len(chunk)
+        self.hasher.wrote(count)
+        self._on_bytes(count)
+        return count
 
 
 def _stream(
