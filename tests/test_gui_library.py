@@ -325,10 +325,11 @@ def test_empty_library_explains_what_to_do(window: MainWindow) -> None:
 
 
 def test_library_folder_can_be_changed(
-    window: MainWindow, bundle_copy: Copy, tmp_path: Path
+    window: MainWindow, bundle_copy: Copy, tmp_path: Path, qtbot: QtBot
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     bundle_copy("qwen3-target", elsewhere / "moved-here")
     window.library_page.set_library_folder(elsewhere)
+    qtbot.waitUntil(lambda: not window.library_page.loading())  # read on a worker thread
     assert _cell(window, 0, "Name") == "moved-here"
     assert load_settings().library_dir == str(elsewhere.resolve())

@@ -89,6 +89,7 @@ def test_right_click_a_pack_offers_what_can_be_done_with_it(
     menu = _menu_on(qtbot, window, "qwen3-draft-identical")
     _action(menu, "Use as Draft").trigger()
     assert window.current_page_key() == "pair"
+    qtbot.waitUntil(lambda: not window.pair_page.loading())  # read on a worker thread
     target, draft = window.pair_page.current()
     assert target is not None and target.name == "qwen3-target"
     assert draft is not None and draft.name == "qwen3-draft-identical"
@@ -110,6 +111,7 @@ def test_the_menu_key_opens_it_on_the_selected_pack(qtbot: QtBot, window: MainWi
     assert _action(menu, "Use as Target").isEnabled()  # qwen3-target can be either
     _action(menu, "Use as Target").trigger()
     assert window.current_page_key() == "pair"
+    qtbot.waitUntil(lambda: not window.pair_page.loading())  # read on a worker thread
     target, _ = window.pair_page.current()
     assert target is not None and target.name == "qwen3-target"
 

@@ -69,6 +69,7 @@ def test_saved_pair_is_restored(window: MainWindow, qtbot: QtBot) -> None:
     qtbot.addWidget(again)
     again.show_page("pair")
     again.show()
+    qtbot.waitUntil(lambda: not again.pair_page.loading())  # read on a worker thread
     target, draft = again.pair_page.current()
     assert target is not None and draft is not None
     assert (target.name, draft.name) == ("qwen3-target", "qwen3-draft-noisy")
@@ -120,6 +121,7 @@ def test_empty_library_explains(qtbot: QtBot) -> None:
     qtbot.addWidget(win)
     win.show()
     win.show_page("pair")
+    qtbot.waitUntil(lambda: not win.pair_page.loading())  # read on a worker thread
     assert "Library page" in win.pair_page.card.body.text()
     assert isinstance(win.pair_page.matrix_model, PairMatrixModel)
     assert win.pair_page.matrix_model.rowCount() == 0
@@ -180,6 +182,7 @@ def messy(qtbot: QtBot, bundle_copy: Copy, tmp_path: Path) -> MainWindow:
     qtbot.addWidget(win)
     win.show()
     win.show_page("pair")
+    qtbot.waitUntil(lambda: not win.pair_page.loading())  # read on a worker thread
     return win
 
 

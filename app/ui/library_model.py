@@ -84,23 +84,35 @@ class LibraryModel(ColumnsModel):
     def __init__(self) -> None:
         super().__init__()
         self._entries: list[PackEntry] = []
+        # Each row's cells, worked out when first asked: the view asks every role of
+        # every cell it measures, and working out one cell's text made all nine.
+        self._cells: list[tuple[tuple[str, Any], ...] | None] = []
 
     def set_entries(self, entries: list[PackEntry]) -> None:
         self.beginResetModel()
         self._entries = list(entries)
+        self._cells = [None] * len(self._entries)
         self.endResetModel()
 
     def add_entry(self, entry: PackEntry) -> None:
         row = len(self._entries)
         self.beginInsertRows(QModelIndex(), row, row)
         self._entries.append(entry)
+        self._cells.append(None)
         self.endInsertRows()
 
     def remove_entry(self, entry: PackEntry) -> None:
         row = self._entries.index(entry)
         self.beginRemoveRows(QModelIndex(), row, row)
         del self._entries[row]
+        del self._cells[row]
         self.endRemoveRows()
+
+    def _row_cells(self, row: int) -> tuple[tuple[str, Any], ...]:
+        cells = self._cells[row]
+        if cells is None:
+            cells = self._cells[row] = _cells(self._entries[row])
+        return cells
 
     def row_total(self) -> int:
         return len(self._entries)
@@ -112,7 +124,7 @@ class LibraryModel(ColumnsModel):
         column = index.column()
         if role == ENTRY_ROLE:
             return entry
-        text, key = _cells(entry)[column]
+        text, key = self._row_cells(index.row())[column]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             # The whole error on hover, except over Path: there the whole path.
             if role == Qt.ItemDataRole.ToolTipRole and entry.error is not None:

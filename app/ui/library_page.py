@@ -79,7 +79,7 @@ class LibraryPage(QWidget):
             "&Remove…", QKeySequence.StandardKey.Delete, self.remove_selected
         )
         self.act_remove.setStatusTip("Remove the selected pack (asks first)")
-        self.act_refresh = self._action("Re&fresh", QKeySequence.StandardKey.Refresh, self.refresh)
+        self.act_refresh = self._action("Re&fresh", QKeySequence.StandardKey.Refresh, self.reload)
         self.act_refresh.setStatusTip("Re-read the library")
         self.act_open = self._action("Open &Location", "Ctrl+L", self.open_selected_location)
         self.act_open.setStatusTip("Open the selected pack's folder")
@@ -172,16 +172,41 @@ class LibraryPage(QWidget):
 
     # -- reading --------------------------------------------------------------------------
 
+    def reload(self, select: Path | None = None) -> None:
+        """Re-read the library on a worker thread (only packs whose files changed are
+        read again); the rows change when it is done, `select`ed if given."""
+        background.run(
+            self,
+            "scan",
+            self.library.scan,
+            on_done=lambda entries: self._show_entries(entries, select),
+            on_error=self._on_scan_failed,
+        )
+
+    def loading(self) -> bool:
+        """Whether a reading of the library is on its way to the page."""
+        return background.is_running(self, "scan")
+
     def refresh(self) -> None:
+        """Re-read the library now, on this thread (a pack's stamp, not its bundle, when
+        its files did not change)."""
+        background.drop(self, "scan")
+        self._show_entries(self.library.scan())
+
+    def _on_scan_failed(self, error: Exception) -> None:
+        log.error("could not read the library", exc_info=error)
+        self.message.emit(f"Could not read the library: {error}")
+
+    def _show_entries(self, entries: list[PackEntry], select: Path | None = None) -> None:
         selected = self.selected_entry()
-        entries = self.library.scan()
         self.model.set_entries(entries)
         broken = sum(not e.ok for e in entries)
         total = sum(e.info.size_bytes for e in entries if e.info)
         note = f", {broken} with problems" if broken else ""
         self.message.emit(f"{counted(len(entries), 'pack')} ({format_bytes(total)}){note}")
-        if selected is not None:
-            self.select_path(selected.path)
+        keep = select or (selected.path if selected is not None else None)
+        if keep is not None:
+            self.select_path(keep)
         self._show_details()
         self._update_actions()
 
@@ -258,7 +283,7 @@ class LibraryPage(QWidget):
     def set_library_folder(self, folder: Path) -> None:
         """Keep installed packs in another folder (packs already there are not moved)."""
         self.library.set_root(folder)
-        self.refresh()
+        self.reload()
         self.message.emit(f"Library folder: {folder}")
 
     def choose_folder(self) -> None:

@@ -131,7 +131,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.statusBar()
         self._restore_state()
-        self.library_page.refresh()
+        self.library_page.reload()  # on a worker thread: the window paints at once
         saver.failed.connect(self._on_unsaved)
         saver.saved.connect(self.unsaved_label.hide)
         # Said once, at start: a settings file set aside, folders that refuse writes.

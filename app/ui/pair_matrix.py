@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from app.core.pack.compat import assess_either
 from app.core.pack.library import PackEntry
-from app.core.pack.pairing import distinct_names
+from app.core.pack.pair_table import PairTable, PairTables
+from app.core.pack.pairing import Cell, cell_of, distinct_names
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, Verdict
 from app.ui.verdict_card import STYLES
 
 Index = QModelIndex | QPersistentModelIndex
 PAIR_ROLE = Qt.ItemDataRole.UserRole + 1
+# Colours by level, made once: data() answers each cell's every role from these.
+_BACKGROUNDS = {level: QBrush(QColor(style[2])) for level, style in STYLES.items()}
+_FOREGROUNDS = {level: QBrush(QColor(style[3])) for level, style in STYLES.items()}
 
 
-def verdict_of(target: PackEntry, draft: PackEntry) -> Verdict:
-    t = target.info if target.info is not None else target.error
-    d = draft.info if draft.info is not None else draft.error
-    assert t is not None and d is not None
-    return assess_either(t, d)
-
-
-def cell_text(verdict: Verdict) -> str:
-    symbol = STYLES[verdict.level][0]
-    if verdict.level == BLOCKED:
+@lru_cache(maxsize=64)
+def cell_text(level: str, warnings: int) -> str:
+    symbol = STYLES[level][0]
+    if level == BLOCKED:
         return f"{symbol} blocked"
-    if verdict.level == CANNOT_PAY:
+    if level == CANNOT_PAY:
         return f"{symbol} cannot pay"
-    warnings = len(verdict.of("warning"))
     return (
         f"{symbol} {warnings} warning{'s' if warnings != 1 else ''}"
         if warnings
@@ -40,30 +37,38 @@ def cell_text(verdict: Verdict) -> str:
 
 
 class PairMatrixModel(QAbstractTableModel):
-    def __init__(self) -> None:
+    """A PairTable (built off the GUI thread) as a table; each cell's answer is read
+    from the table's cell, never judged here (a view asks for every role of every
+    cell it measures or paints)."""
+
+    def __init__(self, tables: PairTables | None = None) -> None:
         super().__init__()
-        self.targets: list[PackEntry] = []
-        self.drafts: list[PackEntry] = []
-        self._verdicts: list[list[Verdict]] = []
-        self._cells: dict[tuple[Path, Path], Verdict] = {}
+        self.tables = tables or PairTables()
+        self.table = PairTable()
         self.labels: dict[Path, str] = {}
 
-    def set_entries(self, targets: list[PackEntry], drafts: list[PackEntry]) -> None:
+    @property
+    def targets(self) -> tuple[PackEntry, ...]:
+        return self.table.targets
+
+    @property
+    def drafts(self) -> tuple[PackEntry, ...]:
+        return self.table.drafts
+
+    def set_table(self, table: PairTable) -> None:
         self.beginResetModel()
-        self.targets, self.drafts = list(targets), list(drafts)
-        self._verdicts = [[verdict_of(t, d) for d in self.drafts] for t in self.targets]
-        self._cells = {
-            (t.path, d.path): verdict
-            for t, row in zip(self.targets, self._verdicts, strict=True)
-            for d, verdict in zip(self.drafts, row, strict=True)
-        }
-        self.labels = distinct_names([e.path for e in (*self.targets, *self.drafts)])
+        self.table = table
+        self.labels = distinct_names([e.path for e in (*table.targets, *table.drafts)])
         self.endResetModel()
 
+    def cell(self, target: PackEntry, draft: PackEntry) -> Cell:
+        """What the table says of the pair (judged now only if it is not in the table)."""
+        found = self.table.cell(target, draft)
+        return found if found is not None else cell_of(self.verdict(target, draft))
+
     def verdict(self, target: PackEntry, draft: PackEntry) -> Verdict:
-        """The cell's verdict, assessed once per refresh (assessed now if not a cell)."""
-        found = self._cells.get((target.path, draft.path))
-        return found if found is not None else verdict_of(target, draft)
+        """The pair's full verdict (for the card), judged once per pair of readings."""
+        return self.tables.verdict(target, draft)
 
     def label(self, entry: PackEntry) -> str:
         """The pack's name, with its folder when another pack has the same name."""
@@ -91,20 +96,18 @@ class PairMatrixModel(QAbstractTableModel):
         if not index.isValid():
             return None
         row, column = index.row(), index.column()
-        if not (0 <= row < len(self.targets) and 0 <= column < len(self.drafts)):
+        cells = self.table.cells
+        if not (0 <= row < len(cells) and 0 <= column < len(cells[row])):
             return None
-        verdict = self._verdicts[row][column]
+        cell = cells[row][column]
         if role == Qt.ItemDataRole.DisplayRole:
-            return cell_text(verdict)
+            return cell_text(cell.level, cell.warnings)
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"{verdict.label}"] + [
-                f"• {r.message}" for r in verdict.reasons if r.severity != "info"
-            ]
-            return "\n".join(lines)
+            return cell.reasons_text
         if role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(QColor(STYLES[verdict.level][2]))
+            return _BACKGROUNDS[cell.level]
         if role == Qt.ItemDataRole.ForegroundRole:
-            return QBrush(QColor(STYLES[verdict.level][3]))
+            return _FOREGROUNDS[cell.level]
         if role == PAIR_ROLE:
-            return (self.targets[row], self.drafts[column])
+            return (self.table.targets[row], self.table.drafts[column])
         return None

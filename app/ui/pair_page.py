@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
@@ -22,28 +23,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.infra.errors import FileError
-from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
-from app.core.pack.context_window import pair_window
 from app.core.pack.library import Library, PackEntry
-from app.core.pack.pairing import (
-    DRAFT_ROLES,
-    TARGET_ROLES,
-    best_pair,
-    drafts_for,
-    rank_note,
-    role_of,
-)
-from app.core.pack.verdict import BLOCKED
-from app.core.recipe.files import run_recipes
+from app.core.pack.pair_table import PairTable
+from app.core.pack.pairing import drafts_for, rank_note
+from app.core.pack.verdict import BLOCKED, VERDICT_LABELS
+from app.ui import background
 from app.ui.labels import wrap_to_width
-from app.ui.pair_matrix import PAIR_ROLE, Index, PairMatrixModel
+from app.ui.pair_matrix import PAIR_ROLE, Index, PairMatrixModel, cell_text
+from app.ui.pair_memory import MemoryEstimate
 from app.ui.pair_selection import PairSelection
 from app.ui.verdict_card import VerdictCard
 
-# (mark, colour) for the memory estimate: words and a symbol, never colour alone.
-UNKNOWN = "unknown"  # the estimate could not be made
-MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b"), UNKNOWN: ("⚠ ", "#8a5300")}
+log = logging.getLogger("draftdeck.ui.pair")
+TABLE_TASK = "table"  # the background reading of the library and judging of its pairs
 
 
 RANK_ROLE = Qt.ItemDataRole.UserRole + 1  # a fitting draft's place in the order, in words
@@ -82,6 +74,8 @@ class PairPage(QWidget):
         self._entries: list[PackEntry] = []
         self._targets: list[PackEntry] = []
         self._drafts: list[PackEntry] = []
+        self._table: PairTable | None = None  # the one shown; None before the first
+        self._wanted_use: tuple[str, Path] | None = None  # use_as before it arrived
 
         title = QLabel("Pair")
         title.setObjectName("pageTitle")
@@ -130,24 +124,17 @@ class PairPage(QWidget):
         form.addWidget(self.swap_button)
 
         self.card = VerdictCard()
-        self.memory_label = QLabel()
-        self.memory_label.setObjectName("memoryEstimate")
-        wrap_to_width(self.memory_label)
-        self.memory_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.memory_label.setToolTip(
-            "Estimated from the weight files, the recipes saved for this pair (memory "
-            "low keeps weights as stored, normal makes MNN hold them as fp32) and a KV "
-            "cache for the pair's context window: the smaller of the two models' windows, "
-            "each the recipe's max_all_tokens (MNN's default 2,048) or the positions the "
-            "model was trained for, whichever is less."
-        )
+        self.memory_label = MemoryEstimate()
         self.matrix_model = PairMatrixModel()
         self.matrix = QTableView()
         self.matrix.setModel(self.matrix_model)
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Sized once per table from the names and the widest cell text (_size_matrix):
+        # sized to contents, the view asked every role of all 33,600 cells of a
+        # 300-pack library again on every change (a million data() calls, 9 s).
+        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix.doubleClicked.connect(self._on_matrix_double_clicked)
         matrix_label = QLabel(
             "All installed pairs (rows: targets, columns: drafts). Hover for the reasons; "
@@ -169,20 +156,82 @@ class PairPage(QWidget):
 
     # -- data -----------------------------------------------------------------------------
 
+    def reload(self) -> None:
+        """Read the library and judge its pairs on a worker thread (only packs and pairs
+        that changed cost anything); the page keeps showing what it shows until then."""
+        library, tables = self.library, self.matrix_model.tables
+        if self._table is None:
+            self.card.show_verdict(None, "Reading the installed packs…", "Reading the library")
+        background.run(
+            self,
+            TABLE_TASK,
+            lambda: tables.build(library.scan()),
+            on_done=self._show_table,
+            on_error=self._on_table_failed,
+        )
+
+    def loading(self) -> bool:
+        """Whether a reading of the library is on its way to the page."""
+        return background.is_running(self, TABLE_TASK)
+
     def refresh(self) -> None:
-        """Re-read the library and restore the saved pair, or offer the best pair that
-        can run (pairing.py) when the saved one is not installed."""
-        self._entries = self.library.scan()
-        self._targets = [e for e in self._entries if role_of(e) in TARGET_ROLES]
-        self._drafts = [e for e in self._entries if role_of(e) in DRAFT_ROLES]
-        self.matrix_model.set_entries(self._targets, self._drafts)
+        """Read the library and judge its pairs now, on this thread: for `choose` before
+        the page has any table (a script or a test driving the window)."""
+        background.drop(self, TABLE_TASK)
+        self._show_table(self.matrix_model.tables.build(self.library.scan()))
+
+    def _on_table_failed(self, error: Exception) -> None:
+        log.error("could not read the library for the Pair page", exc_info=error)
+        self.card.show_verdict(None, f"{error}", "The library could not be read")
+
+    def _show_table(self, table: PairTable) -> None:
+        """Show this reading of the library and restore the saved pair, or offer the best
+        pair that can run (pairing.py) when the saved one is not installed. A reading
+        equal to the one shown changes nothing but the pair, if it was chosen since."""
+        if self._table is not None and table.stamps == self._table.stamps:
+            if self._shown_paths() != (self.selection.target, self.selection.draft):
+                self._restore_pair()
+            self._apply_wanted_use()
+            return
+        self._table = table
+        self._entries = list(table.entries)
+        self._targets, self._drafts = list(table.targets), list(table.drafts)
+        self.matrix_model.set_table(table)
+        self._size_matrix()
+        self._restore_pair()
+        self._apply_wanted_use()
+
+    def _restore_pair(self) -> None:
         by_path = {e.path: e for e in self._entries}
         target = by_path.get(self.selection.target) if self.selection.target else None
         draft = by_path.get(self.selection.draft) if self.selection.draft else None
         if target is None or draft is None:
-            best = best_pair(self._targets, self._drafts, self.matrix_model.verdict)
+            best = self._table.best if self._table is not None else None
             target, draft = best if best else (self._first_readable(), None)
         self._show_pair(target, draft)
+
+    def _shown_paths(self) -> tuple[Path | None, Path | None]:
+        target, draft = self.current()
+        return (target.path if target else None, draft.path if draft else None)
+
+    def _apply_wanted_use(self) -> None:
+        if self._wanted_use is not None:
+            role, path = self._wanted_use
+            self._wanted_use = None
+            self.use_as(role, path)
+
+    def _size_matrix(self) -> None:
+        """Each column as wide as its draft's name or the widest cell text, whichever is
+        wider; rows one line high."""
+        widest = max(
+            self.matrix.fontMetrics().horizontalAdvance(cell_text(level, warnings))
+            for level in VERDICT_LABELS
+            for warnings in (0, 1, 10)
+        )
+        padding = 2 * self.matrix.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 8
+        header = self.matrix.horizontalHeader()
+        for column in range(self.matrix_model.columnCount()):
+            header.resizeSection(column, max(header.sectionSizeHint(column), widest + padding))
 
     def _first_readable(self) -> PackEntry | None:
         return next((t for t in self._targets if t.ok), self._targets[0] if self._targets else None)
@@ -212,7 +261,7 @@ class PairPage(QWidget):
         target, _ = self.current()
         if target is None:
             return []
-        return drafts_for(target, self._drafts, self.matrix_model.verdict)[0]
+        return drafts_for(target, self._drafts, self.matrix_model.cell)[0]
 
     def _fill_drafts(self, wanted: PackEntry | None) -> None:
         """The drafts that suit the target first (best first); the others only with
@@ -220,7 +269,8 @@ class PairPage(QWidget):
         listed, else the best draft that suits the target."""
         target, _ = self.current()
         fitting = self._fitting()
-        others = [d for d in self._drafts if not _listed(d, fitting)]
+        fitting_paths = {d.path for d in fitting}
+        others = [d for d in self._drafts if d.path not in fitting_paths]
         combo = self.draft_combo
         combo.blockSignals(True)
         combo.clear()
@@ -244,14 +294,14 @@ class PairPage(QWidget):
     def _rank_note(self, target: PackEntry | None, draft: PackEntry) -> str:
         if target is None:  # no target, no fitting drafts: never asked
             return ""
-        return rank_note(target, draft, self.matrix_model.verdict(target, draft))
+        return rank_note(target, draft, self.matrix_model.cell(target, draft))
 
     def _why_not(self, target: PackEntry | None, draft: PackEntry) -> str:
         if not draft.ok:
             return " (cannot be read)"
         if target is not None and target.path == draft.path:
             return " (the target itself)"
-        if target is not None and self.matrix_model.verdict(target, draft).level == BLOCKED:
+        if target is not None and self.matrix_model.cell(target, draft).level == BLOCKED:
             return " (✕ blocked with this target)"
         return ""
 
@@ -265,7 +315,10 @@ class PairPage(QWidget):
 
     def choose(self, target: Path, draft: Path) -> None:
         """Show this pair, listing every draft when this one does not suit the target
-        (nothing changes when either is not installed in that role)."""
+        (nothing changes when either is not installed in that role). Asked before the
+        page has a table, it reads the library now (`refresh`)."""
+        if self._table is None:
+            self.refresh()
         chosen_target = next((e for e in self._targets if e.path == target), None)
         chosen_draft = next((e for e in self._drafts if e.path == draft), None)
         if chosen_target is not None and chosen_draft is not None:
@@ -275,6 +328,9 @@ class PairPage(QWidget):
         """The Library's "Use as Target/Draft": this pack as the target (keeping a draft
         that suits it, else the best that does) or as the draft of the chosen target
         (all drafts listed when it does not suit it)."""
+        if self._table is None or self.loading():  # shown as soon as the reading is in
+            self._wanted_use = (role, path)
+            return
         target, _ = self.current()
         if role == "target":
             entry = next((e for e in self._targets if e.path == path), None)
@@ -308,7 +364,7 @@ class PairPage(QWidget):
 
     def _on_choice_changed(self) -> None:
         target, draft = self.current()
-        self._show_memory(target, draft)
+        self.memory_label.show_pair(target, draft)
         if target is None or draft is None:
             self.card.show_verdict(None, *self._missing_note(target))
             return
@@ -336,30 +392,6 @@ class PairPage(QWidget):
             )
         return "Choose a draft, or add one on the Library page.", "Choose a draft"
 
-    def _show_memory(self, target: PackEntry | None, draft: PackEntry | None) -> None:
-        """How much memory the pair needs under its saved recipes, and whether this
-        computer has it now (refused by the engine when it does not)."""
-        if target is None or draft is None or target.info is None or draft.info is None:
-            self.memory_label.hide()
-            return
-        try:
-            _, fit = assess_memory(target.info, draft.info, worker_running=False)
-            target_run, draft_run = run_recipes(target.info.path, draft.info.path)
-        except FileError as exc:  # a recipe broken since the library was read
-            self._memory_text(UNKNOWN, f"Memory cannot be estimated: {exc.path}: {exc.problem}")
-            return
-        window = pair_window(
-            target.info.context.under(target_run), draft.info.context.under(draft_run)
-        )
-        self._memory_text(fit.level, f"{fit.message} Context window: {window.describe()}.")
-
-    def _memory_text(self, level: str, message: str) -> None:
-        mark, colour = MEMORY_STYLES.get(level, ("", ""))
-        self.memory_label.setText(mark + message)
-        self.memory_label.setStyleSheet(f"color: {colour};" if colour else "")
-        self.memory_label.setProperty("level", level)
-        self.memory_label.show()
-
     def _on_matrix_double_clicked(self, index: QModelIndex) -> None:
         pair = index.data(PAIR_ROLE)
         if pair:
@@ -368,5 +400,5 @@ class PairPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         # The library may have changed on another page.
-        self.refresh()
+        self.reload()
         super().showEvent(event)
