@@ -12,7 +12,7 @@ from app.cli.main import never_fail_on_text
 
 
 def open_window() -> int:
-    from app.ui.application import run_gui  # Qt is imported only for the GUI
+    from app.ui.shell.application import run_gui  # Qt is imported only for the GUI
 
     return run_gui()
 

@@ -66,7 +66,7 @@ def _check_bundles(folder: Path) -> str:
 def _open_window() -> str:
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.application import create_main_window
+    from app.ui.shell.application import create_main_window
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     window = create_main_window()

@@ -78,8 +78,8 @@ def engine_stops(runs: int) -> list[float]:
 def chat_stops(runs: int) -> list[float]:
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.application import create_main_window
-    from app.ui.engine_bridge import GENERATING, READY
+    from app.ui.base.engine_bridge import GENERATING, READY
+    from app.ui.shell.application import create_main_window
 
     home = Path(tempfile.mkdtemp(prefix="draftdeck-cancel-bench-"))
     os.environ["DRAFTDECK_HOME"] = str(home)

@@ -96,9 +96,9 @@ def main() -> int:
     from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication, QWidget
 
-    from app.ui.application import create_main_window
-    from app.ui.background import wait_for_background
-    from app.ui.main_window import MainWindow
+    from app.ui.base.background import wait_for_background
+    from app.ui.shell.application import create_main_window
+    from app.ui.shell.main_window import MainWindow
 
     app = QApplication(sys.argv)
 

@@ -75,7 +75,7 @@ def main() -> int:
     from app.core.infra.errors import FileError
     from app.core.recipe.files import ChangedOnDiskError
     from app.core.recipe.schema import DRAFT
-    from app.ui.recipe_editor import RecipeEditor
+    from app.ui.recipes.recipe_editor import RecipeEditor
 
     app = QApplication(sys.argv)
     editor = RecipeEditor(DRAFT)

@@ -44,8 +44,8 @@ def main() -> int:
 
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import ChatTurn, Generate, Load, Reset, Rounds
-    from app.ui.application import create_main_window
-    from app.ui.engine_bridge import READY
+    from app.ui.base.engine_bridge import READY
+    from app.ui.shell.application import create_main_window
 
     library = home / "data" / "packs"
     for name, recipe in (("fast-target", "config.json"), ("fast-draft", "config_cpu.json")):

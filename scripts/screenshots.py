@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.core.infra.resources import read_text
-    from app.ui.background import wait_for_background
+    from app.ui.base.background import wait_for_background
     from tests.adb_harness import AdbServer
     from tests.hub_server import FakeHub
 

@@ -58,7 +58,7 @@ def no_leftover_threads() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def collect_garbage_in_the_main_thread() -> Iterator[None]:
     """The first window turns automatic collection off for the rest of the process
-    (app/ui/gui_thread_gc.py); collect after each test, in the main thread, so whether
+    (app/ui/base/gui_thread_gc.py); collect after each test, in the main thread, so whether
     a test's garbage is freed does not depend on which tests ran before it."""
     yield
     if not gc.isenabled():

@@ -17,8 +17,8 @@ from app.core.phone.adb import Adb
 from app.core.phone.push import CANCELLED as PUSH_CANCELLED
 from app.core.phone.push import FINISHED as PUSH_FINISHED
 from app.core.phone.push import PushJob
-from app.ui.download_models import QueueModel
-from app.ui.main_window import MainWindow
+from app.ui.downloads.download_models import QueueModel
+from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone
 from tests.helpers.windows import open_window

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
-from app.ui.chat_transcript import Transcript
+from app.ui.chat.chat_transcript import Transcript
 
 
 def test_thinking_is_folded_and_unfolds(qtbot: QtBot) -> None:

@@ -18,9 +18,9 @@ from app.core.measure.conversations import (
     Listing,
     new_conversation,
 )
-from app.ui.background import is_running, wait_for_background
-from app.ui.chat_conversations import ID_ROLE, LISTING, ConversationPanel, Conversations
-from app.ui.chat_transcript import Message
+from app.ui.base.background import is_running, wait_for_background
+from app.ui.chat.chat_conversations import ID_ROLE, LISTING, ConversationPanel, Conversations
+from app.ui.chat.chat_transcript import Message
 
 TARGET, DRAFT, OTHER = Path("/packs/target"), Path("/packs/draft"), Path("/packs/other")
 BROKEN = '{"kind": "draftdeck-conv'

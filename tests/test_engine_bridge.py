@@ -15,10 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import Settings
 from app.engine.protocol import AgreementMeasured, Done, Generate, Load
-from app.ui import background
-from app.ui.chat_page import ChatPage
-from app.ui.engine_bridge import CRASHED, READY, STOPPED, EngineBridge
-from app.ui.pair_selection import PairSelection
+from app.ui.base import background
+from app.ui.base.engine_bridge import CRASHED, READY, STOPPED, EngineBridge
+from app.ui.base.pair_selection import PairSelection
+from app.ui.chat.chat_page import ChatPage
 
 Fixture = Callable[[str], Path]
 LOW = {"memory": "low", "thread_num": 1}

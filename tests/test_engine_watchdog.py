@@ -16,9 +16,9 @@ from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient, EngineUnresponsive
 from app.engine.protocol import PROTOCOL_VERSION, Generate, Load, Ping, Pong, Ready, encode_event
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
+from app.ui.shell.application import create_main_window
 
 Fixture = Callable[[str], Path]
 NORMAL = {"memory": "normal", "thread_num": 1}

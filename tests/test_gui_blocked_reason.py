@@ -13,9 +13,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui.chat_header import REASON_LINES, ReasonLabel
-from app.ui.engine_bridge import ERROR
-from app.ui.main_window import MainWindow
+from app.ui.base.engine_bridge import ERROR
+from app.ui.chat.chat_header import REASON_LINES, ReasonLabel
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]

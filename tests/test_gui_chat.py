@@ -14,13 +14,13 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.chat_charts import ROLLING, ChatCharts
-from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.chat_transcript import Message, figures_line
-from app.ui.engine_bridge import CRASHED, ERROR, GENERATING, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, READY
+from app.ui.chat.chat_charts import ROLLING, ChatCharts
+from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.chat.chat_transcript import Message, figures_line
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import loaded_event, rounds_event
 
 Copy = Callable[..., Path]

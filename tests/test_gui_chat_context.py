@@ -17,14 +17,14 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.measure.conversations import Conversation, ConversationStore
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.chat_context import DROPPING_WORDS
-from app.ui.chat_context_full import DROP_OLDEST, NEW_CHAT, NOT_SENT_NOTE
-from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.chat_transcript import OUT_OF_CONTEXT, figures_line
-from app.ui.engine_bridge import GENERATING, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import GENERATING, READY
+from app.ui.chat.chat_context import DROPPING_WORDS
+from app.ui.chat.chat_context_full import DROP_OLDEST, NEW_CHAT, NOT_SENT_NOTE
+from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.chat.chat_transcript import OUT_OF_CONTEXT, figures_line
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 QUESTION = "Tell me about lighthouses."

@@ -11,14 +11,14 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.chat_charts import REFERENCE_WORDS, ChatCharts
-from app.ui.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
-from app.ui.chat_mode import ModeChoice
-from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.engine_bridge import ERROR, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import ERROR, READY
+from app.ui.chat.chat_charts import REFERENCE_WORDS, ChatCharts
+from app.ui.chat.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
+from app.ui.chat.chat_mode import ModeChoice
+from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import rounds_event
 
 Copy = Callable[..., Path]

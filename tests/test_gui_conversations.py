@@ -16,14 +16,14 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import load_settings
 from app.core.measure.conversations import ConversationStore, SavedMessage, new_conversation
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, documents_folder
-from app.ui.chat_mode import SPECULATIVE_AGAIN, WHY_LINK
-from app.ui.chat_opening import READ_ONLY, SWITCH
-from app.ui.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
-from app.ui.engine_bridge import ERROR, GENERATING, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import ERROR, GENERATING, READY
+from app.ui.chat.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, documents_folder
+from app.ui.chat.chat_mode import SPECULATIVE_AGAIN, WHY_LINK
+from app.ui.chat.chat_opening import READ_ONLY, SWITCH
+from app.ui.chat.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 

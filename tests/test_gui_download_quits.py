@@ -17,10 +17,10 @@ from app.core.hub.downloads import PARTIAL
 from app.core.hub.install import staging_dir
 from app.core.hub.job import CANCELLED, DONE, PAUSED
 from app.core.infra.settings import load_settings
-from app.ui.background import wait_for_background
-from app.ui.download_models import CatalogModel
-from app.ui.downloads_page import DownloadsPage
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.downloads.download_models import CatalogModel
+from app.ui.downloads.downloads_page import DownloadsPage
+from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub

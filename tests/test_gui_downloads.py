@@ -11,10 +11,10 @@ from pytestqt.qtbot import QtBot
 
 from app.core.hub.job import DONE, FAILED
 from app.core.infra.settings import load_settings
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.download_models import QueueModel
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.downloads.download_models import QueueModel
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.hub_server import FakeHub
 

@@ -14,10 +14,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.main_window import MainWindow
-from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import NumberEditor
+from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_fields import NumberEditor
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 USED, ALT = "config_cpu.json", "draft_config_cpu.json"

@@ -20,12 +20,12 @@ from PySide6.QtGui import QTextCursor, QTextTable, QTextTableCell
 from PySide6.QtWidgets import QApplication, QMessageBox, QTextBrowser
 from pytestqt.qtbot import QtBot
 
-from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.engine_bridge import CRASHED, ERROR, READY, STOPPED
-from app.ui.library_model import COLUMNS
-from app.ui.main_window import MainWindow
-from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import ChoiceEditor, NumberEditor
+from app.ui.base.engine_bridge import CRASHED, ERROR, READY, STOPPED
+from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.library.library_model import COLUMNS
+from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_fields import ChoiceEditor, NumberEditor
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.tokforge import TOKFORGE_NOTES
 from tests.helpers.windows import add_packs, open_on_page, open_window
 

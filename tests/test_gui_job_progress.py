@@ -17,8 +17,8 @@ from app.core.hub.job import DOWNLOADING, DownloadJob
 from app.core.infra.paths import app_dirs
 from app.core.infra.units import format_time_left as format_eta
 from app.core.phone.push import PUSHING
-from app.ui.download_models import CatalogModel, QueueModel
-from app.ui.main_window import MainWindow
+from app.ui.downloads.download_models import CatalogModel, QueueModel
+from app.ui.shell.main_window import MainWindow
 from tests.adb_harness import AdbServer
 from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone

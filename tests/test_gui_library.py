@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings
-from app.ui.application import create_main_window
-from app.ui.library_model import COLUMNS, LibraryModel
-from app.ui.main_window import MainWindow
+from app.ui.library.library_model import COLUMNS, LibraryModel
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 
@@ -272,7 +272,7 @@ def test_window_geometry_persists(qtbot: QtBot) -> None:
 
 
 def test_unexpected_error_shows_a_dialog_and_the_app_lives(qtbot: QtBot) -> None:
-    from app.ui.crash_guard import CrashGuard
+    from app.ui.shell.crash_guard import CrashGuard
 
     guard = CrashGuard()
     try:
@@ -294,7 +294,7 @@ def test_unexpected_error_shows_a_dialog_and_the_app_lives(qtbot: QtBot) -> None
 def test_error_in_a_worker_thread_reaches_the_gui(qtbot: QtBot) -> None:
     import threading
 
-    from app.ui.crash_guard import CrashGuard
+    from app.ui.shell.crash_guard import CrashGuard
 
     guard = CrashGuard()
     guard.install()

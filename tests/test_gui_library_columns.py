@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.ui.fitted_table import ElideDelegate
-from app.ui.library_model import COLUMNS, ENTRY_ROLE
-from app.ui.main_window import MainWindow
+from app.ui.base.fitted_table import ElideDelegate
+from app.ui.library.library_model import COLUMNS, ENTRY_ROLE
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, half_copied, open_window
 
 Copy = Callable[..., Path]

@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QStyle, QStyleOptionFrame
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]

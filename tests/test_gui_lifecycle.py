@@ -17,10 +17,10 @@ from pytestqt.qtbot import QtBot
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import PLANNING, DownloadJob
 from app.core.hub.manager import DownloadManager
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.engine_bridge import GENERATING, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import GENERATING, READY
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 

@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.engine_bridge import READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import READY
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import loaded_event
 
 Copy = Callable[..., Path]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import open_window
 
 Copy = Callable[..., Path]

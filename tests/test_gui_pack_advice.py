@@ -14,9 +14,9 @@ from pytestqt.qtbot import QtBot
 
 from app.core.pack.bundle import read_bundle
 from app.core.pack.compat import assess
-from app.ui.main_window import MainWindow
-from app.ui.recipe_fields import ChoiceEditor, NumberEditor
-from app.ui.verdict_card import VerdictCard
+from app.ui.pair.verdict_card import VerdictCard
+from app.ui.recipes.recipe_fields import ChoiceEditor, NumberEditor
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.tokforge import TOKFORGE_NOTES, as_known, tokforge_pack
 from tests.helpers.windows import add_packs, open_window
 

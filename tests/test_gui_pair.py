@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.settings import load_settings
 from app.core.measure import ram_estimate
 from app.core.pack.pairing import drafts_for, rank_note
-from app.ui.application import create_main_window
-from app.ui.main_window import MainWindow
-from app.ui.pair_matrix import PairMatrixModel
+from app.ui.pair.pair_matrix import PairMatrixModel
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 

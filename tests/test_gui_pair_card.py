@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
-from app.ui.pair_page import PairPage
-from app.ui.verdict_card import VerdictCard
+from app.ui.pair.pair_page import PairPage
+from app.ui.pair.verdict_card import VerdictCard
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, half_copied, open_window
 
 Copy = Callable[..., Path]

@@ -21,10 +21,10 @@ from app.core.infra.settings import load_settings
 from app.core.pack import compat, library
 from app.core.pack.bundle import read_bundle
 from app.core.pack.verdict import Verdict
-from app.ui.fitted_table import MEASURED_ROWS, READABLE, FittedTable
-from app.ui.library_model import COLUMNS, LibraryModel
-from app.ui.main_window import MainWindow
-from app.ui.pair_matrix import PAIR_ROLE, Index
+from app.ui.base.fitted_table import MEASURED_ROWS, READABLE, FittedTable
+from app.ui.library.library_model import COLUMNS, LibraryModel
+from app.ui.pair.pair_matrix import PAIR_ROLE, Index
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import open_window
 
 Copy = Callable[..., Path]

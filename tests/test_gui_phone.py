@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.infra.units import format_bytes
-from app.ui.background import wait_for_background
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.shell.main_window import MainWindow
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
 from tests.helpers.phone_window import ROOT, phone_window, start_slow_push, wait_done

@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.phone.push import CANCELLED
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli
 from tests.helpers.phone_window import ROOT, phone_window, start_slow_push, wait_done

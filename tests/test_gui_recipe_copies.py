@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.recipe.files import backup_path
-from app.ui.recipe_fields import NumberEditor
+from app.ui.recipes.recipe_fields import NumberEditor
 from tests.helpers.folder_listing import listing
 from tests.helpers.windows import add_packs, open_window
 

@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 from app.core.recipe.files import target_sampler
 from app.core.recipe.sampler_fields import SAMPLER_FORM_KEYS
 from app.core.recipe.sampler_settings import sampler_settings
-from app.ui.main_window import MainWindow
-from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import ChoiceEditor, NamesEditor, NumberEditor
+from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_fields import ChoiceEditor, NamesEditor, NumberEditor
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]

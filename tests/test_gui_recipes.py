@@ -15,10 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from app.core.recipe.schema import FIELDS
 from app.engine.worker.session import Session
-from app.ui.application import create_main_window
-from app.ui.main_window import MainWindow
-from app.ui.recipe_editor import RecipeEditor
-from app.ui.recipe_fields import ChoiceEditor, NumberEditor, make_editor
+from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_fields import ChoiceEditor, NumberEditor, make_editor
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
-from app.ui.recipe_fields import NumberEditor
+from app.ui.recipes.recipe_fields import NumberEditor
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]

@@ -17,11 +17,11 @@ from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import ChatTurn, Done, Generate, Load, Loaded
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.chat_sampling import GREEDY_INDEX
-from app.ui.engine_bridge import READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import READY
+from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 OpenChat = Callable[[dict[str, object]], MainWindow]

@@ -11,8 +11,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
-from app.ui.shortcuts import ANYWHERE, ShortcutsDialog
+from app.ui.shell.main_window import MainWindow
+from app.ui.shell.shortcuts import ANYWHERE, ShortcutsDialog
 from tests.helpers.windows import open_window
 
 PAGES = ("Library", "Downloads", "Pair", "Recipes", "Chat", "Tune", "Phone")

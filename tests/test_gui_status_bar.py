@@ -13,9 +13,9 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.system_figures import system_figures
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 

@@ -8,8 +8,8 @@ import threading
 
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
+from app.ui.base.background import wait_for_background
+from app.ui.shell.application import create_main_window
 
 FREED_IN: list[threading.Thread] = []  # the thread that freed each Cycle
 

@@ -15,11 +15,11 @@ from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_results import SettingResult, best_result
 from app.core.measure.tune_run import TuneRun, runs_dir
 from app.engine.client.tune_job import CANCELLED
-from app.ui.application import create_main_window
-from app.ui.background import WATCH_MS
-from app.ui.main_window import MainWindow
-from app.ui.tune_page import TunePage
-from app.ui.tune_results_model import SORT_ROLE
+from app.ui.base.background import WATCH_MS
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
+from app.ui.tune.tune_page import TunePage
+from app.ui.tune.tune_results_model import SORT_ROLE
 from tests.helpers.tune_results import setting_result
 from tests.helpers.windows import open_on_page
 

@@ -19,7 +19,7 @@ from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun, runs_dir
 from app.core.recipe.files import RecipeDocument
 from app.core.recipe.schema import physical_cores
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 from tests.helpers.tune_results import setting_result, tiny_plan
 from tests.helpers.windows import add_packs, open_on_page, open_window
 

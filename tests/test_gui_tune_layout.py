@@ -15,10 +15,10 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_run import runs_dir
 from app.engine.client.tune_job import FINISHED
-from app.ui.main_window import MainWindow
-from app.ui.tune_chart import CAP_WIDTH, UpliftChart
-from app.ui.tune_page import TunePage
-from app.ui.tune_verdict import first_sentence
+from app.ui.base.verdict_label import first_sentence
+from app.ui.shell.main_window import MainWindow
+from app.ui.tune.tune_chart import CAP_WIDTH, UpliftChart
+from app.ui.tune.tune_page import TunePage
 from tests.helpers.tune_results import done_run, setting_result
 from tests.helpers.windows import open_on_page
 

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.tune_run import runs_dir
-from app.ui.main_window import MainWindow
-from app.ui.tune_chart import UpliftChart
+from app.ui.shell.main_window import MainWindow
+from app.ui.tune.tune_chart import UpliftChart
 from tests.helpers.tune_results import done_run
 from tests.helpers.windows import open_on_page, open_window
 

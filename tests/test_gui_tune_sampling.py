@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.tune_run import TuneRun, runs_dir
-from app.ui.main_window import MainWindow
-from app.ui.tune_page import TunePage
+from app.ui.shell.main_window import MainWindow
+from app.ui.tune.tune_page import TunePage
 from tests.helpers.tune_results import tiny_plan
 from tests.helpers.windows import add_packs, open_window
 

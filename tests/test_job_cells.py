@@ -15,8 +15,8 @@ from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DOWNLOADING, DownloadJob, JobStatus
 from app.core.infra.units import format_time_left as format_eta
 from app.core.phone.push import PUSHING, PushStatus
-from app.ui.download_models import QueueModel
-from app.ui.phone_models import PushQueueModel
+from app.ui.downloads.download_models import QueueModel
+from app.ui.phone.phone_models import PushQueueModel
 
 KB, MB = 1024, 1024 * 1024
 

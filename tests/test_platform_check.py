@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.ui.platform_check import XCB_LIBRARIES, missing_libraries, uses_xcb, xcb_problem
+from app.ui.shell.platform_check import XCB_LIBRARIES, missing_libraries, uses_xcb, xcb_problem
 
 LINUX_X11 = {"DISPLAY": ":0"}
 
@@ -52,7 +52,7 @@ def test_no_check_where_qt_will_not_use_xcb() -> None:
 def test_the_one_read_finder_agrees_with_find_library() -> None:
     import ctypes.util
 
-    from app.ui.platform_check import ldconfig_finder
+    from app.ui.shell.platform_check import ldconfig_finder
 
     find = ldconfig_finder()
     names = [lib.name for lib in XCB_LIBRARIES] + ["c", "m", "no-such-library-here"]

@@ -86,7 +86,7 @@ print(json.dumps({"stripped": stripped, "failed": failed}))
 def test_every_app_module_imports_without_posix_names(windows_like_env: dict[str, str]) -> None:
     modules = _modules()
     assert {
-        "app.ui.main_window",
+        "app.ui.shell.main_window",
         "app.engine.client.engine_client",
         "app.engine.worker.server",
     } <= set(modules)

@@ -13,10 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Decode, Encode, Generate, Load
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.engine_bridge import READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import READY
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 Fixture = Callable[[str], Path]

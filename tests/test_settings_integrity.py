@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.errors import WriteFailedError
 from app.core.infra.jsonfile import JSON_SIZE_LIMIT
 from app.core.infra.settings import SETTINGS_VERSION, load_settings, save_settings, settings_path
-from app.ui.application import create_main_window
+from app.ui.shell.application import create_main_window
 from tests.helpers.read_only import read_only_folder
 from tests.helpers.unprivileged import run_unprivileged
 

@@ -16,10 +16,10 @@ import pytest
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.engine_bridge import ERROR, GENERATING, READY
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import ERROR, GENERATING, READY
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 Copy = Callable[..., Path]
 SCREEN = (1024, 700)

@@ -11,7 +11,7 @@ from time import monotonic
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 
 Size = tuple[int, int]
 README_SIZE: Size = (1280, 780)

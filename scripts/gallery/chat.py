@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.ui.engine_bridge import READY
+from app.ui.base.engine_bridge import READY
 from gallery.camera import wait_until
 from gallery.stage import Scene
 

@@ -6,7 +6,7 @@ the broken pack is a copy whose llm.mnn.weight is empty.
 
 from __future__ import annotations
 
-from app.ui.engine_bridge import ERROR
+from app.ui.base.engine_bridge import ERROR
 from gallery.camera import wait_until
 from gallery.stage import BROKEN, Scene
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
-from app.ui.application import create_main_window
-from app.ui.main_window import MainWindow
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from gallery.camera import Camera
 from tests.adb_harness import AdbServer
 from tests.hub_server import FakeHub

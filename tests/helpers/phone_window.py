@@ -11,9 +11,9 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.phone.push import DONE
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 from tests.fake_phone import FakePhone
 
 ROOT = "/data/local/tmp/mnn_models"  # the first destination preset

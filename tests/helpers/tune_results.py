@@ -8,7 +8,7 @@ from pathlib import Path
 from app.core.measure.tune_plan import Setting, SweepPlan
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun
-from app.ui.tune_plan_form import PlanForm
+from app.ui.tune.tune_plan_form import PlanForm
 
 
 def setting_result(

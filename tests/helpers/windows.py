@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.ui.application import create_main_window
-from app.ui.background import wait_for_background
-from app.ui.main_window import MainWindow
+from app.ui.base.background import wait_for_background
+from app.ui.shell.application import create_main_window
+from app.ui.shell.main_window import MainWindow
 
 SCREEN = (1024, 700)  # the smallest screen the window must fit
 

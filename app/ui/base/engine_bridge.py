@@ -1,0 +1,242 @@
+"""The engine client seen from Qt: non-blocking calls, typed events as signals.
+
+The worker's events are collected by the client's reader thread, which cues the
+bridge after each one; the bridge then drains them on the GUI thread (one drain per
+burst: the worker already batches rounds every 20 ms), so the window never waits on
+the engine and an idle window has no engine wake-ups, yet a worker that dies while
+idle is noticed at once. Starting the worker (a second or so while MNN imports) runs
+in the background, owned by the bridge. While a request is pending, a timer asks the
+client's watchdog every second whether the worker got stuck (SIGSTOP, a deadlock): a
+stuck worker is killed and reported like a crash, so Chat offers Restart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.core.infra.errors import EngineCrashed
+from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import (
+    AgreementMeasured,
+    Done,
+    Event,
+    Exit,
+    Failed,
+    Generate,
+    Load,
+    Loaded,
+    MeasureAgreement,
+    Request,
+    Reset,
+    Rounds,
+)
+from app.ui.base import background
+
+WATCH_MS = 1000
+STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
+GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
+
+
+class EngineBridge(QObject):
+    state_changed = Signal(str)
+    loaded = Signal(object)  # Loaded
+    # The loaded pair's verify agreement, measured after load: AgreementMeasured, or
+    # None when the measurement failed.
+    agreement = Signal(object)
+    agreement_started = Signal()
+    rounds = Signal(object)  # Rounds with tokens
+    prefilling = Signal(str, int, int)  # model ("target", "draft"), tokens read, to read
+    finished = Signal(object)  # Done
+    failed = Signal(str, str)  # code, message
+    crashed = Signal(str)
+    _events_arrived = Signal()  # from the client's reader thread
+
+    def __init__(self, client_factory: Callable[[], EngineClient] = EngineClient) -> None:
+        super().__init__()
+        self.client = client_factory()
+        self.state = STOPPED
+        self.crash_code = ""  # why the worker last went away: an EngineCrashed code
+        self.load_request: Load | None = None
+        self._pending: dict[int, type[Request[Any]]] = {}  # request id -> its kind
+        self.generating_id: int | None = None
+        # The verify agreement runs on the engine's lane right after a load; a reply
+        # sent meanwhile cancels it (it would wait behind it) and it runs after the reply.
+        self.agreement_id: int | None = None
+        self._agreement_after_reply = False
+        self._drain_queued = threading.Event()
+        self._shut_down = False
+        self._events_arrived.connect(self.poll)  # queued: emitted on the reader thread
+        self._watch = QTimer(self)
+        self._watch.setInterval(WATCH_MS)
+        self._watch.timeout.connect(self.client.kill_if_stuck)  # its Exit reports it
+        self.client.on_event = self._on_event_arrived
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.state_changed.emit(state)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _send(self, request: Request[Any]) -> int:
+        request_id = self.client.send(request)
+        self._pending[request_id] = type(request)
+        self._watch.start()
+        return request_id
+
+    def load(self, request: Load) -> None:
+        """Start the worker if needed, then load a pair."""
+        self.load_request = request
+        if self.client.running:
+            self._send_load()
+            return
+        if background.is_running(self, "start"):
+            return  # the worker is starting; it loads the latest request when ready
+        self._set_state(STARTING)
+        background.run(
+            self, "start", self._start_worker, lambda _r: self._send_load(), self._on_start_failed
+        )
+
+    def _start_worker(self) -> None:
+        """In the background. If the window closed meanwhile, close the new worker right
+        here: the bridge no longer hears that it started."""
+        self.client.start()
+        if not background.is_running(self, "start"):  # the bridge closed meanwhile
+            self.client.close()
+
+    def _send_load(self) -> None:
+        assert self.load_request is not None
+        self._drop_agreement(again_after_reply=False)  # it was the old pair's
+        self._set_state(LOADING)
+        self._send(self.load_request)
+
+    def _on_start_failed(self, error: Exception) -> None:
+        self.crash_code = getattr(error, "code", "start_failed")
+        self._set_state(CRASHED)
+        self.crashed.emit(str(error))
+
+    def generate(self, request: Generate) -> int | None:
+        """Send a generation; None if the worker died just before (its exit event still
+        on the way): that is reported as a crash instead."""
+        if not self.client.running:
+            self._on_crash(self.client.crash_error(Exit(self.client.exit_code)))
+            return None
+        self._drop_agreement(again_after_reply=True)
+        self.generating_id = self._send(request)
+        self._set_state(GENERATING)
+        return self.generating_id
+
+    def stop(self) -> None:
+        if self.generating_id is not None:
+            self.client.cancel(self.generating_id)
+
+    def reset(self) -> None:
+        if self.client.running:
+            self._send(Reset())
+
+    def restart(self) -> None:
+        """A fresh worker with the last pair (after a crash, or on request)."""
+        self._pending.clear()
+        self._watch.stop()
+        self.generating_id = self.agreement_id = None
+        self.client.close()
+        if self.load_request is not None:
+            self.load(self.load_request)
+
+    def shutdown(self) -> None:
+        # A drain cued just before is still queued: the closed worker's Exit it would
+        # find is no crash (it showed 'exited with code 0' after the window closed).
+        self._shut_down = True
+        background.close_owner(self)  # a worker still starting closes itself
+        self.client.on_event = None
+        self._pending.clear()
+        self._watch.stop()
+        self.client.close()
+        self._set_state(STOPPED)
+
+    @property
+    def agreement_waits_for_reply(self) -> bool:
+        """A measurement was put off until the reply being written is done."""
+        return self._agreement_after_reply
+
+    def _request_agreement(self) -> None:
+        self._agreement_after_reply = False
+        self.agreement_id = self._send(MeasureAgreement())
+        self.agreement_started.emit()
+
+    def _drop_agreement(self, again_after_reply: bool) -> None:
+        """Cancel a pending measurement; its late answer is ignored."""
+        if self.agreement_id is not None:
+            self.client.cancel(self.agreement_id)
+            self._pending.pop(self.agreement_id, None)
+            self.agreement_id = None
+            self._agreement_after_reply = again_after_reply
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _on_crash(self, error: EngineCrashed) -> None:
+        self._pending.clear()
+        self._watch.stop()
+        self.generating_id = self.agreement_id = None
+        self.crash_code = error.code
+        self._set_state(CRASHED)
+        self.crashed.emit(str(error))
+
+    def _on_event_arrived(self) -> None:  # the client's reader thread
+        if not self._drain_queued.is_set():
+            self._drain_queued.set()
+            self._events_arrived.emit()
+
+    def poll(self) -> None:
+        """Handle every event that has arrived (on the GUI thread)."""
+        self._drain_queued.clear()
+        if self._shut_down:
+            return
+        if background.is_running(self, "start"):
+            return  # start() is reading the worker's first event; it drains after
+        for event in self.client.poll_events():
+            self._dispatch(event)
+
+    def _dispatch(self, event: Event) -> None:
+        self._dispatch_event(event)
+        if not self._pending:
+            self._watch.stop()  # an idle window has no engine wake-ups
+
+    def _dispatch_event(self, event: Event) -> None:
+        if isinstance(event, Exit):
+            self._on_crash(self.client.crash_error(event))
+            return
+        if isinstance(event, Rounds):
+            if event.prefill_total:
+                self.prefilling.emit(event.prefill_model, event.prefill_done, event.prefill_total)
+            else:
+                self.rounds.emit(event)
+            return
+        kind = self._pending.pop(event.id, None) if event.id is not None else None
+        if kind is None:
+            return
+        if kind is MeasureAgreement:
+            # A side figure: it never changes the state (a reply may be queued behind it).
+            self.agreement_id = None
+            self.agreement.emit(event if isinstance(event, AgreementMeasured) else None)
+            return
+        if isinstance(event, Failed):
+            if kind is Generate:
+                self.generating_id = None
+            self._set_state(ERROR if kind is Load else READY)
+            self.failed.emit(event.code, event.message)
+        elif isinstance(event, Loaded):
+            self._set_state(READY)
+            self.loaded.emit(event)
+            if event.verify:
+                self._request_agreement()
+        elif isinstance(event, Done):
+            self.generating_id = None
+            self._set_state(READY)
+            self.finished.emit(event)
+            if self._agreement_after_reply:
+                self._request_agreement()

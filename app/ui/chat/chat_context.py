@@ -1,0 +1,153 @@
+"""How much of the context window the chat holds, on the Chat page.
+
+The meter shows the last reply's prompt plus its tokens against the window the engine
+ran it in (both from the reply's figures: the window depends on the pair, its recipes
+and the mode, and the engine is the one that knows). `ChatContext` ties the meter, the
+prefill line and the question asked when a turn does not fit (chat_context_full.py)
+to the page's replies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from app.core.measure.metrics import DecodeStats
+from app.ui.base.labels import wrap_to_width
+from app.ui.chat.chat_context_full import CONTEXT_FULL, FullChat
+from app.ui.chat.chat_prefill import PrefillProgress
+from app.ui.chat.chat_transcript import Message
+
+if TYPE_CHECKING:
+    from app.ui.chat.chat_page import ChatPage
+
+BAR_WIDTH = 80
+DROPPING_WORDS = "oldest turns left out as needed"
+METER_TIP = (
+    "Tokens the conversation takes in the context window: the last reply's prompt and "
+    "its tokens. The window is the recipe's max_all_tokens or the model's trained "
+    "positions, the smaller (the pair's is the smaller model's)."
+)
+DROPPING_TIP = (
+    "\n\nThis conversation leaves out its oldest turns when the next one does not fit; "
+    "they stay on screen, greyed and marked 'not in context'."
+)
+
+
+def meter_words(used: int | None, window: int, dropping: bool) -> str:
+    """ "Context 1,234 / 2,048 tokens", "Context: empty", with the dropping said."""
+    if used is None:
+        words = f"Context 0 / {window:,} tokens" if window else "Context: empty"
+    elif window:
+        full = " (full)" if used >= window else ""
+        words = f"Context {used:,} / {window:,} tokens{full}"
+    else:
+        words = f"Context {used:,} tokens"
+    return f"{words} · {DROPPING_WORDS}" if dropping else words
+
+
+class ContextMeter(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setFixedWidth(BAR_WIDTH)
+        self.bar.setMaximumHeight(self.fontMetrics().height() // 2 + 2)
+        self.label = QLabel()
+        self.label.setObjectName("pageHint")
+        wrap_to_width(self.label)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.label, 1)
+        self.used: int | None = None  # None: nothing in context yet
+        self.window_tokens = 0  # the last reply's window; 0 until one says it
+        self.dropping = False
+        self._show()
+
+    def show_reply(self, stats: Mapping[str, Any]) -> None:
+        """A reply's figures (DecodeStats.to_json()), finished now or saved."""
+        self.used = int(stats.get("prompt_tokens") or 0) + int(stats.get("tokens") or 0)
+        self.window_tokens = int(stats.get("window_tokens") or 0) or self.window_tokens
+        self._show()
+
+    def clear(self) -> None:
+        """A new chat: empty, in the same window (another pair forgets it)."""
+        self.used = None
+        self.dropping = False
+        self._show()
+
+    def forget_window(self) -> None:
+        self.window_tokens = 0
+        self._show()
+
+    def set_dropping(self, dropping: bool) -> None:
+        self.dropping = dropping
+        self._show()
+
+    def _show(self) -> None:
+        self.bar.setRange(0, max(self.window_tokens, 1))
+        self.bar.setValue(min(self.used or 0, self.window_tokens))
+        self.label.setText(meter_words(self.used, self.window_tokens, self.dropping))
+        tip = METER_TIP + (DROPPING_TIP if self.dropping else "")
+        self.setToolTip(tip)
+        self.label.setToolTip(tip)
+
+
+def last_reply_stats(messages: Sequence[Message]) -> dict[str, Any] | None:
+    return next((m.stats for m in reversed(messages) if m.role == "assistant" and m.stats), None)
+
+
+class ChatContext:
+    """The Chat page's context window: its meter, the prompt's reading and a full chat."""
+
+    def __init__(self, page: ChatPage) -> None:
+        self.page = page
+        self.meter = ContextMeter()
+        self.prefill = PrefillProgress()
+        self.full = FullChat(page)
+        page.bridge.prefilling.connect(self.prefill.show_progress)
+        page.bridge.crashed.connect(self._on_crashed)  # no reply ends: nothing is read
+
+    def _on_crashed(self, _message: str) -> None:
+        self.prefill.stop()
+
+    @property
+    def dropping(self) -> bool:
+        """Whether this conversation leaves out its oldest turns (its saved choice)."""
+        return self.page.conversations.drop_oldest
+
+    def reply_started(self) -> None:
+        self.prefill.start()
+
+    def reply_finished(self, stats: DecodeStats) -> None:
+        """Before the transcript draws the reply: the turns it left out are greyed."""
+        self.prefill.stop()
+        self.page.transcript.out_of_context = stats.dropped_messages
+        self.meter.show_reply(stats.to_json())
+        self.meter.set_dropping(self.dropping)
+
+    def reply_failed(self, code: str, message: str) -> bool:
+        """True when a refusal is taken care of here (the question is asked)."""
+        self.prefill.stop()
+        return code == CONTEXT_FULL and self.full.refused(message)
+
+    def asks_before_send(self) -> bool:
+        """True when the new turn waits for the question (the last reply filled the window)."""
+        return self.full.before_send()
+
+    def clear(self) -> None:
+        self.prefill.stop()
+        self.meter.clear()
+
+    def new_pair(self) -> None:
+        self.meter.forget_window()
+
+    def restore(self, messages: Sequence[Message]) -> None:
+        """A reopened conversation: its last reply's figures and turns left out, if kept."""
+        stats = last_reply_stats(messages)
+        if stats is not None and "window_tokens" in stats:
+            self.meter.show_reply(stats)
+        self.page.transcript.out_of_context = int((stats or {}).get("dropped_messages") or 0)
+        self.meter.set_dropping(self.dropping)

@@ -1,0 +1,427 @@
+"""The Chat page: a local speculative-decoding chat with live figures and charts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.infra.settings import Settings
+from app.core.measure.chat_record import ChatRecord, chat_record
+from app.core.measure.conversations import ConversationStore
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.engine.protocol import (
+    AgreementMeasured,
+    ChatTurn,
+    Done,
+    Generate,
+    Load,
+    Loaded,
+    Rounds,
+)
+from app.ui.base.dialogs import show_error
+from app.ui.base.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
+from app.ui.base.labels import wrap_to_width
+from app.ui.base.no_pair import NeedsPair
+from app.ui.base.pair_selection import PairSelection
+from app.ui.chat.chat_charts import ChatCharts
+from app.ui.chat.chat_context import ChatContext
+from app.ui.chat.chat_conversations import ConversationPanel, Conversations
+from app.ui.chat.chat_export import ChatExport
+from app.ui.chat.chat_header import (
+    StateLabel,
+    crash_title,
+    pair_line,
+    pair_tip,
+)
+from app.ui.chat.chat_input import MessageInput
+from app.ui.chat.chat_mode import BLOCKED_PAIR, ModeChoice
+from app.ui.chat.chat_opening import ConversationOpening
+from app.ui.chat.chat_sampling import SamplerControls
+from app.ui.chat.chat_transcript import Transcript
+
+
+class ChatPage(QWidget):
+    def __init__(
+        self,
+        selection: PairSelection,
+        bridge: EngineBridge | None = None,
+        parent: QWidget | None = None,
+        store: ConversationStore | None = None,
+        settings: Settings | None = None,  # where exports went last is kept in them
+    ) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.bridge = bridge or EngineBridge()
+        self._loaded_pair: tuple[Path | None, Path | None] = (None, None)
+        self.last_error = ""
+        self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
+        self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
+        self.inexact_verify = False  # memory: low: a verify may differ from plain decoding
+        self.opening = ConversationOpening(self)  # which conversation is on screen
+
+        title = QLabel("Chat")
+        title.setObjectName("pageTitle")
+        self.pair_label = QLabel()
+        self.pair_label.setObjectName("pageHint")
+        wrap_to_width(self.pair_label)
+        self.state_label = StateLabel()
+        self.restart_button = QPushButton("Restart Engine")
+        self.restart_button.hide()
+        self.mode_choice = ModeChoice()
+        self.mode, self.mode_note = self.mode_choice.combo, self.mode_choice.note
+        self.chat_note = QLabel()  # what happened to the conversation (a new pair)
+        self.chat_note.setObjectName("pageHint")
+        wrap_to_width(self.chat_note)
+        self.chat_note.hide()
+        self.sampling = SamplerControls()  # per request: switching never reloads the pair
+        self.highlight = QCheckBox("Highlight drafts")
+        self.highlight.setChecked(True)
+        self.highlight.setToolTip(
+            "Tokens the target accepted from the draft get a yellow background"
+        )
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, 32768)
+        self.max_tokens.setValue(512)
+        self.max_tokens.setSuffix(" tokens max")
+
+        self.transcript = Transcript()
+        self.input = MessageInput()
+        self.send_keys = self.input.send_keys
+        self.send_button = QPushButton("Send")
+        self.stop_button = QPushButton("Stop")
+        self.new_button = QPushButton("New Chat")
+        self.export_button = QPushButton("Export")
+        self.save_charts_button = QPushButton("Save Charts")
+        self.charts = ChatCharts()
+        self.panel = ConversationPanel(store or ConversationStore())
+        self.conversations = Conversations(self.panel)
+        self.exporter = ChatExport(self, self.run_record, self.charts, self.say, settings)
+        self.context = ChatContext(self)  # the window's meter, a long prompt's reading
+
+        header = QHBoxLayout()
+        header.addWidget(title)
+        header.addSpacing(12)
+        header.addWidget(self.state_label)
+        header.addWidget(self.restart_button)
+        header.addStretch(1)
+        options = QHBoxLayout()
+        for widget in (self.mode, self.sampling, self.highlight, self.max_tokens, self.send_keys):
+            options.addWidget(widget)
+        options.addStretch(1)
+        buttons = QHBoxLayout()
+        for button in (self.send_button, self.stop_button, self.new_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.export_button)
+        buttons.addWidget(self.save_charts_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.transcript, 1)
+        left_layout.addWidget(self.context.meter)
+        left_layout.addWidget(self.context.prefill)
+        left_layout.addWidget(self.input)
+        left_layout.addLayout(buttons)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        for pane, stretch in ((self.panel, 0), (left, 3), (self.charts, 2)):
+            splitter.addWidget(pane)
+            splitter.setStretchFactor(splitter.count() - 1, stretch)
+        splitter.setSizes([150, 520, 330])
+        body = QWidget()  # what a chosen pair brings: without one, NeedsPair's notice
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.pair_label)
+        body_layout.addLayout(options)
+        for note in (self.sampling.note, self.mode_note, self.chat_note):
+            body_layout.addWidget(note)
+        body_layout.addWidget(splitter, 1)
+        self.needs_pair = NeedsPair(selection, body, "to chat with it")
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(self.state_label.reason)
+        layout.addWidget(self.needs_pair, 1)
+
+        self.send_button.clicked.connect(self.send)
+        self.input.send_requested.connect(self.send)
+        self.stop_button.clicked.connect(self.stop)
+        self.new_button.clicked.connect(self._on_new_chat_clicked)
+        self.restart_button.clicked.connect(self.restart)
+        self.highlight.toggled.connect(self.transcript.set_highlight)
+        self.export_button.clicked.connect(self.exporter.export)
+        self.save_charts_button.clicked.connect(self.exporter.save_charts)
+        self.mode.currentIndexChanged.connect(self._on_mode_changed)
+        self.panel.open_requested.connect(self.opening.open)
+        self.panel.deleted.connect(self.opening.on_deleted)
+        self.transcript.regenerate_requested.connect(self.regenerate)
+        self.bridge.state_changed.connect(self._on_state)
+        self.bridge.rounds.connect(self._on_rounds)
+        self.bridge.finished.connect(self._on_finished)
+        self.bridge.failed.connect(self._on_failed)
+        self.bridge.crashed.connect(self._on_crashed)
+        self.bridge.loaded.connect(self._on_loaded)
+        self.bridge.agreement.connect(self._on_agreement)
+        self.bridge.agreement_started.connect(self._show_pair)
+        selection.changed.connect(self._on_pair_changed)
+        self._on_state(self.bridge.state)
+
+    @property
+    def loaded_pair(self) -> tuple[Path | None, Path | None]:
+        return self._loaded_pair
+
+    # -- engine lifecycle -----------------------------------------------------------------
+
+    def load_pair(self) -> None:
+        target, draft = self.selection.target, self.selection.draft
+        if target is None or draft is None:
+            return  # NeedsPair says what to do
+        self._loaded_pair = (target, draft)
+        mode_words = self.mode_choice.new_pair(self._loaded_pair)
+        if mode_words:
+            said = self.chat_note.text() if not self.chat_note.isHidden() else ""
+            self.say(f"{said} {mode_words}".strip())
+        self.verify_agreement = None
+        self.memory_warning = ""
+        self.inexact_verify = False
+        self.context.new_pair()
+        self.conversations.start(target, draft)
+        self._show_pair()
+        self.sampling.read_recipe(target)
+        self._send_load()
+
+    def _send_load(self) -> None:
+        target, draft = self._loaded_pair
+        assert target is not None and draft is not None
+        alone = self.mode_choice.target_alone(self._loaded_pair)
+        self.bridge.load(Load(target=str(target), draft=None if alone else str(draft)))
+
+    def _on_mode_changed(self) -> None:
+        # A blocked pair: Plain loads the target alone, Speculative tries the pair again
+        # (and says again why it cannot run).
+        if self.mode_choice.blocked == self._loaded_pair and self.bridge.state != GENERATING:
+            self._send_load()
+
+    def _show_pair(self) -> None:
+        target, draft = self._loaded_pair
+        if target is None or draft is None:
+            return
+        found = self.verify_agreement
+        self.pair_label.setText(
+            pair_line(
+                target,
+                draft,
+                found,
+                measuring=self.bridge.agreement_id is not None,
+                waits_for_reply=self.bridge.agreement_waits_for_reply,
+                memory_warning=self.memory_warning,
+                inexact_verify=self.inexact_verify,
+            )
+        )
+        self.pair_label.setToolTip(pair_tip(found, self.inexact_verify))
+
+    def _on_pair_changed(self) -> None:
+        if self.isVisible():
+            self.reload_if_pair_changed()
+
+    def reload_if_pair_changed(self) -> None:
+        """Load the selected pair, but never under a reply that is still being written:
+        that waits for the reply to finish. A new pair starts a new chat."""
+        if self.bridge.state == GENERATING:
+            return
+        if (self.selection.target, self.selection.draft) != self._loaded_pair:
+            if self._loaded_pair != (None, None) and self.selection.target is not None:
+                kept = bool(self.transcript.messages)
+                self.new_chat(reset_engine=False)
+                self.charts.set_reference(None)  # the plain speed of the old pair
+                name = self.selection.target.name
+                self.chat_note.setText(
+                    f"New pair: a new conversation with {name}; the previous one is kept "
+                    "in the list."
+                    if kept
+                    else f"New pair: a new conversation with {name}."
+                )
+                self.chat_note.show()
+            self.load_pair()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.reload_if_pair_changed()
+        self.sampling.read_recipe(self._loaded_pair[0])  # the recipe may have been edited
+        self.panel.refresh()  # another window may have saved conversations meanwhile
+        super().showEvent(event)
+
+    def restart(self) -> None:
+        self.restart_button.hide()
+        self.bridge.restart()
+
+    def shutdown(self) -> None:
+        self.bridge.shutdown()
+
+    # -- chatting --------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Esc anywhere on the page (it bubbles up from the text views) stops generating.
+        if event.key() == Qt.Key.Key_Escape:
+            self.stop()
+            return
+        super().keyPressEvent(event)
+
+    def conversation(self) -> tuple[ChatTurn, ...]:
+        return tuple(ChatTurn(m.role, m.text) for m in self.transcript.messages)
+
+    def send(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.bridge.state != READY or self.opening.reading is not None:
+            return
+        self.input.clear()
+        self.chat_note.hide()
+        self.transcript.add_user(text)
+        self.conversations.save(self.transcript.messages)
+        if not self.context.asks_before_send():  # else once the user chose how it fits
+            self.reply()
+
+    def regenerate(self) -> None:
+        """The last reply again, in the mode and with the sampler chosen now (a sampled
+        reply differs; a greedy one repeats): it replaces the old one, saved at its end."""
+        if self.bridge.state != READY or self.opening.reading is not None:
+            return
+        if self.transcript.drop_last_reply():
+            self.chat_note.hide()
+            self.reply()
+
+    def reply(self) -> None:
+        """Ask the engine for a reply to the conversation in the transcript."""
+        mode = self.mode_choice.name
+        self.transcript.start_assistant(mode)
+        self.charts.start_reply(mode)
+        self.context.reply_started()
+        self.bridge.generate(
+            Generate(
+                messages=self.conversation()[:-1],
+                mode=mode,
+                max_tokens=self.max_tokens.value(),
+                sampler=self.sampling.sampler(),
+                seed=self.sampling.seed(),
+                drop_oldest=self.context.dropping,
+            )
+        )
+        self._show_pair()  # a pending agreement check now waits for this reply
+
+    def stop(self) -> None:
+        self.bridge.stop()
+
+    def _on_new_chat_clicked(self) -> None:
+        self.new_chat()
+
+    def new_chat(self, reset_engine: bool = True) -> None:
+        if self.bridge.state == GENERATING:
+            self.bridge.stop()
+        self.transcript.clear_chat()
+        self.charts.clear()
+        self.context.clear()
+        self.chat_note.hide()
+        self.opening.reading = None
+        self.update_actions()
+        self.conversations.start(*self._loaded_pair)  # the old one stays listed
+        if reset_engine:
+            self.bridge.reset()
+
+    def _on_rounds(self, event: Rounds) -> None:
+        self.transcript.add_pieces(event.pieces, event.from_draft)
+        self.charts.add_rounds(event)
+
+    def _on_finished(self, event: Done) -> None:
+        stats = event.stats
+        figures = stats.to_json()
+        if stats.mode == "speculative" and self.verify_agreement is not None:
+            figures["verify_agreement"] = self.verify_agreement.to_json()
+        self.context.reply_finished(stats)
+        self.transcript.finish(figures, event.stopped_by)
+        self.charts.finish_reply(stats.tok_s)
+        if stats.mode == "plain" and stats.tok_s:
+            self.charts.set_reference(stats.tok_s)
+        self.conversations.save(self.transcript.messages)
+        if self.isVisible():
+            self.reload_if_pair_changed()
+
+    def _on_loaded(self, event: Loaded) -> None:
+        self.last_error = ""
+        self.memory_warning = event.memory_warning or ""
+        self.inexact_verify = not event.lossless_expected and event.verify == "batched"
+        self._show_pair()
+        self.mode_choice.loaded(event, self._loaded_pair)
+
+    def _on_agreement(self, event: AgreementMeasured | None) -> None:
+        self.verify_agreement = event.result if event is not None else None
+        self._show_pair()
+
+    def _on_failed(self, code: str, message: str) -> None:
+        if self.context.reply_failed(code, message):
+            return  # a turn that does not fit: the user is asked what to do
+        self.last_error = message
+        self._on_state(self.bridge.state)
+        if (
+            self.transcript.messages
+            and self.transcript.messages[-1].role == "assistant"
+            and self.transcript.messages[-1].stats is None
+        ):
+            self.transcript.finish({}, "error")
+            self.conversations.save(self.transcript.messages)
+        if code == BLOCKED_PAIR and self.mode_choice.blocked != self._loaded_pair:
+            self.mode_choice.refused(self._loaded_pair, message)
+            if self.mode_choice.target_alone(self._loaded_pair):
+                self._send_load()
+
+    def _on_crashed(self, message: str) -> None:
+        self.last_error = message
+        self.restart_button.show()
+        self._on_state(CRASHED)
+        show_error(
+            self,
+            crash_title(self.bridge.crash_code),
+            f"{message}\n\nThe conversation is kept. Press Restart Engine to go on.",
+        )
+
+    def _on_state(self, state: str) -> None:
+        self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
+        self.update_actions()
+
+    def update_actions(self) -> None:
+        state = self.bridge.state
+        self.send_button.setEnabled(state == READY and self.opening.reading is None)
+        self.stop_button.setEnabled(state == GENERATING)
+        self.panel.set_busy(state == GENERATING)
+
+    # -- export ------------------------------------------------------------------------------
+
+    def run_record(self) -> ChatRecord:
+        target, draft = self._loaded_pair
+        return chat_record(
+            target,
+            draft,
+            (m.record() for m in self.transcript.messages),
+            self.charts.per_position(),
+            self.charts.reference_tok_s,
+            self.verify_agreement,
+        )
+
+    def say(self, text: str) -> None:
+        """What happened to the conversation, on the line above it."""
+        self.chat_note.setText(text)
+        self.chat_note.show()
+
+    def export_json(self, path: Path) -> None:
+        self.exporter.write(path, markdown=False)
+
+    def export_markdown(self, path: Path) -> None:
+        self.exporter.write(path, markdown=True)

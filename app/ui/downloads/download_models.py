@@ -1,0 +1,88 @@
+"""Item models for the Downloads page: the catalog and the download queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from app.core.hub.catalog import CatalogEntry
+from app.core.hub.downloads import PARTIAL
+from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
+from app.core.infra.units import format_bytes
+from app.core.infra.units import format_time_left as format_eta
+from app.ui.base.job_models import JobQueueModel
+from app.ui.base.table_model import ColumnsModel, Index
+
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class CatalogModel(ColumnsModel):
+    COLUMNS = ("Repository", "Role", "Family", "Installed", "Listed by")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[CatalogEntry] = []
+        self.installed: dict[str, str] = {}  # repo -> "installed" / "update available"
+
+    def set_entries(self, entries: list[CatalogEntry]) -> None:
+        self.beginResetModel()
+        self.entries = list(entries)
+        self.endResetModel()
+
+    def set_installed(self, installed: dict[str, str]) -> None:
+        self.installed = dict(installed)
+        if self.entries:
+            column = self.COLUMNS.index("Installed")
+            self.dataChanged.emit(self.index(0, column), self.index(len(self.entries) - 1, column))
+
+    def row_total(self) -> int:
+        return len(self.entries)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not self.valid(index):
+            return None
+        entry = self.entries[index.row()]
+        if role == ENTRY_ROLE:
+            return entry
+        column = self.COLUMNS[index.column()]  # valid() checked the range
+        mark = self.installed.get(entry.repo_id, "")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == "Installed" and PARTIAL in mark:  # a short word: say it whole here
+                return "A partial download is on disk: Resume or Discard it in the queue"
+            # The name first: the Repository column may show it elided.
+            return f"{entry.repo_id}\n{entry.summary}" if entry.summary else entry.repo_id
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        return {
+            "Repository": entry.repo_id,
+            "Role": entry.role,
+            "Family": entry.family,
+            "Installed": mark,
+            "Listed by": entry.source,
+        }.get(column)
+
+
+class QueueModel(JobQueueModel[DownloadJob, JobStatus]):
+    COLUMNS = ("Repository", "State", "Progress", "Size", "Speed", "Left", "Details")
+
+    def cell(self, status: JobStatus, column: str) -> str:
+        details = status.error
+        # A cancelled download's files are gone: its last "file 3 of 7" would mislead.
+        if not details and status.files_total and status.state != CANCELLED:
+            details = f"file {status.files_done + 1} of {status.files_total}"
+            if status.current_file:
+                details += (
+                    f": {status.current_file} {format_bytes(status.file_done)} / "
+                    f"{format_bytes(status.file_size)}"
+                )
+        if status.path:
+            details = status.path
+        return {
+            "Repository": status.repo_id,
+            "State": status.state,
+            "Size": format_bytes(status.total_bytes) if status.total_bytes else "",
+            "Speed": f"{format_bytes(status.speed)}/s" if status.speed else "",
+            "Left": format_eta(status.eta_seconds),
+            "Details": details,
+        }.get(column, "")

@@ -1,0 +1,139 @@
+"""The installed packs as a table model (one row per pack)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.core.infra.units import format_bytes
+from app.core.pack.library import PackEntry
+from app.ui.base.fitted_table import READABLE_ROLE
+from app.ui.base.table_model import ColumnsModel, Index
+
+COLUMNS = (
+    "Name",
+    "Role",
+    "Family",
+    "Attention",
+    "Vocab",
+    "Quantization",
+    "Size",
+    "Status",
+    "Path",
+)
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+_ERROR_BRUSH = QBrush(QColor("#b42318"))
+
+
+def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
+    """(display text, sort key) per column."""
+    info = entry.info
+    status = "OK" if entry.ok else f"Error: {entry.status}"
+    if info is None:
+        blank = ("—", "")
+        return (
+            (entry.name, entry.name.lower()),
+            blank,
+            blank,
+            blank,
+            blank,
+            blank,
+            blank,
+            (status, status),
+            (str(entry.path), str(entry.path)),
+        )
+    attention = info.attention + (" (linear)" if info.linear_attention else "")
+    quant = (
+        f"{info.quant_bits}-bit" + (f" / {info.quant_block}" if info.quant_block else "")
+        if info.quant_bits
+        else "—"
+    )
+    vocab = f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"
+    return (
+        (entry.name, entry.name.lower()),
+        (info.role, info.role),
+        (info.model_type, info.model_type),
+        (attention, attention),
+        (vocab, info.vocab_size or 0),
+        (quant, info.quant_bits or 0),
+        (format_bytes(info.size_bytes), info.size_bytes),
+        (status, status),
+        (str(entry.path) + ("  (linked)" if entry.by_reference else ""), str(entry.path)),
+    )
+
+
+def _readable(entry: PackEntry, column: str, text: str) -> str | None:
+    """What must stay readable when the column narrows: a path's pack folder (it is
+    elided at the start) and a status up to the file it is about (elided at the end)."""
+    if column == "Path":
+        return f"…{os.sep}{text[len(str(entry.path.parent)) + 1 :]}"
+    if column == "Status" and entry.error is not None:
+        name = entry.error.path.name
+        end = text.find(name) + len(name) if name in text else len("Error: ") + len(name)
+        return text[:end] + "…" if end < len(text) else text
+    return None
+
+
+class LibraryModel(ColumnsModel):
+    COLUMNS = COLUMNS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._entries: list[PackEntry] = []
+        # Each row's cells, worked out when first asked: the view asks every role of
+        # every cell it measures, and working out one cell's text made all nine.
+        self._cells: list[tuple[tuple[str, Any], ...] | None] = []
+
+    def set_entries(self, entries: list[PackEntry]) -> None:
+        self.beginResetModel()
+        self._entries = list(entries)
+        self._cells = [None] * len(self._entries)
+        self.endResetModel()
+
+    def add_entry(self, entry: PackEntry) -> None:
+        row = len(self._entries)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._entries.append(entry)
+        self._cells.append(None)
+        self.endInsertRows()
+
+    def remove_entry(self, entry: PackEntry) -> None:
+        row = self._entries.index(entry)
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._entries[row]
+        del self._cells[row]
+        self.endRemoveRows()
+
+    def _row_cells(self, row: int) -> tuple[tuple[str, Any], ...]:
+        cells = self._cells[row]
+        if cells is None:
+            cells = self._cells[row] = _cells(self._entries[row])
+        return cells
+
+    def row_total(self) -> int:
+        return len(self._entries)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not self.valid(index):
+            return None
+        entry = self._entries[index.row()]
+        column = index.column()
+        if role == ENTRY_ROLE:
+            return entry
+        text, key = self._row_cells(index.row())[column]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            # The whole error on hover, except over Path: there the whole path.
+            if role == Qt.ItemDataRole.ToolTipRole and entry.error is not None:
+                return str(entry.path) if COLUMNS[column] == "Path" else str(entry.error)
+            return text
+        if role == SORT_ROLE:
+            return key
+        if role == READABLE_ROLE:
+            return _readable(entry, COLUMNS[column], text)
+        if role == Qt.ItemDataRole.ForegroundRole and not entry.ok and COLUMNS[column] == "Status":
+            return _ERROR_BRUSH
+        return None

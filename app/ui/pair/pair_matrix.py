@@ -1,0 +1,113 @@
+"""Every installed target against every draft, one verdict per cell."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.core.pack.library import PackEntry
+from app.core.pack.pair_table import PairTable, PairTables
+from app.core.pack.pairing import Cell, cell_of, distinct_names
+from app.core.pack.verdict import BLOCKED, CANNOT_PAY, Verdict
+from app.ui.pair.verdict_card import STYLES
+
+Index = QModelIndex | QPersistentModelIndex
+PAIR_ROLE = Qt.ItemDataRole.UserRole + 1
+# Colours by level, made once: data() answers each cell's every role from these.
+_BACKGROUNDS = {level: QBrush(QColor(style[2])) for level, style in STYLES.items()}
+_FOREGROUNDS = {level: QBrush(QColor(style[3])) for level, style in STYLES.items()}
+
+
+@lru_cache(maxsize=64)
+def cell_text(level: str, warnings: int) -> str:
+    symbol = STYLES[level][0]
+    if level == BLOCKED:
+        return f"{symbol} blocked"
+    if level == CANNOT_PAY:
+        return f"{symbol} cannot pay"
+    return (
+        f"{symbol} {warnings} warning{'s' if warnings != 1 else ''}"
+        if warnings
+        else (f"{symbol} ok")
+    )
+
+
+class PairMatrixModel(QAbstractTableModel):
+    """A PairTable (built off the GUI thread) as a table; each cell's answer is read
+    from the table's cell, never judged here (a view asks for every role of every
+    cell it measures or paints)."""
+
+    def __init__(self, tables: PairTables | None = None) -> None:
+        super().__init__()
+        self.tables = tables or PairTables()
+        self.table = PairTable()
+        self.labels: dict[Path, str] = {}
+
+    @property
+    def targets(self) -> tuple[PackEntry, ...]:
+        return self.table.targets
+
+    @property
+    def drafts(self) -> tuple[PackEntry, ...]:
+        return self.table.drafts
+
+    def set_table(self, table: PairTable) -> None:
+        self.beginResetModel()
+        self.table = table
+        self.labels = distinct_names([e.path for e in (*table.targets, *table.drafts)])
+        self.endResetModel()
+
+    def cell(self, target: PackEntry, draft: PackEntry) -> Cell:
+        """What the table says of the pair (judged now only if it is not in the table)."""
+        found = self.table.cell(target, draft)
+        return found if found is not None else cell_of(self.verdict(target, draft))
+
+    def verdict(self, target: PackEntry, draft: PackEntry) -> Verdict:
+        """The pair's full verdict (for the card), judged once per pair of readings."""
+        return self.tables.verdict(target, draft)
+
+    def label(self, entry: PackEntry) -> str:
+        """The pack's name, with its folder when another pack has the same name."""
+        return self.labels.get(entry.path, entry.name)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.targets)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.drafts)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        entries = self.drafts if orientation == Qt.Orientation.Horizontal else self.targets
+        if not 0 <= section < len(entries):
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return str(entries[section].path)
+        return self.label(entries[section])
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        cells = self.table.cells
+        if not (0 <= row < len(cells) and 0 <= column < len(cells[row])):
+            return None
+        cell = cells[row][column]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return cell_text(cell.level, cell.warnings)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return cell.reasons_text
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return _BACKGROUNDS[cell.level]
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return _FOREGROUNDS[cell.level]
+        if role == PAIR_ROLE:
+            return (self.table.targets[row], self.table.drafts[column])
+        return None

@@ -1,0 +1,56 @@
+"""The Pair page's memory line: what the pair needs under its saved recipes, and
+whether this computer has it now (the engine refuses a pair that does not fit)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.core.infra.errors import FileError
+from app.core.measure.ram_estimate import TIGHT, TOO_BIG, assess_memory
+from app.core.pack.context_window import pair_window
+from app.core.pack.library import PackEntry
+from app.core.recipe.files import run_recipes
+from app.ui.base.labels import wrap_to_width
+
+# (mark, colour) for the memory estimate: words and a symbol, never colour alone.
+UNKNOWN = "unknown"  # the estimate could not be made
+MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b"), UNKNOWN: ("⚠ ", "#8a5300")}
+
+
+class MemoryEstimate(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("memoryEstimate")
+        wrap_to_width(self)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setToolTip(
+            "Estimated from the weight files, the recipes saved for this pair (memory "
+            "low keeps weights as stored, normal makes MNN hold them as fp32) and a KV "
+            "cache for the pair's context window: the smaller of the two models' windows, "
+            "each the recipe's max_all_tokens (MNN's default 2,048) or the positions the "
+            "model was trained for, whichever is less."
+        )
+
+    def show_pair(self, target: PackEntry | None, draft: PackEntry | None) -> None:
+        """The estimate for this pair; hidden when either is missing or unreadable."""
+        if target is None or draft is None or target.info is None or draft.info is None:
+            self.hide()
+            return
+        try:
+            _, fit = assess_memory(target.info, draft.info, worker_running=False)
+            target_run, draft_run = run_recipes(target.info.path, draft.info.path)
+        except FileError as exc:  # a recipe broken since the library was read
+            self._show_text(UNKNOWN, f"Memory cannot be estimated: {exc.path}: {exc.problem}")
+            return
+        window = pair_window(
+            target.info.context.under(target_run), draft.info.context.under(draft_run)
+        )
+        self._show_text(fit.level, f"{fit.message} Context window: {window.describe()}.")
+
+    def _show_text(self, level: str, message: str) -> None:
+        mark, colour = MEMORY_STYLES.get(level, ("", ""))
+        self.setText(mark + message)
+        self.setStyleSheet(f"color: {colour};" if colour else "")
+        self.setProperty("level", level)
+        self.show()

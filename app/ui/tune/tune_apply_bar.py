@@ -1,0 +1,157 @@
+"""The Tune page's Apply Best and Undo Apply, with why Apply Best is off beside them.
+
+The reason used to sit in a one-line tooltip that ran off the window, or at the end of
+the verdict behind "More"; it is in the page now, next to the button, and is worked out
+again whenever the page is shown: a recipe edited on the Recipes page makes the run's
+comparison with "the current recipe" stale (tune_apply.stale_reason), and the note says so.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
+
+from app.core.infra.errors import DraftDeckError
+from app.core.measure.tune_apply import BestChanges, Snapshot, best_changes, refusal_now, restore
+from app.core.measure.tune_run import TuneRun
+from app.ui.base.dialogs import ask, show_error
+from app.ui.base.labels import wrap_to_width
+
+APPLY_KEYS = QKeySequence("Ctrl+Shift+A")
+# A line's room even when empty; a longer reason's height is held while a run goes on
+# (tune_page), so that nothing under the note moves when one starts.
+NOTE_LINES = 1
+
+
+def button_key(page: QWidget, keys: QKeySequence, what: str, button: QPushButton) -> None:
+    """`keys` press `button` while `page` has the focus and the button is on (a key
+    never does what the page has off); `what` is what Help's key list says."""
+    action = QAction(button.text(), page)
+    action.setShortcut(keys)
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.setStatusTip(what)
+    action.triggered.connect(lambda: button.click() if button.isEnabled() else None)
+    page.addAction(action)
+
+
+def keys_text(keys: QKeySequence) -> str:
+    """A shortcut as this platform writes it ("Ctrl+Shift+A", "⇧⌘A")."""
+    return keys.toString(QKeySequence.SequenceFormat.NativeText)
+
+
+class ApplyBar(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run: TuneRun | None = None
+        self._undo: Snapshot | None = None
+        self.confirm_box: QMessageBox | None = None
+        self.note = wrap_to_width(QLabel())
+        self.note.setObjectName("pageHint")
+        self.note.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.note.setMinimumHeight(NOTE_LINES * self.note.fontMetrics().lineSpacing())
+        self.apply_button = QPushButton("Apply Best")
+        self.apply_button.setToolTip(
+            f"Shows what it will change, then writes it ({keys_text(APPLY_KEYS)})"
+        )
+        self.undo_button = QPushButton("Undo Apply")
+        self.apply_button.setEnabled(False)
+        self.undo_button.setEnabled(False)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note, 1)
+        layout.addWidget(self.apply_button)
+        layout.addWidget(self.undo_button)
+        self.apply_button.clicked.connect(self.apply_best)
+        self.undo_button.clicked.connect(self.undo_apply)
+        self.show_idle()
+
+    def _say(self, text: str) -> None:
+        self.note.setText(text)
+
+    def show_idle(self) -> None:
+        """No run shown: what Apply Best will do once one is."""
+        self.run = None
+        self._undo = None
+        self.apply_button.setEnabled(False)
+        self.undo_button.setEnabled(False)
+        self._say(
+            f"Apply Best ({keys_text(APPLY_KEYS)}) is off until a sweep has run; it shows "
+            "what it would change first."
+        )
+
+    def show_running(self) -> None:
+        self.run = None
+        self._undo = None
+        self.apply_button.setEnabled(False)
+        self.undo_button.setEnabled(False)
+        self._say("Apply Best is off while the sweep runs.")
+
+    def show_run(self, run: TuneRun) -> None:
+        """A finished or reopened run: Apply Best on, or why it is off."""
+        self.run = run
+        self._undo = None
+        self.undo_button.setEnabled(False)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Work out again whether the shown run may be applied to the recipes as they
+        are now (they may have been edited on the Recipes page meanwhile)."""
+        run = self.run
+        if run is None:
+            return
+        refusal = self.refusal(run)
+        self.apply_button.setEnabled(refusal is None)
+        if refusal is not None:
+            self._say(f"Apply Best is off: {refusal}.")
+            return
+        best = best_changes(run)
+        listed = ", ".join(c.text() for c in best.changes) if best else ""
+        what = best.label() if best else ""
+        self._say(f"Apply Best writes {what}: {listed}." if listed else f"Apply Best: {what}.")
+
+    def refusal(self, run: TuneRun) -> str | None:
+        """Why Apply Best is off for this run (None: it may be applied)."""
+        return refusal_now(run)
+
+    def apply_best(self) -> None:
+        """Show the changes (key: old → new per file); on consent, write them."""
+        run = self.run
+        if run is None or not run.results:
+            return
+        refusal = self.refusal(run)
+        if refusal is not None:
+            self._say(f"Not applied: {refusal}.")
+            return
+        best = best_changes(run)
+        if best is None:
+            return
+        if not best.changes:
+            self._say("Nothing to change: the recipes already have these values.")
+            return
+        listing = "\n".join(c.text() for c in best.changes)
+        self.confirm_box = ask(
+            self,
+            "Apply Best",
+            f"Apply {best.label()}? These keys change:\n\n{listing}",
+            "Apply",
+            lambda: self._apply(best),
+        )
+
+    def _apply(self, best: BestChanges) -> None:
+        try:
+            self._undo = best.apply()
+        except DraftDeckError as exc:
+            show_error(self, "Could not apply", str(exc))
+            return
+        self.apply_button.setEnabled(False)
+        self.undo_button.setEnabled(True)
+        self._say(f"Applied {best.label()} to the recipes; Chat and the phone push use it now.")
+
+    def undo_apply(self) -> None:
+        if self._undo is not None:
+            restore(self._undo)
+            self._undo = None
+            self.undo_button.setEnabled(False)
+            self.refresh()
+            self._say(f"The recipes are back as they were. {self.note.text()}")

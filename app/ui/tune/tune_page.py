@@ -1,0 +1,404 @@
+"""The Tune page: measure recipe settings for the selected pair and apply the best.
+
+The sweep is a TuneJob on the page's "tune" queue; the page renders the job's status
+snapshots as they change (background.watch) and never hears from the sweep's thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.infra.errors import DraftDeckError, FileError
+from app.core.measure.tune_apply import current_row
+from app.core.measure.tune_eta import WIDEST_TIME_LEFT, time_left_text
+from app.core.measure.tune_plan import (
+    plan_for,
+    recipe_defaults,
+    sampling_text,
+    thread_counts,
+    verifies_exactly,
+)
+from app.core.measure.tune_run import TuneRun, new_run_path
+from app.core.pack.compat import assess_paths
+from app.core.pack.verdict import MEASURED_MNN
+from app.core.recipe.schema import physical_cores
+from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_queue
+from app.ui.base import background
+from app.ui.base.dialogs import show_error, show_file_error
+from app.ui.base.labels import wrap_to_width
+from app.ui.base.no_pair import NeedsPair
+from app.ui.base.pair_selection import PairSelection
+from app.ui.base.verdict_label import VerdictLabel
+from app.ui.tune.tune_apply_bar import APPLY_KEYS, ApplyBar, button_key, keys_text
+from app.ui.tune.tune_past_runs import PastRuns
+from app.ui.tune.tune_plan_form import PlanForm
+from app.ui.tune.tune_results_view import ResultsView
+
+# Tune's own keys (the window lists them under Help); Apply Best's is APPLY_KEYS.
+START_KEYS = QKeySequence("Ctrl+Return")
+CANCEL_KEYS = QKeySequence("Escape")
+
+
+class TunePage(QWidget):
+    def __init__(self, selection: PairSelection, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.run: TuneRun | None = None
+        self.queue = tune_queue()
+        self.job: TuneJob | None = None
+        self._job_shown = True  # whether the job's end has been shown
+        self._blocked = ""  # why the selected pair cannot be tuned at all
+        self._current: dict[str, object] = {}  # the swept keys as they ran at Start
+
+        title = QLabel("Tune")
+        title.setObjectName("pageTitle")
+        self.pair_label = QLabel()
+        self.pair_label.setObjectName("pageHint")
+        wrap_to_width(self.pair_label)
+        self.blocked_label = QLabel()
+        self.blocked_label.setStyleSheet("color: #a1261b")
+        wrap_to_width(self.blocked_label)
+        self.blocked_label.hide()
+        self.form = PlanForm(physical_cores())
+        self.start_button = QPushButton("Start")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip(
+            f"Stop after the current run pair, keeping what was measured ({keys_text(CANCEL_KEYS)})"
+        )
+        self.force = QCheckBox("Measure anyway")
+        self.force.setToolTip(
+            "Sweep a pair that cannot gain on this MNN (two linear-attention models): "
+            "the results are marked and never applied"
+        )
+        self.force.hide()
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%p%")
+        # One line of a fixed width: a wrapping label squeezed beside the bar once took
+        # three lines, and the taller row moved the whole form down when a run started.
+        self.eta_label = QLabel()
+        widest = max(self.eta_label.fontMetrics().horizontalAdvance(t) for t in WIDEST_TIME_LEFT)
+        self.eta_label.setFixedWidth(widest + self.eta_label.fontMetrics().averageCharWidth())
+        self.verdict = VerdictLabel()
+        self.apply_bar = ApplyBar()
+        self.apply_button, self.undo_button = (
+            self.apply_bar.apply_button,
+            self.apply_bar.undo_button,
+        )
+        self.history = PastRuns()
+        self.past = self.history.past
+
+        self.results = ResultsView()
+        # Which sampler the shown figures were measured with (a reopened run's own), and
+        # whether greedy output must equal plain output for this recipe.
+        self.sampler_label = self.results.sampler_label
+        self.model, self.proxy = self.results.model, self.results.proxy
+        self.table, self.chart = self.results.table, self.results.chart
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.form)
+        splitter.addWidget(self.results)
+        splitter.setStretchFactor(1, 3)
+        # The form needs little width; the table and chart get the rest.
+        splitter.setSizes([self.form.minimumSizeHint().width(), 10_000])
+
+        controls = QHBoxLayout()
+        for widget in (
+            self.start_button,
+            self.force,
+            self.cancel_button,
+            self.progress,
+            self.eta_label,
+        ):
+            controls.addWidget(widget)
+        body = QWidget()  # without a pair, NeedsPair's notice instead of an idle form
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addLayout(controls)
+        body_layout.addWidget(self.verdict)
+        body_layout.addWidget(self.apply_bar)
+        body_layout.addWidget(splitter, 1)
+        # Inside the body: without a pair, an opened run would load into hidden views.
+        body_layout.addWidget(self.history)
+        self.needs_pair = NeedsPair(selection, body, "to measure its settings")
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(self.pair_label)
+        layout.addWidget(self.blocked_label)
+        layout.addWidget(self.needs_pair, 1)
+
+        self.form.quick_button.clicked.connect(lambda: self.use_preset("quick"))
+        self.form.thorough_button.clicked.connect(lambda: self.use_preset("thorough"))
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.form.sample.toggled.connect(self._show_planned_sampling)
+        self.history.opened.connect(self._open_path)
+        # Keys while the page has the focus; their tips are what Help's key list says.
+        button_key(self, START_KEYS, "Start measuring the plan", self.start_button)
+        button_key(
+            self, CANCEL_KEYS, "Stop the sweep, keeping what was measured", self.cancel_button
+        )
+        button_key(
+            self, APPLY_KEYS, "Apply the best setting (shows the changes first)", self.apply_button
+        )
+        self.history.compared.connect(self.results.compare)
+        selection.changed.connect(self._on_pair_changed)
+        background.watch(self, self.queue, self._on_tune_changed)
+        self._on_pair_changed()
+
+    # -- plan ------------------------------------------------------------------------------
+
+    def _on_pair_changed(self) -> None:
+        target, draft = self.selection.target, self.selection.draft
+        if not self._running():
+            # The last sweep's end ("Stopped: …") was about the pair before.
+            self.verdict.clear()
+            self.run = None
+            self.results.show_results([], self.form.current_plan())
+            self.apply_bar.show_idle()
+        self.form.read_recipe(target)
+        if target is None or draft is None:
+            self.pair_label.setText("")  # NeedsPair says what to do
+            self._show_blocked("")
+            self.start_button.setEnabled(False)
+            return
+        text = (
+            f"Target {target.name} · draft {draft.name}. Settings not swept are measured "
+            "as the recipes run them."
+        )
+        # Known from the bundles alone; the engine's probe decides at Start.
+        verdict = assess_paths(target, draft)
+        cannot_pay = verdict.cannot_pay
+        self._show_blocked(verdict.summary() if verdict.blocked else "")
+        if cannot_pay:
+            text += (
+                " Both use linear attention: speculation cannot pay on MNN "
+                f"{MEASURED_MNN}, so Start measures only if this MNN can roll their state "
+                "back, or with Measure anyway."
+            )
+        self.pair_label.setText(text)
+        self.force.setChecked(False)
+        self.force.setVisible(cannot_pay)
+        self.start_button.setEnabled(not self._running() and not self._blocked)
+        self.use_preset("quick")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # The recipes may have been edited on the Recipes page meanwhile: the sampler,
+        # the thread counts, and whether a shown run's comparison still holds.
+        target, draft = self.selection.target, self.selection.draft
+        self.form.read_recipe(target)
+        if target is not None and draft is not None:
+            self.form.show_threads(thread_counts(target, draft))
+        if not self._running():
+            self._show_planned_sampling()
+            if self.run is not None:
+                self._show_current(self.run)
+                self.apply_bar.refresh()
+        super().showEvent(event)
+
+    def _show_blocked(self, reason: str) -> None:
+        """Say inline why Start is off for a pair that cannot work (no dialog at Start)."""
+        self._blocked = reason
+        self.blocked_label.setText(f"Start is off: this pair cannot be tuned. {reason}")
+        self.blocked_label.setVisible(bool(reason))
+        self.start_button.setToolTip(
+            f"This pair cannot be tuned: {reason}"
+            if reason
+            else f"Measure the plan's settings ({keys_text(START_KEYS)})"
+        )
+
+    def use_preset(self, kind: str) -> None:
+        target, draft = self.selection.target, self.selection.draft
+        if target is None or draft is None:
+            return
+        self.form.show_plan(plan_for(kind, recipe_defaults(target, draft)))
+        self.form.show_threads(thread_counts(target, draft))
+        self._show_planned_sampling()
+
+    def _show_planned_sampling(self) -> None:
+        """Before a run (none shown): the sampler Start would measure with, and whether
+        greedy output must equal plain output for this target's recipe."""
+        target = self.selection.target
+        if self.run is not None or self._running() or target is None:
+            return
+        plan = self.form.current_plan()
+        sampler = self.form.sampler()
+        if sampler is not None:
+            plan = replace(plan, sample=True)
+        described = sampler.describe() if sampler else None
+        self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _running(self) -> bool:
+        return self.job is not None and not self.job.is_finished()
+
+    def start(self) -> None:
+        target, draft = self.selection.target, self.selection.draft
+        # The engine reads the recipe on disk: plan with that sampler, not a stale one.
+        self.form.read_recipe(target)
+        try:
+            plan = self.form.measured_plan()
+        except ValueError as exc:
+            self.verdict.setText(f"Not started: {exc}.")  # the form marks the field too
+            return
+        if target is None or draft is None or not plan.settings():
+            show_error(
+                self,
+                "Nothing to measure",
+                "Choose a pair and at least one precision and one memory mode.",
+            )
+            return
+        if self._running():
+            return
+        self.run = None
+        self._current = recipe_defaults(target, draft)  # as the job's run will keep it
+        self.results.show_results([], plan)
+        sampler = self.form.sampler()
+        described = sampler.describe() if sampler else None
+        self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
+        self._hold_heights(True)
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.apply_bar.show_running()
+        self.queue.forget(list(self.queue.jobs))  # only finished ones: one sweep at a time
+        self.job = TuneJob(target, draft, plan, self.force.isChecked())
+        self._job_shown = False
+        self._show_progress()
+        self.verdict.setText(self.job.status().message)
+        self.queue.submit(self.job)
+
+    def cancel(self) -> None:
+        """Stop the sweep after the current run pair, keeping what was measured."""
+        if self.job is not None:
+            self.job.cancel()
+
+    def _on_tune_changed(self) -> None:
+        job = self.job
+        if job is None or self._job_shown:
+            return
+        status = job.status()
+        if len(status.results) != self.model.row_total():
+            results = list(status.results)
+            self.results.show_results(results, job.plan, current_row(results, self._current))
+        self._show_progress()
+        # The same snapshot decides: the job may finish between two reads of its status.
+        if status.state in FINISHED:
+            self._job_shown = True
+            self._end()
+            if status.run is not None:
+                self._show_finished(status.run)
+            elif status.state == REFUSED:
+                # A refusal, not a failure: say why where the verdict goes, no dialog.
+                self.verdict.setText(f"{status.error} Tick “Measure anyway” to measure it.")
+                self.force.show()
+            elif status.state == FAILED:
+                self.verdict.setText(f"Stopped: {status.error}")
+                show_error(self, "Tuning stopped", status.error)
+
+    def _show_progress(self) -> None:
+        if self.job is None:
+            return
+        status = self.job.status()
+        self.progress.setRange(0, status.pairs_total)
+        self.progress.setValue(status.pairs_done)
+        self.eta_label.setText(time_left_text(status.eta_seconds))
+
+    def _show_finished(self, run: TuneRun) -> None:
+        try:
+            run.save(new_run_path(Path(run.draft)))
+        except (OSError, DraftDeckError) as exc:
+            show_error(self, "Results not saved", str(exc))
+        self._show_run(run)
+        # In front: the first sentence is what the page shows.
+        stopped = "Partial results (cancelled): " if run.cancelled else ""
+        self.verdict.setText(stopped + run.verdict())
+        self.apply_bar.show_run(run)
+        self.refresh_past()
+
+    def _show_run(self, run: TuneRun) -> None:
+        self.run = run
+        self._show_current(run)
+        self.sampler_label.setText(run.sampler_text())
+
+    def _show_current(self, run: TuneRun) -> None:
+        """The run's rows, the one measured as the recipes run now marked."""
+        try:
+            now = recipe_defaults(Path(run.target), Path(run.draft))
+        except (OSError, DraftDeckError):
+            now = {}  # the pair is gone or unreadable: Apply Best says so
+        self.results.show_results(run.results, run.plan, current_row(run.results, now))
+
+    def shutdown(self) -> None:
+        """Stop a running sweep (its engine worker closes when the sweep returns); wait
+        for it only briefly: never freeze the closing window."""
+        self.queue.shutdown(timeout=2.0)
+
+    def _end(self) -> None:
+        self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
+        self.cancel_button.setEnabled(False)
+        self.eta_label.setText("")
+        self._hold_heights(False)
+
+    def _hold_heights(self, hold: bool) -> None:
+        """While a run goes on, the texts above the form keep at least the height they
+        had at Start ("Measuring…" is shorter than a two-line verdict), so the form does
+        not move up under the pointer; afterwards each needs a line at least."""
+        for label in (self.verdict.shown, self.apply_bar.note):
+            line = label.fontMetrics().lineSpacing()
+            label.setMinimumHeight(max(label.height(), line) if hold else line)
+
+    # -- results ---------------------------------------------------------------------------
+
+    def apply_refusal(self, run: TuneRun) -> str | None:
+        """Why Apply Best is off for this run (None: it may be applied)."""
+        return self.apply_bar.refusal(run)
+
+    def apply_best(self) -> None:
+        self.apply_bar.apply_best()
+
+    @property
+    def confirm_box(self) -> QMessageBox:
+        """Apply Best's last question (none before one was asked)."""
+        box = self.apply_bar.confirm_box
+        if box is None:
+            raise AttributeError("confirm_box: Apply Best has asked nothing yet")
+        return box
+
+    def undo_apply(self) -> None:
+        self.apply_bar.undo_apply()
+
+    # -- past runs -------------------------------------------------------------------------
+
+    def refresh_past(self) -> None:
+        self.history.refresh()
+
+    def open_run(self, path: Path) -> TuneRun:
+        run = TuneRun.load(path)
+        self._show_run(run)
+        self.verdict.setText(f"{path.stem}: {run.verdict()}")
+        self.apply_bar.show_run(run)
+        return run
+
+    def open_selected(self) -> None:
+        self.history.open_selected()
+
+    def _open_path(self, path: Path) -> None:
+        try:
+            self.open_run(path)
+        except FileError as exc:
+            show_file_error(self, "Cannot open the run", exc)

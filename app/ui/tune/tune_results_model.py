@@ -1,0 +1,253 @@
+"""The Tune page's results table: one row a measured setting, the best in bold."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from app.core.measure.tune_results import SettingResult, best_result, rows
+from app.ui.base.table_model import ColumnsModel, Index
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+UNMET = "*"
+UNMET_NOTE = (
+    f"{UNMET}: the interval did not get as narrow as the target within the time a setting has"
+)
+REMEASURED = " (redone)"
+REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
+CURRENT = " (now)"
+CURRENT_NOTE = "(now): the recipes as they run now"
+
+
+class ResultsModel(ColumnsModel):
+    # Short headers, no wider than their figures, so none is cut; the full meaning is in
+    # each header's tooltip (TIPS).
+    COLUMNS = (
+        "d",
+        "Draft\nthreads",
+        "Precision",
+        "Memory",
+        "Target\nthreads",
+        "Sampler",
+        "Spec\ntok/s",
+        "Plain\ntok/s",
+        "Plain\npooled",
+        "Uplift",
+        "95 %\ninterval",
+        "Pairs",
+        "Accept-\nance",
+        "Mean\nlength",
+        "c",
+        "Predic-\nted",
+        "Break-\neven",
+        "Loss-\nless",
+        "Verify\nagr.",
+    )
+    KEYS = (
+        "draft_length",
+        "draft_threads",
+        "draft_precision",
+        "draft_memory",
+        "target_threads",
+        "sampled",
+        "spec_tok_s",
+        "paired_baseline_tok_s",
+        "baseline_tok_s",
+        "uplift",
+        "uplift_interval",
+        "pairs",
+        "acceptance",
+        "mean_accepted_length",
+        "cost_ratio",
+        "predicted_speedup",
+        "break_even_acceptance",
+        "lossless",
+        "verify_agreement",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[SettingResult] = []
+        self._rows: list[dict[str, Any]] = []
+        self.best: SettingResult | None = None
+        self.current: SettingResult | None = None  # the recipes as they run now
+
+    HEADER_TIPS: ClassVar[dict[str, str]] = {
+        "draft_length": "Draft length: tokens the draft proposes each round",
+        "draft_threads": "Draft threads: CPU threads the draft model runs on",
+        "draft_precision": "Draft precision: the draft's MNN precision (low or high)",
+        "draft_memory": "Draft memory: the draft's MNN memory mode (low or normal)",
+        "target_threads": "Target threads: CPU threads the target model runs on",
+        "sampled": (
+            "Sampler: greedy: the most likely token every time (speculative output equals "
+            "plain output when the recipe verifies exactly: see Lossless); "
+            "recipe: the target recipe's sampler; temp.: that sampler at another "
+            "temperature (measured, never applied)"
+        ),
+        "spec_tok_s": (
+            "Speculative tok/s: tokens a second with the draft (median of this row's runs)"
+        ),
+        "paired_baseline_tok_s": (
+            "Plain tok/s: the median of the plain runs paired with this row's speculative "
+            "runs; Spec tok/s over it is close to the uplift"
+        ),
+        "baseline_tok_s": (
+            "Plain tok/s, pooled: plain decoding depends only on the target's settings: "
+            "the median of the plain runs of every row with these target settings (the "
+            "same for all of them). On a machine whose speed drifts it can differ from a "
+            "row's own pairs: compare Spec tok/s with Plain tok/s, not with this"
+        ),
+        "uplift": (
+            "Uplift, median of pairs: the median of per-pair ratios (each speculative run "
+            "over the plain run beside it): close to Spec tok/s over Plain tok/s of the "
+            "same pairs, never over the pooled figure; pairing cancels a busy machine's drift"
+        ),
+        "uplift_interval": (
+            "95 % interval of the uplift (distribution-free, from order statistics); "
+            f"speculation pays off only when it lies above 1. {UNMET_NOTE}"
+        ),
+        "pairs": f"Pairs: interleaved plain/speculative run pairs measured. {REMEASURED_NOTE}",
+        "acceptance": "Acceptance: the share of drafted tokens the target accepted",
+        "mean_accepted_length": "Mean length: tokens gained a round, the target's own included",
+        "cost_ratio": "c: the draft's cost of a token over the target's (lower is better)",
+        "predicted_speedup": (
+            "Predicted: the speedup over plain decoding the measured acceptance and c promise"
+        ),
+        "break_even_acceptance": (
+            "Break-even: the acceptance this draft length needs to gain anything at this c"
+        ),
+        "lossless": (
+            "Lossless: whether speculative output equalled plain decoding's in every pair "
+            "(greedy; a recipe with memory low verifies inexactly and may differ)"
+        ),
+        "verify_agreement": (
+            "Verify agreement: how often the recipe's verify picks the token plain decoding does"
+        ),
+    }
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.ToolTipRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self.KEYS)
+        ):
+            return self.HEADER_TIPS[self.KEYS[section]]
+        return super().headerData(section, orientation, role)
+
+    def notes(self) -> str:
+        """What the marks in the rows mean, one line (empty: no marks)."""
+        notes = []
+        if any(format_interval(row).endswith(UNMET) for row in self._rows):
+            notes.append(UNMET_NOTE)
+        if any(row["remeasured"] for row in self._rows):
+            notes.append(REMEASURED_NOTE)
+        if self.current is not None:
+            notes.append(CURRENT_NOTE)
+        return ". ".join(notes) + "." if notes else ""
+
+    def row_total(self) -> int:
+        return len(self.results)
+
+    def set_results(
+        self, results: list[SettingResult], current: SettingResult | None = None
+    ) -> None:
+        """Show `results`; `current` is the row measured as the recipes run now."""
+        self.beginResetModel()
+        self.results = list(results)
+        self._rows = rows(self.results)
+        self.best = best_result(self.results)
+        self.current = current
+        self.endResetModel()
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not self.valid(index):
+            return None
+        key = self.KEYS[index.column()]
+        row = self._rows[index.row()]
+        value = row["uplift_low"] if key == "uplift_interval" else row[key]
+        is_best = self.results[index.row()] is self.best
+        if role == Qt.ItemDataRole.DisplayRole:
+            if key == "uplift_interval":
+                return format_interval(row)
+            if key == "pairs":
+                return f"{value}{REMEASURED if row['remeasured'] else ''}"
+            if key == "draft_length" and self.results[index.row()] is self.current:
+                return f"{value}{CURRENT}"
+            if key == "sampled":
+                return sampler_cell(row)
+        if role == SORT_ROLE:
+            return value if value is not None else -1
+        if role == Qt.ItemDataRole.BackgroundRole and is_best:
+            return QBrush(QColor("#e8f5ec"))
+        if role == Qt.ItemDataRole.FontRole and is_best:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if key == "verify_agreement":
+                return self.results[index.row()].summary.get("verify_note")
+            if key == "sampled" and row["sampled"]:
+                return f"Sampler: {row['sampler']}"
+            if key == "pairs" and row["remeasured"]:
+                return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
+            if key == "uplift_interval" and row.get("interval_target_met") is False:
+                return UNMET_NOTE
+            if key == "draft_length" and self.results[index.row()] is self.current:
+                return CURRENT_NOTE
+            return "Best setting" if is_best else None
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if value is None:
+            return "—"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, float):
+            if "tok_s" in key:
+                return f"{value:,.1f}"
+            return f"{value:.2f}x" if key == "uplift" else f"{value:.3f}"
+        return str(value)
+
+
+# Columns that give way, in this order, before the table scrolls sideways; each down to
+# the wider of its figures and its header's words (tune_results_view), so neither is cut.
+GIVE_WAY_COLUMNS = tuple(
+    ResultsModel.KEYS.index(key)
+    for key in (
+        "baseline_tok_s",
+        "paired_baseline_tok_s",
+        "uplift",
+        "break_even_acceptance",
+        "predicted_speedup",
+        "mean_accepted_length",
+        "target_threads",
+        "draft_threads",
+        "verify_agreement",
+        "acceptance",
+        "uplift_interval",
+        "spec_tok_s",
+        "draft_precision",
+        "lossless",
+        "sampled",
+    )
+)
+
+
+def format_interval(row: dict[str, Any]) -> str:
+    """ "1.42-1.61x", with "*" when the interval target was not met in the budget."""
+    low, high = row.get("uplift_low"), row.get("uplift_high")
+    if low is None or high is None:
+        return "—"
+    unmet = UNMET if row.get("interval_target_met") is False else ""
+    return f"{low:.2f}-{high:.2f}x{unmet}"
+
+
+def sampler_cell(row: dict[str, Any]) -> str:
+    """ "greedy", "recipe" (the recipe's sampler), or "temp. 1.2" (it at that temperature)."""
+    if not row["sampled"]:
+        return "greedy"
+    t = row["temperature"]
+    return "recipe" if t is None else f"temp. {t:g}"
