@@ -143,7 +143,13 @@ def test_record_reads_the_pairs_recipes_and_skips_broken_ones(tmp_path: Path) ->
 def test_figures_line_names_a_verify_that_limits_acceptance() -> None:
     limited = {**STATS, "acceptance": 0.7, "verify_agreement": AGREEMENT.to_json()}
     line = reply_figures_line(limited, "speculative", "stop_token")
-    assert "acceptance 0.70 · verify agreement 0.75, limits acceptance" in line
+    # The same estimate and range as bench and tune say (VerifyAgreement.sentence).
+    low, high = AGREEMENT.ceiling_range
+    assert (
+        f"acceptance 0.70 · verify agreement 0.75 (an identical draft: an estimated "
+        f"{AGREEMENT.ceiling:.2f}, 95 % range {low:.2f}\N{EN DASH}{high:.2f}), "
+        "acceptance near it: limited by the recipe" in line
+    )
     assert line.endswith("· speculative")
     assert reply_figures_line({}, "plain", "") == "0 tokens · plain"
 
@@ -241,3 +247,14 @@ def test_figures_line_of_a_reply_stopped_before_its_first_token() -> None:
     empty = {"tokens": 0, "prefill_seconds": 0.0, "acceptance": None}
     line = reply_figures_line(empty, "plain", "cancelled")
     assert line == "0 tokens · plain · stopped while reading the prompt"
+
+
+def test_figures_line_never_puts_the_estimate_under_an_acceptance_above_its_range() -> None:
+    # 60/64 rows agree: the estimate for d=3 is about 0.88 with a range topping near 0.95.
+    found = VerifyAgreement(
+        agreement=60 / 64, matched=60, checked=64, draft_length=3, verify="batched"
+    )
+    above = {**STATS, "acceptance": 0.99, "verify_agreement": found.to_json()}
+    line = reply_figures_line(above, "speculative", "stop_token")
+    assert "acceptance above that range: mostly the recipe's verify" in line
+    assert "limited by the recipe" not in line and "would reach" not in line

@@ -100,7 +100,9 @@ def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixt
     # The pair is the first line (a memory: low note may follow it).
     assert seen[0].splitlines()[0].endswith("measuring verify agreement…")
     assert seen[1].splitlines()[0].endswith("verify agreement after this reply")
-    assert "an identical draft would reach about" in page.pair_label.text()
+    # An estimate with its 95 % range, as bench and tune say it, never "would reach".
+    assert "(an identical draft: an estimated " in page.pair_label.text()
+    assert "95 % range" in page.pair_label.text()
     bridge.shutdown()
 
 

@@ -261,7 +261,7 @@ def test_verify_agreement_is_shown_with_the_pair_and_each_reply(
     stats = _stats(window)
     assert stats["verify_agreement"] == found.to_json()
     assert "verify agreement 1.00" in page.transcript.toPlainText()
-    assert "limits acceptance" not in page.transcript.toPlainText()
+    assert "limited by the recipe" not in page.transcript.toPlainText()
 
 
 def test_a_limiting_agreement_is_said_under_the_reply() -> None:
@@ -272,9 +272,13 @@ def test_a_limiting_agreement_is_said_under_the_reply() -> None:
         "acceptance": 0.85,
         "verify_agreement": {**limited, "verify": "batched"},
     }
-    assert "verify agreement 0.88, limits acceptance" in figures_line(reply)
+    assert "acceptance near it: limited by the recipe" in figures_line(reply)
+    assert "verify agreement 0.88 (an identical draft: an estimated 0.77, 95 % range" in (
+        figures_line(reply)
+    )
     reply.stats["acceptance"] = 0.3
-    assert figures_line(reply).endswith("verify agreement 0.88 · speculative")
+    assert figures_line(reply).endswith(") · speculative")
+    assert "limited" not in figures_line(reply)
 
 
 def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot: QtBot) -> None:

@@ -43,9 +43,7 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
             parts.append(f"accepted when checked {checked:.2f} (expected {expected:.2f})")
         verify = stats.get("verify_agreement")
         if verify:
-            found = VerifyAgreement.from_json(verify)
-            limited = ", limits acceptance" if found.limited(stats["acceptance"]) else ""
-            parts.append(f"verify agreement {found.agreement:.2f}{limited}")
+            parts.append(VerifyAgreement.from_json(verify).brief(stats["acceptance"]))
     # Plain decoding emits one token a step by definition: its "1.00" is no figure.
     if stats.get("mean_accepted_length") and mode != "plain":
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")

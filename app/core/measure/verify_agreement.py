@@ -83,6 +83,23 @@ class VerifyAgreement:
             not self.exact and acceptance is not None and acceptance >= LIMITED_SHARE * self.ceiling
         )
 
+    def brief(self, acceptance: float | None = None) -> str:
+        """sentence() in a few words, for a line with no room for it (Chat's pair line
+        and a reply's figures): the same estimate with its range, the same verdict."""
+        head = f"verify agreement {self.agreement:.2f}"
+        if self.exact or self.verify == "stepwise":
+            return head
+        low, high = self.ceiling_range
+        text = (
+            f"{head} (an identical draft: an estimated {self.ceiling:.2f}, "
+            f"95 % range {low:.2f}{TO}{high:.2f})"
+        )
+        if acceptance is None or not self.limited(acceptance):
+            return text
+        if acceptance > high:
+            return f"{text}, acceptance above that range: mostly the recipe's verify"
+        return f"{text}, acceptance near it: limited by the recipe"
+
     def sentence(self, acceptance: float | None = None) -> str:
         """What to tell the user, in one or two plain sentences. The ceiling is an
         estimate from a probe text, so it is given with its range, and never stated as

@@ -245,9 +245,7 @@ def pair_line(
     whether its verify can differ from plain decoding (Loaded.lossless_expected false)."""
     text = f"Target {target.name} · draft {draft.name} · with their saved recipes"
     if found is not None:
-        text += f" · verify agreement {found.agreement:.2f}"
-        if not found.exact:
-            text += f" (an identical draft would reach about {found.ceiling:.2f})"
+        text += f" · {found.brief()}"
     elif measuring:
         text += " · measuring verify agreement…"
     elif waits_for_reply:
