@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.background import wait_for_background
@@ -217,3 +217,29 @@ def test_the_mode_note_wraps_whatever_the_engine_says(qtbot: QtBot) -> None:
     choice.note.show()
     page.show()
     assert page.minimumSizeHint().width() < SCREEN_WIDTH // 2
+
+
+def test_status_notes_never_move_the_toolbar_or_the_transcript(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    _open_chat(window, qtbot, "qwen3-draft-noisy", READY)
+    page = window.chat_page
+    page.chat_note.hide()
+    page.mode_note.hide()
+
+    def tops() -> tuple[int, int]:
+        QApplication.processEvents()
+        return (
+            page.mode.mapTo(page, page.mode.rect().topLeft()).y(),
+            page.transcript.mapTo(page, page.transcript.rect().topLeft()).y(),
+        )
+
+    before = tops()
+    page.say("Exported the chat to /tmp/chat.md and /tmp/chat.json.")
+    assert tops() == before
+    page.mode_note.setText(plain_default_note("this MNN cannot roll a draft back"))
+    page.mode_note.show()
+    assert tops() == before
+    page.chat_note.hide()
+    page.mode_note.hide()
+    assert tops() == before

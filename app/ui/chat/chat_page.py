@@ -51,6 +51,24 @@ from app.ui.chat.chat_opening import ConversationOpening
 from app.ui.chat.chat_sampling import SamplerControls
 from app.ui.chat.chat_transcript import Transcript
 
+NOTE_LINES = 2  # the room kept for the status notes, shown or not
+
+
+def notes_strip(*notes: QLabel) -> QWidget:
+    """The status notes (an export, a new pair, Plain by default) in a strip that keeps
+    NOTE_LINES lines of room while they are hidden: a note coming or going once pushed
+    the toolbar and the transcript down or up by 14-48 px. A longer note still grows it
+    rather than be cut."""
+    strip = QWidget()
+    layout = QVBoxLayout(strip)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for note in notes:
+        layout.addWidget(note)
+    layout.addStretch(1)
+    lines = NOTE_LINES * notes[0].fontMetrics().lineSpacing()
+    strip.setMinimumHeight(lines + (len(notes) - 1) * layout.spacing())
+    return strip
+
 
 class ChatPage(QWidget):
     def __init__(
@@ -85,6 +103,7 @@ class ChatPage(QWidget):
         self.chat_note.setObjectName("pageHint")
         wrap_to_width(self.chat_note)
         self.chat_note.hide()
+        self.notes = notes_strip(self.mode_note, self.chat_note)
         self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")
         self.highlight.setChecked(True)
@@ -144,8 +163,8 @@ class ChatPage(QWidget):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(self.pair_label)
         body_layout.addLayout(options)
-        for note in (self.sampling.note, self.mode_note, self.chat_note):
-            body_layout.addWidget(note)
+        body_layout.addWidget(self.sampling.note)  # always shown: it never moves the page
+        body_layout.addWidget(self.notes)
         body_layout.addWidget(splitter, 1)
         self.needs_pair = NeedsPair(selection, body, "to chat with it")
         layout = QVBoxLayout(self)
