@@ -1,6 +1,6 @@
 """The Recipes page follows the chosen pair: another pair chosen under unsaved edits asks
-Save, Discard or Cancel; after Cancel the page says whose files it shows, and opens the
-chosen pair's as soon as nothing is left unsaved (Revert, Save), without leaving it."""
+Save, Discard or Cancel at the moment it is chosen (not when Recipes is next shown):
+Cancel keeps the pair in use everywhere, Save saves then switches, Discard switches."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _click(name: str, text: str) -> None:
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     """The first pair's draft recipe edited (threads 1, unsaved), then the second pair
-    chosen on the Pair page and the Recipes page shown again."""
+    chosen on the Pair page (the Recipes page not shown again)."""
     with open_window(qtbot) as window:
         root = add_packs(window, bundle_copy, [TARGET, FIRST, SECOND])
         window.show_page("pair")
@@ -48,56 +48,68 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
         threads.spin.setValue(1)
         window.show_page("pair")
         window.pair_page.choose(root / TARGET, root / SECOND)
-        window.show_page("recipes")
         yield window
+        for box in QApplication.topLevelWidgets():  # a question left open: not the next test's
+            if isinstance(box, QMessageBox) and box.isVisible():
+                box.done(0)
 
 
 def _recipe(window: MainWindow, draft: str) -> Path:
     return window.library.root / draft / "config_cpu.json"
 
 
-def test_save_writes_the_edits_and_opens_the_chosen_pair(window: MainWindow, qtbot: QtBot) -> None:
-    page = window.recipes_page
+def _pack(window: MainWindow, name: str) -> Path:
+    return window.library.root / name
+
+
+def test_the_question_comes_when_the_pair_is_chosen(window: MainWindow) -> None:
     box = _box("choiceDialog")
     assert f"draft {SECOND} with target {TARGET}" in box.text()
     assert str(_recipe(window, FIRST)) in box.text()
-    assert {b.text() for b in box.buttons()} == {"Save and Open", "Discard and Open", "Cancel"}
-    _click("choiceDialog", "Save and Open")
+    assert {b.text() for b in box.buttons()} == {"Save and Switch", "Discard and Switch", "Cancel"}
+    # Until answered, Chat and Tune still use the pair in use.
+    assert window.selection.draft == _pack(window, FIRST)
+
+
+def test_cancel_keeps_the_old_pair_everywhere(window: MainWindow, qtbot: QtBot) -> None:
+    _click("choiceDialog", "Cancel")
+    assert window.selection.draft == _pack(window, FIRST)
+    _, shown = window.pair_page.current()
+    assert shown is not None and shown.path == _pack(window, FIRST)  # the Pair page too
+    page = window.recipes_page
+    window.show_page("recipes")
+    assert page.has_unsaved() and page.draft_editor.path == _recipe(window, FIRST)
+    assert not page.held_note.isVisible()
+    assert not [
+        w
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible() and w.objectName() == "choiceDialog"
+    ]
+
+
+def test_save_writes_the_edits_then_switches(window: MainWindow, qtbot: QtBot) -> None:
+    _click("choiceDialog", "Save and Switch")
     assert json.loads(_recipe(window, FIRST).read_text())["thread_num"] == 1
+    assert window.selection.draft == _pack(window, SECOND)
+    page = window.recipes_page
+    window.show_page("recipes")
     qtbot.waitUntil(lambda: page.draft_editor.path == _recipe(window, SECOND), timeout=10_000)
     assert not page.held_note.isVisible() and not page.has_unsaved()
     assert SECOND in page.subtitle.text()
 
 
-def test_after_cancel_and_revert_the_chosen_pair_is_shown(window: MainWindow, qtbot: QtBot) -> None:
-    page = window.recipes_page
+def test_discard_switches_and_leaves_the_file(window: MainWindow, qtbot: QtBot) -> None:
     shipped = _recipe(window, FIRST).read_text()
-    _click("choiceDialog", "Cancel")
-    assert page.draft_editor.path == _recipe(window, FIRST)  # the edits are still here
-    assert page.held_note.isVisible()
-    assert f"previous pair (draft {FIRST} with target {TARGET})" in page.held_note.text()
-    assert f"chosen pair (draft {SECOND} with target {TARGET})" in page.held_note.text()
-    page.tabs.setCurrentIndex(0)
-    page.act_revert.trigger()
-    _click("confirmDialog", "Revert")
-    qtbot.waitUntil(lambda: page.draft_editor.path == _recipe(window, SECOND), timeout=10_000)
-    assert not page.held_note.isVisible()
-    assert _recipe(window, FIRST).read_text() == shipped
-
-
-def test_discard_opens_the_chosen_pair_and_leaves_the_file(
-    window: MainWindow, qtbot: QtBot
-) -> None:
+    _click("choiceDialog", "Discard and Switch")
+    assert window.selection.draft == _pack(window, SECOND)
     page = window.recipes_page
-    shipped = _recipe(window, FIRST).read_text()
-    _click("choiceDialog", "Discard and Open")
+    window.show_page("recipes")
     assert page.draft_editor.path == _recipe(window, SECOND) and not page.has_unsaved()
     assert _recipe(window, FIRST).read_text() == shipped
 
 
-def test_each_showing_asks_again_while_the_edits_stay(window: MainWindow) -> None:
+def test_the_matrix_and_the_library_ask_too(window: MainWindow) -> None:
     _click("choiceDialog", "Cancel")
-    window.show_page("chat")
-    window.show_page("recipes")
-    _click("choiceDialog", "Discard and Open")
-    assert window.recipes_page.draft_editor.path == _recipe(window, SECOND)
+    window.library_page.use_in_pair.emit("draft", _pack(window, SECOND))
+    _click("choiceDialog", "Cancel")
+    assert window.selection.draft == _pack(window, FIRST)

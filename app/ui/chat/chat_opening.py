@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from app.core.measure.chat_record import GREEDY_WORD
 from app.core.measure.conversations import Conversation, SavedMessage
+from app.core.pack.compat import assess_paths
 from app.ui.base.dialogs import choose
 from app.ui.base.engine_bridge import GENERATING
 from app.ui.chat.chat_conversations import restored
@@ -47,13 +48,27 @@ def pair_words(target: str | Path | None, draft: str | Path | None) -> str:
     return f"target {target_name} · draft {Path(draft).name if draft else 'none'}"
 
 
+def held_blocked(conversation: Conversation) -> bool:
+    """The conversation's pair cannot work together (judged from its packs as the Pair
+    page does): switched to, it can only run Plain, the target alone."""
+    if not conversation.draft:
+        return False
+    return assess_paths(Path(conversation.target), Path(conversation.draft)).blocked
+
+
 def switch_question(conversation: Conversation, loaded: tuple[Path | None, Path | None]) -> str:
     held, now = pair_words(conversation.target, conversation.draft), pair_words(*loaded)
+    blocked = (
+        f"\n\nThat pair cannot work together: after {SWITCH} it can only run Plain (the "
+        "target alone)."
+        if held_blocked(conversation)
+        else ""
+    )
     return (
         f"“{conversation.shown_title}” was held with {held}; the pair now is {now}.\n\n"
         f"{SWITCH} chooses its pair for the whole app (the Pair, Recipes and Tune pages "
         f"use it too) and goes on with the conversation. {READ_ONLY} shows it and keeps "
-        "the pair."
+        f"the pair.{blocked}"
     )
 
 
@@ -65,8 +80,11 @@ def switched_note(conversation: Conversation) -> str:
 
 
 def reading_note(conversation: Conversation) -> str:
+    mode = saved_mode(conversation)
+    held = f" in {mode.capitalize()} mode" if mode else ""
     return (
-        f"Read only: held with {pair_words(conversation.target, conversation.draft)}; the "
+        f"Read only: held with {pair_words(conversation.target, conversation.draft)}"
+        f"{held}; the "
         f"pair is unchanged. To go on with it, open it again and choose {SWITCH}; New Chat "
         "chats with the current pair."
     )
@@ -82,7 +100,8 @@ class ConversationOpening:
     def on_deleted(self, conversation_id: str) -> None:
         """The conversation on screen was deleted: an empty new chat takes its place
         (its messages left on screen would be saved again by the next turn)."""
-        if self.page.conversations.is_current(conversation_id):
+        reading = self.reading is not None and self.reading.id == conversation_id
+        if self.page.conversations.is_current(conversation_id) or reading:
             self.page.new_chat()
             self.page.say("Conversation deleted: this is a new one.")
 
@@ -111,7 +130,12 @@ class ConversationOpening:
             return  # a reply started while the question was open
         if switch:
             target, draft = Path(conversation.target), conversation.draft
-            page.selection.select(target, Path(draft) if draft else None)
+            draft_path = Path(draft) if draft else None
+            if not page.selection.holds(target, draft_path):
+                # The window may ask first (unsaved recipe edits): go on once it is chosen.
+                again = lambda: self.go_on_with(conversation, switch=True)  # noqa: E731
+                page.selection.select(target, draft_path, then=again)
+                return
             page.reload_if_pair_changed()  # the page follows the selection when shown
         page.new_chat()
         self._show(page.conversations.open(conversation))
@@ -129,6 +153,11 @@ class ConversationOpening:
         page.transcript.read_only = True
         self._show([restored(m) for m in conversation.messages])
         self.reading = conversation
+        # The list marks what is on screen (so Rename and Delete act on it): another
+        # pair's conversation is listed only with All pairs.
+        page.panel.all_pairs.setChecked(True)
+        page.panel.select(conversation.id)
+        page.mode_choice.show_held(saved_mode(conversation))
         page.update_actions()
         page.say(reading_note(conversation))
 

@@ -71,6 +71,9 @@ class PairPage(QWidget):
         super().__init__(parent)
         self.library = library
         self.selection = selection
+        # A pair shown here and then refused (Cancel on unsaved recipe edits): show the
+        # pair still in use again, or the lists would claim a pair nobody uses.
+        selection.kept.connect(self._on_pair_kept)
         self._entries: list[PackEntry] = []
         self._targets: list[PackEntry] = []
         self._drafts: list[PackEntry] = []
@@ -391,6 +394,10 @@ class PairPage(QWidget):
                 "No draft for this target",
             )
         return "Choose a draft, or add one on the Library page.", "Choose a draft"
+
+    def _on_pair_kept(self) -> None:
+        if self._table is not None:
+            self._restore_pair()
 
     def _on_matrix_double_clicked(self, index: QModelIndex) -> None:
         pair = index.data(PAIR_ROLE)

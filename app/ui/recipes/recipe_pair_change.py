@@ -47,3 +47,25 @@ def ask_to_leave(
         "recipes? Cancel keeps them open here.",
         [("Save and Open", save), ("Discard and Open", discard)],
     )
+
+
+def ask_before_switch(
+    parent: QWidget,
+    unsaved: Sequence[Path],
+    wanted: Pair,
+    save: Callable[[], None],
+    discard: Callable[[], None],
+    keep: Callable[[], None],
+) -> QMessageBox:
+    """Asked the moment another pair is chosen: until answered, Chat and Tune still use
+    the pair in use; Cancel keeps it (and the edits)."""
+    files = "\n".join(str(path) for path in unsaved)
+    return choose(
+        parent,
+        "Unsaved recipe changes",
+        f"These recipes of the pair in use have unsaved changes:\n{files}\n\nSave them or "
+        f"discard them, and switch to {pair_words(wanted)}? Cancel keeps the pair in use "
+        "and the changes.",
+        [("Save and Switch", save), ("Discard and Switch", discard)],
+        on_cancel=keep,
+    )

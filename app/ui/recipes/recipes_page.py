@@ -34,7 +34,7 @@ from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.recipes.draft_twins import DraftTwinsPanel
 from app.ui.recipes.recipe_editor import RecipeEditor
-from app.ui.recipes.recipe_pair_change import Pair, ask_to_leave, held_text
+from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
 from app.ui.recipes.recipe_undo import REDO_KEYS, UNDO_KEYS
 
@@ -141,6 +141,35 @@ class RecipesPage(QWidget):
 
     def has_unsaved(self) -> bool:
         return any(e.dirty for e in self.editors)
+
+    def confirm_pair_change(
+        self,
+        parent: QWidget,
+        wanted: Pair,
+        go_on: Callable[[], None],
+        keep: Callable[[], None],
+    ) -> None:
+        """Asked by the window before another pair is chosen, wherever: with unsaved
+        edits, save or discard them first, or keep the pair (asking later, when this page
+        is next shown, left Chat and Tune on the new pair while the edits sat unsaved)."""
+        if not self.has_unsaved():
+            go_on()
+            return
+        unsaved = [e.path for e in self.editors if e.dirty and e.path is not None]
+
+        def save() -> None:
+            self.save()
+            # A save refused (an error, a file changed on disk) keeps the pair: its
+            # edits are still here, unsaved.
+            (keep if self.has_unsaved() else go_on)()
+
+        def discard() -> None:
+            for editor in self.editors:
+                if editor.dirty:
+                    self._after(editor.revert)
+            go_on()
+
+        self._question = ask_before_switch(parent, unsaved, wanted, save, discard, keep)
 
     # -- loading --------------------------------------------------------------------------
 

@@ -95,6 +95,11 @@ class MainWindow(QMainWindow):
         self.library_page.use_in_pair.connect(self._use_in_pair)
         self.recipes_page = RecipesPage(self.selection)
         self.recipes_page.unsaved_changed.connect(self.setWindowModified)
+        # Every choice of pair (Pair page, matrix, Library, a conversation's Switch Pair)
+        # asks the Recipes page first: its unsaved edits are of the pair in use.
+        self.selection.confirm = lambda wanted, go_on, keep: self.recipes_page.confirm_pair_change(
+            self, wanted, go_on, keep
+        )
         self.add_page("recipes", "Recipes", self.recipes_page)
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
         self.chat_page = ChatPage(self.selection, self.engine, settings=settings)
