@@ -23,10 +23,15 @@ from pathlib import Path
 
 from app.core.infra.errors import TokenizerError
 from app.core.infra.jsonfile import read_regular_bytes
-from app.core.pack.added_tokens import BYTE_LEVEL_BYTES, model_reader
+from app.core.pack.added_tokens import BYTE_LEVEL_BYTES, model_reader, split_lines
 from app.core.pack.tokenizer_info import TokenizerInfo
 
 _U16_U32 = struct.Struct("<HI")
+# Tokens per C-level step. This runs on the window's worker thread, and a C call over a
+# whole 151,936-token vocabulary (a join, a set, a translate) holds the GIL for 20-80 ms
+# on a busy 2-core machine: the GUI thread, waiting for it at each call into Python,
+# froze that long. A slice is a millisecond or two; the thread can switch between them.
+SLICE = 4096
 _DIGESTS: dict[str, str] = {}
 _LOCK = threading.Lock()
 
@@ -47,11 +52,16 @@ def vocabulary_digest(path: Path, tokenizer: TokenizerInfo) -> str:
     for token in tokenizer.added_tokens:
         table.setdefault(token.id, token.text.encode("utf-8"))
     # Built with map() throughout: this runs over every token of the vocabulary.
-    ids = sorted(table)
+    # In id order without one C-level sort of it all (an mtok file's ids are not in
+    # order: 57 ms holding the GIL, see SLICE). Ids are dense, so walk them.
+    dense = bool(table) and min(table) >= 0 and max(table) < 2 * len(table) + SLICE
+    ids = [i for i in range(max(table) + 1) if i in table] if dense else sorted(table)
     blobs = [table[i] for i in ids]
     lengths = (n & 0xFFFF for n in map(len, blobs))
-    index = b"".join(map(_U16_U32.pack, lengths, ids))
-    value = hashlib.sha256(index + b"".join(blobs)).hexdigest()
+    digest = hashlib.sha256(b"".join(map(_U16_U32.pack, lengths, ids)))
+    for at in range(0, len(blobs), SLICE):
+        digest.update(b"".join(blobs[at : at + SLICE]))
+    value = digest.hexdigest()
     with _LOCK:
         _DIGESTS[tokenizer.sha256] = value
     return value
@@ -65,7 +75,7 @@ def _body_start(data: bytes) -> int:
 
 
 def _txt_table(path: Path, data: bytes, start: int, kind: str) -> dict[int, bytes]:
-    lines = data[start:].split(b"\n")
+    lines = split_lines(data, start)
     try:
         size = int(lines[0].split()[0])
     except (IndexError, ValueError):
@@ -109,14 +119,19 @@ def _mtok_table(path: Path, data: bytes, start: int) -> dict[int, bytes]:
     # Byte-level BPE (GPT-2, Qwen, Llama 3) spells every byte as one of 256 characters:
     # when every entry is spelled so, the table holds spellings, not bytes.
     spelled = [raw.decode("utf-8", "replace") for raw in table.values()]
-    joined = "".join(spelled)
-    if not set(joined) <= BYTE_LEVEL_BYTES.keys():
+    slices = range(0, len(spelled), SLICE)
+    if not all(set("".join(spelled[at : at + SLICE])) <= BYTE_LEVEL_BYTES.keys() for at in slices):
         return table
-    # One character is one byte: unspell everything at once, then cut at the same places.
-    ends = list(accumulate(map(len, spelled)))
-    raw_all = _unspell(joined)
-    pieces = map(raw_all.__getitem__, map(slice, [0, *ends[:-1]], ends))
-    return dict(zip(table, pieces, strict=True))
+    # One character is one byte: unspell a slice at once, then cut at the same places.
+    ids = list(table)
+    unspelled: dict[int, bytes] = {}
+    for at in slices:
+        part = spelled[at : at + SLICE]
+        ends = list(accumulate(map(len, part)))
+        raw_all = _unspell("".join(part))
+        pieces = map(raw_all.__getitem__, map(slice, [0, *ends[:-1]], ends))
+        unspelled.update(zip(ids[at : at + SLICE], pieces, strict=True))
+    return unspelled
 
 
 # Byte-level spelling -> the byte, as a str.translate table (latin-1 keeps bytes as is).
