@@ -12,7 +12,7 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.tune_plan import SweepPlan
-from app.core.measure.tune_results import SettingResult, best_result
+from app.core.measure.tune_results import SettingResult, best_result, verdict_sentence
 from app.core.measure.tune_run import TuneRun, runs_dir
 from app.engine.client.tune_job import CANCELLED
 from app.ui.base.background import WATCH_MS
@@ -20,7 +20,7 @@ from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from app.ui.tune.tune_page import TunePage
 from app.ui.tune.tune_results_model import SORT_ROLE
-from tests.helpers.tune_results import setting_result
+from tests.helpers.tune_results import paired_result, setting_result
 from tests.helpers.windows import open_on_page
 
 Copy = Callable[..., Path]
@@ -117,10 +117,10 @@ def test_table_formatting(window: MainWindow) -> None:
     tip = model.headerData(plain_col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert str(tip).startswith("Plain tok/s, pooled:")
     # Beside Spec tok/s, the plain speed of the row's own pairs: the two a reader divides.
-    paired_col = model.KEYS.index("paired_baseline_tok_s")
-    assert paired_col == model.KEYS.index("spec_tok_s") + 1
+    paired_col = model.KEYS.index("pair_plain_tok_s")
+    assert paired_col == model.KEYS.index("pair_spec_tok_s") + 1
     assert model.COLUMNS[paired_col] == "Plain\ntok/s"
-    assert [cell(r, "paired_baseline_tok_s") for r in range(3)] == [
+    assert [cell(r, "pair_plain_tok_s") for r in range(3)] == [
         "2,400.0",
         "2,461.0",
         "2,500.0",
@@ -129,11 +129,53 @@ def test_table_formatting(window: MainWindow) -> None:
     assert cell(0, "uplift_interval") == "0.80-0.90x*"  # target not met: marked
     assert cell(2, "uplift_interval") == "1.50-1.70x"
     assert cell(0, "pairs") == "6"
-    assert cell(0, "spec_tok_s") == "1,186.0"
+    # Saved without its pairs' rates: the uplift times the plain rate, so they divide.
+    assert cell(0, "pair_spec_tok_s") == "2,016.0"
     # Pooled: the median of the three rows' plain runs, the same in every row.
     assert [cell(r, "baseline_tok_s") for r in range(3)] == ["2,461.0"] * 3
     assert cell(0, "uplift", SORT_ROLE) == 0.84
     assert model.best is model.results[2]
+
+
+def test_spec_over_plain_is_the_uplift_in_every_row(window: MainWindow) -> None:
+    # Pairs whose per-side medians divide to something else than the median of their
+    # ratios (a reviewer saw 189.6 over 248.1 beside 1.26x): odd and even counts.
+    results = [
+        paired_result(1, [383.6, 300.0, 420.0, 250.0, 390.0], [317.0, 360.0, 330.0, 120.0, 400.0]),
+        paired_result(
+            2,
+            [150.0, 189.6, 300.0, 200.0, 180.0, 260.0],
+            [330.0, 248.1, 120.0, 250.0, 100.0, 140.0],
+        ),
+        paired_result(3, [339.5, 200.0, 500.0], [379.6, 90.0, 300.0]),
+    ]
+    for result in results:  # the made-up pairs do tell the two apart
+        s = result.summary
+        assert f"{s['spec_tok_s'] / s['baseline_tok_s']:.2f}" != f"{s['uplift']:.2f}"
+    model = window.tune_page.model
+    model.set_results(results)
+
+    def cell(row: int, key: str) -> str:
+        return str(model.index(row, model.KEYS.index(key)).data())
+
+    for r in range(len(results)):
+        spec = float(cell(r, "pair_spec_tok_s").replace(",", ""))
+        plain = float(cell(r, "pair_plain_tok_s").replace(",", ""))
+        assert f"{spec / plain:.2f}x" == cell(r, "uplift")
+    # Odd: the median pair's own runs, as measured.
+    assert (cell(0, "pair_spec_tok_s"), cell(0, "pair_plain_tok_s")) == ("383.6", "317.0")
+    assert (cell(2, "pair_spec_tok_s"), cell(2, "pair_plain_tok_s")) == ("500.0", "300.0")
+
+
+def test_verdict_says_why_a_higher_uplift_is_not_best() -> None:
+    results = [
+        setting_result(1, 1.21, 1.06, 1.31),
+        setting_result(4, 1.39, 0.98, 1.77),
+    ]
+    assert best_result(results) is results[0]
+    text = verdict_sentence(results)
+    assert "The higher 1.39\N{MULTIPLICATION SIGN} of draft length 4" in text
+    assert "starts at 0.98\N{MULTIPLICATION SIGN}, not above 1" in text
 
 
 def test_apply_best_shows_the_changes_first(window: MainWindow, qtbot: QtBot) -> None:

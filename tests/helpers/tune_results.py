@@ -3,6 +3,7 @@ table and chart without running a sweep; and the smallest real plan, for one tha
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from app.core.measure.tune_plan import Setting, SweepPlan
@@ -33,6 +34,25 @@ def setting_result(
             "cost_ratio": 0.1,
             **figures,
         },
+    )
+
+
+def paired_result(d: int, spec_runs: list[float], plain_runs: list[float]) -> SettingResult:
+    """Draft length `d` from made-up pairs (speculative, plain tok/s side by side), its
+    figures summarised as bench does: medians taken per side, the uplift the median of
+    the pairs' ratios, the interval their range."""
+    ratios = [s / p for s, p in zip(spec_runs, plain_runs, strict=True)]
+    uplift = statistics.median(ratios)
+    return setting_result(
+        d,
+        uplift,
+        min(ratios),
+        max(ratios),
+        pair_ratios=ratios,
+        spec_runs_tok_s=spec_runs,
+        baseline_runs_tok_s=plain_runs,
+        spec_tok_s=statistics.median(spec_runs),
+        baseline_tok_s=statistics.median(plain_runs),
     )
 
 

@@ -13,8 +13,9 @@ rows). The uplift is not that baseline divided into `spec_tok_s`: it is the medi
 the per-pair ratios, and is labelled so. On a machine whose speed drifts the pooled
 figure can be far from the plain runs paired with a row's speculative runs, so each row
 also carries those (`paired_baseline_tok_s`, the median of its own plain runs):
-`spec_tok_s / paired_baseline_tok_s` is close to the uplift, as a reader who divides the
-two columns expects.
+`spec_tok_s / paired_baseline_tok_s` is only close to the uplift. The Tune table shows
+instead the pair at the median (`pair_spec_tok_s`, `pair_plain_tok_s`, median_pair):
+their ratio IS the uplift, so a reader who divides the two columns gets the figure shown.
 
 Rows at a swept temperature (sampling) are measured and shown but never compete for
 the best: a temperature changes what the pair writes, so a faster one is no better
@@ -86,6 +87,7 @@ class SettingResult:
             # The plain runs of this row's own pairs: the figure beside which the
             # uplift (the median of those pairs' ratios) can be checked.
             "paired_baseline_tok_s": s.get("baseline_tok_s"),
+            **dict(zip(("pair_spec_tok_s", "pair_plain_tok_s"), median_pair(s), strict=True)),
             "baseline_tok_s": pooled_baseline if pooled_baseline else s.get("baseline_tok_s"),
             "baseline_runs": pooled_runs if pooled_baseline else own_runs,
             "uplift": s.get("uplift"),
@@ -114,6 +116,33 @@ class SettingResult:
             "lossless": s.get("lossless"),
             "verify_agreement": (s.get("verify_agreement") or {}).get("agreement"),
         }
+
+
+def median_pair(summary: dict[str, Any]) -> tuple[float | None, float | None]:
+    """The speculative and plain tok/s of the pair whose ratio is the median (the
+    uplift), so that one divided by the other is the uplift exactly.
+
+    With an even number of pairs the median lies between the two middle pairs: plain is
+    their mean plain rate and speculative the uplift times it. Medians taken separately
+    (`spec_tok_s`, `baseline_tok_s`) need not divide to the uplift at all (a reviewer saw
+    189.6 over 248.1 beside 1.26x). A run saved without its pairs' rates: the median
+    plain rate and the uplift times it."""
+    uplift = summary.get("uplift")
+    if uplift is None:
+        return summary.get("spec_tok_s"), summary.get("baseline_tok_s")
+    spec = summary.get("spec_runs_tok_s") or []
+    plain = summary.get("baseline_runs_tok_s") or []
+    ratios = summary.get("pair_ratios") or []
+    if ratios and len(spec) == len(plain) == len(ratios):
+        order = sorted(range(len(ratios)), key=lambda i: ratios[i])
+        n = len(order)
+        if n % 2:
+            i = order[n // 2]
+            return float(spec[i]), float(plain[i])
+        base = (plain[order[n // 2 - 1]] + plain[order[n // 2]]) / 2
+        return float(uplift) * base, float(base)
+    base = summary.get("baseline_tok_s")
+    return (float(uplift) * base, float(base)) if base else (summary.get("spec_tok_s"), None)
 
 
 def pooled_baselines(results: list[SettingResult]) -> dict[tuple[int], tuple[float, int]]:
@@ -213,6 +242,29 @@ def _tie_text(results: list[SettingResult]) -> str:
     )
 
 
+def _passed_over_text(results: list[SettingResult]) -> str:
+    """Why a row with a higher uplift than the best's was not named (as
+    equal_within_noise decides): when some setting surely pays off, a higher median
+    whose interval reaches to 1 or below does not outrank it."""
+    best = best_result(results)
+    if best is None or not best.pays_off:
+        return ""
+    tied = equal_within_noise(results)
+    higher = [
+        r
+        for r in at_recipe_sampler(results)
+        if r.uplift > best.uplift and not r.pays_off and r not in tied
+    ]
+    if not higher:
+        return ""
+    top = max(higher, key=lambda r: r.uplift)
+    return (
+        f" The higher {top.uplift:.2f}{TIMES} of {top.setting.label()} is not named: its "
+        f"interval starts at {top.interval.low:.2f}{TIMES}, not above 1, so it may not gain "
+        "at all; the best is picked among the settings that surely gain."
+    )
+
+
 def _temperature_note(results: list[SettingResult]) -> str:
     swept = sorted({t for r in results if (t := r.setting.temperature) is not None})
     if not swept:
@@ -240,7 +292,10 @@ def _verdict(results: list[SettingResult]) -> str:
         return (
             f"Best: {best.setting.label()}: {best.uplift:.2f}{TIMES} plain decoding "
             f"({_interval_text(best)}, above 1: speculation pays off). "
-            f"Acceptance {row['acceptance']:.2f}." + _tie_text(results) + _verify_limit(best)
+            f"Acceptance {row['acceptance']:.2f}."
+            + _tie_text(results)
+            + _passed_over_text(results)
+            + _verify_limit(best)
         )
     return (
         f"Speculation does not pay for this pair: {why_no_gain(best)}. "

@@ -52,8 +52,8 @@ class ResultsModel(ColumnsModel):
         "draft_memory",
         "target_threads",
         "sampled",
-        "spec_tok_s",
-        "paired_baseline_tok_s",
+        "pair_spec_tok_s",
+        "pair_plain_tok_s",
         "baseline_tok_s",
         "uplift",
         "uplift_interval",
@@ -86,12 +86,16 @@ class ResultsModel(ColumnsModel):
             "recipe: the target recipe's sampler; temp.: that sampler at another "
             "temperature (measured, never applied)"
         ),
-        "spec_tok_s": (
-            "Speculative tok/s: tokens a second with the draft (median of this row's runs)"
+        "pair_spec_tok_s": (
+            "Speculative tok/s of the median pair: the speculative run of the pair whose "
+            "ratio is the median (the uplift); Spec tok/s over Plain tok/s is the uplift. "
+            "With an even number of pairs the median lies between the two middle pairs: "
+            "Plain is their mean plain rate, Spec the uplift times it"
         ),
-        "paired_baseline_tok_s": (
-            "Plain tok/s: the median of the plain runs paired with this row's speculative "
-            "runs; Spec tok/s over it is close to the uplift"
+        "pair_plain_tok_s": (
+            "Plain tok/s of the median pair: the plain run beside the speculative run of "
+            "the pair whose ratio is the uplift (with an even number of pairs, the mean of "
+            "the two middle pairs' plain runs); Spec tok/s over it is the uplift"
         ),
         "baseline_tok_s": (
             "Plain tok/s, pooled: plain decoding depends only on the target's settings: "
@@ -101,8 +105,8 @@ class ResultsModel(ColumnsModel):
         ),
         "uplift": (
             "Uplift, median of pairs: the median of per-pair ratios (each speculative run "
-            "over the plain run beside it): close to Spec tok/s over Plain tok/s of the "
-            "same pairs, never over the pooled figure; pairing cancels a busy machine's drift"
+            "over the plain run beside it): Spec tok/s over Plain tok/s of the median "
+            "pair, never over the pooled figure; pairing cancels a busy machine's drift"
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
@@ -218,7 +222,7 @@ GIVE_WAY_COLUMNS = tuple(
     ResultsModel.KEYS.index(key)
     for key in (
         "baseline_tok_s",
-        "paired_baseline_tok_s",
+        "pair_plain_tok_s",
         "uplift",
         "break_even_acceptance",
         "predicted_speedup",
@@ -228,7 +232,7 @@ GIVE_WAY_COLUMNS = tuple(
         "verify_agreement",
         "acceptance",
         "uplift_interval",
-        "spec_tok_s",
+        "pair_spec_tok_s",
         "draft_precision",
         "lossless",
         "sampled",
