@@ -151,7 +151,9 @@ def test_switching_pair_keeps_the_old_conversation_and_clears_the_charts(
     assert page.charts.reference_tok_s is None
     assert page.charts.speed.count == page.charts.accepted_length.count == 0
     assert page.charts.per_position() == []
-    assert "previous one is kept" in page.chat_note.text() and page.chat_note.isVisible()
+    # Kept, and where: another pair's conversations are listed with All pairs.
+    assert "previous one is kept: tick All pairs to see it" in page.chat_note.text()
+    assert page.chat_note.isVisible()
     assert page.panel.list.count() == 0  # this pair has none yet
     page.panel.all_pairs.setChecked(True)
     assert page.panel.list.item(0).text() == "Plain first."
@@ -318,17 +320,45 @@ def test_another_pairs_conversation_can_be_read_without_changing_the_pair(
     page = window.chat_page
     root = window.library.root
     _plain_chat_with_a_blocked_pair(window, qtbot)
+    page.panel.all_pairs.setChecked(False)  # the read one is listed even so
+    page.new_button.click()  # a Speculative chat with the current pair...
+    page.panel.all_pairs.setChecked(True)
+    (held,) = _store().list().conversations
     page.panel.list.itemClicked.emit(page.panel.list.item(0))
-    _press(_choice_box(window), READ_ONLY)
+    box = _choice_box(window)
+    # The held pair cannot work together: the question says Plain is all it can run.
+    assert "cannot work together" in box.text() and "only run Plain" in box.text()
+    page.panel.all_pairs.setChecked(False)
+    _press(box, READ_ONLY)
     assert window.selection.draft == root / "qwen3-draft-noisy"
     assert "Blocked but plain." in page.transcript.toPlainText()
     assert "Read only" in page.chat_note.text() and "regenerate:" not in page.transcript.toHtml()
+    # ...the list marks the one on screen, which Rename and Delete act on, and the mode
+    # box shows the mode it was held in (Plain), not the current pair's.
+    current = page.panel.list.currentItem()
+    assert current is not None and page.panel.conversation_at(current) == held
+    assert page.panel.all_pairs.isChecked() and page.panel.rename_button.isEnabled()
+    assert page.mode.currentText() == "Plain" and not page.mode.isEnabled()
+    assert "in Plain mode" in page.chat_note.text()
     assert page.bridge.state == READY and not page.send_button.isEnabled()
     page.input.setPlainText("Sent anyway?")
     page.send()
     assert len(page.transcript.messages) == 2
     page.new_button.click()
     assert page.send_button.isEnabled() and page.transcript.messages == []
+    assert page.mode.currentText() == "Speculative" and page.mode.isEnabled()
+
+
+def test_a_read_conversation_deleted_from_the_list_leaves_the_screen(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    _plain_chat_with_a_blocked_pair(window, qtbot)
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    _press(_choice_box(window), READ_ONLY)
+    _delete_chosen(window, page.panel.list.currentRow())
+    assert page.transcript.messages == [] and page.opening.reading is None
+    assert _store().list().conversations == ()
 
 
 def _saved_reply(index: int) -> tuple[SavedMessage, SavedMessage]:

@@ -51,6 +51,8 @@ class ModeChoice:
         self._kept_for: Pair | None = None
         # A pair the engine refused to load together: Plain loads its target alone.
         self.blocked: Pair | None = None
+        # While another pair's conversation is read: the mode the current pair had.
+        self._held_over: int | None = None
 
     @property
     def name(self) -> str:
@@ -78,6 +80,26 @@ class ModeChoice:
         if mode in MODES:
             self.combo.setCurrentIndex(MODES.index(mode))
             self._kept_for, self._plain_for = pair, None
+
+    def show_held(self, mode: str | None) -> None:
+        """Read only: the box shows the mode the conversation on screen was held in,
+        disabled (nothing is sent while reading); `leave_held` puts the current pair's
+        back. Signals are held so the pair is not loaded again for a mode shown."""
+        if self._held_over is None:
+            self._held_over = self.combo.currentIndex()
+        if mode in MODES:
+            self.combo.blockSignals(True)
+            self.combo.setCurrentIndex(MODES.index(mode))
+            self.combo.blockSignals(False)
+        self.combo.setEnabled(False)
+
+    def leave_held(self) -> None:
+        if self._held_over is not None:
+            self.combo.blockSignals(True)
+            self.combo.setCurrentIndex(self._held_over)
+            self.combo.blockSignals(False)
+            self._held_over = None
+        self.combo.setEnabled(True)
 
     def refused(self, pair: Pair, message: str) -> None:
         """The engine cannot load this pair together: its words in the tooltip, and

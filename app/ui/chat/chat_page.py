@@ -264,9 +264,14 @@ class ChatPage(QWidget):
                 self.new_chat(reset_engine=False)
                 self.charts.set_reference(None)  # the plain speed of the old pair
                 name = self.selection.target.name
+                # The list shows this pair's conversations only, unless All pairs.
+                where = (
+                    " in the list"
+                    if self.panel.all_pairs.isChecked()
+                    else ": tick All pairs to see it"
+                )
                 self.chat_note.setText(
-                    f"New pair: a new conversation with {name}; the previous one is kept "
-                    "in the list."
+                    f"New pair: a new conversation with {name}; the previous one is kept{where}."
                     if kept
                     else f"New pair: a new conversation with {name}."
                 )
@@ -345,6 +350,7 @@ class ChatPage(QWidget):
     def new_chat(self, reset_engine: bool = True) -> None:
         if self.bridge.state == GENERATING:
             self.bridge.stop()
+        self.mode_choice.leave_held()  # a read-only conversation's mode leaves with it
         self.transcript.clear_chat()
         self.charts.clear()
         self.context.clear()
