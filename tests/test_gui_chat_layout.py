@@ -243,3 +243,15 @@ def test_status_notes_never_move_the_toolbar_or_the_transcript(
     page.chat_note.hide()
     page.mode_note.hide()
     assert tops() == before
+
+
+def test_a_reopened_chats_single_speed_dot_sits_on_an_axis_from_zero(
+    charts: ChatCharts,
+) -> None:
+    # Only per-reply totals are saved: one dot, which auto-range zoomed to 326.8-327.4.
+    charts.show_saved([{"mode": "speculative", "tok_s": 327.1, "decode_seconds": 1.0}])
+    low, high = charts.speed_plot.getViewBox().viewRange()[1]
+    assert low == 0 and 327.1 < high < 2 * 327.1
+    # A live reply after it gets its own fitted axis again.
+    charts.start_reply("speculative")
+    assert charts.speed_plot.getViewBox().autoRangeEnabled()[1]

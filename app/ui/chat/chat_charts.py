@@ -45,6 +45,9 @@ POSITION_TIP = (
 )
 
 
+SAVED_HEADROOM = 1.15  # a reopened chat's speed axis: its top above the fastest dot
+
+
 def speed_title(reference: bool) -> str:
     """The speed plot's title, with the dashed reference line's key when it is drawn."""
     if not reference:
@@ -177,6 +180,7 @@ class ChatCharts(QWidget):
     def start_reply(self, mode: str = "speculative") -> None:
         self._offset += self._last_elapsed
         self._last_elapsed = 0.0
+        self.speed_plot.enableAutoRange(y=True)  # a live curve again, after saved dots
         self._batches = []
         # Plain decoding drafts nothing: it has no acceptance to draw (not a flat 1.0).
         self._drafting = mode == "speculative"
@@ -239,6 +243,11 @@ class ChatCharts(QWidget):
             _add_tallies(self.position_accepted, stats.get("position_accepted"))
         self.position_accepted += [0] * (len(self.position_reached) - len(self.position_accepted))
         self.redraw()
+        # One dot per reply, no curve: auto-range zoomed onto one dot (326.8-327.4 tok/s)
+        # looked like a close-up of a curve. From 0, the dots read as the totals they are.
+        speeds = [*self.reply_speed.data()[1], self.reference_tok_s or 0.0]
+        if max(speeds) > 0:
+            self.speed_plot.setYRange(0, max(speeds) * SAVED_HEADROOM, padding=0)
 
     def set_reference(self, tok_s: float | None) -> None:
         self.reference_tok_s = tok_s
