@@ -338,17 +338,26 @@ def test_a_message_is_copied_and_the_last_reply_regenerated(
     html = page.transcript.toHtml()
     assert "copy:0" in html and "copy:1" in html and "regenerate:" in html
     page.transcript.anchorClicked.emit(QUrl("copy:1"))  # what a click on its Copy sends
-    assert QApplication.clipboard().text() == reply.text
+    # Without the leading space of the first token, and said.
+    assert QApplication.clipboard().text() == reply.text.strip() != ""
+    assert not QApplication.clipboard().text()[0].isspace()
+    assert "Copied the reply" in page.chat_note.text() and page.chat_note.isVisible()
     page.transcript.anchorClicked.emit(QUrl("copy:0"))
     assert QApplication.clipboard().text() == "Copy me."
+    dots = page.charts.reply_speed.count
+    assert dots == 1 and page.charts.speed.count
     page.transcript.anchorClicked.emit(QUrl("regenerate:"))
     assert page.bridge.state == GENERATING and len(page.transcript.messages) == 2
+    # The discarded reply's dot and curve left the charts with it.
+    assert page.charts.reply_speed.count == 0 and page.charts.speed.count == 0
+    assert page.charts.per_position() == []
     qtbot.waitUntil(
         lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
         timeout=30_000,
     )
     again = page.transcript.messages[1]
     assert again is not reply and again.text == reply.text  # greedy: the same words
+    assert page.charts.reply_speed.count == 1  # the reply that stands, once
     assert [m.role for m in page.transcript.messages] == ["user", "assistant"]
     (saved,) = page.panel.store.list().conversations
     assert len(saved.messages) == 2 and saved.messages[1].stats == again.stats

@@ -255,3 +255,15 @@ def test_a_reopened_chats_single_speed_dot_sits_on_an_axis_from_zero(
     # A live reply after it gets its own fitted axis again.
     charts.start_reply("speculative")
     assert charts.speed_plot.getViewBox().autoRangeEnabled()[1]
+
+
+def test_regenerating_a_reopened_chats_last_reply_takes_its_figures_away(
+    charts: ChatCharts,
+) -> None:
+    first = {"mode": "speculative", "tok_s": 90.0, "decode_seconds": 1.0, "drafted": 3}
+    last = {**first, "tok_s": 60.0, "acceptance": 0.5, "position_reached": [2, 1]}
+    charts.show_saved([{**first, "position_reached": [1], "position_accepted": [1]}, last])
+    assert charts.reply_speed.count == 2 and len(charts.position_reached) == 2
+    charts.drop_last_reply()
+    assert list(charts.reply_speed.data()[1]) == [90.0]
+    assert charts.position_reached == [1] and charts.acceptance.count == 0

@@ -5,6 +5,7 @@ plots are redrawn by a timer at about 10 Hz, never per token."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,18 @@ def _add_tallies(into: list[int], counts: object) -> None:
             into[index] += count
 
 
+@dataclass(frozen=True)
+class _Before:
+    """The charts' state before a reply: where its time began, the tallies by draft
+    position, the rolling rounds and the plain reference speed."""
+
+    offset: float
+    reached: list[int]
+    accepted: list[int]
+    recent: list[Round]
+    reference: float | None
+
+
 class Ring:
     """A fixed-size FIFO of (x, y) samples."""
 
@@ -107,6 +120,8 @@ class ChatCharts(QWidget):
         self._dirty = [False] * 4
         self._turn = 0
         self._drafting = True  # the reply being drawn is speculative
+        # What stood before the last reply began, so Regenerate can take it away.
+        self._before_last = _Before(0.0, [], [], [], None)
 
         # Short titles and words on the plots, the rest in tooltips: four plots share
         # about 400 px at 1024 px, and a clipped title helps nobody.
@@ -177,9 +192,34 @@ class ChatCharts(QWidget):
 
     # -- data in ---------------------------------------------------------------------------
 
+    def _remember_before(self) -> None:
+        self._before_last = _Before(
+            self._offset,
+            list(self.position_reached),
+            list(self.position_accepted),
+            list(self._recent),
+            self.reference_tok_s,
+        )
+
+    def drop_last_reply(self) -> None:
+        """Regenerate: the discarded reply's samples, dot and tallies leave the charts
+        (they showed a reply no longer in the transcript), and time runs on from where
+        it began. Samples are in time order, so the kept ones are a prefix."""
+        before = self._before_last
+        for ring in (self.speed, self.reply_speed, self.acceptance, self.accepted_length):
+            xs = ring.x[: ring.count]
+            ring.count = int(np.searchsorted(xs, before.offset, side="right"))
+        self.position_reached = list(before.reached)
+        self.position_accepted = list(before.accepted)
+        self._recent = list(before.recent)
+        self.reference_tok_s = before.reference
+        self._offset, self._last_elapsed, self._batches = before.offset, 0.0, []
+        self.redraw()
+
     def start_reply(self, mode: str = "speculative") -> None:
         self._offset += self._last_elapsed
         self._last_elapsed = 0.0
+        self._remember_before()
         self.speed_plot.enableAutoRange(y=True)  # a live curve again, after saved dots
         self._batches = []
         # Plain decoding drafts nothing: it has no acceptance to draw (not a flat 1.0).
@@ -227,6 +267,7 @@ class ChatCharts(QWidget):
         are kept), at the time it ended, and the tallies by draft position."""
         self.clear()
         for stats in replies:
+            self._remember_before()  # the last one's: Regenerate may take it away
             self._offset += float(stats.get("decode_seconds") or 0.0)
             tok_s = stats.get("tok_s")
             if tok_s:
@@ -261,6 +302,7 @@ class ChatCharts(QWidget):
         self._recent = []
         self._batches = []
         self._offset = self._last_elapsed = 0.0
+        self._before_last = _Before(0.0, [], [], [], self.reference_tok_s)
         self.redraw()  # empty now: the auto-range below must not fit the old curves
         self._reset_axes()
 

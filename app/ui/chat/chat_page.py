@@ -184,6 +184,7 @@ class ChatPage(QWidget):
         self.panel.open_requested.connect(self.opening.open)
         self.panel.deleted.connect(self.opening.on_deleted)
         self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.copied.connect(self.say)
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.rounds.connect(self._on_rounds)
         self.bridge.finished.connect(self._on_finished)
@@ -320,6 +321,7 @@ class ChatPage(QWidget):
         if self.bridge.state != READY or self.opening.reading is not None:
             return
         if self.transcript.drop_last_reply():
+            self.charts.drop_last_reply()  # its figures went with it
             self.chat_note.hide()
             self.reply()
 

@@ -77,6 +77,7 @@ class Transcript(QTextBrowser):
     and the last finished reply a Regenerate link (the page decides whether it may)."""
 
     regenerate_requested = Signal()
+    copied = Signal(str)  # what was put on the clipboard, in words for the page to say
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -240,7 +241,11 @@ class Transcript(QTextBrowser):
 
     def copy_message(self, index: int) -> None:
         if 0 <= index < len(self.messages):
-            QGuiApplication.clipboard().setText(self.messages[index].text)
+            message = self.messages[index]
+            # A reply's text begins with the space its first token carries.
+            QGuiApplication.clipboard().setText(message.text.strip())
+            who = "your message" if message.role == "user" else "the reply"
+            self.copied.emit(f"Copied {who} to the clipboard.")
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
