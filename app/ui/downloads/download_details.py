@@ -53,6 +53,7 @@ class RepoDetails(QWidget):
         self.remove_button = QPushButton("Remove from List")
         self.verify_button = QPushButton("Verify")
         self.download_button = QPushButton("Download")
+        self._why_not = ""  # why Download is not offered, downloads under way aside
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.details, 1)
@@ -163,7 +164,17 @@ class RepoDetails(QWidget):
 
     # -- the buttons --------------------------------------------------------------------------
 
+    def follow_queue(self) -> None:
+        """A download started or stopped: the Download button says whether this repo's
+        is under way (a second click only showed the same row again)."""
+        self._offer_download(self._why_not)
+
     def _offer_download(self, why_not: str) -> None:
+        self._why_not = why_not
+        entry = self.entry
+        running = {job.repo_id for job in self.downloads.running()}
+        if not why_not and entry is not None and entry.repo_id in running:
+            why_not = "Downloading now: follow it, or pause it, in the queue below"
         installed = self.entry is not None and self.downloads.installed_pack(self.entry.repo_id)
         if self._up_to_date:
             text, what = "Re-download", "Fetch every file again, though the pack is up to date"

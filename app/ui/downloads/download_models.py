@@ -11,7 +11,7 @@ from app.core.hub.downloads import PARTIAL
 from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
 from app.core.infra.units import format_bytes
 from app.core.infra.units import format_time_left as format_eta
-from app.ui.base.job_models import JobQueueModel
+from app.ui.base.job_models import FRACTION_ROLE, JobQueueModel
 from app.ui.base.table_model import ColumnsModel, Index
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -66,6 +66,15 @@ class CatalogModel(ColumnsModel):
 class QueueModel(JobQueueModel[DownloadJob, JobStatus]):
     COLUMNS = ("Repository", "State", "Progress", "Size", "Speed", "Left", "Details")
 
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # A cancelled or discarded download's files are gone: no bar, no figure (a 32 %
+        # bar read as something left to resume).
+        progress = self.valid(index) and self.COLUMNS[index.column()] == "Progress"
+        drawn = role in (FRACTION_ROLE, Qt.ItemDataRole.DisplayRole)
+        if progress and drawn and self.status(index.row()).state == CANCELLED:
+            return None
+        return super().data(index, role)
+
     def cell(self, status: JobStatus, column: str) -> str:
         details = status.error
         # A cancelled download's files are gone: its last "file 3 of 7" would mislead.
@@ -75,6 +84,11 @@ class QueueModel(JobQueueModel[DownloadJob, JobStatus]):
                 details += (
                     f": {status.current_file} {format_bytes(status.file_done)} / "
                     f"{format_bytes(status.file_size)}"
+                )
+            elif status.total_bytes:  # restored after a restart: no file is under way
+                details += (
+                    f", {format_bytes(status.done_bytes)} of "
+                    f"{format_bytes(status.total_bytes)} arrived"
                 )
         if status.path:
             details = status.path

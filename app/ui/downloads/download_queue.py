@@ -77,6 +77,10 @@ class DownloadQueuePanel(QWidget):
             cancel = f"This download is {state}" if state in (DONE, CANCELLED) else ""
             if state == DONE:
                 resume = "This download is done"
+            elif state == CANCELLED:  # its files were deleted: nothing to resume
+                resume = (
+                    "This download was cancelled and its files deleted: Download starts it again"
+                )
         offer(self.pause_button, pause, "Stop after the current chunk; Resume continues it")
         offer(self.retry_button, resume, "Download again, keeping the files already verified")
         stopped = state in (PAUSED, FAILED)

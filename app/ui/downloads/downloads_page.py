@@ -270,6 +270,7 @@ class DownloadsPage(QWidget):
         if states != self._states:
             self._states = states
             self._mark_installed()
+            self.repo_details.follow_queue()
             entry = self.selected_entry()
             if entry is not None and entry.repo_id in self._settled(states):
                 self.repo_details.refresh()
@@ -302,7 +303,17 @@ class DownloadsPage(QWidget):
         running = self.downloads.running()
         if not running or self._quit_agreed:
             return True
-        names = ", ".join(f"{job.repo_id} ({job.status().fraction:.0%})" for job in running[:3]) + (
+        # The figures the queue shows, read at the same moment (a fresh read of the job
+        # said 24 % beside a row still showing 26 %).
+        self._refresh()
+        model = self.queue_model
+        shown = {id(job): model.status(row) for row, job in enumerate(model.jobs)}
+
+        def fraction(job: DownloadJob) -> float:
+            status = shown.get(id(job))
+            return (status if status is not None else job.status()).fraction
+
+        names = ", ".join(f"{job.repo_id} ({fraction(job):.0%})" for job in running[:3]) + (
             f" and {len(running) - 3} more" if len(running) > 3 else ""
         )
         one = len(running) == 1
@@ -310,9 +321,9 @@ class DownloadsPage(QWidget):
         ask(
             self,
             "Downloads under way",
-            f"{count} under way: {names}.\n\nQuit anyway? {'It is' if one else 'They are'} "
-            "paused, and listed in Downloads when DraftDeck starts again: Resume goes on "
-            "from what arrived.",
+            f"{count} under way: {names}.\n\nPause {'it' if one else 'them'} and quit? "
+            f"{'It stays' if one else 'They stay'} in Downloads, paused, for the next start: "
+            "Resume goes on from what arrived.",
             "Pause and Quit",
             lambda: self._agree_to_quit(quit_now),
         )
