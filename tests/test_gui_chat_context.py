@@ -113,8 +113,13 @@ def test_the_meter_grows_with_each_turn_and_clears_on_a_new_chat(
     meter = page.context.meter
     assert meter.label.text() == "Context: empty"
     used = []
+    during: list[str] = []
+    page.bridge.rounds.connect(lambda _event: during.append(meter.label.text()))
     for _ in range(2):
         _send(qtbot, small_window)
+        # While the reply was written the meter said what it knew, never "empty".
+        assert during and all("measuring…" in words for words in during)
+        during.clear()
         stats = page.transcript.messages[-1].stats
         assert stats is not None and stats["window_tokens"] == 160
         used.append(stats["prompt_tokens"] + stats["tokens"])
@@ -228,11 +233,16 @@ def test_a_long_prompt_shows_its_reading_and_esc_stops_it(
 ) -> None:
     page = roomy_window.chat_page
     shown: list[str] = []
+    meters: list[str] = []
+    totals: list[int] = []
 
     def on_progress(_model: str, done: int, total: int) -> None:
         # The page has drawn the report (its slot runs first): Esc at once.
         shown.append(page.context.prefill.text() if page.context.prefill.isVisible() else "")
         if len(shown) == 1:
+            # The meter says the prompt's size once it is known, not "empty".
+            meters.append(page.context.meter.label.text())
+            totals.append(total)
             qtbot.keyClick(page.transcript, Qt.Key.Key_Escape)  # type: ignore[no-untyped-call]
 
     page.bridge.prefilling.connect(on_progress)
@@ -249,6 +259,9 @@ def test_a_long_prompt_shows_its_reading_and_esc_stops_it(
     assert reply.stats["tokens"] == 0
     assert "stopped while reading the prompt" in figures_line(reply)
     assert page.context.prefill.isHidden()
+    assert re.fullmatch(
+        rf"Context {totals[0]:,}( / [\d,]+)? tokens so far \(measuring…\)", meters[0]
+    )
     # A reply with no tokens is a reply like any other: the chat goes on.
     page.max_tokens.setValue(8)
     _send(qtbot, roomy_window, "Briefly?")

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.core.measure.metrics import DecodeStats
+from app.engine.protocol import Rounds
 from app.ui.base.labels import wrap_to_width
 from app.ui.chat.chat_context_full import CONTEXT_FULL, FullChat
-from app.ui.chat.chat_prefill import PrefillProgress
+from app.ui.chat.chat_prefill import TARGET, PrefillProgress
 from app.ui.chat.chat_transcript import Message
 
 if TYPE_CHECKING:
@@ -47,6 +48,15 @@ def meter_words(used: int | None, window: int, dropping: bool) -> str:
     return f"{words} · {DROPPING_WORDS}" if dropping else words
 
 
+def live_words(prompt: int | None, tokens: int, window: int) -> str:
+    """While a reply is written: what is known so far (the prompt's size once the
+    target reports reading it, the reply's tokens as they arrive), never "empty"."""
+    if prompt is None:
+        return f"Context: measuring… ({tokens:,} reply tokens so far)"
+    of = f" / {window:,}" if window else ""
+    return f"Context {prompt + tokens:,}{of} tokens so far (measuring…)"
+
+
 class ContextMeter(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,10 +74,21 @@ class ContextMeter(QWidget):
         self.used: int | None = None  # None: nothing in context yet
         self.window_tokens = 0  # the last reply's window; 0 until one says it
         self.dropping = False
+        # While a reply is written: (prompt tokens if known, reply tokens so far).
+        self.live: tuple[int | None, int] | None = None
+        self._show()
+
+    def measuring(self, prompt: int | None, tokens: int) -> None:
+        self.live = (prompt, tokens)
+        self._show()
+
+    def stop_measuring(self) -> None:
+        self.live = None
         self._show()
 
     def show_reply(self, stats: Mapping[str, Any]) -> None:
         """A reply's figures (DecodeStats.to_json()), finished now or saved."""
+        self.live = None
         self.used = int(stats.get("prompt_tokens") or 0) + int(stats.get("tokens") or 0)
         self.window_tokens = int(stats.get("window_tokens") or 0) or self.window_tokens
         self._show()
@@ -76,6 +97,7 @@ class ContextMeter(QWidget):
         """A new chat: empty, in the same window (another pair forgets it)."""
         self.used = None
         self.dropping = False
+        self.live = None
         self._show()
 
     def forget_window(self) -> None:
@@ -88,8 +110,14 @@ class ContextMeter(QWidget):
 
     def _show(self) -> None:
         self.bar.setRange(0, max(self.window_tokens, 1))
-        self.bar.setValue(min(self.used or 0, self.window_tokens))
-        self.label.setText(meter_words(self.used, self.window_tokens, self.dropping))
+        if self.live is not None:
+            prompt, tokens = self.live
+            used = self.used if prompt is None else prompt + tokens
+            self.bar.setValue(min(used or 0, self.window_tokens))
+            self.label.setText(live_words(prompt, tokens, self.window_tokens))
+        else:
+            self.bar.setValue(min(self.used or 0, self.window_tokens))
+            self.label.setText(meter_words(self.used, self.window_tokens, self.dropping))
         tip = METER_TIP + (DROPPING_TIP if self.dropping else "")
         self.setToolTip(tip)
         self.label.setToolTip(tip)
@@ -108,10 +136,23 @@ class ChatContext:
         self.prefill = PrefillProgress()
         self.full = FullChat(page)
         page.bridge.prefilling.connect(self.prefill.show_progress)
+        page.bridge.prefilling.connect(self._on_prefilling)
+        page.bridge.rounds.connect(self._on_rounds)
         page.bridge.crashed.connect(self._on_crashed)  # no reply ends: nothing is read
 
     def _on_crashed(self, _message: str) -> None:
         self.prefill.stop()
+        self.meter.stop_measuring()
+
+    def _on_prefilling(self, model: str, _done: int, total: int) -> None:
+        # The target reads the whole prompt first: its total is the prompt's size.
+        if self.meter.live is not None and model == TARGET:
+            self.meter.measuring(total, self.meter.live[1])
+
+    def _on_rounds(self, event: Rounds) -> None:
+        if self.meter.live is not None and event.tokens:
+            prompt, tokens = self.meter.live
+            self.meter.measuring(prompt, tokens + len(event.tokens))
 
     @property
     def dropping(self) -> bool:
@@ -120,6 +161,7 @@ class ChatContext:
 
     def reply_started(self) -> None:
         self.prefill.start()
+        self.meter.measuring(None, 0)  # "empty" while a prompt is read was untrue
 
     def reply_finished(self, stats: DecodeStats) -> None:
         """Before the transcript draws the reply: the turns it left out are greyed."""
@@ -131,6 +173,7 @@ class ChatContext:
     def reply_failed(self, code: str, message: str) -> bool:
         """True when a refusal is taken care of here (the question is asked)."""
         self.prefill.stop()
+        self.meter.stop_measuring()
         return code == CONTEXT_FULL and self.full.refused(message)
 
     def asks_before_send(self) -> bool:
