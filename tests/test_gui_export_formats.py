@@ -366,7 +366,8 @@ def test_the_tokforge_pack_says_which_recipe_runs_and_its_preset_applies(
         f"The pack's {TWIN} holds the same recipe: saving writes both in step."
     )
     assert page.draft_editor.path == pack / USED
-    assert page.preset_combo.currentText() == f"{TOKFORGE}'s own recommendation"
+    assert page.preset_combo.currentText() == "The pack's recommendation"
+    assert page.preset_combo.toolTip().startswith(f"{TOKFORGE}'s own recommendation")
     draft, target = page.draft_editor, page.target_editor
     assert [_field(draft, k) for k in ("thread_num", "power", "sampler_type")] == [
         "4",

@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.pack.bundle import read_bundle
@@ -59,7 +60,11 @@ def test_the_pair_card_says_the_settings_and_every_note(window: MainWindow) -> N
 def test_the_pack_preset_shows_its_notes_and_sets_the_right_fields(window: MainWindow) -> None:
     window.show_page("recipes")
     page = window.recipes_page
-    assert page.preset_combo.currentText() == f"{PACK}'s own recommendation"
+    assert page.preset_combo.currentText() == "The pack's recommendation"  # short: not cut
+    assert page.preset_combo.toolTip().startswith(f"{PACK}'s own recommendation")
+    assert page.preset_combo.itemData(0, Qt.ItemDataRole.ToolTipRole).startswith(
+        f"{PACK}'s own recommendation\n"
+    )
     assert page.preset_note.shown.text() == f"Sets: {SETS}."  # what Apply does, in view
     page.preset_note.more.click()
     for note in TOKFORGE_NOTES:

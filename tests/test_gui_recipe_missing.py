@@ -36,6 +36,8 @@ def test_no_draft_recipe_is_said_and_one_is_created_from_a_preset(
         )
         assert "config.json" in editor.missing.explanation.text()
         assert not page.act_reset.isEnabled()  # nothing the pack shipped to go back to
+        # One preset list on the page: the missing file's, not also the one above the tabs.
+        assert not page.presets.isVisible() and not page.preset_note.isVisible()
         presets = editor.missing.presets
         offered = [presets.itemText(i) for i in range(presets.count())]
         assert "Desktop CPU (lossless)" in offered
@@ -44,6 +46,7 @@ def test_no_draft_recipe_is_said_and_one_is_created_from_a_preset(
         (preset,) = [p for p in presets_for(None) if p.name == "Desktop CPU (lossless)"]
         assert editor.data == dict(preset.draft)
         assert editor.stack.currentIndex() == 0 and editor.dirty
+        assert page.presets.isVisible()  # a file to apply presets to: the list is back
         assert "not saved yet: Save creates config_cpu.json" in editor.json_status.text()
         page.undo()  # back to no recipe at all
         assert editor.stack.currentWidget() is editor.missing and not editor.dirty

@@ -191,7 +191,7 @@ def test_change_on_disk_asks_before_overwriting(window: MainWindow) -> None:
 def test_preset_and_reset_to_pack_default(window: MainWindow) -> None:
     page = window.recipes_page
     names = [page.preset_combo.itemText(i) for i in range(page.preset_combo.count())]
-    assert names[0] == "qwen3-draft-noisy's own recommendation"
+    assert names[0] == "The pack's recommendation"
     page.preset_combo.setCurrentIndex(names.index("Desktop CPU (lossless)"))
     page.act_preset.trigger()
     assert _draft(window).data["memory"] == "normal"
@@ -223,6 +223,11 @@ def test_reset_says_which_file_it_resets(window: MainWindow) -> None:
     page.act_reset.trigger()
     next(b for b in _box("confirmDialog").buttons() if b.text() == "Reset").click()
     assert _recipe(window)["power"] == "high"  # the draft recipe as shipped
+    # As the pack shipped it: nothing to reset (it offered a reset and a .bak of the same).
+    assert not page.act_reset.isEnabled()
+    assert page.act_reset.toolTip() == "config_cpu.json is already as the pack shipped it"
+    _combo(page.draft_editor, "power").setCurrentText("low")  # unsaved edits: Reset again
+    assert page.act_reset.isEnabled()
     # The target's file, on the tab not shown, keeps its saved edit.
     assert (window.library.root / "qwen3-target" / "config.json").read_text() == target_saved
 

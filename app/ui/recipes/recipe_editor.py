@@ -34,6 +34,7 @@ from app.core.recipe.draft_recipes import OutOfStepError, save_in_step
 from app.core.recipe.files import (
     InvalidRecipeError,
     RecipeDocument,
+    original_path,
     original_text,
     reset_to_original,
 )
@@ -361,6 +362,17 @@ class RecipeEditor(QWidget):
         self._change(dict(self.doc.data), text)
         self.apply(self.data)  # also when the data did not change: drops unparsed text
         self.undo_stack.setClean()
+
+    def as_shipped(self) -> bool:
+        """Whether the file on disk is the pack's own (no kept original: never edited
+        by DraftDeck), so that Reset would only write a .bak of the same bytes."""
+        if self.doc is None:
+            return False
+        original = original_path(self.doc.path)
+        try:
+            return not original.is_file() or original.read_bytes() == self.doc.path.read_bytes()
+        except OSError:
+            return False  # Reset says what is wrong
 
     def reset_to_pack(self) -> bool:
         if self.doc is None:

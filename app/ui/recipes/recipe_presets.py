@@ -27,12 +27,22 @@ def preset_combo() -> QComboBox:
     return combo
 
 
+PACK_LABEL = "The pack's recommendation"
+
+
+def preset_label(preset: Preset) -> str:
+    """The name in the list: the pack's own under a short label (its draft's name made
+    it "qwen3-draft-noisy's own recommenda…"); the tooltip has the full name."""
+    return PACK_LABEL if preset.key == "pack" else preset.name
+
+
 def fill_presets(combo: QComboBox, presets: Sequence[Preset]) -> None:
-    """List the presets, each with what it does as its tooltip."""
+    """List the presets, each with its full name and what it does as its tooltip."""
     combo.clear()
     for preset in presets:
-        combo.addItem(preset.name, preset)
-        combo.setItemData(combo.count() - 1, preset_text(preset), Qt.ItemDataRole.ToolTipRole)
+        combo.addItem(preset_label(preset), preset)
+        tip = f"{preset.name}\n{preset_text(preset)}"
+        combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
 
 
 def draft_presets(draft: Path) -> list[Preset]:
@@ -72,3 +82,8 @@ class PresetChooser(QWidget):
     def _on_chosen(self, _index: int) -> None:
         preset = self.chosen()
         self.note.setText(preset_text(preset) if preset else "")
+        self.combo.setToolTip(
+            f"{preset.name}: Apply Preset sets it in both files (undo takes it back)"
+            if preset
+            else "Apply a preset to both files (undo takes it back)"
+        )

@@ -304,14 +304,24 @@ class RecipesPage(QWidget):
         self.act_save.setEnabled(self.has_unsaved())
         self.unsaved_changed.emit(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
-        self.act_reset.setEnabled(editor.doc is not None and editor.doc.on_disk)
-        # Reset puts back one file, the visible tab's: the button says which.
+        # Reset puts back one file, the visible tab's: the button says which. A file as
+        # the pack shipped it, with no edits open, has nothing to reset.
+        on_disk = editor.doc is not None and editor.doc.on_disk
+        shipped = on_disk and not editor.dirty and editor.as_shipped()
+        self.act_reset.setEnabled(on_disk and not shipped)
         shown = "Draft" if editor is self.draft_editor else "Target"
         self.act_reset.setText(f"Reset {shown} to Pack Default")
+        name = editor.path.name if editor.path else "this file"
         self.act_reset.setToolTip(
-            f"Put back {editor.path.name if editor.path else 'this file'} as the pack shipped "
-            "it; the other tab's file is left as it is"
+            f"{name} is already as the pack shipped it"
+            if shipped
+            else f"Put back {name} as the pack shipped it; the other tab's file is left as it is"
         )
+        # A file the pack does not have offers its own preset list to start it from:
+        # one list on the page, not two.
+        starting = editor.doc is not None and editor.missing_file
+        self.presets.setVisible(not starting)
+        self.preset_note.setVisible(not starting)
         # A preset rewrites both files' JSON: not over text that does not parse yet.
         parsed = all(e.json_error is None for e in self.editors)
         self.act_preset.setEnabled(
