@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,8 @@ def test_headers_read_whole_and_rows_are_in_view(
     header = table.horizontalHeader()
     margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
     for column in range(model.columnCount()):
+        if table.isColumnHidden(column):  # the same in every row: said in the notes
+            continue
         # No header cut (its lines fit between the margins), nor any figure.
         words = header.fontMetrics().size(0, model.COLUMNS[column]).width() + 2 * margin
         assert table.columnWidth(column) >= words, model.COLUMNS[column]
@@ -134,6 +137,38 @@ def test_headers_read_whole_and_rows_are_in_view(
     assert 0 < last <= table.viewport().height()
     # The frozen first column still stands over the table's.
     assert table.frozen.isVisible() and table.frozen.columnWidth(0) == table.columnWidth(0)
+
+
+def test_uplift_interval_and_pairs_fit_at_1024(window: MainWindow, qtbot: QtBot) -> None:
+    """A Quick sweep varies only the draft length: the setting columns the same in every
+    row are hidden and said once, so the 95 % interval and Pairs columns are in view
+    without scrolling sideways (a reviewer found them cut at 1024 px)."""
+    page = _open(window, qtbot, (1024, 700))
+    table, model = page.table, page.model
+    hidden = [model.KEYS[c] for c in range(model.columnCount()) if table.isColumnHidden(c)]
+    assert hidden == [
+        "draft_threads",
+        "draft_precision",
+        "draft_memory",
+        "target_threads",
+        "sampled",
+    ]
+    assert table.horizontalScrollBar().value() == 0
+    for key in ("uplift", "uplift_interval", "pairs"):
+        column = model.KEYS.index(key)
+        right = table.columnViewportPosition(column) + table.columnWidth(column)
+        assert 0 < right <= table.viewport().width(), key
+    tip = model.headerData(0, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert str(tip).endswith(
+        ". Same in every row (columns hidden): draft 1 thread, low precision, normal memory, "
+        "target 1 thread, sampler greedy"
+    )
+    # A sweep that varies the draft's threads shows that column again.
+    varied = [setting_result(1, 1.2, 1.1, 1.3), setting_result(2, 1.3, 1.2, 1.4)]
+    varied[1].setting = replace(varied[1].setting, draft_threads=2)
+    page.results.show_results(varied, SweepPlan(draft_lengths=(1, 2)))
+    assert not table.isColumnHidden(model.KEYS.index("draft_threads"))
+    assert table.isColumnHidden(model.KEYS.index("draft_memory"))
 
 
 def test_marks_in_the_table_are_explained(window: MainWindow, qtbot: QtBot) -> None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -64,6 +71,15 @@ class FittedTable(QTableView):
         # (natural widths, cells' widths) until the rows change, and READABLE widths
         self._measured: tuple[list[int], list[int]] | None = None
         self._readable: dict[int, int] = {}
+        # After a change of rows, a column is measured per turn of the event loop, then
+        # the columns are fitted: all at once, a library of 300 packs held the GUI thread
+        # 45-100 ms (9 columns of 40 rows, a dozen roles asked of each cell) on top of
+        # the model's own reset. Column -> (cells' width, natural width) so far.
+        self._columns: dict[int, tuple[int, int]] = {}
+        self._next_column = QTimer(self)
+        self._next_column.setSingleShot(True)
+        self._next_column.setInterval(0)
+        self._next_column.timeout.connect(self._measure_next)
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)
@@ -78,27 +94,60 @@ class FittedTable(QTableView):
     def _forget_widths(self) -> None:
         self._measured = None
         self._readable.clear()
+        self._columns.clear()
 
     def _on_rows_changed(self) -> None:
         self._forget_widths()
-        self.fit_columns()
+        self._next_column.start()
+
+    def measuring(self) -> bool:
+        """Whether the columns are still being measured, a column per turn, after a
+        change of rows (they are fitted when the last one is)."""
+        return self._next_column.isActive()
+
+    def _measure_next(self) -> None:
+        model = self.model()
+        column = len(self._columns)
+        if model is None or column >= model.columnCount():
+            self.fit_columns()
+            return
+        self._measure_column(column)
+        self._next_column.start()
+
+    def _measure_column(self, column: int) -> None:
+        cells = self.sizeHintForColumn(column)
+        self._columns[column] = cells, max(cells, self.horizontalHeader().sectionSizeHint(column))
+        if (column, READABLE) in self.give_way:
+            self._readable_width(column)
 
     def fit_columns(self) -> None:
+        """Fit the columns to the room there is; any column not measured yet is now."""
         model, header = self.model(), self.horizontalHeader()
         if model is None:
             return
         if self._measured is None:
+            self._next_column.stop()
             columns = range(model.columnCount())
-            cells = [self.sizeHintForColumn(c) for c in columns]
-            self._measured = [max(cells[c], header.sectionSizeHint(c)) for c in columns], cells
+            for column in columns:
+                if column not in self._columns:
+                    self._measure_column(column)
+            self._measured = (
+                [self._columns[c][1] for c in columns],
+                [self._columns[c][0] for c in columns],
+            )
         natural, cells = self._measured
+        # A hidden column takes no room (its width would make the others give way).
+        hidden = {c for c in range(len(natural)) if header.isSectionHidden(c)}
+        natural = [0 if c in hidden else width for c, width in enumerate(natural)]
         give_way = [
             (column, self._readable_width(column) if least == READABLE else least)
             for column, least in self.give_way
+            if column not in hidden
         ]
         widths = fitted_widths(natural, cells, self.viewport().width(), give_way)
         for column, width in enumerate(widths):
-            header.resizeSection(column, width)
+            if column not in hidden:
+                header.resizeSection(column, width)
 
     def _readable_width(self, column: int) -> int:
         if column not in self._readable:
@@ -121,7 +170,8 @@ class FittedTable(QTableView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.fit_columns()
+        if not self.measuring():  # else fitted when the last column is measured
+            self.fit_columns()
 
 
 class ElideDelegate(QStyledItemDelegate):

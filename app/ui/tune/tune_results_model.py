@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
+from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, best_result, rows
 from app.ui.base.table_model import ColumnsModel, Index
 
@@ -139,8 +140,42 @@ class ResultsModel(ColumnsModel):
             and orientation == Qt.Orientation.Horizontal
             and 0 <= section < len(self.KEYS)
         ):
-            return self.HEADER_TIPS[self.KEYS[section]]
+            tip = self.HEADER_TIPS[self.KEYS[section]]
+            # The hidden columns' values, where the row's own setting is described (a
+            # line in the notes would push the fourth row out of view at 700 px).
+            same = self.same_note() if section == 0 else ""
+            return f"{tip}. {same}" if same else tip
         return super().headerData(section, orientation, role)
+
+    def same_columns(self) -> list[int]:
+        """The setting columns whose value is the same in every row: hidden, and said
+        once in the notes, so the figures (uplift, its interval, pairs) fit a 1024 px
+        window without scrolling sideways (a Quick sweep varies only the draft length)."""
+        if not self._rows:
+            return []
+        return [
+            self.KEYS.index(key)
+            for key in SETTING_KEYS
+            if len({self._cell_text(row, key) for row in self._rows}) == 1
+        ]
+
+    def _cell_text(self, row: dict[str, Any], key: str) -> str:
+        return sampler_cell(row) if key == "sampled" else str(row[key])
+
+    def same_note(self) -> str:
+        """ "Same in every row: draft 2 threads, low precision, …" (empty: none hidden)."""
+        if not self._rows:
+            return ""
+        row = self._rows[0]
+        said = {
+            "draft_threads": f"draft {threads_text(row['draft_threads'])}",
+            "draft_precision": f"{row['draft_precision']} precision",
+            "draft_memory": f"{row['draft_memory']} memory",
+            "target_threads": f"target {threads_text(row['target_threads'])}",
+            "sampled": f"sampler {sampler_cell(row)}",
+        }
+        same = [said[self.KEYS[c]] for c in self.same_columns()]
+        return f"Same in every row (columns hidden): {', '.join(same)}" if same else ""
 
     def notes(self) -> str:
         """What the marks in the rows mean, one line (empty: no marks)."""
@@ -214,6 +249,10 @@ class ResultsModel(ColumnsModel):
                 return f"{value:,.1f}"
             return f"{value:.2f}x" if key == "uplift" else f"{value:.3f}"
         return str(value)
+
+
+# The setting columns hidden when every row has the same value (same_columns).
+SETTING_KEYS = ("draft_threads", "draft_precision", "draft_memory", "target_threads", "sampled")
 
 
 # Columns that give way, in this order, before the table scrolls sideways; each down to

@@ -117,6 +117,10 @@ class ResultsView(QSplitter):
         self._sampled = plan.sample
         self._lengths = plan.draft_lengths
         self.model.set_results(results, current)
+        same = set(self.model.same_columns())
+        for column in range(self.model.columnCount()):
+            self.table.setColumnHidden(column, column in same)
+        self.table.fit_columns()
         notes = self.model.notes()
         self.notes.setText(notes)
         self.notes.setVisible(bool(notes))
