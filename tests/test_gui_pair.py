@@ -235,6 +235,19 @@ def test_draft_list_offers_fitting_drafts_then_all(messy: MainWindow) -> None:
     assert _dialogs() == []
 
 
+def test_show_all_ticked_by_the_page_is_said(messy: MainWindow) -> None:
+    """A blocked pair chosen (the matrix's double-click, the Library's Use as Draft) ticks
+    "Show all drafts" to list its draft: a note says so, until the user ticks it."""
+    page = messy.pair_page
+    root = messy.library.root
+    assert not page.show_all.isChecked() and not page.show_all_note.isVisible()
+    page.choose(root / "qwen3-target", root / "a-bad-recipe")
+    assert page.show_all.isChecked() and page.show_all_note.isVisible()
+    assert "“Show all drafts” is now ticked: a-bad-recipe" in page.show_all_note.text()
+    page.show_all.setChecked(False)
+    assert not page.show_all_note.isVisible()
+
+
 def test_broken_recipe_is_inline_never_a_modal(messy: MainWindow) -> None:
     page = messy.pair_page
     root = messy.library.root

@@ -113,6 +113,12 @@ class PairPage(QWidget):
             "first. Tick to list the others too, marked with why they cannot."
         )
         self.show_all.toggled.connect(self._on_show_all)
+        # Said when the page ticks "Show all drafts" itself (a draft chosen that does not
+        # suit the target, from the matrix or the Library): a box ticked unasked.
+        self.show_all_note = QLabel()
+        self.show_all_note.setObjectName("pageHint")
+        wrap_to_width(self.show_all_note)
+        self.show_all_note.hide()
         self.swap_button = QPushButton("Swap")
         self.swap_button.setToolTip("Use the draft as target and the target as draft")
         self.swap_button.clicked.connect(self.swap)
@@ -152,6 +158,7 @@ class PairPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(hint)
         layout.addLayout(form)
+        layout.addWidget(self.show_all_note)
         layout.addWidget(self.card)
         layout.addWidget(self.memory_label)
         layout.addWidget(matrix_label)
@@ -249,6 +256,12 @@ class PairPage(QWidget):
         self.target_combo.setCurrentIndex(_index_of(self.target_combo, target))
         self.target_combo.blockSignals(False)
         if draft is not None and not _listed(draft, self._fitting()):
+            if not self.show_all.isChecked():
+                self.show_all_note.setText(
+                    f"“Show all drafts” is now ticked: {self.matrix_model.label(draft)} "
+                    "does not suit this target, so every draft is listed."
+                )
+                self.show_all_note.show()
             self.show_all.blockSignals(True)
             self.show_all.setChecked(True)
             self.show_all.blockSignals(False)
@@ -361,6 +374,7 @@ class PairPage(QWidget):
         self._on_choice_changed()
 
     def _on_show_all(self) -> None:
+        self.show_all_note.hide()  # the user's own tick or untick needs no note
         _, draft = self.current()
         self._fill_drafts(draft)
         self._on_choice_changed()
