@@ -7,6 +7,7 @@ counts are compared with the engine's own rule (app/engine/worker/mnn_llm.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -33,7 +34,7 @@ from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.recipe.files import draft_settings
 from app.core.recipe.schema import physical_cores
-from app.engine.client.tune_job import DONE, TuneJob
+from app.engine.client.tune_job import DONE, TuneJob, TuneStatus
 from app.engine.protocol import (
     AgreementMeasured,
     Done,
@@ -219,11 +220,13 @@ class _TimedEngine:
         self.d = 1
         self.generations = 0
         self.seen: list[tuple[float, float | None]] = []
+        self.statuses: list[TuneStatus] = []
         self.job: TuneJob | None = None
 
     def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
         if self.job is not None:
             self.seen.append((self.clock[0], self.job.status().eta_seconds))
+            self.statuses.append(self.job.status())
         if isinstance(request, Load):
             self.clock[0] += self.setup
             self.d, self.generations = request.draft_length or 1, 0
@@ -290,6 +293,44 @@ def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> Non
     for at, eta in checked:
         left = total - at
         assert abs(eta - left) <= 0.2 * left + 5.0, (at, eta, left)
+
+
+def test_the_shown_share_never_goes_back_and_the_leaders_rerun_is_said(
+    bundle_copy: Copy,
+) -> None:
+    """Rounds added and leaders re-measured grow the plan: pairs done over pairs planned
+    went back (98 %, then 78 %); the shown share slows instead, and the status line says
+    when the leaders are measured again."""
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    plan = SweepPlan(
+        draft_lengths=(1, 2, 3, 4),
+        prompts=("a", "b", "c"),
+        budget_seconds=600.0,
+        max_repeats=5,
+        min_run_seconds=0.0,
+    )
+    clock = [0.0]
+    engine = _TimedEngine(clock, setup=3.0, pair=1.5)
+    job = TuneJob(
+        target,
+        draft,
+        plan,
+        engine=lambda: nullcontext(engine),  # type: ignore[arg-type]
+        clock=lambda: clock[0],
+    )
+    engine.job = job
+    end = job.run()
+    assert end.state == DONE and end.fraction == 1.0
+    seen = engine.statuses
+    raw = [s.pairs_done / s.pairs_total for s in seen if s.pairs_total]
+    assert any(b < a for a, b in itertools.pairwise(raw))  # the plan did grow
+    shown = [s.fraction for s in seen]
+    assert all(b >= a for a, b in itertools.pairwise(shown)), shown
+    messages = [s.message for s in seen]
+    assert messages[0] == "Measuring 4 settings…"
+    again = "Measuring the 2 leading settings again, to tell them apart…"
+    assert again in messages
+    assert all(m == again for m in messages[messages.index(again) :])
 
 
 def test_time_left_reads_in_one_short_line() -> None:

@@ -45,6 +45,8 @@ class TuneStatus:
     elapsed: float = 0.0  # seconds from the start to this snapshot
     message: str = ""
     eta_seconds: float | None = None  # time left at this snapshot (None: not known yet)
+    # The share shown as done, never less than before (advance_fraction).
+    shown_fraction: float = 0.0
 
     @property
     def settings_done(self) -> int:
@@ -52,7 +54,22 @@ class TuneStatus:
 
     @property
     def fraction(self) -> float:
-        return self.pairs_done / self.pairs_total if self.pairs_total else 0.0
+        """The share done as shown: it never goes back when the plan grows."""
+        return self.shown_fraction
+
+
+def advance_fraction(shown: float, done: int, now_done: int, total: int) -> float:
+    """The shown share after pairs `done` -> `now_done` of a plan now `total` pairs.
+
+    Pairs done over pairs planned goes back whenever the plan grows (another round, the
+    leaders' re-measures): a reviewer saw 98 %, then 78 %. Instead each new pair takes
+    its share of what is left to show, over the pairs left as the plan now stands: the
+    bar slows when the plan grows and never goes back, and it is exactly done/total
+    while the plan does not change."""
+    if total <= now_done:
+        return 1.0 if now_done else shown
+    step = (now_done - done) / (total - done) if now_done > done else 0.0
+    return min(1.0, shown + step * (1.0 - shown))
 
 
 def open_engine() -> AbstractContextManager[EngineClient]:
@@ -141,7 +158,13 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._set(results=(*self.status().results, result), elapsed=self._elapsed())
 
     def _on_stage(self, remeasures: int | None) -> None:
+        first = self._timing.remeasures is None
         self._timing = self._timing.started(self._elapsed(), remeasures)
+        if remeasures is not None and first:
+            # Said in the status line: the plan grew, and the bar slows for it.
+            self._set(
+                message=f"Measuring the {remeasures} leading settings again, to tell them apart…"
+            )
 
     def _on_progress(self, done: int, total: int) -> None:
         now = self._elapsed()
@@ -149,7 +172,15 @@ class TuneJob(TrackedJob[TuneStatus]):
             leaders = len(leading(list(self.status().results)))
             self._timing = self._timing.paired(now, leaders)
         left = seconds_left(self.plan, self._timing, now)
-        self._set(pairs_done=done, pairs_total=total, elapsed=now, eta_seconds=left)
+        before = self.status()
+        shown = advance_fraction(before.shown_fraction, before.pairs_done, done, total)
+        self._set(
+            pairs_done=done,
+            pairs_total=total,
+            elapsed=now,
+            eta_seconds=left,
+            shown_fraction=shown,
+        )
 
     def _elapsed(self) -> float:
         return self._clock() - self._started

@@ -37,7 +37,14 @@ from app.core.measure.tune_run import TuneRun, new_run_path
 from app.core.pack.compat import assess_paths
 from app.core.pack.verdict import MEASURED_MNN
 from app.core.recipe.schema import physical_cores
-from app.engine.client.tune_job import FAILED, FINISHED, REFUSED, TuneJob, tune_queue
+from app.engine.client.tune_job import (
+    FAILED,
+    FINISHED,
+    MEASURING,
+    REFUSED,
+    TuneJob,
+    tune_queue,
+)
 from app.ui.base import background
 from app.ui.base.dialogs import show_error, show_file_error
 from app.ui.base.labels import wrap_to_width
@@ -314,9 +321,13 @@ class TunePage(QWidget):
         if self.job is None:
             return
         status = self.job.status()
-        self.progress.setRange(0, status.pairs_total)
-        self.progress.setValue(status.pairs_done)
+        # Per mille of the shown share, not pairs of a plan that grows (which went back).
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(round(status.fraction * 1000))
         self.eta_label.setText(time_left_text(status.eta_seconds))
+        # The status line follows the sweep's stage ("measuring the leaders again").
+        if status.state == MEASURING and status.message and status.message != self.verdict.text():
+            self.verdict.setText(status.message)
 
     def _show_finished(self, run: TuneRun) -> None:
         try:
