@@ -74,14 +74,23 @@ def test_recipe_warnings_name_both_numbers(
 ) -> None:
     monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 2)
     draft = bundle_copy("qwen3-draft-noisy")
+    # The target's recipe is its config.json, whose count the engine holds to the cores
+    # (runtime_config): it runs as 2, as Tune's note says, and does not compete.
     explicit = recipe_problems({"thread_num": 4}, TARGET, draft)
     assert [str(p) for p in explicit] == [
+        "thread_num: 4 threads on 2 physical cores: DraftDeck runs it with 2 here "
+        "(config.json's thread count is held to the physical cores; a phone uses all of them)."
+    ]
+    assert mnn_llm.runtime_config(draft, {})["thread_num"] == 2
+    # A draft recipe's own count is passed to MNN as it is: that one competes.
+    chosen = recipe_problems({"thread_num": 4}, DRAFT, draft)
+    assert [str(p) for p in chosen] == [
         "thread_num: 4 threads on 2 physical cores: threads will compete and run slower."
     ]
     inherited = recipe_problems({"memory": "low"}, DRAFT, draft)
     assert [p.key for p in inherited] == ["thread_num"]
-    assert "the 4 threads of its config.json on 2 physical cores" in inherited[0].message
-    assert "Set thread_num to 2 or fewer" in inherited[0].message
+    assert "the 4 threads of its config.json" in inherited[0].message
+    assert "it runs with 2 here" in inherited[0].message
     # The target's own config.json is the file being edited: nothing is inherited.
     assert recipe_problems({"memory": "low"}, TARGET, draft) == []
     assert recipe_problems({"thread_num": 2}, DRAFT, draft) == []

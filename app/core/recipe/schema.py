@@ -232,8 +232,11 @@ def host_warnings(
     base_dir: Path,
     physical_cores: int | None,
     backends: Iterable[str] = DESKTOP_BACKENDS,
+    capped: bool = False,
 ) -> list[Problem]:
-    """What will differ on this computer: missing backends, too many threads, bad paths."""
+    """What will differ on this computer: missing backends, too many threads, bad paths.
+    `capped`: `data` is a config.json, whose thread count the engine holds to the
+    physical cores (mnn_llm.runtime_config), so more threads run as fewer, not slower."""
     problems = []
     usable = set(backends)
     backend = data.get("backend_type")
@@ -254,11 +257,17 @@ def host_warnings(
         and threads > physical_cores
         and data.get("backend_type", "cpu") == "cpu"
     ):
+        # As Tune's thread note says it (tune_plan.ThreadCount): what really runs here.
+        happens = (
+            f"DraftDeck runs it with {physical_cores} here (config.json's thread count is "
+            "held to the physical cores; a phone uses all of them)"
+            if capped
+            else "threads will compete and run slower"
+        )
         problems.append(
             Problem(
                 "thread_num",
-                f"{threads} threads on {physical_cores} physical cores: threads will compete "
-                "and run slower.",
+                f"{threads} threads on {physical_cores} physical cores: {happens}.",
                 WARNING,
             )
         )
@@ -293,9 +302,9 @@ def inherited_threads_warning(
     return [
         Problem(
             "thread_num",
-            f"not set here, so the draft runs with the {inherited} threads of its "
-            f"config.json on {cores} physical cores: threads will compete and "
-            f"run slower. Set thread_num to {cores} or fewer.",
+            f"not set here, so the draft takes the {inherited} threads of its "
+            f"config.json, which DraftDeck holds to this computer's {cores} physical "
+            f"cores: it runs with {cores} here. Set thread_num to choose.",
             WARNING,
         )
     ]
@@ -311,4 +320,6 @@ def recipe_problems(data: Mapping[str, Any], scope: str, base_dir: Path) -> list
     differs here (backends, threads, paths relative to `base_dir`)."""
     cores = psutil.cpu_count(logical=False)
     inherited = inherited_threads_warning(data, base_dir, cores) if scope == DRAFT else []
-    return validate(data, scope) + host_warnings(data, base_dir, cores) + inherited
+    # The target's recipe is its config.json (capped); a draft's is its own file.
+    host = host_warnings(data, base_dir, cores, capped=scope == TARGET)
+    return validate(data, scope) + host + inherited
