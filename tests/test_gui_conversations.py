@@ -22,6 +22,7 @@ from app.ui.chat.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, do
 from app.ui.chat.chat_mode import SPECULATIVE_AGAIN, WHY_LINK
 from app.ui.chat.chat_opening import READ_ONLY, SWITCH
 from app.ui.chat.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
+from app.ui.recipes.recipe_fields import NumberEditor
 from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 
@@ -433,3 +434,36 @@ def test_export_adds_the_chosen_extension_says_where_and_remembers_the_folder(
     assert ChatExport(page, page.run_record, page.charts, page.say, load_settings()).start_path(
         "chat.json"
     ) == str(tmp_path / "chat.json")
+
+
+def _recipe_question(window: MainWindow) -> QMessageBox:
+    boxes = window.findChildren(QMessageBox, "choiceDialog")
+    (box,) = [b for b in boxes if b.isVisible() and "unsaved changes" in b.text()]
+    return box
+
+
+def test_switch_pair_under_unsaved_recipe_edits_asks_before_the_pair_changes(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    page = window.chat_page
+    root = window.library.root
+    _send(qtbot, window, "Plain first.")
+    _choose(qtbot, window, "qwen3-draft-identical")
+    window.show_page("recipes")
+    threads = window.recipes_page.draft_editor.editors["thread_num"]
+    assert isinstance(threads, NumberEditor)
+    threads.spin.setValue(threads.spin.value() % 4 + 1)  # unsaved, in the pair in use's
+    assert window.recipes_page.has_unsaved()
+    window.show_page("chat")
+    page.panel.all_pairs.setChecked(True)
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    _press(_choice_box(window), SWITCH)
+    # Asked now; Cancel keeps the pair in use and the conversation shown.
+    _press(_recipe_question(window), "Cancel")
+    assert window.selection.draft == root / "qwen3-draft-identical"
+    assert page.transcript.messages == [] and window.recipes_page.has_unsaved()
+    page.panel.list.itemClicked.emit(page.panel.list.item(0))
+    _press(_choice_box(window), SWITCH)
+    _press(_recipe_question(window), "Discard and Switch")
+    assert window.selection.draft == root / "qwen3-draft-noisy"
+    assert len(page.transcript.messages) == 2 and not window.recipes_page.has_unsaved()
