@@ -337,6 +337,8 @@ def test_first_column_stays_when_the_table_scrolls(
         assert frozen.model().index(row, 0).data() == model.index(row, 0).data()
     # Every figure shows in full: only headers give way (their words in the tooltip).
     for column in range(model.columnCount()):
+        if table.isColumnHidden(column):  # the same in every row (the d header says it)
+            continue
         assert table.columnWidth(column) >= table.sizeHintForColumn(column)
         tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
         assert "\n" not in str(tip)
