@@ -37,6 +37,7 @@ def test_status_says_which_file_and_path_keeps_the_pack_folder(
     page.refresh()
     table = page.table
     qtbot.waitUntil(lambda: table.viewport().width() > size[0] // 2)
+    qtbot.waitUntil(lambda: not table.measuring())  # a column per turn, then fitted
     table.fit_columns()
     status, path = COLUMNS.index("Status"), COLUMNS.index("Path")
     metrics = table.fontMetrics()

@@ -15,15 +15,18 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings
 from app.core.pack import compat, library
 from app.core.pack.bundle import read_bundle
+from app.core.pack.pair_table import PairTable, PairTables
 from app.core.pack.verdict import Verdict
 from app.ui.base.fitted_table import MEASURED_ROWS, READABLE, FittedTable
-from app.ui.library.library_model import COLUMNS, LibraryModel
-from app.ui.pair.pair_matrix import PAIR_ROLE, Index
+from app.ui.library.library_model import COLUMNS, ENTRY_ROLE, LibraryModel
+from app.ui.pair.draft_list import RankNoteDelegate
+from app.ui.pair.pair_matrix import PAIR_ROLE, Index, PairMatrixModel
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import open_window
 
@@ -203,6 +206,7 @@ def test_a_long_library_list_is_measured_once_and_in_part(
     table.resize(900, 600)
     table.show()
     qtbot.waitExposed(table)
+    qtbot.waitUntil(lambda: not table.measuring())
     assert max(model.rows_asked) < MEASURED_ROWS + 40  # the first rows and those in view
     model.calls = 0
     for width in (700, 1000, 800):
@@ -210,3 +214,92 @@ def test_a_long_library_list_is_measured_once_and_in_part(
         table.fit_columns()
     painted_rows = table.rowAt(table.viewport().height() - 1) + 1 or model.rowCount()
     assert model.calls <= painted_rows * len(COLUMNS) * 20  # painting only, no measuring
+
+
+def test_a_change_of_rows_sorts_once_and_measures_a_column_per_turn(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 packs landing on the Library page: each row's keys are worked out once for
+    the sort (the proxy's sort asked each row's key about ten times, 3,000 calls into
+    Python in one turn), and the columns are measured one per turn of the event loop
+    (all nine in the turn of the change, before), then fitted."""
+    page = window.library_page
+    qtbot.waitUntil(lambda: not page.loading() and not page.table.measuring())
+    entry = page.model.data(page.model.index(0, 0), ENTRY_ROLE)
+    entries = [replace(entry, path=entry.path.with_name(f"p{i:03d}")) for i in reversed(range(300))]
+    cells, measured = Calls(), Calls()
+    monkeypatch.setattr(page.model, "_row_cells", cells.wrap(page.model._row_cells))
+    monkeypatch.setattr(
+        page.table, "sizeHintForColumn", measured.wrap(page.table.sizeHintForColumn)
+    )
+    page.model.set_entries(entries)
+    assert len(cells.args) <= len(entries)
+    assert measured.args == []
+    assert page.proxy.index(0, 0).data() == "p000"  # sorted by name all the same
+    per_turn = []
+    while page.table.measuring():
+        before = len(measured.args)
+        QApplication.processEvents()
+        per_turn.append(len(measured.args) - before)
+    assert max(per_turn) == 1 and sum(per_turn) == len(COLUMNS)
+
+
+class CountingMatrix(PairMatrixModel):
+    def __init__(self, tables: PairTables) -> None:
+        super().__init__(tables)
+        self.header_calls = 0
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            self.header_calls += 1
+        return super().headerData(section, orientation, role)
+
+
+class CountingDelegate(RankNoteDelegate):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
+        self.calls += 1
+        super().initStyleOption(option, index)
+
+
+def test_a_table_lands_on_the_pair_page_without_measuring_every_name(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """The matrix's columns are sized from the names' text, with one section's size hint
+    for the margins (a hint per section asked the model five roles per draft: 1,500
+    calls for 300 drafts), the header's height is one section's (Qt's asks 200 sections
+    at each reset and restyle) and the draft list's lines are measured when it opens,
+    not each time it is filled."""
+    page = window.pair_page
+    matrix = CountingMatrix(page.matrix_model.tables)
+    page.matrix_model = matrix
+    page.matrix.setModel(matrix)
+    delegate = CountingDelegate()
+    page.draft_combo.setItemDelegate(delegate)
+    landing: list[tuple[int, int]] = []
+    show_table = page._show_table
+
+    def counted(table: PairTable) -> None:
+        matrix.header_calls = delegate.calls = 0
+        show_table(table)
+        landing.append((matrix.header_calls, delegate.calls))
+
+    page._show_table = counted  # type: ignore[method-assign]
+    _visit_pair(qtbot, window)
+    assert len(landing) == 1 and page.draft_combo.count() > 0
+    header = page.matrix.horizontalHeader()
+    matrix.header_calls = 0
+    header.sectionSizeHint(0)
+    one_section = matrix.header_calls
+    assert matrix.columnCount() > 1
+    assert landing[0] == (landing[0][0], 0)  # no draft line measured
+    # One section asked for the height at the reset, for the names' margins, and for
+    # the height again when the memory line restyles the page.
+    assert landing[0][0] <= 3 * one_section
+    for column in range(matrix.columnCount()):  # and no name is cut
+        assert header.sectionSize(column) >= header.sectionSizeHint(column)

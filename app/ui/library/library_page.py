@@ -32,10 +32,19 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.base.open_folder import open_folder
 from app.ui.base.placeholder_edit import PlaceholderEdit
 from app.ui.library.library_menu import pack_menu
-from app.ui.library.library_model import COLUMNS, ENTRY_ROLE, SORT_ROLE, LibraryModel
+from app.ui.library.library_model import COLUMNS, ENTRY_ROLE, LibraryModel
 from app.ui.library.pack_details import PackDetails
 
 log = logging.getLogger("draftdeck.ui.library")
+
+
+class _SortedByModel(QSortFilterProxyModel):
+    """Filters the packs; sorting is the model's (LibraryModel.sort)."""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
 
 
 class LibraryPage(QWidget):
@@ -50,9 +59,8 @@ class LibraryPage(QWidget):
         super().__init__(parent)
         self.library = library
         self.model = LibraryModel()
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = _SortedByModel(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)
 

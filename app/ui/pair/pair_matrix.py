@@ -6,8 +6,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHeaderView
 
 from app.core.pack.library import PackEntry
 from app.core.pack.pair_table import PairTable, PairTables
@@ -111,3 +112,17 @@ class PairMatrixModel(QAbstractTableModel):
         if role == PAIR_ROLE:
             return (self.table.targets[row], self.table.drafts[column])
         return None
+
+
+class NamesHeader(QHeaderView):
+    """The matrix's header: its height is one section's. Qt's measures the first and
+    last hundred sections for it (800 calls into Python with 300 drafts) each time the
+    model resets or the page's style changes, while every name is one line of text."""
+
+    def sizeHint(self) -> QSize:
+        if self.count() == 0:
+            return super().sizeHint()
+        section = self.sectionSizeFromContents(self.logicalIndex(0))
+        if self.orientation() == Qt.Orientation.Horizontal:
+            return QSize(self.length(), section.height())
+        return QSize(section.width(), self.length())
