@@ -8,7 +8,8 @@ message)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -18,7 +19,7 @@ from PySide6.QtCore import (
     Qt,
     QTimer,
 )
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -71,11 +72,14 @@ class FittedTable(QTableView):
         # (natural widths, cells' widths) until the rows change, and READABLE widths
         self._measured: tuple[list[int], list[int]] | None = None
         self._readable: dict[int, int] = {}
-        # After a change of rows, a column is measured per turn of the event loop, then
-        # the columns are fitted: all at once, a library of 300 packs held the GUI thread
-        # 45-100 ms (9 columns of 40 rows, a dozen roles asked of each cell) on top of
-        # the model's own reset. Column -> (cells' width, natural width) so far.
+        # After a change of rows, one measurement (a column's cells, or its READABLE
+        # width) per turn of the event loop while the table is shown, then the columns
+        # are fitted: all at once, a library of 300 packs held the GUI thread 45-100 ms
+        # (9 columns of 40 rows, a dozen roles asked of each cell) on top of the model's
+        # own reset. A hidden table waits: it would compete with the page now shown
+        # (and its workers, for the GIL). Column -> (cells' width, natural width) so far.
         self._columns: dict[int, tuple[int, int]] = {}
+        self._steps: list[Callable[[], object]] = []
         self._next_column = QTimer(self)
         self._next_column.setSingleShot(True)
         self._next_column.setInterval(0)
@@ -98,27 +102,31 @@ class FittedTable(QTableView):
 
     def _on_rows_changed(self) -> None:
         self._forget_widths()
+        model = self.model()
+        self._steps = []
+        for column in range(model.columnCount() if model is not None else 0):
+            self._steps.append(partial(self._measure_column, column))
+            if (column, READABLE) in self.give_way:
+                self._steps.append(partial(self._readable_width, column))
         self._next_column.start()
 
     def measuring(self) -> bool:
-        """Whether the columns are still being measured, a column per turn, after a
-        change of rows (they are fitted when the last one is)."""
-        return self._next_column.isActive()
+        """Whether measurements are still to be taken after a change of rows, one per
+        turn of the event loop while the table is shown (fitted after the last)."""
+        return bool(self._steps)
 
     def _measure_next(self) -> None:
-        model = self.model()
-        column = len(self._columns)
-        if model is None or column >= model.columnCount():
-            self.fit_columns()
+        if not self._steps or not self.isVisible():  # shown again: showEvent resumes
             return
-        self._measure_column(column)
-        self._next_column.start()
+        self._steps.pop(0)()
+        if self._steps:
+            self._next_column.start()
+        else:
+            self.fit_columns()
 
     def _measure_column(self, column: int) -> None:
         cells = self.sizeHintForColumn(column)
         self._columns[column] = cells, max(cells, self.horizontalHeader().sectionSizeHint(column))
-        if (column, READABLE) in self.give_way:
-            self._readable_width(column)
 
     def fit_columns(self) -> None:
         """Fit the columns to the room there is; any column not measured yet is now."""
@@ -126,7 +134,7 @@ class FittedTable(QTableView):
         if model is None:
             return
         if self._measured is None:
-            self._next_column.stop()
+            self._steps.clear()
             columns = range(model.columnCount())
             for column in columns:
                 if column not in self._columns:
@@ -170,8 +178,13 @@ class FittedTable(QTableView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if not self.measuring():  # else fitted when the last column is measured
+        if not self.measuring():  # else fitted after the last measurement
             self.fit_columns()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._steps:
+            self._next_column.start()
 
 
 class ElideDelegate(QStyledItemDelegate):
