@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
@@ -452,7 +452,9 @@ def test_switch_pair_under_unsaved_recipe_edits_asks_before_the_pair_changes(
     window.show_page("recipes")
     threads = window.recipes_page.draft_editor.editors["thread_num"]
     assert isinstance(threads, NumberEditor)
-    threads.spin.setValue(threads.spin.value() % 4 + 1)  # unsaved, in the pair in use's
+    spin = threads.spin
+    assert isinstance(spin, QSpinBox)  # thread_num is a whole number
+    spin.setValue(spin.value() % 4 + 1)  # unsaved, in the pair in use's
     assert window.recipes_page.has_unsaved()
     window.show_page("chat")
     page.panel.all_pairs.setChecked(True)
