@@ -86,7 +86,9 @@ def test_page_row_and_buttons_after_cancelling_a_paused_download(
     qtbot.waitUntil(lambda: not page.cancel_button.isEnabled(), timeout=10_000)
     assert page.cancel_button.toolTip() == "This download is cancelled"
     assert not page.pause_button.isEnabled()
-    assert page.retry_button.isEnabled() and page.clear_button.isEnabled()
+    # Its files are gone: nothing to resume; the repo's Download starts it again.
+    assert not page.retry_button.isEnabled() and page.clear_button.isEnabled()
+    assert "Download starts it again" in page.retry_button.toolTip()
     assert not staging_dir(window.library.root, REPO).exists()
     assert model.index(0, QueueModel.COLUMNS.index("Details")).data() == ""
     said = window.statusBar().currentMessage()

@@ -344,8 +344,10 @@ def test_a_message_is_copied_and_the_last_reply_regenerated(
     assert "Copied the reply" in page.chat_note.text() and page.chat_note.isVisible()
     page.transcript.anchorClicked.emit(QUrl("copy:0"))
     assert QApplication.clipboard().text() == "Copy me."
+    # One dot per reply; the live speed curve may hold no sample at all for a reply of
+    # 12 tokens (that depends on how the worker's events batch), so it is not counted.
     dots = page.charts.reply_speed.count
-    assert dots == 1 and page.charts.speed.count
+    assert dots == 1
     page.transcript.anchorClicked.emit(QUrl("regenerate:"))
     assert page.bridge.state == GENERATING and len(page.transcript.messages) == 2
     # The discarded reply's dot and curve left the charts with it.
