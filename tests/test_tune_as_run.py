@@ -256,10 +256,9 @@ class _TimedEngine:
         return ResetDone()
 
 
-def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> None:
-    """Four settings of five rounds each (their intervals never narrow), then the two
-    leaders measured again: the estimate holds to the real time left all the way, where
-    pairs done over pairs planned said "54 s" at 8 % of a 175 s sweep and "25 s" at 61 %."""
+def _scripted_sweep(bundle_copy: Copy) -> tuple[_TimedEngine, TuneStatus]:
+    """Four settings of five rounds each on a made-up clock (setup 3 s, a pair 1.5 s),
+    run to the end; the engine keeps what the job showed along the way."""
     target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
     plan = SweepPlan(
         draft_lengths=(1, 2, 3, 4),
@@ -278,7 +277,14 @@ def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> Non
         clock=lambda: clock[0],
     )
     engine.job = job
-    end = job.run()
+    return engine, job.run()
+
+
+def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> None:
+    """Four settings of five rounds each (their intervals never narrow), then the two
+    leaders measured again: the estimate holds to the real time left all the way, where
+    pairs done over pairs planned said "54 s" at 8 % of a 175 s sweep and "25 s" at 61 %."""
+    engine, end = _scripted_sweep(bundle_copy)
     assert end.state == DONE and end.run is not None
     assert [bool(r.summary.get("remeasured")) for r in end.run.results] == [
         False,
@@ -301,25 +307,7 @@ def test_the_shown_share_never_goes_back_and_the_leaders_rerun_is_said(
     """Rounds added and leaders re-measured grow the plan: pairs done over pairs planned
     went back (98 %, then 78 %); the shown share slows instead, and the status line says
     when the leaders are measured again."""
-    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
-    plan = SweepPlan(
-        draft_lengths=(1, 2, 3, 4),
-        prompts=("a", "b", "c"),
-        budget_seconds=600.0,
-        max_repeats=5,
-        min_run_seconds=0.0,
-    )
-    clock = [0.0]
-    engine = _TimedEngine(clock, setup=3.0, pair=1.5)
-    job = TuneJob(
-        target,
-        draft,
-        plan,
-        engine=lambda: nullcontext(engine),  # type: ignore[arg-type]
-        clock=lambda: clock[0],
-    )
-    engine.job = job
-    end = job.run()
+    engine, end = _scripted_sweep(bundle_copy)
     assert end.state == DONE and end.fraction == 1.0
     seen = engine.statuses
     raw = [s.pairs_done / s.pairs_total for s in seen if s.pairs_total]

@@ -352,12 +352,9 @@ def read_txt_specials(
 
 def _counts(path: Path, line: bytes) -> list[int]:
     """The vocabulary count line: `n`, or `n merges` for huggingface."""
-    try:
-        counts = [int(part) for part in line.split()]
-        if counts and min(counts) >= 0:
-            return counts
-    except ValueError:
-        pass
+    parts = line.split()
+    if parts and all(part.isdigit() for part in parts):  # whole numbers, none negative
+        return [int(part) for part in parts]
     shown = line[:60].decode("utf-8", "replace").strip()
     raise TokenizerError(path, f"vocabulary count line is not a number: {shown!r}")
 
