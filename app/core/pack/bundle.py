@@ -154,16 +154,7 @@ def looks_like_bundle(folder: Path) -> bool:
 def read_bundle(folder: Path) -> BundleInfo:
     """Describe the bundle in `folder`; raises a FileError subclass naming the bad file."""
     folder = Path(folder)
-    require_folder(folder)
-    if not looks_like_bundle(folder):
-        markers = f"{', '.join(BUNDLE_MARKERS[:-1])} or {BUNDLE_MARKERS[-1]}"
-        raise NotABundleError(folder, f"no {markers} here")
-    config_path = folder / CONFIG
-    config = read_json_object(config_path)
-    check_paths_inside(folder, config, config_path)
-    llm_config_path = _resolve(folder, config, "llm_config")
-    llm_config = read_json_object(llm_config_path)
-    check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
+    config, llm_config, llm_config_path = _read_configs(folder)
     # MNN merges config.json over llm_config.json: runtime settings win.
     merged = {**llm_config, **config}
 
@@ -178,30 +169,13 @@ def read_bundle(folder: Path) -> BundleInfo:
     attention = _attention_kind(llm_config, llm_config_path)
     tokenizer = read_tokenizer_info(_tokenizer_path(folder, config))
     inferred: dict[str, str] = {}
-    model_type = llm_config.get("model_type")
-    if model_type is None:
-        family = infer_family(tokenizer, graph)
-        model_type = family.name
-        inferred["model_type"] = f"{family.name}: {family.evidence}"
-    elif not isinstance(model_type, str) or not model_type:
-        raise BadValueError(llm_config_path, f"model_type must be a name, found {model_type!r}")
+    model_type = _model_type(llm_config, llm_config_path, tokenizer, graph, inferred)
     layers = _layers(llm_config, llm_config_path, graph, model_path, inferred)
     tokenizer = with_pack_stops(
         tokenizer, folder, config, llm_config, llm_config_path.name, model_type
     )
-    chat = chat_format(merged, tokenizer.chat_template)
-    if chat.source != JINJA:
-        inferred["chat_template"] = (
-            f"rendered from the {chat.source} (MNN 3.6.1 reads only jinja templates)"
-        )
-    recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
-    runtime_config: Mapping[str, Any] = {}
-    for name in recipes:
-        if name == CONFIG:
-            continue  # read above
-        parsed = read_json_object(folder / name)  # every recipe must at least be valid JSON
-        if name == RUNTIME_CONFIG:
-            runtime_config = parsed
+    chat = _chat(merged, tokenizer, inferred)
+    recipes, runtime_config = _read_recipes(folder)
 
     files = _list_files(folder)
     dims = Dimensions(
@@ -240,6 +214,64 @@ def read_bundle(folder: Path) -> BundleInfo:
         export_format=export_format(llm_config, layout.spelling, tokenizer.file, inferred),
         context=context_window(merged, *_trained_window(merged, model_type, hidden, layers)),
     )
+
+
+def _read_configs(folder: Path) -> tuple[dict[str, Any], dict[str, Any], Path]:
+    """config.json, llm_config.json and the latter's path, each checked to name only
+    files inside the folder."""
+    require_folder(folder)
+    if not looks_like_bundle(folder):
+        markers = f"{', '.join(BUNDLE_MARKERS[:-1])} or {BUNDLE_MARKERS[-1]}"
+        raise NotABundleError(folder, f"no {markers} here")
+    config_path = folder / CONFIG
+    config = read_json_object(config_path)
+    check_paths_inside(folder, config, config_path)
+    llm_config_path = _resolve(folder, config, "llm_config")
+    llm_config = read_json_object(llm_config_path)
+    check_paths_inside(folder, llm_config, llm_config_path)  # it may name files too
+    return config, llm_config, llm_config_path
+
+
+def _model_type(
+    llm_config: Mapping[str, Any],
+    path: Path,
+    tokenizer: TokenizerInfo,
+    graph: GraphFacts,
+    inferred: dict[str, str],
+) -> str:
+    """model_type, or (older exporters omit it) the family the tokenizer and graph show."""
+    model_type = llm_config.get("model_type")
+    if model_type is None:
+        family = infer_family(tokenizer, graph)
+        inferred["model_type"] = f"{family.name}: {family.evidence}"
+        return family.name
+    if not isinstance(model_type, str) or not model_type:
+        raise BadValueError(path, f"model_type must be a name, found {model_type!r}")
+    return model_type
+
+
+def _chat(
+    merged: Mapping[str, Any], tokenizer: TokenizerInfo, inferred: dict[str, str]
+) -> ChatFormat:
+    chat = chat_format(merged, tokenizer.chat_template)
+    if chat.source != JINJA:
+        inferred["chat_template"] = (
+            f"rendered from the {chat.source} (MNN 3.6.1 reads only jinja templates)"
+        )
+    return chat
+
+
+def _read_recipes(folder: Path) -> tuple[tuple[str, ...], Mapping[str, Any]]:
+    """The recipe files present, and runtime_config.json's settings ({} without one)."""
+    recipes = tuple(name for name in RECIPE_FILES if (folder / name).is_file())
+    runtime_config: Mapping[str, Any] = {}
+    for name in recipes:
+        if name == CONFIG:
+            continue  # read with the configs
+        parsed = read_json_object(folder / name)  # every recipe must at least be valid JSON
+        if name == RUNTIME_CONFIG:
+            runtime_config = parsed
+    return recipes, runtime_config
 
 
 def _trained_window(
