@@ -133,7 +133,12 @@ def test_native_crash_becomes_engine_crashed_and_restart_works(
     assert caught.value.exit_code == -signal.SIGSEGV
     assert "SIGSEGV" in str(caught.value)
     assert caught.value.stderr_tail  # the last lines the worker wrote are kept
-    # The next request starts a fresh worker and reloads the pair by itself.
+    # The next request starts a fresh worker with no pair (the bridge replays a load,
+    # the client does not: one owner); loading again restarts the work.
+    with pytest.raises(EngineError) as not_loaded:
+        client.run(Generate(prompt="Hello again", max_tokens=10), timeout=60)
+    assert not_loaded.value.code == "not_loaded"
+    _load_pair(client, fixture_bundle)
     done = client.run(Generate(prompt="Hello again", max_tokens=10), timeout=60)
     assert len(done.tokens) <= 10 and done.stats.mode == "speculative"
 

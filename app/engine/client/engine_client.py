@@ -4,7 +4,8 @@ Events (protocol.py) arrive on a reader thread and are queued; `run()` sends one
 request and waits for its final event, handing batches of rounds to a callback. Events of other
 requests met while waiting are kept for their own `wait()`. If the worker dies, the
 waiting call raises EngineCrashed with the exit signal and the last lines it wrote to
-stderr; the next request starts a fresh worker and replays the last successful load.
+stderr; the next request starts a fresh worker, with no pair loaded (the caller loads
+again: the GUI's EngineBridge replays its last load on Restart).
 A worker that stops answering (SIGSTOP, a native deadlock) is found by a Watchdog
 (watchdog.py) while a request is pending, killed, and reported as EngineUnresponsive.
 """
@@ -33,7 +34,6 @@ from app.engine.protocol import (
     Event,
     Exit,
     Failed,
-    Load,
     OneWay,
     Ready,
     Request,
@@ -77,7 +77,6 @@ class EngineClient:
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._last_load: Load | None = None
         self.crashed: EngineCrashed | None = None
         # Called on the reader thread after each event is queued (an event loop's cue
         # to call poll_events); None: nobody is told.
@@ -304,8 +303,6 @@ class EngineClient:
         """Send a request without waiting; returns its id."""
         if not self.running:
             self.start()
-            if self._last_load is not None and not isinstance(request, Load):
-                self.run(self._last_load)
         request_id = next(self._ids)
         if self._watchdog is not None:
             self._watchdog.progress()  # the stall count starts with the request
@@ -365,9 +362,6 @@ class EngineClient:
                 f"the engine answered {type(request).__name__} with {type(event).__name__}",
                 "bad_event",
             )
-        if isinstance(request, Load):
-            # Replayed into a fresh worker after a crash; only loads that worked.
-            self._last_load = request
         return event
 
     def poll_events(self) -> list[Event]:
