@@ -258,86 +258,100 @@ def _told_apart(target: tuple[str, str | None], draft: tuple[str, str | None]) -
 
 
 def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
-    reasons: list[Reason] = []
+    found = (
+        _family_warning(target, draft),
+        _template_warning(target, draft),
+        _size_warning(target, draft),
+        _visual_warning(target, draft),
+        _linear_attention_warning(target, draft),
+    )
+    return [reason for reason in found if reason is not None]
+
+
+def _family_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
     unknown = [
         side for side, info in (("target", target), ("draft", draft)) if info.model_type == UNKNOWN
     ]
-    if unknown:
-        reasons.append(
-            Reason(
-                "family_unknown",
-                WARNING,
-                f"The {' and '.join(unknown)} pack names no model family and DraftDeck "
-                "cannot tell it from the files; only the tokenizers were compared.",
-                target.model_type,
-                draft.model_type,
-            )
-        )
-    if _prompt_digest(target) != _prompt_digest(draft):
-        reasons.append(
-            Reason(
-                "chat_template_differs",
-                WARNING,
-                "The chat templates differ; the draft was tuned on differently formatted "
-                "conversations, which can lower acceptance.",
-                *_told_apart(
-                    (_template_words(target), target.chat_template_sha256),
-                    (_template_words(draft), draft.chat_template_sha256),
-                ),
-            )
-        )
+    if not unknown:
+        return None
+    return Reason(
+        "family_unknown",
+        WARNING,
+        f"The {' and '.join(unknown)} pack names no model family and DraftDeck "
+        "cannot tell it from the files; only the tokenizers were compared.",
+        target.model_type,
+        draft.model_type,
+    )
+
+
+def _template_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
+    if _prompt_digest(target) == _prompt_digest(draft):
+        return None
+    return Reason(
+        "chat_template_differs",
+        WARNING,
+        "The chat templates differ; the draft was tuned on differently formatted "
+        "conversations, which can lower acceptance.",
+        *_told_apart(
+            (_template_words(target), target.chat_template_sha256),
+            (_template_words(draft), draft.chat_template_sha256),
+        ),
+    )
+
+
+def _size_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
     share = draft.params_estimate / target.params_estimate if target.params_estimate else 1.0
     if share >= 1.0:
-        reasons.append(
-            Reason(
-                "draft_not_smaller",
-                WARNING,
-                "The draft is not smaller than the target: each draft step costs as much as "
-                "a target step, so speculation cannot speed anything up.",
-                target.params_estimate,
-                draft.params_estimate,
-                "parameters",
-            )
+        return Reason(
+            "draft_not_smaller",
+            WARNING,
+            "The draft is not smaller than the target: each draft step costs as much as "
+            "a target step, so speculation cannot speed anything up.",
+            target.params_estimate,
+            draft.params_estimate,
+            "parameters",
         )
-    elif share > TOO_CLOSE_RATIO:
-        reasons.append(
-            Reason(
-                "draft_too_close_in_size",
-                WARNING,
-                f"The draft is {share:.0%} of the target's size; drafting costs too much "
-                "for speculation to pay off.",
-                target.params_estimate,
-                draft.params_estimate,
-                "parameters",
-            )
+    if share > TOO_CLOSE_RATIO:
+        return Reason(
+            "draft_too_close_in_size",
+            WARNING,
+            f"The draft is {share:.0%} of the target's size; drafting costs too much "
+            "for speculation to pay off.",
+            target.params_estimate,
+            draft.params_estimate,
+            "parameters",
         )
-    if draft.visual:
-        reasons.append(
-            Reason(
-                "visual_draft",
-                WARNING,
-                "The draft carries vision parts that text drafting never uses; they only "
-                "cost memory and load time.",
-                target.visual,
-                draft.visual,
-            )
-        )
-    if target.linear_attention and draft.linear_attention:
-        reasons.append(
-            Reason(
-                "linear_attention_pair",
-                WARNING,
-                f"Both models use linear attention. MNN {MEASURED_MNN} cannot roll that "
-                "state back: erasing rejected draft tokens leaves them in it, so the only "
-                "exact ways re-process the text or verify one token at a time, and "
-                "speculation cannot beat plain decoding. The pair runs and its output is "
-                "right; Chat starts in plain decoding.",
-                target.attention,
-                draft.attention,
-                "attention",
-            )
-        )
-    return reasons
+    return None
+
+
+def _visual_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
+    if not draft.visual:
+        return None
+    return Reason(
+        "visual_draft",
+        WARNING,
+        "The draft carries vision parts that text drafting never uses; they only "
+        "cost memory and load time.",
+        target.visual,
+        draft.visual,
+    )
+
+
+def _linear_attention_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
+    if not (target.linear_attention and draft.linear_attention):
+        return None
+    return Reason(
+        "linear_attention_pair",
+        WARNING,
+        f"Both models use linear attention. MNN {MEASURED_MNN} cannot roll that "
+        "state back: erasing rejected draft tokens leaves them in it, so the only "
+        "exact ways re-process the text or verify one token at a time, and "
+        "speculation cannot beat plain decoding. The pair runs and its output is "
+        "right; Chat starts in plain decoding.",
+        target.attention,
+        draft.attention,
+        "attention",
+    )
 
 
 def _identified(model: KnownModel | None) -> list[Reason]:
