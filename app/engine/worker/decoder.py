@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.measure.metrics import DecodeStats, RoundStats
+from app.engine.protocol import Mode, StopReason
 from app.engine.worker.mnn_llm import Logits, MnnLlm
 from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
@@ -74,7 +75,7 @@ class Generation:
     tokens: list[int]
     text: str
     stats: DecodeStats
-    stopped_by: str  # "stop_token", "max_tokens", "context_full" or "cancelled"
+    stopped_by: StopReason
 
 
 class Decoder:
@@ -101,8 +102,8 @@ class Decoder:
         self.sampler = sampler  # None: greedy
 
     @property
-    def mode(self) -> str:
-        return "speculative" if self.draft is not None else "plain"
+    def mode(self) -> Mode:
+        return Mode.SPECULATIVE if self.draft is not None else Mode.PLAIN
 
     def generate(
         self,
@@ -114,28 +115,19 @@ class Decoder:
         on_prefill: OnPrefill | None = None,
     ) -> Generation:
         """`window`: the most tokens the caches may hold, prompt included (0: no limit);
-        generation stops with "context_full" when the sequence fills it."""
-        if not prompt:
-            raise ValueError("the prompt is empty")
-        if max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
-        if window and len(prompt) >= window:
-            raise ValueError("the prompt fills the context window")
-        stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
-        if self.sampler is not None:
-            stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
+        generation stops with CONTEXT_FULL when the sequence fills it."""
+        stats = self._start_stats(prompt, max_tokens, window)
         text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         seq = list(prompt)
         out: list[int] = []
         texts: list[str] = []
 
         start = time.perf_counter()
-        stats.window_tokens = window
         try:
             row, stats.prefill_fed = self._prefill(self.target, seq, on_prefill, cancelled)
         except PrefillCancelled:
             stats.prefill_seconds = time.perf_counter() - start
-            return Generation([], "", stats, "cancelled")
+            return Generation([], "", stats, StopReason.CANCELLED)
         first = self._pick(row, seq)
         stats.prefill_seconds = time.perf_counter() - start
         # The draft reads the prompt only when a round needs it, after the first token
@@ -157,10 +149,7 @@ class Decoder:
             seq.extend(new)
             # Text per token, so a view can mark which words came from the draft. A token
             # that ends inside a UTF-8 sequence shows up with the token that completes it.
-            pieces = [
-                "" if t in self.stop_ids else text_decoder.decode(self.target.token_bytes(t))
-                for t in new
-            ]
+            pieces = [self._piece(t, text_decoder) for t in new]
             text = "".join(pieces)
             texts.append(text)
             if on_round is not None:
@@ -168,42 +157,72 @@ class Decoder:
             if stopped_by:
                 break
             if cancelled is not None and cancelled():
-                stopped_by = "cancelled"
+                stopped_by = StopReason.CANCELLED
                 break
             # A verify puts d more tokens in the target's cache: near the end of the
             # window the target steps alone.
             alone = bool(window) and len(seq) + self.d > window
             if not (alone or draft_ready):
-                assert self.draft is not None
-                draft_start = time.perf_counter()
-                try:
-                    self._prefill(self.draft, seq[:-1] or seq, on_prefill, cancelled)
-                except PrefillCancelled:
-                    stopped_by = "cancelled"
+                if not self._draft_reads(seq, stats, on_prefill, cancelled):
+                    stopped_by = StopReason.CANCELLED
                     break
-                finally:
-                    stats.draft_prefill_seconds = time.perf_counter() - draft_start
                 draft_ready = True
             new, flags, rnd = self._round(seq, alone=alone)
         stats.decode_seconds = time.perf_counter() - decode_start
         texts.append(text_decoder.decode(b"", final=True))
+        assert stopped_by is not None  # each way out of the loop says why
         return Generation(out, "".join(texts), stats, stopped_by)
 
     # -- pieces ----------------------------------------------------------------------------
 
+    def _start_stats(self, prompt: Sequence[int], max_tokens: int, window: int) -> DecodeStats:
+        """The request checked, and the figures it starts with."""
+        if not prompt:
+            raise ValueError("the prompt is empty")
+        if max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if window and len(prompt) >= window:
+            raise ValueError("the prompt fills the context window")
+        stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
+        if self.sampler is not None:
+            stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
+        stats.window_tokens = window
+        return stats
+
+    def _piece(self, token: int, text_decoder: codecs.IncrementalDecoder) -> str:
+        return "" if token in self.stop_ids else text_decoder.decode(self.target.token_bytes(token))
+
+    def _draft_reads(
+        self,
+        seq: list[int],
+        stats: DecodeStats,
+        on_prefill: OnPrefill | None,
+        cancelled: Callable[[], bool] | None,
+    ) -> bool:
+        """The draft reads the sequence but its newest token; False when cancelled."""
+        assert self.draft is not None
+        draft_start = time.perf_counter()
+        try:
+            self._prefill(self.draft, seq[:-1] or seq, on_prefill, cancelled)
+        except PrefillCancelled:
+            return False
+        finally:
+            stats.draft_prefill_seconds = time.perf_counter() - draft_start
+        return True
+
     def _cut(
         self, tokens: list[int], produced: int, max_tokens: int, length: int, window: int
-    ) -> tuple[int, str]:
-        """How many of the new tokens to keep, and why generation stops (or ""), with
+    ) -> tuple[int, StopReason | None]:
+        """How many of the new tokens to keep, and why generation stops (or None), with
         `length` tokens in the sequence before them."""
         for i, token in enumerate(tokens):
             if token in self.stop_ids:
-                return i + 1, "stop_token"
+                return i + 1, StopReason.STOP_TOKEN
             if window and length + i + 1 >= window:
-                return i + 1, "context_full"
+                return i + 1, StopReason.CONTEXT_FULL
             if produced + i + 1 >= max_tokens:
-                return i + 1, "max_tokens"
-        return len(tokens), ""
+                return i + 1, StopReason.MAX_TOKENS
+        return len(tokens), None
 
     @staticmethod
     def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
