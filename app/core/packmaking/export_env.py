@@ -1,0 +1,141 @@
+"""The separate Python environment MNN's exporter runs in (torch CPU, transformers 4.57,
+llmexport), created by DraftDeck on first use and never inside the app's own environment.
+
+Where: `<data folder>/export-env`, or the folder `DRAFTDECK_EXPORT_ENV` names (tests and
+CI point it at a cache folder in the repository so it is built once and reused). The
+extra package index for torch's CPU build is `DRAFTDECK_TORCH_INDEX` (default PyTorch's
+CPU index; an empty value turns it off, for a machine whose pip finds the CPU wheel by
+its own configuration, e.g. find-links).
+
+An environment is ready when its stamp file lists exactly today's pinned requirements:
+the stamp is written last, after pip finished and the exporter imported, so a half-built
+environment (a cancel, a crash, a full disk) is never taken for a ready one, and a
+changed pin rebuilds it. DraftDeck only ever deletes a folder it marked as its own when it
+began creating it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.infra.paths import app_dirs
+
+EXPORT_ENV_VAR = "DRAFTDECK_EXPORT_ENV"
+TORCH_INDEX_VAR = "DRAFTDECK_TORCH_INDEX"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+STAMP = "draftdeck-export-env.json"  # written last: the environment is ready
+OWNER_MARK = ".draftdeck-export-env"  # written first: DraftDeck made this folder
+
+# Measured: the environment built from these pins on Linux x86_64 (Python 3.11).
+ESTIMATED_BYTES = 1_400 * 1024 * 1024
+
+
+def export_env_folder() -> Path:
+    """Where the export environment lives (DRAFTDECK_EXPORT_ENV, else the data folder)."""
+    chosen = os.environ.get(EXPORT_ENV_VAR)
+    return Path(chosen) if chosen else app_dirs().data / "export-env"
+
+
+def torch_index() -> str:
+    """The extra index torch's CPU build comes from; "" when turned off."""
+    return os.environ.get(TORCH_INDEX_VAR, TORCH_CPU_INDEX).strip()
+
+
+def pinned_requirements(platform: str = sys.platform) -> tuple[str, ...]:
+    """What the environment holds, pinned. torch is always the CPU build: on Linux and
+    Windows that is `+cpu` (a bare torch pulls a multi-GB CUDA build); macOS wheels are
+    CPU (and Metal) builds already."""
+    torch = "torch==2.13.0" if platform == "darwin" else "torch==2.13.0+cpu"
+    return (
+        torch,
+        "transformers==4.57.*",
+        "llmexport==0.0.5",
+        "onnxscript",
+        "protobuf>=6.31.1",
+        "mnn==3.6.1",
+        "safetensors",
+        "numpy",
+    )
+
+
+@dataclass(frozen=True)
+class ExportEnvPlan:
+    """What creating the environment means, for asking the user first."""
+
+    folder: Path
+    requirements: tuple[str, ...]
+    torch_index: str  # "" = pip's own configuration only
+    disk_bytes: int  # about what it takes on disk once built
+    free_bytes: int  # free space where it goes now
+    ready: bool  # already built with these pins: nothing to do
+
+    def describe(self) -> str:
+        """One paragraph for a question or a log line."""
+        raise NotImplementedError
+
+
+def plan_export_env(folder: Path | None = None) -> ExportEnvPlan:
+    """The plan for the environment at `folder` (default `export_env_folder()`)."""
+    raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ExportEnv:
+    """A ready export environment."""
+
+    folder: Path
+
+    @property
+    def python(self) -> Path:
+        """Its interpreter (Scripts\\python.exe on Windows, bin/python elsewhere)."""
+        if os.name == "nt":
+            return self.folder / "Scripts" / "python.exe"
+        return self.folder / "bin" / "python"
+
+    def llmexport_dir(self) -> Path:
+        """The installed llmexport package folder (it must be on PYTHONPATH: it imports
+        its own `utils` as a top-level module)."""
+        raise NotImplementedError
+
+    def mnnconvert_shim(self) -> Path:
+        """The converter llmexport is told to use (MNNCONVERT_SHIM, written at build)."""
+        raise NotImplementedError
+
+    def environment(self, extra_path: tuple[Path, ...] = ()) -> dict[str, str]:
+        """Variables for a child process run with `self.python`: llmexport's folder and
+        `extra_path` importable, offline, quiet, deterministic (`exporter_env`)."""
+        raise NotImplementedError
+
+
+def ready_export_env(folder: Path | None = None) -> ExportEnv | None:
+    """The environment at `folder` if it is built with today's pins, else None."""
+    raise NotImplementedError
+
+
+MNNCONVERT_SHIM = """#!{python}
+# Calls pymnn's converter core directly. llmexport otherwise imports MNN.tools, whose
+# logger pip-installs aliyun-log-python-sdk and contacts a telemetry endpoint.
+import sys
+import _tools
+_tools.mnnconvert(sys.argv)
+"""
+
+
+def exporter_env(package_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment an exporter runs in: its own folder importable (else "No module
+    named 'utils'"), offline, quiet and deterministic. `base` defaults to os.environ."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package_dir), env.get("PYTHONPATH")]))
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONHASHSEED="0",
+        TRANSFORMERS_VERBOSITY="error",
+        PYTHONWARNINGS="ignore",
+    )
+    return env
