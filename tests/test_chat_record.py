@@ -18,10 +18,13 @@ from app.core.measure.chat_record import (
     reply_figures_line,
 )
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import VerifyMethod
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.recipe.files import TARGET_CONFIG
 
-AGREEMENT = VerifyAgreement(agreement=0.75, matched=3, checked=4, draft_length=2, verify="batched")
+AGREEMENT = VerifyAgreement(
+    agreement=0.75, matched=3, checked=4, draft_length=2, verify=VerifyMethod.BATCHED
+)
 STATS = {"tokens": 12, "tok_s": 40.25, "acceptance": 0.5, "mean_accepted_length": 1.5}
 
 
@@ -252,7 +255,7 @@ def test_figures_line_of_a_reply_stopped_before_its_first_token() -> None:
 def test_figures_line_never_puts_the_estimate_under_an_acceptance_above_its_range() -> None:
     # 60/64 rows agree: the estimate for d=3 is about 0.88 with a range topping near 0.95.
     found = VerifyAgreement(
-        agreement=60 / 64, matched=60, checked=64, draft_length=3, verify="batched"
+        agreement=60 / 64, matched=60, checked=64, draft_length=3, verify=VerifyMethod.BATCHED
     )
     above = {**STATS, "acceptance": 0.99, "verify_agreement": found.to_json()}
     line = reply_figures_line(above, "speculative", "stop_token")

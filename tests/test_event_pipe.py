@@ -19,6 +19,7 @@ import pytest
 
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
+from app.core.measure.words import StopReason
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import parse_event_line
 from app.engine.protocol import (
@@ -76,7 +77,7 @@ STAND_IN = textwrap.dedent(
             Pong(),
             Rounds((1,), (False,), "a", ("a",), 0.1, ()),
             Rounds((2,), (False,), "b", ("b",), 0.2, ()),
-            Done((1, 2), "ab", "max_tokens", DecodeStats("plain", 0)),
+            Done((1, 2), "ab", StopReason.MAX_TOKENS, DecodeStats("plain", 0)),
             Failed("bad_request", "no"),
         )
     ]

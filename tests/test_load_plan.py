@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.core.measure import ram_estimate
-from app.core.measure.load_plan import (
-    BAD_REQUEST,
-    BLOCKED_PAIR,
-    NOT_ENOUGH_MEMORY,
-    LoadPlan,
-    Refusal,
-    plan_paths,
-)
+from app.core.measure.load_plan import LoadPlan, Refusal, plan_paths
+from app.core.measure.words import FailureCode
 
 Copy = Callable[..., Path]
 Fixture = Callable[[str], Path]
@@ -43,7 +37,7 @@ def test_the_target_alone_needs_no_verify(fixture_bundle: Fixture) -> None:
 
 def test_a_blocked_pair_is_refused_with_its_reasons(fixture_bundle: Fixture) -> None:
     refusal = plan_paths(fixture_bundle("qwen3-target"), fixture_bundle("qwen35-draft"))
-    assert isinstance(refusal, Refusal) and refusal.code == BLOCKED_PAIR
+    assert isinstance(refusal, Refusal) and refusal.code == FailureCode.BLOCKED_PAIR
     assert refusal.message.startswith("This pair cannot work:")
     assert {r["code"] for r in refusal.reasons} >= {"vocab_mismatch", "attention_mismatch"}
 
@@ -60,7 +54,7 @@ def test_the_draft_length_comes_from_the_caller_else_the_recipe(
     assert _plan(plan_paths(target, draft, draft_length=2)).verify_length == 3
     for wrong in (0, 17):
         refusal = plan_paths(target, draft, draft_length=wrong)
-        assert isinstance(refusal, Refusal) and refusal.code == BAD_REQUEST
+        assert isinstance(refusal, Refusal) and refusal.code == FailureCode.BAD_REQUEST
         assert "out of range (1 to 16)" in refusal.message
     config["draft_predict_length"] = "three"
     (target / "config.json").write_text(json.dumps(config))
@@ -73,7 +67,7 @@ def test_a_pair_that_cannot_fit_in_memory_is_refused(
 ) -> None:
     monkeypatch.setattr(ram_estimate, "available_memory", lambda: 1_000_000)
     refusal = plan_paths(fixture_bundle("fast-target"), fixture_bundle("fast-draft"))
-    assert isinstance(refusal, Refusal) and refusal.code == NOT_ENOUGH_MEMORY
+    assert isinstance(refusal, Refusal) and refusal.code == FailureCode.NOT_ENOUGH_MEMORY
     assert "Not enough memory" in refusal.message
 
 

@@ -15,6 +15,7 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import FailureCode, Mode, StopReason, VerifyMethod
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import parse_event_line, worker_command
 from app.engine.protocol import (
@@ -32,6 +33,7 @@ from app.engine.protocol import (
     Failed,
     Generate,
     Load,
+    Loaded,
     MeasureAgreement,
     Ping,
     Pong,
@@ -71,8 +73,8 @@ EVENTS: list[Event] = [
     Ready(pid=12, protocol=PROTOCOL_VERSION),
     loaded_event(draft={"name": "d"}, memory={"level": "fits"}, id=1),
     Rounds((1, 2), (True, False), "ab", ("a", "b"), 0.5, (Round(2, 1, 2, 0.1, 0.2),), id=2),
-    Done((1, 2, 3), "abc", "max_tokens", STATS, id=2),
-    AgreementMeasured(VerifyAgreement(0.5, 32, 64, 3, "batched"), id=3),
+    Done((1, 2, 3), "abc", StopReason.MAX_TOKENS, STATS, id=2),
+    AgreementMeasured(VerifyAgreement(0.5, 32, 64, 3, VerifyMethod.BATCHED), id=3),
     Encoded((1, 2), id=4),
     Decoded(("a", "b"), "ab", id=5),
     ResetDone(id=6),
@@ -119,10 +121,14 @@ def test_malformed_requests_are_clear_errors(line: str, says: str, request_id: i
 def test_malformed_events_are_clear_errors() -> None:
     with pytest.raises(ProtocolError, match="unknown event 'nope'"):
         decode_event('{"event": "nope"}')
+    done = '{"event": "done", "id": 1, "tokens": [], "text": "", "stopped_by": "%s", "stats": %s}'
     with pytest.raises(ProtocolError, match=r"stats: missing field 'mode'"):
-        decode_event(
-            '{"event": "done", "id": 1, "tokens": [], "text": "", "stopped_by": "x", "stats": {}}'
-        )
+        decode_event(done % ("cancelled", "{}"))
+    stats = json.dumps(DecodeStats("plain", 0).to_json())
+    with pytest.raises(ProtocolError, match=r"field 'stopped_by' must be StopReason, not 'x'"):
+        decode_event(done % ("x", stats))
+    read = decode_event(done % ("cancelled", stats))
+    assert isinstance(read, Done) and read.stopped_by is StopReason.CANCELLED
     with pytest.raises(ProtocolError, match=r"rounds\[0\]: field 'accepted' must be int"):
         decode_event(
             encode_event(Rounds((), (), "", (), 0.0, (Round(1, 0, 1, 0.0, 0.0),))).replace(
@@ -208,3 +214,17 @@ def test_ready_without_a_version_is_refused() -> None:
 def test_wire_form_is_one_json_object_a_line() -> None:
     line = encode_request(Generate(prompt="a\nb"), 1)
     assert "\n" not in line and json.loads(line)["id"] == 1
+
+
+def test_words_are_their_text_in_strings_json_and_keys() -> None:
+    assert f"{Mode.PLAIN}" == str(Mode.PLAIN) == "plain"
+    assert json.dumps({StopReason.CANCELLED: FailureCode.BLOCKED_PAIR}) == (
+        '{"cancelled": "blocked_pair"}'
+    )
+    assert {"speculative": 1}[Mode.SPECULATIVE] == 1  # old keys find a word
+    line = encode_request(Generate(prompt="hi", mode=Mode.SPECULATIVE))
+    assert '"mode":"speculative"' in line
+    line = encode_event(loaded_event(verify=VerifyMethod.STEPWISE))
+    assert '"verify":"stepwise"' in line
+    loaded = decode_event(line)
+    assert isinstance(loaded, Loaded) and loaded.verify is VerifyMethod.STEPWISE

@@ -50,6 +50,7 @@ from app.core.measure.tune_results import (
 )
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import StopReason, VerifyMethod
 from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
@@ -687,7 +688,7 @@ class _ScriptedEngine:
             self.loads.append(self.d)
             return loaded_event(draft_length=self.d)
         if isinstance(request, MeasureAgreement):
-            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, "batched"))
+            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, VerifyMethod.BATCHED))
         if isinstance(request, Generate):
             self.calls += 1
             seconds = 1.0
@@ -696,7 +697,7 @@ class _ScriptedEngine:
                 if self.calls % 4 < 2:
                     seconds *= 1 + self.wobble.get(self.d, 0.0)
             stats = _stats(request.mode or "speculative", 100, seconds, self.d)
-            return Done(tokens=(1,) * 101, text="", stopped_by="max_tokens", stats=stats)
+            return Done(tokens=(1,) * 101, text="", stopped_by=StopReason.MAX_TOKENS, stats=stats)
         return ResetDone()
 
 

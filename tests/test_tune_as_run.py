@@ -32,6 +32,7 @@ from app.core.measure.tune_plan import (
 from app.core.measure.tune_results import SettingResult, rows
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import StopReason, VerifyMethod
 from app.core.recipe.files import draft_settings
 from app.core.recipe.schema import physical_cores
 from app.engine.client.tune_job import DONE, TuneJob, TuneStatus
@@ -232,7 +233,7 @@ class _TimedEngine:
             self.d, self.generations = request.draft_length or 1, 0
             return loaded_event(draft_length=self.d)
         if isinstance(request, MeasureAgreement):
-            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, "batched"))
+            return AgreementMeasured(VerifyAgreement(1.0, 4, 4, self.d, VerifyMethod.BATCHED))
         if isinstance(request, Generate):
             self.generations += 1
             if self.generations > 2:  # the warm-up is part of the setup
@@ -252,7 +253,7 @@ class _TimedEngine:
                 stats.rounds, stats.drafted, stats.accepted = 50, 50 * self.d, 50
                 stats.position_reached = [50] * self.d
                 stats.position_accepted = [50] + [0] * (self.d - 1)
-            return Done(tokens=(1,) * 101, text="", stopped_by="max_tokens", stats=stats)
+            return Done(tokens=(1,) * 101, text="", stopped_by=StopReason.MAX_TOKENS, stats=stats)
         return ResetDone()
 
 

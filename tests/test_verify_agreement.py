@@ -14,6 +14,7 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.core.measure import verify_agreement
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import VerifyMethod
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Done, Generate, Load, MeasureAgreement, Reset
 from app.engine.worker import agreement
@@ -108,12 +109,12 @@ def test_damaged_cache_is_measured_again(session: Session, fixture_bundle: Fixtu
 
 
 def test_what_the_user_is_told() -> None:
-    exact = VerifyAgreement(1.0, 64, 64, 3, "batched")
+    exact = VerifyAgreement(1.0, 64, 64, 3, VerifyMethod.BATCHED)
     assert exact.sentence(0.4) == (
         "Verify agreement 1.00 (64/64 tokens): the batched verify matches single steps; "
         "acceptance is the draft's."
     )
-    low = VerifyAgreement(56 / 64, 56, 64, 3, "batched")
+    low = VerifyAgreement(56 / 64, 56, 64, 3, VerifyMethod.BATCHED)
     # An identical draft at d=3: (0.875 + 0.875^2 + 0.875^3) / 3, by hand 0.7702.
     assert low.ceiling == pytest.approx(0.770182, abs=1e-6)
     # 0.70 >= 0.9 * 0.770: the draft is about as good as the verify allows.

@@ -22,6 +22,12 @@ from typing import Any, Generic, TypeVar, Union
 from app.core.infra.typed_json import TypedJsonError, from_json, to_json
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
+
+# The words, re-exported: the engine's users spell them from here.
+from app.core.measure.words import FailureCode as FailureCode
+from app.core.measure.words import Mode as Mode
+from app.core.measure.words import StopReason as StopReason
+from app.core.measure.words import VerifyMethod as VerifyMethod
 from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.text_check import refuse_unsafe_text
 
@@ -75,7 +81,9 @@ class Generate(Request["Done"]):
     messages: tuple[ChatTurn, ...] | None = None
     prompt_ids: tuple[int, ...] | None = None
     chat: bool = True
-    mode: str | None = None  # "speculative" or "plain"; None: speculative with a draft
+    # A Mode (typed str: callers and tests spell it either way); None: speculative
+    # with a draft, else plain.
+    mode: str | None = None
     max_tokens: int = 256
     ignore_stop: bool = False
     sampler: SamplerSettings | None = None  # None: greedy (the exact comparison)
@@ -111,6 +119,16 @@ class Ping(Request["Pong"]):
 
 
 @dataclass(frozen=True)
+class ForcedLogits(Request["LogitsWritten"]):
+    """Teacher-force each token sequence through the loaded target, one token a step,
+    and write each one's logits rows to `<out_dir>/<n>.pack.npy` (a file, not the pipe:
+    a row is a whole vocabulary)."""
+
+    sequences: tuple[tuple[int, ...], ...]
+    out_dir: str
+
+
+@dataclass(frozen=True)
 class Cancel(OneWay):
     """Stop request `target` (even before it starts); None: whatever runs."""
 
@@ -123,7 +141,7 @@ class Shutdown(OneWay):
 
 
 AnyRequest = Union[  # noqa: UP007 (a runtime alias of classes, for isinstance too)
-    Load, Generate, MeasureAgreement, Encode, Decode, Reset, Ping, Cancel, Shutdown
+    Load, Generate, MeasureAgreement, Encode, Decode, Reset, Ping, ForcedLogits, Cancel, Shutdown
 ]
 
 # -- events --------------------------------------------------------------------------------
@@ -144,7 +162,7 @@ class Loaded:
     draft_length: int
     load_seconds: float
     lossless_expected: bool
-    verify: str | None  # "batched", "stepwise", or None without a draft
+    verify: VerifyMethod | None  # None without a draft
     linear_attention: bool
     linear_rollback: bool | None  # None: not probed (no draft or no linear attention)
     cannot_pay: str | None
@@ -186,7 +204,7 @@ class Rounds:
 class Done:
     tokens: tuple[int, ...]
     text: str
-    stopped_by: str  # "stop_token", "max_tokens", "context_full" or "cancelled"
+    stopped_by: StopReason
     stats: DecodeStats
     id: int | None = None
 
@@ -221,8 +239,15 @@ class Pong:
 
 
 @dataclass(frozen=True)
+class LogitsWritten:
+    files: tuple[str, ...]  # one .npy a sequence, float32 [tokens, vocab]
+    seconds: float
+    id: int | None = None
+
+
+@dataclass(frozen=True)
 class Failed:
-    code: str
+    code: str  # a FailureCode, or a FileError's code
     message: str
     reasons: tuple[JsonObject, ...] = ()
     details: str | None = None  # a traceback, for an internal error
@@ -247,6 +272,7 @@ Event = Union[  # noqa: UP007 (a runtime alias of classes)
     Decoded,
     ResetDone,
     Pong,
+    LogitsWritten,
     Failed,
     Exit,
 ]
@@ -259,6 +285,7 @@ REQUESTS: dict[str, type[Any]] = {
     "decode": Decode,
     "reset": Reset,
     "ping": Ping,
+    "forced_logits": ForcedLogits,
     "cancel": Cancel,
     "shutdown": Shutdown,
 }
@@ -272,6 +299,7 @@ EVENTS: dict[str, type[Any]] = {
     "decoded": Decoded,
     "reset": ResetDone,
     "pong": Pong,
+    "logits_written": LogitsWritten,
     "error": Failed,
     "exit": Exit,
 }
@@ -283,6 +311,7 @@ REPLIES: dict[type[Any], type[Any]] = {
     Decode: Decoded,
     Reset: ResetDone,
     Ping: Pong,
+    ForcedLogits: LogitsWritten,
 }
 _KINDS = {cls: kind for table in (REQUESTS, EVENTS) for kind, cls in table.items()}
 
@@ -297,7 +326,7 @@ def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
 
 
 def check_text(request: Request[Any] | OneWay) -> None:
-    """Refuse (EngineError "bad_text") a request whose text for the tokenizer is not
+    """Refuse (EngineError BAD_TEXT) a request whose text for the tokenizer is not
     valid Unicode or holds NUL: the client before sending, the worker before MNN sees it."""
     texts: list[tuple[str, str]] = []
     if isinstance(request, Generate):
@@ -314,7 +343,7 @@ def check_text(request: Request[Any] | OneWay) -> None:
 
 
 def encode_request(request: Request[Any] | OneWay, request_id: int | None = None) -> str:
-    """The request's line; EngineError "bad_text" for text that is not valid Unicode."""
+    """The request's line; EngineError BAD_TEXT for text that is not valid Unicode."""
     check_text(request)
     head: JsonObject = {REQUEST_KEY: _KINDS[type(request)]}
     if request_id is not None:

@@ -11,12 +11,13 @@ import re
 from collections.abc import Iterable
 
 from app.core.infra.errors import EngineError
+from app.core.measure.words import FailureCode
 
 _UNSAFE_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def refuse_unsafe_text(texts: Iterable[tuple[str, str]]) -> None:
-    """EngineError "bad_text" naming the first (name, text) pair that holds such text."""
+    """EngineError BAD_TEXT naming the first (name, text) pair that holds such text."""
     for name, text in texts:
         found = _UNSAFE_TEXT.search(text)
         if found is None:
@@ -31,5 +32,5 @@ def refuse_unsafe_text(texts: Iterable[tuple[str, str]]) -> None:
         raise EngineError(
             f"The {name} holds {what} at character {found.start()}: give the text as UTF-8 "
             "without NUL.",
-            "bad_text",
+            FailureCode.BAD_TEXT,
         )

@@ -7,7 +7,7 @@ missing or of the wrong type. Unknown keys are errors, except in classes that wr
 themselves (their `to_json()` adds derived keys that are read back as nothing).
 Supported hints: int, float (an int is taken), str, bool, None, unions, tuple[X, ...],
 tuple[X, Y] (fixed length),
-list[X], dict[...] (any JSON object) and dataclasses.
+list[X], dict[...] (any JSON object), Enum classes (read from their values) and dataclasses.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 if TYPE_CHECKING:
@@ -95,6 +96,11 @@ def _check(value: Any, hint: Any, where: str) -> Any:
             return from_json(hint, value)
         except TypedJsonError as exc:
             raise TypedJsonError(f"{where}: {exc}") from None
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            raise _wrong(where, value, hint) from None
     if hint is type(None):
         ok = value is None
     elif hint is float:

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.core.infra.errors import FileError
 from app.core.measure import ram_estimate
+from app.core.measure.words import FailureCode
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.compat import assess
 from app.core.pack.context_window import ContextWindow, pair_window
@@ -25,12 +26,11 @@ from app.core.recipe.files import run_recipes
 
 DEFAULT_DRAFT_LENGTH = 3  # MNN's own default for draft_predict_length
 DRAFT_LENGTHS = range(1, 17)
-BLOCKED_PAIR, BAD_REQUEST, NOT_ENOUGH_MEMORY = "blocked_pair", "bad_request", "not_enough_memory"
 
 
 @dataclass(frozen=True)
 class Refusal:
-    code: str  # BLOCKED_PAIR, BAD_REQUEST, NOT_ENOUGH_MEMORY or a FileError's code
+    code: str  # a FailureCode (BLOCKED_PAIR, BAD_REQUEST, NOT_ENOUGH_MEMORY) or a FileError's
     message: str
     reasons: tuple[dict[str, Any], ...] = ()  # the verdict's, for a blocked pair
 
@@ -77,7 +77,9 @@ def plan_load(
     verdict = assess(target, draft) if draft is not None else None
     if verdict is not None and verdict.blocked:
         reasons = tuple(r.to_json() for r in verdict.reasons)
-        return Refusal(BLOCKED_PAIR, f"This pair cannot work: {verdict.summary()}", reasons)
+        return Refusal(
+            FailureCode.BLOCKED_PAIR, f"This pair cannot work: {verdict.summary()}", reasons
+        )
     target_run, draft_run = run_recipes(
         target.path, draft.path if draft else None, target_overrides, draft_overrides
     )
@@ -87,14 +89,18 @@ def plan_load(
         else draft_length
     )
     if isinstance(d_value, bool) or not isinstance(d_value, int):
-        return Refusal(BAD_REQUEST, f"draft_predict_length {d_value!r} is not a whole number")
+        return Refusal(
+            FailureCode.BAD_REQUEST, f"draft_predict_length {d_value!r} is not a whole number"
+        )
     if d_value not in DRAFT_LENGTHS:
         first, last = DRAFT_LENGTHS[0], DRAFT_LENGTHS[-1]
-        return Refusal(BAD_REQUEST, f"draft length {d_value} is out of range ({first} to {last})")
+        return Refusal(
+            FailureCode.BAD_REQUEST, f"draft length {d_value} is out of range ({first} to {last})"
+        )
     # Refuse what cannot fit before MNN tries (it would swap or be killed).
     memory, fit = ram_estimate.assess_memory(target, draft, target_overrides, draft_overrides)
     if fit.level == ram_estimate.TOO_BIG:
-        return Refusal(NOT_ENOUGH_MEMORY, fit.message)
+        return Refusal(FailureCode.NOT_ENOUGH_MEMORY, fit.message)
     # mrope targets get a verify module for d+2 rows, never used: MNN 3.6.1 fills one of
     # the three position rows of the verify input whose length the module was made for
     # (text-only bundles), while other lengths get correct positions.

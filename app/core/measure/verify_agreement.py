@@ -24,6 +24,7 @@ from typing import Any
 from app.core.infra.errors import FileError
 from app.core.infra.jsonfile import atomic_write_json, read_json_object
 from app.core.infra.paths import app_dirs
+from app.core.measure.words import VerifyMethod
 
 CACHE_VERSION = 1
 CACHE_LIMIT = 200  # entries kept; the oldest go first
@@ -39,7 +40,7 @@ class VerifyAgreement:
     matched: int  # verify rows whose greedy token equals the one-token step's
     checked: int  # verify rows compared
     draft_length: int
-    verify: str  # "batched" (measured) or "stepwise" (exact by construction)
+    verify: VerifyMethod
     cached: bool = False
 
     @property
@@ -75,7 +76,10 @@ class VerifyAgreement:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VerifyAgreement:
         names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        if "verify" in values:
+            values["verify"] = VerifyMethod(values["verify"])
+        return cls(**values)
 
     def limited(self, acceptance: float | None) -> bool:
         """Is this acceptance held down by the verify rather than by the draft?"""
@@ -87,7 +91,7 @@ class VerifyAgreement:
         """sentence() in a few words, for a line with no room for it (Chat's pair line
         and a reply's figures): the same estimate with its range, the same verdict."""
         head = f"verify agreement {self.agreement:.2f}"
-        if self.exact or self.verify == "stepwise":
+        if self.exact or self.verify == VerifyMethod.STEPWISE:
             return head
         low, high = self.ceiling_range
         text = (
@@ -104,7 +108,7 @@ class VerifyAgreement:
         """What to tell the user, in one or two plain sentences. The ceiling is an
         estimate from a probe text, so it is given with its range, and never stated as
         a limit below an acceptance that was measured above it."""
-        if self.verify == "stepwise":
+        if self.verify == VerifyMethod.STEPWISE:
             return "Verify agreement 1.00: this target is verified one token at a time (exact)."
         head = f"Verify agreement {self.agreement:.2f} ({self.matched}/{self.checked} tokens)"
         if self.exact:
@@ -192,7 +196,7 @@ def cached(key: str) -> VerifyAgreement | None:
         return None
     try:
         found = VerifyAgreement.from_json(entry)
-    except TypeError:
+    except (TypeError, ValueError):
         return None
     return VerifyAgreement(**{**asdict(found), "cached": True})
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from app.core.infra.errors import EngineError
+from app.engine.protocol import FailureCode
 from app.engine.worker.mnn_llm import MnnLlm
 
 DEFAULT_ROWS = 64  # verify rows compared: about +-0.05 at agreement 0.9
@@ -35,7 +36,7 @@ def measure(
     def forward(tokens: list[int]) -> list[int]:
         """The greedy token of each returned row."""
         if cancelled():
-            raise EngineError("the verify agreement check was cancelled", "cancelled")
+            raise EngineError("the verify agreement check was cancelled", FailureCode.CANCELLED)
         return [int(t) for t in np.argmax(target.forward(tokens), axis=-1)]
 
     held = list(target.kv_tokens)

@@ -35,6 +35,7 @@ from app.core.pack.chat_format import chat_format, jinja_setting
 from app.core.pack.files import CONFIG, LLM_CONFIG, TOKENIZER_CANDIDATES
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from app.core.recipe.schema import FIELDS, physical_cores
+from app.engine.protocol import FailureCode
 from app.engine.worker.pack_folder import PackFolder
 
 log = logging.getLogger("draftdeck.engine.mnn")
@@ -127,7 +128,7 @@ class MnnLlm:
             else:
                 self._llm = None  # freed in the folder it was made in
         if not loaded:
-            raise EngineError(f"{bundle}: MNN could not load this bundle", "load_failed")
+            raise EngineError(f"{bundle}: MNN could not load this bundle", FailureCode.LOAD_FAILED)
         self.vocab_size = vocab_size
         self.kv_tokens: list[int] = []  # exactly what the KV cache holds
         self._erase_to: int | None = None  # a cut not yet handed to MNN
@@ -186,7 +187,9 @@ class MnnLlm:
         if not ids or (
             self.vocab_size is not None and not all(0 <= t < self.vocab_size for t in ids)
         ):
-            raise EngineError(f"{self.bundle}: token ids outside the vocabulary", "bad_tokens")
+            raise EngineError(
+                f"{self.bundle}: token ids outside the vocabulary", FailureCode.BAD_TOKENS
+            )
         with self._folder.inside(required=False):
             if self._erase_to is not None:
                 self._c.erase_history(self._erase_to, 0)
@@ -194,7 +197,9 @@ class MnnLlm:
             out = self._c.forward(ids)
             data = np.asarray(out.read()) if out is not None else None
         if data is None or data.size == 0:
-            raise EngineError(f"{self.bundle}: MNN forward returned nothing", "forward_failed")
+            raise EngineError(
+                f"{self.bundle}: MNN forward returned nothing", FailureCode.FORWARD_FAILED
+            )
         self.kv_tokens.extend(ids)
         rows: Logits = data.reshape(-1, data.shape[-1])
         return rows

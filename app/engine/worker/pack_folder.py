@@ -37,7 +37,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.core.infra.errors import EngineError
+from app.core.infra.errors import EngineError, UnreadableFileError
 
 log = logging.getLogger("draftdeck.engine.folder")
 
@@ -64,7 +64,7 @@ class PackFolder:
         except OSError as exc:
             problem = f"{self.path}: cannot enter the pack folder ({exc.strerror or exc})"
             if required:
-                raise EngineError(problem, "unreadable") from None
+                raise EngineError(problem, UnreadableFileError.code) from None
             if not self._gone_logged:  # once, not once per token
                 self._gone_logged = True
                 log.warning("%s; running from %s", problem, home)

@@ -34,6 +34,8 @@ from app.engine.protocol import (
     Encoded,
     Event,
     Failed,
+    FailureCode,
+    ForcedLogits,
     Generate,
     Load,
     MeasureAgreement,
@@ -79,7 +81,7 @@ class Worker:
             try:
                 request_id, request = decode_request(line)
             except ProtocolError as exc:
-                self.emit(Failed("bad_request", str(exc), id=exc.request_id))
+                self.emit(Failed(FailureCode.BAD_REQUEST, str(exc), id=exc.request_id))
                 continue
             if isinstance(request, Cancel):
                 self._cancelled.add(self._running if request.target is None else request.target)
@@ -117,7 +119,7 @@ class Worker:
                 log.exception("request failed")
                 message = f"{type(exc).__name__}: {exc}"
                 details = traceback.format_exc()
-                self.emit(Failed("internal", message, details=details, id=request_id))
+                self.emit(Failed(FailureCode.INTERNAL, message, details=details, id=request_id))
             finally:
                 self._running = None
                 self._cancelled.discard(request_id)
@@ -143,6 +145,10 @@ class Worker:
 
             result = session.generate(request, emit_rounds, cancelled)
             return Done(tuple(result.tokens), result.text, result.stopped_by, result.stats)
+        if isinstance(request, ForcedLogits):
+            from app.engine.worker.forced_logits import forced_logits  # beside Session's
+
+            return forced_logits(session, request, cancelled)
         if isinstance(request, MeasureAgreement):
             return AgreementMeasured(session.verify_agreement(request.rows, cancelled))
         if isinstance(request, Reset):
@@ -152,7 +158,7 @@ class Worker:
             return session.decode(request.tokens)
         if isinstance(request, Encode):
             return Encoded(tuple(session.encode(request.text)))
-        raise EngineError(f"unexpected request {type(request).__name__}", "bad_request")
+        raise EngineError(f"unexpected request {type(request).__name__}", FailureCode.BAD_REQUEST)
 
 
 def claim_stdout() -> IO[str]:

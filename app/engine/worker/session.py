@@ -22,7 +22,15 @@ from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings
-from app.engine.protocol import ChatTurn, Decoded, Generate, Loaded
+from app.engine.protocol import (
+    ChatTurn,
+    Decoded,
+    FailureCode,
+    Generate,
+    Loaded,
+    Mode,
+    VerifyMethod,
+)
 from app.engine.worker import agreement
 from app.engine.worker.decoder import Decoder, Generation
 from app.engine.worker.mnn_llm import MnnLlm
@@ -45,7 +53,7 @@ class Session:
         self.draft_length = 0
         self.linear_rollback: bool | None = None  # what the load-time probe found
         self.target_recipe: dict[str, Any] = {}  # config.json under the caller's keys
-        self.verify = ""
+        self.verify: VerifyMethod | None = None  # None without a draft
         # What a generation can hold under the recipes in force: the target alone, and
         # both caches when speculating (the same without a draft).
         self.plain_window: ContextWindow | None = None
@@ -102,7 +110,9 @@ class Session:
         self.target, self.draft = target_llm, draft_llm
         self.target_recipe = target_run
         self.plain_window, self.pair_window = plan.target_window, plan.window
-        self.verify = ("stepwise" if stepwise else "batched") if d_info else ""
+        self.verify = (
+            (VerifyMethod.STEPWISE if stepwise else VerifyMethod.BATCHED) if d_info else None
+        )
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
         memory = target_run.get("memory", "low")
@@ -115,7 +125,7 @@ class Session:
             # steps bit for bit unless memory "low" quantizes activations at run time;
             # step-by-step verification always does.
             lossless_expected=stepwise or memory != "low",
-            verify=self.verify or None,
+            verify=self.verify,
             linear_attention=t_info.linear_attention,
             linear_rollback=rollback,
             cannot_pay=cannot_pay,
@@ -131,11 +141,13 @@ class Session:
         target = self._require_target()
         assert self.target_info is not None
         if not self.verify:
-            raise EngineError("verify agreement needs a draft: none is loaded", "bad_request")
+            raise EngineError(
+                "verify agreement needs a draft: none is loaded", FailureCode.BAD_REQUEST
+            )
         d = self.draft_length
-        if self.verify == "stepwise":
+        if self.verify == VerifyMethod.STEPWISE:
             checked = agreement.checked_rows(d, rows)
-            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, "stepwise")
+            return verify_agreement.VerifyAgreement(1.0, checked, checked, d, self.verify)
         key = verify_agreement.cache_key(
             self.target_info.path,
             self.target_recipe,
@@ -151,7 +163,7 @@ class Session:
             agree = agreement.measure(target, prompt, d, rows, cancelled)
             matched, checked = sum(agree), len(agree)
             found = verify_agreement.VerifyAgreement(
-                matched / checked, matched, checked, d, "batched"
+                matched / checked, matched, checked, d, VerifyMethod.BATCHED
             )
             verify_agreement.store(key, found)
         return found
@@ -198,7 +210,9 @@ class Session:
             turns = [{"role": m.role, "content": m.content} for m in request.messages]
             text = target.chat_prompt(turns)
         elif request.prompt is None:
-            raise EngineError("a generation needs a prompt, messages or prompt_ids", "bad_request")
+            raise EngineError(
+                "a generation needs a prompt, messages or prompt_ids", FailureCode.BAD_REQUEST
+            )
         elif request.chat:
             text = target.chat_prompt([{"role": "user", "content": request.prompt}])
         else:
@@ -214,13 +228,15 @@ class Session:
         self, request: Generate, emit: EmitRounds, cancelled: Callable[[], bool]
     ) -> Generation:
         target = self._require_target()
-        mode = request.mode or ("speculative" if self.draft else "plain")
-        if mode == "speculative" and self.draft is None:
-            raise EngineError("speculative decoding needs a draft; none is loaded", "bad_request")
+        mode = self._mode(request)
+        if mode == Mode.SPECULATIVE and self.draft is None:
+            raise EngineError(
+                "speculative decoding needs a draft; none is loaded", FailureCode.BAD_REQUEST
+            )
         assert self.target_info is not None
         decoder = Decoder(
             target,
-            self.draft if mode == "speculative" else None,
+            self.draft if mode == Mode.SPECULATIVE else None,
             self.draft_length,
             () if request.ignore_stop else self.target_info.tokenizer.stop_ids,
             # Rebuilt after a rejection unless this MNN rolls their state back.
@@ -238,7 +254,7 @@ class Session:
                 f"The prompt is {len(ids):,} tokens and the {'pair' if decoder.draft else 'model'}"
                 f" holds {window.describe()}: nothing would be left for a reply. Shorten the "
                 "prompt, start a new chat, or raise max_all_tokens in the recipe.",
-                "context_full",
+                FailureCode.CONTEXT_FULL,
             )
         batch = RoundBatch(emit)
         try:
@@ -260,6 +276,17 @@ class Session:
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
 
+    def _mode(self, request: Generate) -> Mode:
+        if request.mode is None:
+            return Mode.SPECULATIVE if self.draft else Mode.PLAIN
+        try:
+            return Mode(request.mode)
+        except ValueError:
+            words = " or ".join(m.value for m in Mode)
+            raise EngineError(
+                f"mode {request.mode!r} is not {words}", FailureCode.BAD_REQUEST
+            ) from None
+
     def _fitted(self, request: Generate, window: int) -> tuple[Generate, int]:
         """The request with its oldest turns left out when asked and needed: the prompt
         must leave a reply room for its max_tokens, or a quarter of the window."""
@@ -278,11 +305,11 @@ class Session:
         kept, dropped = fitted
         return dataclasses.replace(request, messages=tuple(kept)), dropped
 
-    def window(self, mode: str) -> ContextWindow:
+    def window(self, mode: Mode) -> ContextWindow:
         """What fits in a generation of `mode`: both caches hold it when speculating."""
         if self.plain_window is None or self.pair_window is None:
-            raise EngineError("no model is loaded", "not_loaded")
-        return self.pair_window if mode == "speculative" else self.plain_window
+            raise EngineError("no model is loaded", FailureCode.NOT_LOADED)
+        return self.pair_window if mode == Mode.SPECULATIVE else self.plain_window
 
     def _token_ids(self, value: Sequence[int], name: str, allow_empty: bool) -> list[int]:
         """`value` as a list of the target's token ids, or a bad_request error naming
@@ -293,13 +320,13 @@ class Session:
         ):
             some = "a" if allow_empty else "a non-empty"
             raise EngineError(
-                f"{name} must be {some} list of token ids below {vocab}", "bad_request"
+                f"{name} must be {some} list of token ids below {vocab}", FailureCode.BAD_REQUEST
             )
         return list(value)
 
     def _require_target(self) -> MnnLlm:
         if self.target is None:
-            raise EngineError("no model is loaded", "not_loaded")
+            raise EngineError("no model is loaded", FailureCode.NOT_LOADED)
         return self.target
 
 

@@ -1,0 +1,61 @@
+"""The words that cross modules, the pipe and saved files, each spelled once.
+
+Each is a `Word`: a str subclass (requires-python 3.10 has no StrEnum), so a member
+equals, hashes and writes to JSON as its text and old files and plain strings still
+compare equal; `str()` and f-strings give the text too. Core defines them because core
+reads them (load rules, chat records, bench figures); `engine/protocol.py` re-exports
+them for the engine, the window and the command line.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Mode(Word):
+    """How a reply is generated."""
+
+    SPECULATIVE = "speculative"  # the draft proposes, the target verifies
+    PLAIN = "plain"  # the target alone
+
+
+class StopReason(Word):
+    """Why a generation ended (Done.stopped_by)."""
+
+    STOP_TOKEN = "stop_token"
+    MAX_TOKENS = "max_tokens"
+    CONTEXT_FULL = "context_full"
+    CANCELLED = "cancelled"
+
+
+class VerifyMethod(Word):
+    """How the target checks a draft's tokens."""
+
+    BATCHED = "batched"  # d+1 rows in one forward (measured agreement)
+    STEPWISE = "stepwise"  # one token at a time (exact by construction)
+
+
+class FailureCode(Word):
+    """The engine's codes for a request it refused or could not run (Failed.code,
+    EngineError.code); a file's problem keeps its FileError code."""
+
+    BAD_REQUEST = "bad_request"
+    BAD_TEXT = "bad_text"  # not valid Unicode, or NUL: MNN would crash or cut it
+    BAD_TOKENS = "bad_tokens"
+    BLOCKED_PAIR = "blocked_pair"
+    NOT_ENOUGH_MEMORY = "not_enough_memory"
+    CONTEXT_FULL = "context_full"
+    CANCELLED = "cancelled"
+    NOT_LOADED = "not_loaded"
+    LOAD_FAILED = "load_failed"
+    FORWARD_FAILED = "forward_failed"
+    INTERNAL = "internal"  # an unexpected exception in the worker (details: traceback)
+    BAD_EVENT = "bad_event"  # the worker sent something the client cannot read
+    TIMEOUT = "timeout"
+    NOT_RUNNING = "not_running"
+    UNRESPONSIVE = "unresponsive"  # the watchdog killed a worker that stopped answering
