@@ -105,11 +105,11 @@ def _measure(
     )
     # The engine's own rules before it is asked: a setting it would refuse (a blocked
     # pair, a draft length out of range, too little memory) is refused here, in its words.
-    plan = plan_paths(
+    refusal = plan_paths(
         target, draft, setting.target_config(), setting.draft_config(), setting.draft_length
     )
-    if isinstance(plan, Refusal):
-        raise EngineError(plan.message, plan.code, list(plan.reasons))
+    if isinstance(refusal, Refusal):
+        raise EngineError(refusal.message, refusal.code, list(refusal.reasons))
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)
     started = time.monotonic()
