@@ -1,0 +1,171 @@
+"""The result of an export check: per memory setting and text, the verdict with what
+differs, as JSON beside the pack (export_check.json) and as the model card's section.
+
+The verdict is taken at `memory: normal`, where MNN computes with the weights exactly as
+stored: "export faithful" (agreement with the source quantized like the export) must be
+at least FAITHFUL_FLOOR there. The recipe's own memory setting is measured and reported
+too; `memory: low` quantizes activations at run time and may agree less.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.infra.jsonfile import atomic_write_json
+from app.core.packmaking.verify_compare import TIE_GAP, TextAgreement
+
+FAITHFUL_FLOOR = 0.99
+NORMAL = "normal"
+CHECK_FILE = "export_check.json"
+VERIFIED, NOT_VERIFIED = "export verified", "export not verified"
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """The pack run at one memory setting against the source, over every text."""
+
+    memory: str
+    texts: tuple[TextAgreement, ...]
+    seconds: float
+
+    def _weighted(self, pick: str) -> float:
+        counted = [(t.positions - t.ties, getattr(t, pick)) for t in self.texts]
+        total = sum(n for n, _ in counted)
+        return sum(n * v for n, v in counted) / total if total else 1.0
+
+    @property
+    def faithful(self) -> float:
+        return self._weighted("faithful")
+
+    @property
+    def cost(self) -> float:
+        return self._weighted("cost")
+
+    @property
+    def max_abs_diff(self) -> float:
+        return max((t.max_abs_diff for t in self.texts), default=0.0)
+
+    @property
+    def non_finite(self) -> int:
+        return sum(t.non_finite for t in self.texts)
+
+
+@dataclass(frozen=True)
+class ExportCheck:
+    pack: str
+    source: str
+    quantization: str  # QuantSpec.describe()
+    runs: tuple[RunCheck, ...]  # memory normal first
+    halved_blocks: dict[str, int]  # layers the exporter quantized at a smaller block
+    verified: bool
+    reasons: tuple[str, ...]  # what differs, when not verified
+    seconds: float
+    date: str
+
+    @property
+    def verdict(self) -> str:
+        return VERIFIED if self.verified else NOT_VERIFIED
+
+    def to_json(self) -> dict[str, Any]:
+        runs = [
+            {
+                "memory": r.memory,
+                "faithful": r.faithful,
+                "quantization_cost": r.cost,
+                "max_abs_logit_diff": _finite_or_none(r.max_abs_diff),
+                "non_finite_positions": r.non_finite,
+                "seconds": r.seconds,
+                "texts": [
+                    {**asdict(t), "max_abs_diff": _finite_or_none(t.max_abs_diff)} for t in r.texts
+                ],
+            }
+            for r in self.runs
+        ]
+        return {
+            "schema": SCHEMA,
+            "verdict": self.verdict,
+            "verified": self.verified,
+            "floor": FAITHFUL_FLOOR,
+            "tie_gap": TIE_GAP,
+            "pack": self.pack,
+            "source": self.source,
+            "quantization": self.quantization,
+            "halved_blocks": self.halved_blocks,
+            "reasons": list(self.reasons),
+            "runs": runs,
+            "seconds": self.seconds,
+            "date": self.date,
+        }
+
+    def summary(self) -> list[str]:
+        """A few lines for a terminal or the card."""
+        lines = [f"{self.verdict.capitalize()} ({self.quantization}), {self.date}."]
+        for r in self.runs:
+            diff = "non-finite" if math.isinf(r.max_abs_diff) else f"{r.max_abs_diff:.3g}"
+            lines.append(
+                f"memory {r.memory}: export faithful {r.faithful:.3f}, quantization cost "
+                f"{r.cost:.3f} (top-1 agreement with the source quantized like the export "
+                f"and as it is), largest logit difference {diff}"
+            )
+        lines += self.reasons
+        return lines
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def verdict_reasons(
+    runs: Sequence[RunCheck], halved_blocks: dict[str, int], block: int
+) -> tuple[str, ...]:
+    """What differs at memory normal (runs[0]); empty when the export is faithful."""
+    normal = runs[0]
+    if not normal.non_finite and normal.faithful >= FAITHFUL_FLOOR:
+        return ()
+    reasons: list[str] = []
+    if normal.non_finite:
+        total = sum(t.positions for t in normal.texts)
+        reasons.append(
+            f"The pack's logits are not finite (or near FLT_MAX) at {normal.non_finite} of "
+            f"{total} positions at memory normal."
+        )
+    reasons.append(
+        f"Top-1 agreement with the quantized source is {normal.faithful:.3f} at memory "
+        f"normal (at least {FAITHFUL_FLOOR} expected)."
+    )
+    for t in normal.texts:
+        d = t.divergence
+        if d is not None:
+            reasons.append(
+                f"{t.name}: first differs after token {d.position} ({d.context!r}): "
+                f"the source predicts {d.expected!r}, the pack {d.got!r}."
+            )
+    if halved_blocks:
+        layer, used = next(iter(halved_blocks.items()))
+        reasons.append(
+            f"Likely cause: {len(halved_blocks)} layers (e.g. {layer}) have an input width "
+            f"that block {block} does not divide; the exporter quantized them at block "
+            f"{used} while MNN reads them at block {block}. Export again with a block that "
+            "divides every width."
+        )
+    return tuple(reasons)
+
+
+def card_section(check: ExportCheck) -> str:
+    """The model card's "Export verification" text."""
+    head = (
+        "Compared with its source model on fixed texts (prose, code, Chinese, a chat "
+        "turn), teacher-forced, position by position, by `draftdeck verify-export`."
+    )
+    return "\n".join([head, "", *[f"- {line}" for line in check.summary()]])
+
+
+def save_check(pack: Path, check: ExportCheck) -> Path:
+    path = pack / CHECK_FILE
+    atomic_write_json(path, check.to_json())
+    return path

@@ -1,0 +1,178 @@
+"""The source side of an export check: what quantization the pack holds, and the source
+model's teacher-forced logits (as it is and quantized like the export), computed by
+resources/torch_side/source_logits.py in the export environment.
+
+The pack says its quantization: the linear layers' bits (bundle.py's linear_bits), the
+block and bits of the embedding (tie_embeddings), and whether the embedding is bf16,
+quantized apart or the lm_head's rows. llmexport 0.0.5 quantizes the lm_head like the
+other layers unless told otherwise, so a tied pack's lm_head is at the embedding's bits.
+What the pack does not say (a bf16-embedding pack records no block) comes from the
+export's own record (export_checks.EXPORT_MARK) or the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.core.infra.errors import CodedError
+from app.core.infra.resources import resource
+from app.core.pack.bundle import BundleInfo
+from app.core.packmaking.export_checks import EXPORT_MARK
+from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.export_process import StreamedProcess
+from app.core.packmaking.verify_texts import VerifyText
+
+BF16_BITS = 16
+EXPORTER_BITS = (1, 2, 4, 8)  # what llmexport 0.0.5 writes (its converter asserts it)
+SCRIPT = ("torch_side", "source_logits.py")
+_PROGRESS = re.compile(r"^progress (\d+) (\d+) (.*)$")
+
+Progress = Callable[[int, int, str], None]  # done, total, what
+
+
+class VerifyInputError(CodedError):
+    """The pack or the source folder cannot be checked (bad input, exit 2)."""
+
+    code = "bad_input"
+
+
+@dataclass(frozen=True)
+class QuantSpec:
+    """How the export quantized the source, as the torch side applies it."""
+
+    bits: int
+    block: int
+    lm_bits: int
+    lm_block: int
+    embedding: str  # "tied" (the lm_head's rows), "bf16" or "quantized" (apart)
+    embedding_bits: int
+    embedding_block: int
+    symmetric: bool = False  # llmexport's default (asymmetric: a zero point per block)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        words = f"{self.bits}-bit, block {self.block}"
+        if self.embedding == "tied":
+            return f"{words}; lm_head and embedding tied at {self.lm_bits}-bit"
+        embedding = "bf16" if self.embedding == "bf16" else f"{self.embedding_bits}-bit"
+        return f"{words}; lm_head {self.lm_bits}-bit; embedding {embedding}"
+
+
+def _recorded(pack: Path) -> dict[str, Any]:
+    """The export's own settings record, if this pack was made by `draftdeck export`."""
+    try:
+        data = json.loads((pack / EXPORT_MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    settings = data.get("settings") if isinstance(data, dict) else None
+    return settings if isinstance(settings, dict) else {}
+
+
+def quant_spec(info: BundleInfo, bits: int | None = None, block: int | None = None) -> QuantSpec:
+    """The pack's quantization; `bits`/`block` fill in what the pack does not record.
+
+    The linear layers' bits come from the weight file's size (bundle.py), which a
+    misread block skews (a width that block does not divide gets more scales than the
+    pack records): a count the exporter cannot write falls back to the embedding's."""
+    record = _recorded(info.path)
+    inferred = info.quant_bits if info.quant_bits in EXPORTER_BITS else None
+    bits = bits or _whole(record.get("bits")) or inferred or info.embedding_bits
+    block = block if block is not None else _whole(record.get("block"))
+    block = block if block is not None else info.quant_block
+    if bits not in EXPORTER_BITS or block is None:
+        raise VerifyInputError(
+            f"{info.path}: the pack does not record its quantization (bits {bits}, block "
+            f"{block}); give them (--bits 4 --block 128, say) as the export was made"
+        )
+    names = {f.name for f in info.files}
+    emb_bits = info.embedding_bits or bits
+    if emb_bits == BF16_BITS:
+        return QuantSpec(bits, block, bits, block, "bf16", BF16_BITS, block)
+    if f"embeddings_int{emb_bits}.bin" in names:
+        return QuantSpec(bits, block, bits, block, "quantized", emb_bits, block)
+    return QuantSpec(bits, block, emb_bits, block, "tied", emb_bits, block)
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class SourceText:
+    name: str
+    text: str  # what the source tokenizer was given (a chat turn: after its template)
+    ids: tuple[int, ...]
+    source_logits: Path  # float32 [positions, vocab]: the source as it is
+    quantized_logits: Path  # the source quantized like the export
+
+    def load(self, which: str) -> npt.NDArray[np.float32]:
+        path = self.source_logits if which == "source" else self.quantized_logits
+        rows: npt.NDArray[np.float32] = np.load(path, mmap_mode="r")
+        return rows
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    texts: tuple[SourceText, ...]
+    vocab: int
+    halved_blocks: dict[str, int]  # layer -> the block the exporter's quant really used
+    seconds: float
+
+
+def run_source(
+    env: ExportEnv,
+    hf_folder: Path,
+    spec: QuantSpec,
+    texts: Sequence[VerifyText],
+    out: Path,
+    process: StreamedProcess,
+    progress: Progress,
+) -> SourceRun:
+    """Run the torch side into `out`; ProcessCancelled when `process` is cancelled,
+    VerifyInputError when the source model cannot be run."""
+    job = {
+        "hf_folder": str(hf_folder.absolute()),
+        "out_dir": str(out.absolute()),
+        "texts": [t.to_json() for t in texts],
+        "quant": spec.to_json(),
+    }
+    job_file = out / "job.json"
+    job_file.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
+
+    def on_line(line: str) -> None:
+        found = _PROGRESS.match(line)
+        if found:
+            progress(int(found[1]), int(found[2]), found[3])
+
+    script = resource(*SCRIPT)
+    result = process.run(
+        [str(env.python), str(script), str(job_file)], env.environment(), out, on_line
+    )
+    summary_file = out / "source.json"
+    if result.returncode != 0 or not summary_file.is_file():
+        last = result.tail[-1] if result.tail else "no output"
+        raise VerifyInputError(f"{hf_folder}: the source model could not be run: {last}")
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    made = tuple(
+        SourceText(
+            rec["name"],
+            rec["text"],
+            tuple(int(t) for t in np.load(out / f"{n}.ids.npy")),
+            out / f"{n}.source.npy",
+            out / f"{n}.quantized.npy",
+        )
+        for n, rec in enumerate(summary["texts"])
+    )
+    return SourceRun(
+        made, int(summary["vocab"]), dict(summary["halved_blocks"]), summary["seconds"]
+    )

@@ -1,0 +1,119 @@
+"""Prove an export: the source model (torch, in the export environment) and the pack
+(MNN, in the worker) on the same token ids, teacher-forced, compared position by
+position (app/core/packmaking/verify_compare.py).
+
+The pack runs at `memory: normal` (the verdict) and at its recipe's own memory setting
+when that is another. Logits travel as .npy files in a temporary folder, removed after.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core.infra.jsonfile import read_json_object
+from app.core.pack.bundle import read_bundle
+from app.core.pack.files import CONFIG
+from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.export_process import StreamedProcess
+from app.core.packmaking.verify_compare import compare_text
+from app.core.packmaking.verify_result import NORMAL, ExportCheck, RunCheck, verdict_reasons
+from app.core.packmaking.verify_source import (
+    SourceRun,
+    VerifyInputError,
+    quant_spec,
+    run_source,
+)
+from app.core.packmaking.verify_texts import TEXTS, VerifyText
+from app.engine.client.engine_client import EngineClient
+from app.engine.protocol import Decode, ForcedLogits, Load
+
+Say = Callable[[str], None]
+MNN_DEFAULT_MEMORY = "low"  # what MNN runs at when config.json names no memory
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    bits: int | None = None  # when the pack does not record them
+    block: int | None = None
+    texts: Sequence[VerifyText] = TEXTS
+
+
+def recipe_memory(pack: Path) -> str:
+    memory = read_json_object(pack / CONFIG).get("memory")
+    return memory if isinstance(memory, str) else MNN_DEFAULT_MEMORY
+
+
+def _run_pack(
+    client: EngineClient, pack: Path, memory: str, source: SourceRun, out: Path
+) -> RunCheck:
+    """The pack at `memory`, teacher-forced on the source's ids, compared."""
+    client.run(Load(str(pack), target_config={"memory": memory}))
+    out.mkdir()
+    written = client.run(ForcedLogits(tuple(t.ids for t in source.texts), str(out)))
+
+    def decode(ids: Sequence[int]) -> str:
+        return client.run(Decode(tuple(ids))).text
+
+    texts = tuple(
+        compare_text(t.name, t.ids, t.load("source"), t.load("quantized"), np.load(file), decode)
+        for t, file in zip(source.texts, written.files, strict=True)
+    )
+    return RunCheck(memory, texts, written.seconds)
+
+
+def verify_export(
+    client: EngineClient,
+    env: ExportEnv,
+    pack: Path,
+    hf_folder: Path,
+    say: Say,
+    options: VerifyOptions = VerifyOptions(),
+    process: StreamedProcess | None = None,
+) -> ExportCheck:
+    """Check `pack` against `hf_folder`. VerifyInputError (or a FileError from reading
+    the pack) for bad input; ProcessCancelled when `process` is cancelled."""
+    started = time.perf_counter()
+    info = read_bundle(pack)
+    if not (hf_folder / CONFIG).is_file():
+        raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
+    spec = quant_spec(info, options.bits, options.block)
+    say(f"quantization: {spec.describe()}")
+    with tempfile.TemporaryDirectory(prefix="draftdeck-verify-") as tmp:
+        work = Path(tmp)
+        source = run_source(
+            env,
+            hf_folder,
+            spec,
+            options.texts,
+            work,
+            process or StreamedProcess(),
+            lambda done, total, what: say(f"source {done}/{total}: {what}"),
+        )
+        if info.vocab_size is not None and source.vocab < info.vocab_size:
+            raise VerifyInputError(
+                f"{hf_folder}: the source's vocabulary ({source.vocab:,}) is smaller than "
+                f"the pack's ({info.vocab_size:,}): not this pack's source model"
+            )
+        memories = [NORMAL] + [m for m in [recipe_memory(pack)] if m != NORMAL]
+        runs = []
+        for memory in memories:
+            say(f"pack at memory {memory}: {sum(len(t.ids) for t in source.texts)} tokens")
+            runs.append(_run_pack(client, pack, memory, source, work / f"pack-{memory}"))
+    reasons = verdict_reasons(runs, source.halved_blocks, spec.block)
+    return ExportCheck(
+        pack=str(pack),
+        source=str(hf_folder),
+        quantization=spec.describe(),
+        runs=tuple(runs),
+        halved_blocks=source.halved_blocks,
+        verified=not reasons,
+        reasons=reasons,
+        seconds=time.perf_counter() - started,
+        date=time.strftime("%Y-%m-%d"),
+    )
