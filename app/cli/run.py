@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from app.core.measure.prefill_pace import PrefillPace, prefill_words
 DEFAULT_MIN_RUN_SECONDS = 2 * MIN_RUN_SECONDS
 
 if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
-    from app.engine.protocol import JsonObject
+    from app.engine.protocol import Done, JsonObject, Rounds
 
 
 def _read_recipe(path: str | None) -> JsonObject:
@@ -155,7 +156,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
-    from app.engine.protocol import Generate, Load, Rounds
+    from app.engine.protocol import Generate, Load
 
     # Read first: a file that cannot be read is said before any model loads.
     prompt = read_named_text(Path(args.prompt_file)) if args.prompt_file else args.prompt
@@ -184,24 +185,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if loaded.memory_warning:
             print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
 
-        pace = PrefillPace()
-        pace.mark("target")  # the target starts reading as the request goes out
-
-        def stream(event: Rounds) -> None:
-            if event.prefill_total:
-                model, done_tokens, total = (
-                    event.prefill_model,
-                    event.prefill_done,
-                    event.prefill_total,
-                )
-                left = pace.seconds_left(model, done_tokens, total)
-                line = prefill_words(model, done_tokens, total, left)
-                done = done_tokens >= total
-                print(f"\r{line}", end="\n" if done else "", file=sys.stderr, flush=True)
-            elif not args.json:
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-
+        stream = _streamer(show_text=not args.json)
         mode = "speculative" if args.draft and not args.plain else "plain"
         if not args.json and seed is not None:  # greedy draws nothing: nothing to repeat
             print(sampling.describe(sampler, seed), file=sys.stderr)
@@ -214,7 +198,38 @@ def cmd_generate(args: argparse.Namespace) -> int:
             seed=seed,
         )
         done = client.run(request, on_rounds=stream)
-    if args.json:
+    _print_done(done, seed, as_json=args.json)
+    return 0
+
+
+def _streamer(show_text: bool) -> Callable[[Rounds], None]:
+    """What `generate` does with each Rounds event: prefill progress on stderr, the
+    reply's text on stdout as it comes (unless `show_text` is off)."""
+    pace = PrefillPace()
+    pace.mark("target")  # the target starts reading as the request goes out
+
+    def stream(event: Rounds) -> None:
+        if event.prefill_total:
+            model, done_tokens, total = (
+                event.prefill_model,
+                event.prefill_done,
+                event.prefill_total,
+            )
+            left = pace.seconds_left(model, done_tokens, total)
+            line = prefill_words(model, done_tokens, total, left)
+            done = done_tokens >= total
+            print(f"\r{line}", end="\n" if done else "", file=sys.stderr, flush=True)
+        elif show_text:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+
+    return stream
+
+
+def _print_done(done: Done, seed: int | None, as_json: bool) -> None:
+    """The end of `generate`: the JSON result (or the streamed text's last newline), and
+    a note when the context window ended the reply."""
+    if as_json:
         print(
             json.dumps(
                 {
@@ -233,7 +248,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     window_note = context_note(done.stats.to_json(), done.stopped_by)
     if window_note:
         print(f"draftdeck: {window_note}", file=sys.stderr)
-    return 0
 
 
 def _engine_args(p: argparse.ArgumentParser) -> None:
