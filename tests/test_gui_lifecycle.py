@@ -7,16 +7,21 @@ import json
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import PLANNING, DownloadJob
 from app.core.hub.manager import DownloadManager
+from app.core.phone.desk import PhoneDesk
+from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import GENERATING, READY
 from app.ui.shell.application import create_main_window
@@ -49,6 +54,38 @@ def _window(qtbot: QtBot, bundle_copy: Copy, pairs: tuple[str, ...]) -> MainWind
         bundle_copy(name, win.library.root / name, desktop=True)
     win.show()
     return win
+
+
+def test_the_window_builds_each_service_once_and_hands_it_to_its_consumers(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: Counter[str] = Counter()
+    for service in (Downloads, PhoneDesk, TuneSweeps):
+        build = service.__init__
+
+        def counted(
+            self: object, *args: object, _build: Any = build, _name: str = service.__name__
+        ) -> None:
+            built[_name] += 1
+            _build(self, *args)
+
+        monkeypatch.setattr(service, "__init__", counted)
+    win = create_main_window()
+    qtbot.addWidget(win)
+    try:
+        # A page that built its own would count twice, and hold another object.
+        assert built == {"Downloads": 1, "PhoneDesk": 1, "TuneSweeps": 1}
+        downloads = win.downloads_page
+        assert downloads.downloads is win.downloads
+        assert downloads.repo_details.downloads is downloads.queue.downloads is win.downloads
+        phone = win.phone_page
+        assert phone.desk is win.phone_desk
+        assert phone.push_queue.desk is phone.destinations.desk is win.phone_desk
+        assert win.tune_page.sweeps is win.tune_sweeps
+        assert win.tune_page.queue is win.tune_sweeps.queue
+    finally:
+        win.close()
+        wait_for_background()
 
 
 def test_closing_does_not_wait_for_a_hub_that_never_answers(tmp_path: Path) -> None:
@@ -84,6 +121,9 @@ def test_closing_mid_sweep_stops_the_sweep_and_its_worker(qtbot: QtBot, bundle_c
     page = win.tune_page
     page.form.d_max.setValue(8)
     page.start_button.click()
+    # The sweep runs on the window's service, the one the window's close stops.
+    assert page.job is not None and page.job is win.tune_sweeps.job
+    assert win.tune_sweeps.queue.jobs == [page.job]
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
     win.close()
     assert wait_for_background(30_000)

@@ -45,7 +45,7 @@ def test_a_push_shows_its_partial_folder_and_a_cancel_says_so(
     said = window.statusBar().currentMessage()
     assert said.startswith("Push of fast-draft to Pixel 8 cancelled: ")
     assert "resumes" in said  # verified files stay; pushing again goes on from them
-    qtbot.waitUntil(lambda: page._packs_source is not None, timeout=10_000)  # re-read after
+    qtbot.waitUntil(lambda: page.listed is not None, timeout=10_000)  # re-read after
     assert [p.name for p in listed.packs] == ["fast-draft.partial"]
 
 

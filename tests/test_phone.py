@@ -31,6 +31,7 @@ from app.core.phone.adb_wire import parse_devices
 from app.core.phone.desk import PhoneDesk
 from app.core.phone.destinations import check_root, pack_path
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
+from app.core.phone.local_files import pack_files
 from app.core.phone.phone_packs import (
     DIFFERS,
     INCOMPLETE,
@@ -39,7 +40,7 @@ from app.core.phone.phone_packs import (
     delete_pack,
     list_packs,
 )
-from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob, pack_files
+from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
 from tests.adb_harness import AdbServer, free_port
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli

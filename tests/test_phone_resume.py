@@ -10,7 +10,8 @@ from pathlib import Path
 
 from app.core.infra.transfer_stats import disk_margin
 from app.core.phone.adb import Adb
-from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob, pack_files
+from app.core.phone.local_files import pack_files
+from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
 from tests.test_phone import ROOT, _pack, _phone_copy, _push, _same_files

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,31 +14,23 @@ from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.tune_apply import best_changes, refusal_now
 from app.core.measure.tune_plan import (
     Setting,
+    SweepPlan,
     plan_for,
     recipe_defaults,
     thread_counts,
     with_sampling,
 )
-from app.core.measure.tune_run import new_run_path
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.engine.client.engine_client import EngineClient
-    from app.engine.client.tune_runner import run_sweep
-
-    target, draft = Path(args.target), Path(args.draft)
-    plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
+def _plan(args: argparse.Namespace, plan: SweepPlan, target: Path, draft: Path) -> SweepPlan:
+    """The preset `plan` as the arguments change it (the sampler's and thread counts'
+    notes said)."""
     if args.tokens:
         plan = replace(plan, tokens=args.tokens)
     if args.budget is not None:
         plan = replace(plan, budget_seconds=args.budget)
     if args.min_run_seconds is not None:
         plan = replace(plan, min_run_seconds=args.min_run_seconds)
-    if not args.sample and (args.temperatures or args.seed is not None):
-        flag = "--temperatures" if args.temperatures else "--seed"
-        return sampling.usage_error(args, f"{flag} needs --sample (greedy decoding draws nothing)")
     if args.sample:
         # Checked here, so a sampler MNN would not know is told naming its file.
         sampler = sampling.recipe_sampler(target, {})
@@ -51,6 +43,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for count in thread_counts(target, draft):
         if count.note():  # a count held to the cores, or above them: said, as on the page
             print(count.note(), file=sys.stderr)
+    return plan
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from app.engine.client.tune_sweeps import TuneSweeps
+
+    target, draft = Path(args.target), Path(args.draft)
+    plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
+    if not args.sample and (args.temperatures or args.seed is not None):
+        flag = "--temperatures" if args.temperatures else "--seed"
+        return sampling.usage_error(args, f"{flag} needs --sample (greedy decoding draws nothing)")
+    plan = _plan(args, plan, target, draft)
     settings = plan.settings()
     print(
         f"measuring {len(settings)} settings x at least {plan.pairs_per_setting} run pairs "
@@ -62,17 +66,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"  {done}/{total} run pairs", file=sys.stderr)
 
+    sweeps = TuneSweeps()  # the Tune page's service; here the sweep runs in this thread
     try:
-        with EngineClient() as client:
-            run = run_sweep(client, target, draft, plan, on_progress=progress, force=args.force)
+        run = sweeps.sweep(target, draft, plan, args.force, on_progress=progress)
     except KeyboardInterrupt:
         print("draftdeck: cancelled", file=sys.stderr)
         return 1
     except SpeculationCannotPay as exc:
         print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
         return 1
-    path = args.save or new_run_path(draft)
-    run.save(Path(path))
+    path = sweeps.save(run, Path(args.save) if args.save else None)
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)
     if args.apply:

@@ -3,13 +3,15 @@
 It owns the adb connection (started on first use), the single lane of pushes (one
 adb transfer at a time) and the rules both sides must agree on: which phone a
 command means, what a pack argument names, that the same push is never queued
-twice, and that a pack being pushed is never deleted. Its calls that reach the
-phone block; the window runs them off the GUI thread and watches `queue`.
+twice, that a pack being pushed is never deleted, and that recipes alone go only into
+the pack already on the phone. Its calls that reach the phone block; the window runs
+them off the GUI thread (polling the phones while its page is shown) and watches `queue`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from app.core.phone.destinations import (
     default_root,
     pack_path,
 )
-from app.core.phone.devices import DeviceInfo, DeviceLister
+from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
 from app.core.phone.push import PushJob
 from app.core.phone.remote_fs import free_bytes
@@ -49,6 +51,7 @@ class PhoneDesk:
         self.library = library
         self._adb = adb
         self._lister: DeviceLister | None = None
+        self._debouncer = Debouncer()
         self._lock = threading.Lock()  # the duplicate check and the submit are one step
         self.queue: JobQueue[PushJob] = JobQueue(1, "adb")
 
@@ -65,6 +68,11 @@ class PhoneDesk:
         if self._lister is None:
             self._lister = DeviceLister(self.adb)
         return self._lister.list()
+
+    def poll_devices(self) -> list[DeviceInfo]:
+        """The phones as a window shows them, polled again and again: a change shows once it
+        has lasted (adb flaps offline/absent/device on a replug). One poll at a time."""
+        return self._debouncer.update(self.devices(), time.monotonic())
 
     def choose_device(self, serial: str | None) -> DeviceInfo:
         """The ready phone a command means: the one named, else the only one attached."""
@@ -217,3 +225,26 @@ class PhoneDesk:
         being pushed (checked again here: a push may have started since)."""
         self.check_delete(serial, root, name)
         delete_pack(self.adb.phone(serial), root, name)
+
+
+def device_hint(devices: list[DeviceInfo], selected: DeviceInfo | None) -> str:
+    """What to do before a phone can be used ("" when the selected one is ready)."""
+    if not devices:
+        return NO_DEVICES
+    if selected is not None and not selected.ready:
+        return f"{selected.title} is {selected.state}. {selected.guidance}"
+    return ""
+
+
+def recipes_refusal(device: DeviceInfo, pack: str, root: str, listed: PhoneFolder | None) -> str:
+    """Why the recipes of the library's `pack` cannot go to `root` on `device` now ("" if
+    they can): recipes alone are only ever written into the pack already there, so the
+    folder's listing (`listed`, None before one was read) must hold it."""
+    if listed is None or (listed.serial, listed.root) != (device.serial, root):
+        return f"Reading {root} on {device.title}…"
+    if not any(p.name == pack for p in listed.packs):
+        return (
+            f"{pack} is not on {device.title} in {root}: push the whole pack "
+            "once, then its recipes alone."
+        )
+    return ""

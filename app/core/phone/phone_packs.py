@@ -11,8 +11,8 @@ from app.core.pack.files import CONFIG, PHONE_MARKER
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.destinations import PARTIAL, pack_path
+from app.core.phone.local_files import files_of
 from app.core.phone.pack_marker import not_ours, read_marker
-from app.core.phone.push import files_of
 
 SAME, DIFFERS, NOT_IN_LIBRARY, INCOMPLETE = "same", "differs", "not in library", "incomplete"
 

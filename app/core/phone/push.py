@@ -12,10 +12,8 @@ pack_marker).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import posixpath
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,12 +23,12 @@ from app.core.infra.errors import DraftDeckError, PhoneError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.transfer_stats import TransferFigures, disk_margin
 from app.core.infra.units import format_bytes
-from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.files import CONFIG, NOT_PACK_SUFFIXES
+from app.core.pack.files import CONFIG
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.large_files import LARGE_FILE, Resume, find_resumes, send_large, temp_copy
+from app.core.phone.local_files import LocalFile, local_sha256, pack_files
 from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
 from app.core.phone.sync_send import PushCancelled, send_file
 
@@ -40,13 +38,6 @@ QUEUED, CHECKING, PUSHING, DONE = "queued", "checking", "pushing", "done"
 FAILED, CANCELLED = "failed", "cancelled"
 FINISHED = (DONE, FAILED, CANCELLED)
 STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
-
-
-@dataclass(frozen=True)
-class LocalFile:
-    rel: str  # posix path inside the pack
-    path: Path
-    size: int
 
 
 @dataclass(frozen=True)
@@ -91,44 +82,6 @@ class PushStatus(TransferFigures):
             "seconds": round(self.seconds, 3),
             "error": self.error,
         }
-
-
-def pack_files(folder: Path, recipe_only: bool = False) -> list[LocalFile]:
-    """The files of a pack to put on a phone; a broken pack is refused by name."""
-    return files_of(read_bundle(folder), recipe_only)
-
-
-def files_of(info: BundleInfo, recipe_only: bool = False) -> list[LocalFile]:
-    """The files of an already read pack to put on a phone."""
-    if recipe_only:
-        wanted = set(info.recipe_files)
-        if not wanted:
-            raise PhoneError(f"{info.path} has no recipe files to push.", "no_recipes")
-    else:
-        wanted = {f.name for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES)}
-    return [LocalFile(f.name, info.path / f.name, f.size) for f in info.files if f.name in wanted]
-
-
-_hash_cache: dict[tuple[str, int, int], str] = {}
-_hash_lock = threading.Lock()
-
-
-def local_sha256(path: Path, cancelled: Callable[[], bool] = lambda: False) -> str:
-    """sha256 of a local file, remembered while its size and mtime stay the same."""
-    info = path.stat()
-    key = (str(path), info.st_size, info.st_mtime_ns)
-    with _hash_lock:
-        if key in _hash_cache:
-            return _hash_cache[key]
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            if cancelled():
-                raise PushCancelled(str(path))
-            digest.update(block)
-    with _hash_lock:
-        _hash_cache[key] = digest.hexdigest()
-    return digest.hexdigest()
 
 
 class PushJob(TrackedJob[PushStatus]):

@@ -27,7 +27,6 @@ from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubUnreachable
 from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob, JobStatus
 from app.core.infra.errors import HubError
-from app.core.pack.library import Library
 from app.ui.base import background
 from app.ui.base.dialogs import ask, show_error
 from app.ui.base.fitted_table import CELLS, FittedTable
@@ -43,10 +42,9 @@ class DownloadsPage(QWidget):
     message = Signal(str)
     problem = Signal(str)  # something failed: said longer than a message
 
-    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
+    def __init__(self, downloads: Downloads, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.library = library
-        self.downloads = Downloads(library)
+        self.downloads = downloads  # built once by the window (the CLI uses the same service)
         # Downloads a quit (or a crash) interrupted: listed paused, with Resume and Discard.
         self.restored = self.downloads.restore_interrupted()
         self._checked_updates = False

@@ -1,15 +1,14 @@
 """The Phone page: attached phones, the packs on the selected one, and a push queue.
 
-A view of the phone desk (app/core/phone/desk.py), which owns the adb connection, the
-push lane and the rules the command line follows too. Devices are polled off the GUI
-thread while the page is shown (adb tells nobody when a phone comes or goes; debounced,
-so a replugged phone does not flicker); the push queue is watched, not polled.
+A view of the window's phone desk (app/core/phone/desk.py), which owns the adb
+connection, the push lane, the debounced device list and the rules the command line
+follows too. The page asks the desk for the devices once a second while it is shown
+(adb tells nobody when a phone comes or goes), off the GUI thread; the push queue is
+watched, not polled.
 """
 
 from __future__ import annotations
 
-import posixpath
-import time
 from functools import partial
 from pathlib import Path
 
@@ -29,36 +28,35 @@ from app.core.infra.errors import PhoneError
 from app.core.infra.units import counted, format_bytes
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import PHONE_MARKER
-from app.core.pack.library import Library
 from app.core.phone.adb import NO_DEVICES
-from app.core.phone.desk import PhoneDesk, PhoneFolder
-from app.core.phone.devices import Debouncer, DeviceInfo
+from app.core.phone.desk import PhoneDesk, PhoneFolder, device_hint, recipes_refusal
+from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
-from app.core.phone.push import CANCELLED, DONE, FAILED, FINISHED, PUSHING, PushJob, PushStatus
+from app.core.phone.push import PushJob, PushStatus
+from app.core.phone.push_news import changed_folder, push_news
 from app.ui.base import background
 from app.ui.base.dialogs import ask, show_error
 from app.ui.base.job_models import offer
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.table_model import setup_table
 from app.ui.phone.phone_destinations import DestinationPicker
-from app.ui.phone.phone_models import DeviceList, PackList, PhonePacksModel
+from app.ui.phone.phone_models import PhonePacksModel
 from app.ui.phone.phone_queue import PushQueuePanel
+from app.ui.phone.phone_sources import RECIPES_TIP, SourcesPane
 
 DEVICE_POLL_MS = 1000
-RECIPES_TIP = "Copy only the pack's recipe files (quick tuning loop)"
 
 
 class PhonePage(QWidget):
     message = Signal(str)
     problem = Signal(str)  # something failed: said longer than a message
 
-    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
+    def __init__(self, desk: PhoneDesk, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.desk = PhoneDesk(library)
-        self.debouncer = Debouncer()
+        self.desk = desk  # built once by the window (the CLI uses the same service)
         self.devices: list[DeviceInfo] = []
         self._library_packs: dict[str, BundleInfo] = {}
-        self._packs_source: tuple[str, str] | None = None  # (serial, root) of the list shown
+        self.listed: PhoneFolder | None = None  # the phone folder whose packs are shown
         # Each push's state as last reacted to, by (phone, pack, recipes only): the page
         # says and re-reads once per change of state, not at every progress report.
         self._push_states: dict[tuple[str, str, bool], str] = {}
@@ -71,35 +69,11 @@ class PhonePage(QWidget):
         )
         wrap_to_width(hint)
 
-        self.device_list = DeviceList()
-        self.device_list.setObjectName("deviceList")
-        self.device_hint = QLabel(NO_DEVICES)
-        wrap_to_width(self.device_hint)
-        self.device_hint.setObjectName("deviceHint")
-        self.pack_list = PackList()
-        self.pack_list.setObjectName("libraryPacks")
-        self.push_button = QPushButton("Push Pack")
-        self.push_button.setToolTip("Copy the selected library pack to the phone (Ctrl+Return)")
-        self.recipes_button = QPushButton("Push Recipes")
-        self.recipes_button.setToolTip(RECIPES_TIP)
-        # Why Push Recipes is off, on the page: only a pack already on the phone takes them.
-        self.recipes_hint = wrap_to_width(QLabel())
-        self.recipes_hint.setObjectName("pageHint")
-        self.recipes_hint.hide()
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(QLabel("Phones"))
-        left_layout.addWidget(self.device_list, 2)
-        left_layout.addWidget(self.device_hint)
-        left_layout.addWidget(QLabel("Library packs (drag one onto a phone)"))
-        left_layout.addWidget(self.pack_list, 3)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.push_button)
-        buttons.addWidget(self.recipes_button)
-        left_layout.addLayout(buttons)
-        left_layout.addWidget(self.recipes_hint)
+        left = SourcesPane()
+        # The pane's parts, as the page's (tests and screenshots reach them here).
+        self.device_list, self.device_hint = left.device_list, left.device_hint
+        self.pack_list, self.recipes_hint = left.pack_list, left.recipes_hint
+        self.push_button, self.recipes_button = left.push_button, left.recipes_button
 
         self.destinations = DestinationPicker(self.desk)
         self.free_label = wrap_to_width(QLabel())  # names the folder, which may be long
@@ -195,11 +169,10 @@ class PhonePage(QWidget):
         if background.is_running(self, "devices"):
             return  # a slow adb: never pile up listings
         background.run(
-            self, "devices", self.desk.devices, self._on_devices, self._on_devices_failed
+            self, "devices", self.desk.poll_devices, self._on_devices, self._on_devices_failed
         )
 
-    def _on_devices(self, devices: list[DeviceInfo]) -> None:
-        stable = self.debouncer.update(devices, time.monotonic())
+    def _on_devices(self, stable: list[DeviceInfo]) -> None:
         if stable == self.devices:
             return
         self.devices = stable
@@ -222,13 +195,7 @@ class PhonePage(QWidget):
         return self._device(serial)
 
     def _show_device_hint(self) -> None:
-        device = self.selected_device()
-        if not self.devices:
-            self.device_hint.setText(NO_DEVICES)
-        elif device is not None and not device.ready:
-            self.device_hint.setText(f"{device.title} is {device.state}. {device.guidance}")
-        else:
-            self.device_hint.setText("")
+        self.device_hint.setText(device_hint(self.devices, self.selected_device()))
 
     def _on_device_changed(self) -> None:
         self._show_device_hint()
@@ -248,7 +215,7 @@ class PhonePage(QWidget):
         # The old list goes at once: a Delete must never act on another phone's or
         # folder's listing.
         self.packs_model.set_packs([])
-        self._packs_source = None
+        self.listed = None
         self._update_buttons()
         device, shown = self.selected_device(), self._shown_folder()
         if device is None or shown is None:
@@ -269,7 +236,7 @@ class PhonePage(QWidget):
         if (folder.serial, folder.root) != self._shown_folder():
             return  # an answer for a phone or folder no longer shown
         self.packs_model.set_packs(folder.packs)
-        self._packs_source = (folder.serial, folder.root)
+        self.listed = folder
         free = folder.free
         space = "folder not created yet" if free is None else f"{format_bytes(free)} free"
         self.free_label.setText(f"{counted(len(folder.packs), 'pack')} in {folder.root} · {space}")
@@ -284,10 +251,10 @@ class PhonePage(QWidget):
         return self.packs_model.packs[rows[0].row()] if rows else None
 
     def delete_selected(self) -> None:
-        pack, source = self.selected_phone_pack(), self._packs_source
-        if pack is None or source is None:
+        pack, listed = self.selected_phone_pack(), self.listed
+        if pack is None or listed is None:
             return
-        serial, root = source
+        serial, root = listed.serial, listed.root
         try:
             self.desk.check_delete(serial, root, pack.name)
         except PhoneError as exc:
@@ -349,7 +316,7 @@ class PhonePage(QWidget):
         self.recipes_hint.setText(why_not if ready and has_pack else "")
         self.recipes_hint.setVisible(bool(self.recipes_hint.text()))
         self.delete_button.setEnabled(
-            self._packs_source is not None and self.selected_phone_pack() is not None
+            self.listed is not None and self.selected_phone_pack() is not None
         )
         self.refresh_button.setEnabled(ready)
 
@@ -359,15 +326,7 @@ class PhonePage(QWidget):
         device, pack, shown = self.selected_device(), self.pack_list.selected_path(), None
         if device is None or pack is None or (shown := self._shown_folder()) is None:
             return "Choose a phone and a pack"
-        root = shown[1]
-        if self._packs_source != shown:
-            return f"Reading {root} on {device.title}…"
-        if not any(p.name == pack.name for p in self.packs_model.packs):
-            return (
-                f"{pack.name} is not on {device.title} in {root}: push the whole pack "
-                "once, then its recipes alone."
-            )
-        return ""
+        return recipes_refusal(device, pack.name, shown[1], self.listed)
 
     def push_selected(self, _checked: bool = False, recipe_only: bool = False) -> PushJob | None:
         device, pack = self.selected_device(), self.pack_list.selected_path()
@@ -405,26 +364,11 @@ class PhonePage(QWidget):
         if self._push_states.get(key) == status.state:
             return  # progress within a state: the queue's row shows it
         self._push_states[key] = status.state
-        phone = self._phone_name(status.serial)
-        what = f"recipes of {status.pack}" if status.recipe_only else status.pack
-        if status.state == DONE:
-            self.message.emit(
-                f"{status.pack} is on {phone}: {counted(len(status.pushed), 'file')} pushed, "
-                f"{len(status.skipped)} already there, all verified"
-            )
-        elif status.state == CANCELLED:  # replaces "Pushing …", which is no longer true
-            self.message.emit(f"Push of {what} to {phone} cancelled: {status.error}")
-        elif status.state == FAILED:
-            self.problem.emit(f"Push of {what} to {phone} failed: {status.error}")
-        # The phone's folder changed: a pack push makes its .partial folder when it starts
-        # sending and installs (or leaves) it when it ends.
-        changes_folder = status.state in FINISHED or (
-            status.state == PUSHING and not status.recipe_only
-        )
-        if changes_folder and self._shown_folder() == (
-            status.serial,
-            posixpath.dirname(status.dest),
-        ):
+        news = push_news(status, self._phone_name(status.serial))
+        if news is not None:
+            (self.problem if news.problem else self.message).emit(news.text)
+        folder = changed_folder(status)
+        if folder is not None and folder == self._shown_folder():
             self.refresh_phone()
 
     # -- lifecycle ---------------------------------------------------------------------

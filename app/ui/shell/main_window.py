@@ -19,10 +19,13 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
+from app.core.hub.downloads import Downloads
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import Settings, unwritable_folders
 from app.core.infra.system_figures import system_figures
 from app.core.pack.library import Library
+from app.core.phone.desk import PhoneDesk
+from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base import background
 from app.ui.base.dialogs import ask
 from app.ui.base.engine_bridge import EngineBridge
@@ -32,6 +35,7 @@ from app.ui.base.settings_saver import SettingsSaver
 from app.ui.chat.chat_page import ChatPage
 from app.ui.downloads.downloads_page import DownloadsPage
 from app.ui.library.library_page import LibraryPage
+from app.ui.packmaking.menu import PackMakingActions
 from app.ui.pair.pair_page import PairPage
 from app.ui.phone.phone_page import PhonePage
 from app.ui.recipes.recipes_page import RecipesPage
@@ -82,47 +86,14 @@ class MainWindow(QMainWindow):
         self.pages: dict[str, QWidget] = {}
 
         self.selection = PairSelection(settings, saver)
-        self.library_page = LibraryPage(library)
-        self.library_page.message.connect(self._show_message)
-        self.add_page("library", "Library", self.library_page)
-        self.downloads_page = DownloadsPage(library)
-        self.downloads_page.message.connect(self._show_message)
-        self.downloads_page.problem.connect(self._show_problem)
-        self.downloads_page.installed.connect(self._on_pack_installed)
-        self.add_page("downloads", "Downloads", self.downloads_page)
-        self.pair_page = PairPage(library, self.selection)
-        self.add_page("pair", "Pair", self.pair_page)
-        self.library_page.use_in_pair.connect(self._use_in_pair)
-        self.recipes_page = RecipesPage(self.selection)
-        self.recipes_page.unsaved_changed.connect(self.setWindowModified)
-        # Every choice of pair (Pair page, matrix, Library, a conversation's Switch Pair)
-        # asks the Recipes page first: its unsaved edits are of the pair in use.
-        self.selection.confirm = lambda wanted, go_on, keep: self.recipes_page.confirm_pair_change(
-            self, wanted, go_on, keep
-        )
-        self.add_page("recipes", "Recipes", self.recipes_page)
+        # The services the pages show, built once here: a page never builds its own, and
+        # the window's close shuts them down through their pages.
+        self.downloads = Downloads(library)
+        self.phone_desk = PhoneDesk(library)
+        self.tune_sweeps = TuneSweeps()
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
-        self.chat_page = ChatPage(self.selection, self.engine, settings=settings)
-        self.add_page("chat", "Chat", self.chat_page)
-        self.tune_page = TunePage(self.selection)
-        self.add_page("tune", "Tune", self.tune_page)
-        for page in (self.recipes_page, self.chat_page, self.tune_page):
-            page.needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))
-        self.phone_page = PhonePage(library)
-        self.phone_page.message.connect(self._show_message)
-        self.phone_page.problem.connect(self._show_problem)
-        self.add_page("phone", "Phone", self.phone_page)
-        self.unsaved_label = QLabel("Settings not saved")
-        self.unsaved_label.setObjectName("warning")
-        self.unsaved_label.hide()
-        self.statusBar().addPermanentWidget(self.unsaved_label)
-        self.facts_label = QLabel()  # short figures; wrapping here made the bar grow
-        self.facts_label.setToolTip(FACTS_TIP)
-        self.statusBar().addPermanentWidget(self.facts_label)
-        self._facts_timer = QTimer(self)
-        self._facts_timer.setInterval(1000)
-        self._facts_timer.timeout.connect(self._on_facts_timer)
-        self._facts_timer.start()
+        self._add_pages()
+        self._build_status_bar()
 
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.sidebar.currentRowChanged.connect(self._clear_problem)
@@ -145,6 +116,50 @@ class MainWindow(QMainWindow):
         if problems:
             self._show_problem("; ".join(problems))
 
+    def _add_pages(self) -> None:
+        self.library_page = LibraryPage(self.library)
+        self.library_page.message.connect(self._show_message)
+        self.add_page("library", "Library", self.library_page)
+        self.downloads_page = DownloadsPage(self.downloads)
+        self.downloads_page.message.connect(self._show_message)
+        self.downloads_page.problem.connect(self._show_problem)
+        self.downloads_page.installed.connect(self._on_pack_installed)
+        self.add_page("downloads", "Downloads", self.downloads_page)
+        self.pair_page = PairPage(self.library, self.selection)
+        self.add_page("pair", "Pair", self.pair_page)
+        self.library_page.use_in_pair.connect(self._use_in_pair)
+        self.recipes_page = RecipesPage(self.selection)
+        self.recipes_page.unsaved_changed.connect(self.setWindowModified)
+        # Every choice of pair (Pair page, matrix, Library, a conversation's Switch Pair)
+        # asks the Recipes page first: its unsaved edits are of the pair in use.
+        self.selection.confirm = lambda wanted, go_on, keep: self.recipes_page.confirm_pair_change(
+            self, wanted, go_on, keep
+        )
+        self.add_page("recipes", "Recipes", self.recipes_page)
+        self.chat_page = ChatPage(self.selection, self.engine, settings=self.settings)
+        self.add_page("chat", "Chat", self.chat_page)
+        self.tune_page = TunePage(self.selection, self.tune_sweeps)
+        self.add_page("tune", "Tune", self.tune_page)
+        for page in (self.recipes_page, self.chat_page, self.tune_page):
+            page.needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))
+        self.phone_page = PhonePage(self.phone_desk)
+        self.phone_page.message.connect(self._show_message)
+        self.phone_page.problem.connect(self._show_problem)
+        self.add_page("phone", "Phone", self.phone_page)
+
+    def _build_status_bar(self) -> None:
+        self.unsaved_label = QLabel("Settings not saved")
+        self.unsaved_label.setObjectName("warning")
+        self.unsaved_label.hide()
+        self.statusBar().addPermanentWidget(self.unsaved_label)
+        self.facts_label = QLabel()  # short figures; wrapping here made the bar grow
+        self.facts_label.setToolTip(FACTS_TIP)
+        self.statusBar().addPermanentWidget(self.facts_label)
+        self._facts_timer = QTimer(self)
+        self._facts_timer.setInterval(1000)
+        self._facts_timer.timeout.connect(self._on_facts_timer)
+        self._facts_timer.start()
+
     def add_page(self, key: str, title: str, page: QWidget) -> None:
         self.pages[key] = page
         item = QListWidgetItem(title)
@@ -165,6 +180,16 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(page.act_add)
         file_menu.addAction(page.act_import)
+        file_menu.addSeparator()
+        selected = page.selected_entry
+        self.pack_making = PackMakingActions(
+            self,
+            self.library,
+            self.settings,
+            lambda: entry.path if (entry := selected()) is not None else None,
+            lambda path: self._on_pack_installed(str(path)),
+        )
+        file_menu.addActions(self.pack_making.actions)
         file_menu.addSeparator()
         library_folder = QAction("&Library Folder…", self)
         library_folder.triggered.connect(page.choose_library_folder)

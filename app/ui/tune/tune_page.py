@@ -1,7 +1,8 @@
 """The Tune page: measure recipe settings for the selected pair and apply the best.
 
-The sweep is a TuneJob on the page's "tune" queue; the page renders the job's status
-snapshots as they change (background.watch) and never hears from the sweep's thread.
+The sweep is a TuneJob that the window's TuneSweeps service (engine/client/tune_sweeps.py)
+queues; the page renders the job's status snapshots as they change (background.watch)
+and never hears from the sweep's thread.
 """
 
 from __future__ import annotations
@@ -33,18 +34,10 @@ from app.core.measure.tune_plan import (
     thread_counts,
     verifies_exactly,
 )
-from app.core.measure.tune_run import TuneRun, new_run_path
-from app.core.pack.compat import assess_paths
-from app.core.pack.verdict import MEASURED_MNN
+from app.core.measure.tune_run import TuneRun
 from app.core.recipe.schema import physical_cores
-from app.engine.client.tune_job import (
-    FAILED,
-    FINISHED,
-    MEASURING,
-    REFUSED,
-    TuneJob,
-    tune_queue,
-)
+from app.engine.client.tune_job import FAILED, FINISHED, MEASURING, REFUSED, TuneJob
+from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base import background
 from app.ui.base.dialogs import show_error, show_file_error
 from app.ui.base.labels import wrap_to_width
@@ -52,6 +45,7 @@ from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.base.verdict_label import VerdictLabel
 from app.ui.tune.tune_apply_bar import APPLY_KEYS, ApplyBar, button_key, keys_text
+from app.ui.tune.tune_pair_note import pair_note
 from app.ui.tune.tune_past_runs import PastRuns
 from app.ui.tune.tune_plan_form import PlanForm
 from app.ui.tune.tune_results_view import ResultsView
@@ -62,12 +56,15 @@ CANCEL_KEYS = QKeySequence("Escape")
 
 
 class TunePage(QWidget):
-    def __init__(self, selection: PairSelection, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, selection: PairSelection, sweeps: TuneSweeps, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.selection = selection
         self.run: TuneRun | None = None
-        self.queue = tune_queue()
-        self.job: TuneJob | None = None
+        self.sweeps = sweeps
+        self.queue = sweeps.queue
+        self.job: TuneJob | None = None  # the sweep the page shows
         self._job_shown = True  # whether the job's end has been shown
         self._blocked = ""  # why the selected pair cannot be tuned at all
         self._current: dict[str, object] = {}  # the swept keys as they ran at Start
@@ -183,23 +180,11 @@ class TunePage(QWidget):
             self._show_blocked("")
             self.start_button.setEnabled(False)
             return
-        text = (
-            f"Target {target.name} · draft {draft.name}. Settings not swept are measured "
-            "as the recipes run them."
-        )
-        # Known from the bundles alone; the engine's probe decides at Start.
-        verdict = assess_paths(target, draft)
-        cannot_pay = verdict.cannot_pay
-        self._show_blocked(verdict.summary() if verdict.blocked else "")
-        if cannot_pay:
-            text += (
-                " Both use linear attention: speculation cannot pay on MNN "
-                f"{MEASURED_MNN}, so Start measures only if this MNN can roll their state "
-                "back, or with Measure anyway."
-            )
-        self.pair_label.setText(text)
+        note = pair_note(target, draft)
+        self._show_blocked(note.blocked)
+        self.pair_label.setText(note.text)
         self.force.setChecked(False)
-        self.force.setVisible(cannot_pay)
+        self.force.setVisible(note.cannot_pay)
         self.start_button.setEnabled(not self._running() and not self._blocked)
         self.use_preset("quick")
 
@@ -282,12 +267,10 @@ class TunePage(QWidget):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.apply_bar.show_running()
-        self.queue.forget(list(self.queue.jobs))  # only finished ones: one sweep at a time
-        self.job = TuneJob(target, draft, plan, self.force.isChecked())
+        self.job = self.sweeps.start(target, draft, plan, self.force.isChecked())
         self._job_shown = False
         self._show_progress()
         self.verdict.setText(self.job.status().message)
-        self.queue.submit(self.job)
 
     def cancel(self) -> None:
         """Stop the sweep after the current run pair, keeping what was measured."""
@@ -331,7 +314,7 @@ class TunePage(QWidget):
 
     def _show_finished(self, run: TuneRun) -> None:
         try:
-            run.save(new_run_path(Path(run.draft)))
+            self.sweeps.save(run)
         except (OSError, DraftDeckError) as exc:
             show_error(self, "Results not saved", str(exc))
         self._show_run(run)
@@ -357,7 +340,7 @@ class TunePage(QWidget):
     def shutdown(self) -> None:
         """Stop a running sweep (its engine worker closes when the sweep returns); wait
         for it only briefly: never freeze the closing window."""
-        self.queue.shutdown(timeout=2.0)
+        self.sweeps.shutdown(timeout=2.0)
 
     def _end(self) -> None:
         self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
