@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     from app.cli.recipe import add_parser as add_recipe_parser
     from app.cli.run import add_parsers as add_run_parsers
     from app.cli.tune import add_parser as add_tune_parser
+    from app.cli.verify_export import add_parser as add_verify_export_parser
 
     add_pack_parsers(sub)
     add_recipe_parser(sub)
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_phone_parsers(sub)
     add_run_parsers(sub)
     add_packmaking_parsers(sub)
+    add_verify_export_parser(sub)
     return parser
 
 
