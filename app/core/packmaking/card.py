@@ -21,6 +21,7 @@ from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import NOT_PACK_SUFFIXES
 from app.core.pack.known_models import identify
+from app.core.packmaking.verify_result import card_section
 
 CARD = "README.md"
 CARD_MARK = "<!-- Written by DraftDeck (draftdeck card / measure-pack)."
@@ -34,7 +35,8 @@ class CardFacts:
 
     license: str | None = None  # None: the known base model's, else "other"
     base_model: str | None = None  # a Hub repo id; None: the known model's, if any
-    verification: str | None = None  # the export check's result; None: it was not run
+    # The export check's result; None: the pack's export_check.json, if any.
+    verification: str | None = None
 
 
 def card_header(info: BundleInfo, facts: CardFacts) -> str:
@@ -143,6 +145,7 @@ def card_text(
         "## Export verification",
         "",
         facts.verification
+        or card_section(info.path)
         or "Not run: this export was not compared with its source model, so nothing here "
         "shows that the MNN pack computes what the source model does.",
         "",

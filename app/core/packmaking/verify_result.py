@@ -9,6 +9,7 @@ too; `memory: low` quantizes activations at run time and may agree less.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -98,6 +99,7 @@ class ExportCheck:
             "halved_blocks": self.halved_blocks,
             "reasons": list(self.reasons),
             "runs": runs,
+            "summary": self.summary(),  # what the model card shows
             "seconds": self.seconds,
             "date": self.date,
         }
@@ -156,13 +158,23 @@ def verdict_reasons(
     return tuple(reasons)
 
 
-def card_section(check: ExportCheck) -> str:
-    """The model card's "Export verification" text."""
-    head = (
-        "Compared with its source model on fixed texts (prose, code, Chinese, a chat "
-        "turn), teacher-forced, position by position, by `draftdeck verify-export`."
-    )
-    return "\n".join([head, "", *[f"- {line}" for line in check.summary()]])
+CARD_HEAD = (
+    "Compared with its source model on fixed texts (prose, code, Chinese, a chat turn), "
+    "teacher-forced, position by position, by `draftdeck verify-export`."
+)
+
+
+def card_section(pack: Path) -> str | None:
+    """The model card's "Export verification" text from the pack's export_check.json;
+    None when there is none (or it cannot be read: the card then says it was not run)."""
+    try:
+        data = json.loads((pack / CHECK_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    lines = data.get("summary") if isinstance(data, dict) else None
+    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+        return None
+    return "\n".join([CARD_HEAD, "", *[f"- {line}" for line in lines]])
 
 
 def save_check(pack: Path, check: ExportCheck) -> Path:
