@@ -32,14 +32,30 @@ from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.transfer_stats import TransferFigures, disk_margin
 from app.core.infra.units import format_bytes
+from app.core.infra.words import Word
 from app.core.pack.files import installed_source
 
 log = logging.getLogger("draftdeck.hub")
 
-QUEUED, PLANNING, DOWNLOADING, INSTALLING = "queued", "planning", "downloading", "installing"
-VERIFYING = "checking the installed files"
-WAITING = "waiting for another download of this repo"
-DONE, FAILED, PAUSED, CANCELLED = "done", "failed", "paused", "cancelled"
+
+class DownloadState(Word):
+    QUEUED = "queued"
+    PLANNING = "planning"
+    WAITING = "waiting for another download of this repo"
+    VERIFYING = "checking the installed files"
+    DOWNLOADING = "downloading"
+    INSTALLING = "installing"
+    DONE = "done"
+    FAILED = "failed"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+
+
+# Module names for the states, as the pages and tests import them.
+QUEUED, PLANNING, WAITING = DownloadState.QUEUED, DownloadState.PLANNING, DownloadState.WAITING
+VERIFYING, DOWNLOADING = DownloadState.VERIFYING, DownloadState.DOWNLOADING
+INSTALLING, DONE, FAILED = DownloadState.INSTALLING, DownloadState.DONE, DownloadState.FAILED
+PAUSED, CANCELLED = DownloadState.PAUSED, DownloadState.CANCELLED
 FINISHED = (DONE, FAILED, PAUSED, CANCELLED)
 LOCK_POLL = 0.2  # seconds between tries for a repo another download holds
 
@@ -47,7 +63,7 @@ LOCK_POLL = 0.2  # seconds between tries for a repo another download holds
 @dataclass(frozen=True)
 class JobStatus(TransferFigures):
     repo_id: str
-    state: str = QUEUED
+    state: DownloadState = QUEUED
     revision: str | None = None
     done_bytes: int = 0
     total_bytes: int = 0
@@ -89,7 +105,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         self._margin = margin
         super().__init__(JobStatus(repo_id), clock)  # the clock behind speed and ETA
         self._clock = clock  # and behind how often progress is reported
-        self._stop: str | None = None  # PAUSED or CANCELLED once asked
+        self._stop: DownloadState | None = None  # PAUSED or CANCELLED once asked
 
     @classmethod
     def interrupted(cls, found: Interrupted, library: Path, config: HubConfig) -> DownloadJob:

@@ -13,6 +13,7 @@ from typing import Any
 from app.core.infra.errors import FileError
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.measure.words import Mode, StopReason
 from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path
 from app.core.recipe.sampler_settings import GREEDY
 
@@ -45,11 +46,11 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
         if verify:
             parts.append(VerifyAgreement.from_json(verify).brief(stats["acceptance"]))
     # Plain decoding emits one token a step by definition: its "1.00" is no figure.
-    if stats.get("mean_accepted_length") and mode != "plain":
+    if stats.get("mean_accepted_length") and mode != Mode.PLAIN:
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(mode)
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
-    if stopped_by == "cancelled":
+    if stopped_by == StopReason.CANCELLED:
         # Stopped before its first token: the prompt was still being read.
         parts.append("stopped" if stats.get("tokens") else "stopped while reading the prompt")
     note = context_note(stats, stopped_by)
@@ -65,7 +66,7 @@ def context_note(stats: dict[str, Any], stopped_by: str) -> str:
     messages = "message" if dropped == 1 else "messages"
     words = [f"{dropped} oldest {messages} left out to fit"] if dropped else []
     asked = stats.get("max_tokens_asked") or 0
-    if stopped_by == "context_full":
+    if stopped_by == StopReason.CONTEXT_FULL:
         # A reply that ended by itself was not cut: only a full window is worth a word,
         # with the max tokens it could not give when more were asked for.
         more = f" (max tokens {asked:,} asked for)" if asked else ""
@@ -88,7 +89,7 @@ class MessageRecord:
     role: str  # "user" or "assistant"
     text: str
     thinking: str = ""
-    mode: str = ""  # "speculative" or "plain" for a reply
+    mode: str = ""  # a reply's Mode
     stopped_by: str = ""
     draft_tokens: int = 0  # tokens of the reply the target took from the draft
     stats: dict[str, Any] | None = None  # the reply's figures, once it finished

@@ -34,7 +34,7 @@ class SavedMessage:
     role: str  # "user" or "assistant"
     answer: Pieces = ()
     thinking: Pieces = ()
-    mode: str = ""  # "speculative" or "plain" for a reply
+    mode: str = ""  # a reply's Mode
     stopped_by: str = ""
     stats: dict[str, object] | None = None  # the reply's figures, once it finished
 

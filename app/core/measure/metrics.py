@@ -64,7 +64,7 @@ class RoundStats:
 
 @dataclass
 class DecodeStats:
-    mode: str  # "speculative" or "plain"
+    mode: str  # a Mode
     draft_length: int
     prompt_tokens: int = 0
     prefill_fed: int = 0  # prompt tokens the target actually ran (the rest were cached)

@@ -1,20 +1,11 @@
-"""The words that cross modules, the pipe and saved files, each spelled once.
-
-Each is a `Word`: a str subclass (requires-python 3.10 has no StrEnum), so a member
-equals, hashes and writes to JSON as its text and old files and plain strings still
-compare equal; `str()` and f-strings give the text too. Core defines them because core
-reads them (load rules, chat records, bench figures); `engine/protocol.py` re-exports
-them for the engine, the window and the command line.
+"""The words of measuring and the engine, each spelled once: core defines them
+because core reads them (load rules, chat records, bench figures);
+`engine/protocol.py` re-exports them for the engine, the window and the command line.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-
-
-class Word(str, Enum):
-    def __str__(self) -> str:
-        return str(self.value)
+from app.core.infra.words import Word
 
 
 class Mode(Word):

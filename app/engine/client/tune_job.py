@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.job_queue import JobQueue, TrackedJob
+from app.core.infra.words import Word
 from app.core.measure.tune_eta import SweepClock, seconds_left
 from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_results import SettingResult, leading
@@ -28,14 +29,25 @@ from app.engine.client.tune_runner import run_sweep
 
 log = logging.getLogger("draftdeck.tune")
 
-QUEUED, MEASURING, DONE, CANCELLED = "queued", "measuring", "done", "cancelled"
-REFUSED, FAILED = "refused", "failed"  # refused: the pair cannot gain and was not forced
+
+class TuneState(Word):
+    QUEUED = "queued"
+    MEASURING = "measuring"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    REFUSED = "refused"  # the pair cannot gain and was not forced
+    FAILED = "failed"
+
+
+# Module names for the states, as the pages and tests import them.
+QUEUED, MEASURING, DONE = TuneState.QUEUED, TuneState.MEASURING, TuneState.DONE
+CANCELLED, REFUSED, FAILED = TuneState.CANCELLED, TuneState.REFUSED, TuneState.FAILED
 FINISHED = (DONE, CANCELLED, REFUSED, FAILED)
 
 
 @dataclass(frozen=True)
 class TuneStatus:
-    state: str = QUEUED
+    state: TuneState = QUEUED
     settings_total: int = 0
     pairs_done: int = 0
     pairs_total: int = 0  # grows while settings need more rounds and leaders re-run
