@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("gui", help="open the window (the default)")  # no func: main() opens it
 
+    from app.cli.export import add_parsers as add_export_parsers
     from app.cli.hub import add_parsers as add_hub_parsers
     from app.cli.pack import add_parsers as add_pack_parsers
     from app.cli.packmaking import add_parsers as add_packmaking_parsers
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parsers(sub)
     add_packmaking_parsers(sub)
     add_verify_export_parser(sub)
+    add_export_parsers(sub)
     return parser
 
 

@@ -16,12 +16,16 @@ began creating it.
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from app.core.infra.paths import app_dirs
+from app.core.infra.units import format_bytes
 
 EXPORT_ENV_VAR = "DRAFTDECK_EXPORT_ENV"
 TORCH_INDEX_VAR = "DRAFTDECK_TORCH_INDEX"
@@ -36,7 +40,13 @@ ESTIMATED_BYTES = 1_400 * 1024 * 1024
 def export_env_folder() -> Path:
     """Where the export environment lives (DRAFTDECK_EXPORT_ENV, else the data folder)."""
     chosen = os.environ.get(EXPORT_ENV_VAR)
-    return Path(chosen) if chosen else app_dirs().data / "export-env"
+    if chosen:
+        return Path(chosen)
+    # Imported here: make_bundles uses this module in the exporter's environment, which
+    # has no platformdirs.
+    from app.core.infra.paths import app_dirs
+
+    return app_dirs().data / "export-env"
 
 
 def torch_index() -> str:
@@ -74,12 +84,47 @@ class ExportEnvPlan:
 
     def describe(self) -> str:
         """One paragraph for a question or a log line."""
-        raise NotImplementedError
+        if self.ready:
+            return f"The export environment in {self.folder} is ready."
+        index = f" (torch from {self.torch_index})" if self.torch_index else ""
+        return (
+            f"Exporting needs a separate Python environment with torch (CPU), transformers "
+            f"and MNN's exporter: about {format_bytes(self.disk_bytes)} in {self.folder} "
+            f"({format_bytes(self.free_bytes)} free there), downloaded once{index}. "
+            f"It installs: {', '.join(self.requirements)}."
+        )
+
+    def fits(self) -> bool:
+        return self.ready or self.free_bytes >= self.disk_bytes
 
 
 def plan_export_env(folder: Path | None = None) -> ExportEnvPlan:
     """The plan for the environment at `folder` (default `export_env_folder()`)."""
-    raise NotImplementedError
+    folder = folder or export_env_folder()
+    return ExportEnvPlan(
+        folder=folder,
+        requirements=pinned_requirements(),
+        torch_index=torch_index(),
+        disk_bytes=ESTIMATED_BYTES,
+        free_bytes=_free_bytes(folder),
+        ready=ready_export_env(folder) is not None,
+    )
+
+
+def _free_bytes(folder: Path) -> int:
+    """Free space on the disk `folder` will be on (its nearest existing parent)."""
+    probe = folder.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return int(shutil.disk_usage(probe).free)
+    except OSError:
+        return 0
+
+
+def stamp_for(requirements: tuple[str, ...], index: str) -> dict[str, Any]:
+    """What the stamp of an environment built from these pins holds."""
+    return {"version": 1, "requirements": list(requirements), "torch_index": index}
 
 
 @dataclass(frozen=True)
@@ -98,30 +143,65 @@ class ExportEnv:
     def llmexport_dir(self) -> Path:
         """The installed llmexport package folder (it must be on PYTHONPATH: it imports
         its own `utils` as a top-level module)."""
-        raise NotImplementedError
-
-    def mnnconvert_shim(self) -> Path:
-        """The converter llmexport is told to use (MNNCONVERT_SHIM, written at build)."""
-        raise NotImplementedError
+        return Path(str(_read_stamp(self.folder).get("llmexport_dir", "")))
 
     def environment(self, extra_path: tuple[Path, ...] = ()) -> dict[str, str]:
         """Variables for a child process run with `self.python`: llmexport's folder and
-        `extra_path` importable, offline, quiet, deterministic (`exporter_env`)."""
-        raise NotImplementedError
+        `extra_path` importable, offline, quiet, deterministic (`exporter_env`). The
+        app's own PYTHONPATH and virtual environment are left out: nothing of the app's
+        environment may shadow the export environment's packages."""
+        base = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+        env = exporter_env(self.llmexport_dir(), base)
+        extra = os.pathsep.join(str(p) for p in extra_path)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [env["PYTHONPATH"], extra]))
+        return env
+
+
+_NOT_INHERITED = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
+
+
+def _read_stamp(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((folder / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def ready_export_env(folder: Path | None = None) -> ExportEnv | None:
     """The environment at `folder` if it is built with today's pins, else None."""
-    raise NotImplementedError
+    folder = folder or export_env_folder()
+    stamp = _read_stamp(folder)
+    env = ExportEnv(folder)
+    wanted = stamp_for(pinned_requirements(), torch_index())
+    if any(stamp.get(k) != v for k, v in wanted.items() if k != "torch_index"):
+        return None  # a changed pin (the index it came from does not matter once built)
+    if not env.python.is_file():
+        return None
+    return env if (env.llmexport_dir() / "llmexport.py").is_file() else None
 
 
-MNNCONVERT_SHIM = """#!{python}
-# Calls pymnn's converter core directly. llmexport otherwise imports MNN.tools, whose
-# logger pip-installs aliyun-log-python-sdk and contacts a telemetry endpoint.
-import sys
-import _tools
-_tools.mnnconvert(sys.argv)
-"""
+# The converter llmexport is told to use: pymnn's converter core called directly.
+# llmexport otherwise imports MNN.tools, whose logger pip-installs aliyun-log-python-sdk
+# and contacts a telemetry endpoint.
+MNNCONVERT_CODE = "import sys, _tools; _tools.mnnconvert(sys.argv)"
+
+
+def write_mnnconvert_shim(python: Path, folder: Path) -> Path:
+    """Write the converter command for llmexport's `--mnnconvert` into `folder`.
+
+    llmexport joins the converter's arguments into one shell command line (os.popen), so
+    the command is a small script whose own name has no spaces, run by `python` wherever
+    that is (macOS's data folder, "Application Support", has a space)."""
+    if os.name == "nt":
+        path = folder / "mnnconvert.cmd"
+        path.write_text(f'@"{python}" -c "{MNNCONVERT_CODE}" %*\r\n', encoding="utf-8")
+        return path
+    path = folder / "mnnconvert"
+    code = shlex.quote(MNNCONVERT_CODE)
+    path.write_text(f'#!/bin/sh\nexec {shlex.quote(str(python))} -c {code} "$@"\n')
+    path.chmod(0o755)
+    return path
 
 
 def exporter_env(package_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -137,5 +217,6 @@ def exporter_env(package_dir: Path, base: dict[str, str] | None = None) -> dict[
         PYTHONHASHSEED="0",
         TRANSFORMERS_VERBOSITY="error",
         PYTHONWARNINGS="ignore",
+        PYTHONUNBUFFERED="1",  # its progress arrives as it is printed, not at the end
     )
     return env

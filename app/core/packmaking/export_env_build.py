@@ -8,10 +8,27 @@ Run it on a lane of its own (`JobQueue(1, ...)`) or call `run()` on a thread of 
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
+from app.core.infra.deletion import remove_tree
+from app.core.infra.file_lock import exclusive_lock
 from app.core.infra.job_queue import TrackedJob
-from app.core.packmaking.export_env import ExportEnv, ExportEnvPlan
+from app.core.infra.jsonfile import atomic_write_bytes
+from app.core.packmaking.export_env import (
+    OWNER_MARK,
+    STAMP,
+    ExportEnv,
+    ExportEnvPlan,
+    ready_export_env,
+    stamp_for,
+)
+from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 
 QUEUED, CREATING, INSTALLING, CHECKING = "queued", "creating", "installing", "checking"
 DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
@@ -34,14 +51,20 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
     def __init__(self, plan: ExportEnvPlan) -> None:
         super().__init__(EnvBuildStatus())
         self.plan = plan
+        self._process = StreamedProcess()
 
     def env(self) -> ExportEnv:
         """The environment, once the job is done."""
-        raise NotImplementedError
+        env = ready_export_env(self.plan.folder)
+        if env is None:
+            raise RuntimeError(f"the export environment in {self.plan.folder} is not ready")
+        return env
 
     def cancel(self) -> None:
-        """Stop pip (its whole process group) and remove what was built so far."""
-        raise NotImplementedError
+        """Stop pip (its whole process group); the running job then removes what was
+        built so far and ends cancelled."""
+        self._process.cancel()
+        self._set_if((QUEUED,), state=CANCELLED)
 
     def pause(self) -> None:
         """A build cannot resume half-way: pausing (the app closing) cancels it."""
@@ -49,7 +72,93 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
 
     def restart(self) -> None:
         """Make a failed or cancelled build ready to run again (it starts over)."""
-        raise NotImplementedError
+        self._process = StreamedProcess()
+        self._set(state=QUEUED, line="", lines=0, error="")
 
     def run(self) -> EnvBuildStatus:
-        raise NotImplementedError
+        if self.status().state == CANCELLED:
+            return self.status()
+        folder = self.plan.folder
+        try:
+            # One build per folder across processes; a second one finds it ready after.
+            with exclusive_lock(folder.parent / f".{folder.name}.lock"):
+                if ready_export_env(folder) is None:
+                    self._build(folder)
+        except ProcessCancelled:
+            _remove_own(folder)
+            self._set(state=CANCELLED)
+        except (OSError, BuildFailed) as exc:
+            _remove_own(folder)
+            self._set(state=FAILED, error=str(exc))
+        else:
+            self._set(state=DONE, line=f"ready: {folder}")
+        return self.status()
+
+    def _build(self, folder: Path) -> None:
+        _remove_own(folder)
+        if folder.exists() and any(folder.iterdir()):
+            raise BuildFailed(
+                f"{folder} is not empty and DraftDeck did not make it; "
+                "choose another folder for the export environment"
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / OWNER_MARK).write_text("made by DraftDeck for exporting\n", encoding="utf-8")
+        env = ExportEnv(folder)
+        self._step(CREATING, [base_python(), "-m", "venv", str(folder)], folder)
+        self._step(INSTALLING, pip_command(env, self.plan), folder)
+        found = self._step(CHECKING, [str(env.python), "-c", _FIND_LLMEXPORT], folder)
+        stamp = stamp_for(self.plan.requirements, self.plan.torch_index)
+        stamp["llmexport_dir"] = found[-1]
+        atomic_write_bytes(folder / STAMP, json.dumps(stamp, indent=2).encode())
+
+    def _step(self, state: str, cmd: list[str], folder: Path) -> tuple[str, ...]:
+        self._set(state=state)
+
+        def on_line(line: str) -> None:
+            self._set(line=line, lines=self.status().lines + 1)
+
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        with tempfile.TemporaryDirectory(prefix="draftdeck-env-") as cwd:
+            done = self._process.run(cmd, env, Path(cwd), on_line)
+        if done.returncode != 0:
+            tail = "\n".join(done.tail[-12:])
+            raise BuildFailed(f"{state} the export environment failed ({cmd[2]}):\n{tail}")
+        return done.tail
+
+
+class BuildFailed(Exception):
+    pass
+
+
+# Printed last by the check: the folder llmexport's own modules are imported from.
+_FIND_LLMEXPORT = (
+    "import importlib.util, os, torch, transformers, onnxscript, MNN, _tools; "
+    "assert not torch.cuda.is_available() or torch.version.cuda is None; "
+    "print('torch', torch.__version__, 'transformers', transformers.__version__); "
+    "print(os.path.dirname(importlib.util.find_spec('llmexport').origin))"
+)
+
+
+def base_python() -> str:
+    """The Python the environment is made from: the app's own, unless the app is a
+    frozen build (then the system's python3)."""
+    if not getattr(sys, "frozen", False):
+        return sys.executable
+    found = shutil.which("python3") or shutil.which("python")
+    if found is None:
+        raise BuildFailed("exporting needs Python 3.10 or later installed (python3 on PATH)")
+    return found
+
+
+def pip_command(env: ExportEnv, plan: ExportEnvPlan) -> list[str]:
+    cmd = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
+    if plan.torch_index:
+        cmd += ["--extra-index-url", plan.torch_index]
+    return [*cmd, *plan.requirements]
+
+
+def _remove_own(folder: Path) -> None:
+    """Remove a (half-built or outdated) environment, only if DraftDeck made it."""
+    if (folder / OWNER_MARK).is_file():
+        remove_tree(folder)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -84,21 +85,34 @@ class StreamedProcess:
         try:
             assert proc.stdout is not None
             for raw in iter(proc.stdout.readline, b""):
-                line = raw.decode("utf-8", errors="replace").rstrip()
-                if not line:
-                    continue
-                tail.append(line)
-                del tail[:-TAIL_LINES]
-                on_line(line)
+                for line in output_lines(raw.decode("utf-8", errors="replace")):
+                    if tail and tail[-1] == line:
+                        continue  # a spinner's frames, or a bar that did not move
+                    tail.append(line)
+                    del tail[:-TAIL_LINES]
+                    on_line(line)
             code = proc.wait()
         finally:
             _kill_group(proc)  # nothing it started outlives it (a failed or cancelled run)
             proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
             with self._lock:
                 self._proc = None
         if self.cancelled:
             raise ProcessCancelled
         return ProcessResult(code, tuple(tail))
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_SPINNER = re.compile(r"^[\u2800-\u28ff]\s*")  # yaspin's braille frames
+
+
+def output_lines(text: str) -> list[str]:
+    """The lines a terminal would show of `text`: split at carriage returns too (progress
+    bars and spinners redraw one line), without colour codes or spinner frames."""
+    lines = (_SPINNER.sub("", _ANSI.sub("", part)).strip() for part in re.split(r"[\r\n]", text))
+    return [line for line in lines if line]
 
 
 def _new_group_flag() -> int:
