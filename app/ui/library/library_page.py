@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,8 +13,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QToolBar,
     QVBoxLayout,
@@ -24,9 +21,9 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.core.infra.units import counted, format_bytes
-from app.core.pack.library import ImportCancelled, Library, PackEntry
+from app.core.pack.library import Library, PackEntry
 from app.ui.base import background
-from app.ui.base.dialogs import ask, show_error, show_file_error
+from app.ui.base.dialogs import ask, show_file_error
 from app.ui.base.fitted_table import CELLS, READABLE, ElideDelegate, FittedTable
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.open_folder import open_folder
@@ -34,6 +31,7 @@ from app.ui.base.placeholder_edit import PlaceholderEdit
 from app.ui.library.library_menu import pack_menu
 from app.ui.library.library_model import COLUMNS, ENTRY_ROLE, LibraryModel
 from app.ui.library.pack_details import PackDetails
+from app.ui.library.zip_imports import ZipImports
 
 log = logging.getLogger("draftdeck.ui.library")
 
@@ -52,8 +50,6 @@ class LibraryPage(QWidget):
 
     message = Signal(str)
     use_in_pair = Signal(str, Path)  # ("target" or "draft", the pack's folder)
-    # Permille of the running zip import; emitted from the import's thread.
-    _import_progress = Signal(int)
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -138,23 +134,15 @@ class LibraryPage(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
 
-        # Zips unpack in the background, one at a time, with a bar and a Cancel button.
-        self._zips: list[Path] = []
-        self._cancel_import = threading.Event()
-        self.import_label = wrap_to_width(QLabel())  # the zip's name may be long
-        self.import_bar = QProgressBar()
-        self.import_bar.setRange(0, 1000)
-        self.import_bar.setTextVisible(False)
-        self.import_cancel = QPushButton("Cancel Import")
-        self.import_cancel.clicked.connect(self.cancel_imports)
-        self.import_row = QWidget()
-        import_layout = QHBoxLayout(self.import_row)
-        import_layout.setContentsMargins(0, 0, 0, 0)
-        import_layout.addWidget(self.import_label)
-        import_layout.addWidget(self.import_bar, 1)
-        import_layout.addWidget(self.import_cancel)
-        self.import_row.hide()
-        self._import_progress.connect(self.import_bar.setValue)
+        self.zip_imports = ZipImports(library, self)
+        self.zip_imports.imported.connect(lambda entry: self._show_added([entry]))
+        self.zip_imports.message.connect(self.message)
+        # The row's parts, as the page's (tests and screenshots reach them here).
+        self.import_row, self.import_bar = self.zip_imports, self.zip_imports.bar
+        self.import_label, self.import_cancel = (
+            self.zip_imports.label,
+            self.zip_imports.cancel_button,
+        )
 
         top = QHBoxLayout()
         top.addWidget(self.toolbar)
@@ -308,9 +296,10 @@ class LibraryPage(QWidget):
         """Add dropped or chosen folders (by reference) and zip files (unpacked in the
         background)."""
         added: list[PackEntry] = []
+        zips: list[Path] = []
         for path in paths:
             if path.is_file() and path.suffix.lower() == ".zip":
-                self._zips.append(path)
+                zips.append(path)
                 continue
             try:
                 added.extend(self.library.add_folder(path))
@@ -318,56 +307,15 @@ class LibraryPage(QWidget):
                 log.warning("could not add %s: %s", path, exc)
                 show_file_error(self, "Could not add pack", exc)
         self._show_added(added)
-        self._import_next_zip()
+        for archive in zips:
+            self.zip_imports.add(archive)
 
     def importing(self) -> bool:
-        return background.is_running(self, "import")
+        return self.zip_imports.running()
 
     def cancel_imports(self) -> None:
         """Stop the running zip import and drop the ones waiting."""
-        self._zips.clear()
-        self._cancel_import.set()
-
-    def _import_next_zip(self) -> None:
-        if self.importing():
-            return
-        if not self._zips:
-            self.import_row.hide()
-            return
-        archive = self._zips.pop(0)
-        cancel = self._cancel_import = threading.Event()
-        emit = self._import_progress.emit
-
-        def unpack() -> PackEntry:
-            return self.library.import_zip(
-                archive, lambda done, total: emit(done * 1000 // max(total, 1)), cancel
-            )
-
-        self.import_label.setText(f"Importing {archive.name}…")
-        self.import_bar.setValue(0)
-        self.import_row.show()
-        background.run(
-            self,
-            "import",
-            unpack,
-            on_done=self._on_imported,
-            on_error=lambda exc: self._on_import_failed(archive, exc),
-        )
-
-    def _on_imported(self, entry: PackEntry) -> None:
-        self._show_added([entry])
-        self._import_next_zip()
-
-    def _on_import_failed(self, archive: Path, exc: Exception) -> None:
-        if isinstance(exc, ImportCancelled):
-            self.message.emit(f"Import of {archive.name} cancelled")
-        elif isinstance(exc, FileError):
-            log.warning("could not import %s: %s", archive, exc)
-            show_file_error(self, "Could not add pack", exc)
-        else:
-            log.error("could not import %s", archive, exc_info=exc)
-            show_error(self, "Could not add pack", f"{archive}: {exc}")
-        self._import_next_zip()
+        self.zip_imports.cancel()
 
     def _show_added(self, added: list[PackEntry]) -> None:
         if not added:

@@ -24,11 +24,10 @@ from app.core.recipe.files import (
     TARGET_CONFIG,
     ChangedOnDiskError,
     RecipeDocument,
-    backup_path,
     draft_recipe_path,
 )
 from app.core.recipe.schema import DRAFT, TARGET
-from app.ui.base.dialogs import ask, show_error, show_file_error
+from app.ui.base.dialogs import ask, show_file_error
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
@@ -36,6 +35,7 @@ from app.ui.recipes.draft_twins import DraftTwinsPanel
 from app.ui.recipes.recipe_editor import RecipeEditor
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
+from app.ui.recipes.recipe_reset import ask_to_reset, ask_to_revert, offer_reset
 from app.ui.recipes.recipe_undo import REDO_KEYS, UNDO_KEYS
 
 
@@ -166,7 +166,8 @@ class RecipesPage(QWidget):
         def discard() -> None:
             for editor in self.editors:
                 if editor.dirty:
-                    self._after(editor.revert)
+                    editor.revert()
+                    self._after_reread()
             go_on()
 
         self._question = ask_before_switch(parent, unsaved, wanted, save, discard, keep)
@@ -304,19 +305,7 @@ class RecipesPage(QWidget):
         self.act_save.setEnabled(self.has_unsaved())
         self.unsaved_changed.emit(self.has_unsaved())
         self.act_revert.setEnabled(editor.dirty)
-        # Reset puts back one file, the visible tab's: the button says which. A file as
-        # the pack shipped it, with no edits open, has nothing to reset.
-        on_disk = editor.doc is not None and editor.doc.on_disk
-        shipped = on_disk and not editor.dirty and editor.as_shipped()
-        self.act_reset.setEnabled(on_disk and not shipped)
-        shown = "Draft" if editor is self.draft_editor else "Target"
-        self.act_reset.setText(f"Reset {shown} to Pack Default")
-        name = editor.path.name if editor.path else "this file"
-        self.act_reset.setToolTip(
-            f"{name} is already as the pack shipped it"
-            if shipped
-            else f"Put back {name} as the pack shipped it; the other tab's file is left as it is"
-        )
+        offer_reset(self.act_reset, editor, "Draft" if editor is self.draft_editor else "Target")
         # A file the pack does not have offers its own preset list to start it from:
         # one list on the page, not two.
         starting = editor.doc is not None and editor.missing_file
@@ -391,50 +380,12 @@ class RecipesPage(QWidget):
             self._saved_at = f"{datetime.now():%H:%M}"
 
     def revert(self) -> None:
-        editor = self.current_editor()
-        if editor.path is not None:
-            ask(
-                self,
-                "Revert recipe",
-                f"Throw away unsaved changes to {editor.path}?",
-                "Revert",
-                lambda: self._after(editor.revert),
-            )
+        ask_to_revert(self, self.current_editor(), self._after_reread)
 
-    def _after(self, change: Callable[[], None]) -> None:
-        """A change that re-reads a file; the draft's recipe files are read again too."""
-        change()
+    def _after_reread(self) -> None:
+        """A file was read again: the draft's recipe files are read again too."""
         self._refresh_twins()
         self._update_state()
 
     def reset_to_pack(self) -> None:
-        editor = self.current_editor()
-        if editor.path is None:
-            return
-        path = editor.path
-        twins = ", ".join(twin.path.name for twin in editor.twins)
-        also = f"\n\n{twins} holds the same recipe and is reset with it." if twins else ""
-
-        def reset() -> None:
-            try:
-                restored = editor.reset_to_pack()
-            except FileError as exc:
-                show_file_error(self, "Reset failed", exc)
-                return
-            self._refresh_twins()
-            if not restored:
-                show_error(
-                    self,
-                    "Nothing to reset",
-                    f"{path} has not been edited by DraftDeck, so it is as the pack shipped it.",
-                )
-            self._update_state()
-
-        ask(
-            self,
-            "Reset to pack default",
-            f"Replace {path} with the version the pack shipped? The current file is kept "
-            f"as {backup_path(path)}.{also}",
-            "Reset",
-            reset,
-        )
+        ask_to_reset(self, self.current_editor(), self._after_reread)
