@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QFontMetrics, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -24,12 +23,12 @@ from PySide6.QtWidgets import (
 from app.core.pack.library import Library, PackEntry
 from app.core.pack.pair_table import PairTable
 from app.core.pack.pairing import drafts_for, rank_note
-from app.core.pack.verdict import BLOCKED, VERDICT_LABELS
+from app.core.pack.verdict import BLOCKED
 from app.ui.base import background
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.pair_selection import PairSelection
 from app.ui.pair.draft_list import RANK_ROLE, DraftCombo
-from app.ui.pair.pair_matrix import PAIR_ROLE, NamesHeader, PairMatrixModel, cell_text
+from app.ui.pair.pair_matrix import PAIR_ROLE, NamesHeader, PairMatrixModel, size_columns
 from app.ui.pair.pair_memory import MemoryEstimate
 from app.ui.pair.verdict_card import VerdictCard
 
@@ -125,7 +124,7 @@ class PairPage(QWidget):
         self.matrix.setModel(self.matrix_model)
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        # Sized once per table from the names and the widest cell text (_size_matrix):
+        # Sized once per table from the names and the widest cell text (size_columns):
         # sized to contents, the view asked every role of all 33,600 cells of a
         # 300-pack library again on every change (a million data() calls, 9 s).
         self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -193,7 +192,7 @@ class PairPage(QWidget):
         self._entries = list(table.entries)
         self._targets, self._drafts = list(table.targets), list(table.drafts)
         self.matrix_model.set_table(table)
-        self._size_matrix()
+        size_columns(self.matrix, self.matrix_model)
         self._restore_pair()
         self._apply_wanted_use()
 
@@ -215,29 +214,6 @@ class PairPage(QWidget):
             role, path = self._wanted_use
             self._wanted_use = None
             self.use_as(role, path)
-
-    def _size_matrix(self) -> None:
-        """Each column as wide as its draft's name or the widest cell text, whichever is
-        wider; rows one line high. A name's width is its text's advance plus the margins
-        one section's size hint adds to its text: a size hint per section asked the
-        model five roles of each name (1,500 calls into Python for 300 drafts, 10-50 ms
-        of the GUI thread at once)."""
-        widest = max(
-            self.matrix.fontMetrics().horizontalAdvance(cell_text(level, warnings))
-            for level in VERDICT_LABELS
-            for warnings in (0, 1, 10)
-        )
-        padding = 2 * self.matrix.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 8
-        header, drafts = self.matrix.horizontalHeader(), self.matrix_model.drafts
-        if not drafts:
-            return
-        bold = header.font()  # as a section's size hint measures it (its current one is bold)
-        bold.setBold(True)
-        advance = QFontMetrics(bold).horizontalAdvance
-        labels = [self.matrix_model.label(draft) for draft in drafts]
-        margins = header.sectionSizeHint(0) - advance(labels[0])
-        for column, label in enumerate(labels):
-            header.resizeSection(column, max(advance(label) + margins, widest + padding))
 
     def _first_readable(self) -> PackEntry | None:
         return next((t for t in self._targets if t.ok), self._targets[0] if self._targets else None)
