@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,9 @@ from app.core.pack.files import PHONE_MARKER
 from app.core.pack.library import Library
 from app.core.phone import adb as adb_module
 from app.core.phone import remote_fs as fs
-from app.core.phone.adb import GUIDANCE, Adb, adb_executable
+from app.core.phone.adb import GUIDANCE, NO_DEVICES, Adb, adb_executable
 from app.core.phone.adb_wire import parse_devices
-from app.core.phone.desk import PhoneDesk
+from app.core.phone.desk import PhoneDesk, PhoneFolder, device_hint, recipes_refusal
 from app.core.phone.destinations import check_root, pack_path
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
 from app.core.phone.local_files import pack_files
@@ -37,10 +38,12 @@ from app.core.phone.phone_packs import (
     INCOMPLETE,
     NOT_IN_LIBRARY,
     SAME,
+    PhonePack,
     delete_pack,
     list_packs,
 )
-from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
+from app.core.phone.push import CANCELLED, DONE, FAILED, PUSHING, PushJob, PushStatus
+from app.core.phone.push_news import PushNews, changed_folder, push_news
 from tests.adb_harness import AdbServer, free_port
 from tests.fake_phone import FakePhone
 from tests.helpers.cli import run_cli
@@ -176,6 +179,42 @@ def test_debouncer_ignores_flaps_and_reports_lasting_changes() -> None:
     other = DeviceInfo("B", "unauthorized")
     assert debounce.update([other], now=3.0) == []
     assert debounce.update([other], now=4.0) == [other]
+
+
+def test_the_desk_says_what_a_phone_needs_and_when_recipes_alone_may_go() -> None:
+    ready, locked = DeviceInfo("A", "device", model="Pixel"), DeviceInfo("B", "unauthorized")
+    assert device_hint([], None) == NO_DEVICES
+    assert device_hint([ready, locked], ready) == ""
+    assert device_hint([ready, locked], locked) == f"B is unauthorized. {locked.guidance}"
+    pack = PhonePack("fast-draft", f"{ROOT}/fast-draft", 10, 3, SAME)
+    here = PhoneFolder("A", ROOT, [pack], None)
+    assert recipes_refusal(ready, "fast-draft", ROOT, None) == f"Reading {ROOT} on Pixel…"
+    other_folder = "/sdcard/Download/DraftDeck"
+    assert recipes_refusal(ready, "fast-draft", other_folder, here).startswith("Reading")
+    assert recipes_refusal(ready, "fast-draft", ROOT, here) == ""
+    assert recipes_refusal(ready, "other", ROOT, here).startswith(
+        f"other is not on Pixel in {ROOT}: push the whole pack once"
+    )
+
+
+def test_a_push_says_its_end_and_names_the_folder_it_changed() -> None:
+    pack = PushStatus("fast-draft", "A", f"{ROOT}/fast-draft", recipe_only=False)
+    recipes = PushStatus("fast-draft", "A", f"{ROOT}/fast-draft", recipe_only=True)
+    assert push_news(pack, "Pixel") is None and changed_folder(pack) is None  # queued
+    sending = replace(pack, state=PUSHING)
+    assert push_news(sending, "Pixel") is None and changed_folder(sending) == ("A", ROOT)
+    assert changed_folder(replace(recipes, state=PUSHING)) is None  # no .partial folder
+    done = push_news(replace(pack, state=DONE, pushed=("a",), skipped=("b", "c")), "Pixel")
+    assert done is not None and not done.problem
+    assert done.text == "fast-draft is on Pixel: 1 file pushed, 2 already there, all verified"
+    failed = push_news(replace(recipes, state=FAILED, error="cable"), "Pixel")
+    assert failed is not None and failed.problem
+    assert failed.text == "Push of recipes of fast-draft to Pixel failed: cable"
+    stopped = replace(pack, state=CANCELLED, error="Stopped.")
+    assert push_news(stopped, "Pixel") == PushNews(
+        "Push of fast-draft to Pixel cancelled: Stopped.", False
+    )
+    assert changed_folder(stopped) == ("A", ROOT)
 
 
 # -- devices -----------------------------------------------------------------------------
