@@ -1,0 +1,1 @@
+"""The window's pack-making dialogs: File → Make Pack… and File → Publish to Hugging Face…"""

@@ -1,0 +1,298 @@
+"""File → Make Pack…: export an HF model to an MNN pack, prove the export against its
+source, and add the pack to the Library.
+
+The steps, each off the GUI thread: fetch the source (a repo id), check the choices
+(export_checks), ask before creating the export environment (its folder and disk), build
+it (ExportEnvJob), export (ExportJob), verify (the verify-export client), add the pack to
+the Library by reference (it stays where the user made it). Esc cancels the running step
+(and closes the dialog when nothing runs); Return starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+
+from app.core.hub.hub_api import HubConfig
+from app.core.infra.errors import AlreadyExistsError, FileError
+from app.core.infra.job_queue import JobQueue
+from app.core.pack.library import Library
+from app.core.packmaking import export_run
+from app.core.packmaking.export_checks import ExportPlan, ExportSettings, plan_export
+from app.core.packmaking.export_env import ExportEnv, ExportEnvPlan, plan_export_env
+from app.core.packmaking.export_env_build import ExportEnvJob
+from app.core.packmaking.export_run import ExportJob, source_folder
+from app.ui.base import background
+from app.ui.base.dialogs import choose
+from app.ui.packmaking.job_dialog import JobDialog, problem_words
+from app.ui.packmaking.make_pack_form import Check, MakePackForm, check_choice
+from app.ui.packmaking.pack_verify import VerifyStep
+
+log = logging.getLogger("draftdeck.ui.make_pack")
+Plans = tuple[ExportPlan, ExportEnvPlan]
+
+
+class MakePackDialog(JobDialog):
+    made = Signal(object)  # the made pack's folder (Path), once it is in the Library
+
+    def __init__(
+        self, library: Library, hub: HubConfig | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__("Make Pack", parent)
+        self.setObjectName("makePackDialog")
+        self.setWindowTitle("Make Pack")
+        self.resize(760, 600)
+        self._library = library
+        self._hub = hub or HubConfig()
+        self._check: Check | None = None
+        self._step = ""  # the step running ("" when none): said on Cancel
+        self._queue: JobQueue[ExportEnvJob | ExportJob] | None = None
+        self._job: ExportEnvJob | ExportJob | None = None
+        self._after_env: ExportPlan | None = None  # the export waiting for the environment
+        self._verify = VerifyStep(self)
+        self._verify.finished.connect(self._on_verified)
+        self._verify.progress.connect(self._on_verify_progress)
+
+        self.form = MakePackForm()
+        self.form.changed.connect(self._check_again)
+        self.form.adjust_button.clicked.connect(self._adjust)
+        self.figures = QTextBrowser()
+        self.figures.setObjectName("details")
+        self.figures.setOpenExternalLinks(False)
+        self.figures.setPlaceholderText(
+            "After the export, the pack is run beside its source model on prose, code, "
+            "Chinese and a chat turn; the figures show here."
+        )
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.form)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.status)
+        layout.addWidget(self.figures, 1)
+        layout.addWidget(self.buttons)
+        self._check_again()
+
+    # -- the checks, before anything runs ----------------------------------------------
+
+    def _check_again(self) -> None:
+        self._check = None
+        self.form.adjust_button.hide()
+        source, out = self.form.source(), self.form.out_folder()
+        if source.problem or out is None:
+            background.drop(self, "check")
+            self.form.say(source.problem or "Choose the output folder.")
+        elif source.folder is None:
+            background.drop(self, "check")
+            self.form.say(
+                f"{source.repo_id} is checked once its files are fetched from the Hub.",
+                problem=False,
+            )
+        else:
+            folder, settings = source.folder, self.form.settings()
+            self.form.say("Checking…")
+            background.run(
+                self,
+                "check",
+                lambda: check_choice(folder, out, settings),
+                on_done=self._show_check,
+                on_error=lambda error: self.form.say(problem_words(error), problem=True),
+            )
+        self._update_buttons()
+
+    def _show_check(self, check: Check) -> None:
+        self._check = check
+        if check.plan is not None:
+            ready = "Ready: " + describe_plan(check.plan)
+            self.form.say("\n".join((*check.plan.adjusted, ready)))
+        else:
+            self.form.say(check.refusal, problem=True)
+            adjusted = check.adjusted
+            if adjusted is not None:
+                block = "one per row" if adjusted.block == 0 else str(adjusted.block)
+                self.form.adjust_button.setText(f"Use Block {block}")
+                self.form.adjust_button.setToolTip("\n".join(check.adjust_words))
+            self.form.adjust_button.setVisible(adjusted is not None)
+        self._update_buttons()
+
+    def _adjust(self) -> None:
+        if self._check is not None and self._check.adjusted is not None:
+            self.form.set_settings(self._check.adjusted)
+
+    def _update_buttons(self) -> None:
+        running = bool(self._step)
+        source = self.form.source()
+        startable = (source.repo_id is not None and self.form.out_folder() is not None) or (
+            self._check is not None and self._check.plan is not None
+        )
+        self.start_button.setEnabled(startable and not running)
+        self.show_running(running)
+        self.form.set_running(running)
+
+    # -- running ----------------------------------------------------------------------
+
+    def running(self) -> bool:
+        return bool(self._step)
+
+    def start(self) -> None:
+        if self.running() or not self.start_button.isEnabled():
+            return
+        self.figures.clear()
+        source, out, settings = self.form.source(), self.form.out_folder(), self.form.settings()
+        assert out is not None
+        hub = self._hub
+        if source.folder is not None:
+            folder = source.folder
+            self._run_step("checking", "Checking…", lambda: _plans(folder, out, settings))
+        else:
+            repo_id = str(source.repo_id)
+            self._run_step(
+                "fetching",
+                f"Fetching {repo_id}'s model files from {hub.place()}…",
+                lambda: _plans(source_folder(repo_id, hub), out, settings),
+            )
+
+    def _run_step(self, step: str, words: str, fn: Callable[[], Plans]) -> None:
+        self._set_step(step, words)
+        background.run(self, "step", fn, on_done=self._with_plans, on_error=self._failed)
+
+    def _set_step(self, step: str, words: str) -> None:
+        self._step = step
+        self.say(words)
+        self._update_buttons()
+
+    def _with_plans(self, plans: Plans) -> None:
+        plan, env_plan = plans
+        if env_plan.ready:
+            self._export(ExportEnv(env_plan.folder), plan)
+        elif not env_plan.fits():
+            self._failed(
+                OSError(f"Not enough free space for the export environment. {env_plan.describe()}")
+            )
+        else:
+            self._set_step("asking", "Exporting needs its own Python environment first.")
+            choose(
+                self,
+                "Create the export environment?",
+                env_plan.describe() + "\n\nCreate it now? It is made once and kept.",
+                [("Create It", lambda: self._build_env(plan, env_plan))],
+                on_cancel=lambda: self._stopped("Not started: nothing was downloaded."),
+            )
+
+    def _lane(self) -> JobQueue[ExportEnvJob | ExportJob]:
+        if self._queue is None:
+            self._queue = JobQueue(1, "make-pack")
+            background.watch(self, self._queue, self._on_job_changed)
+        return self._queue
+
+    def _build_env(self, plan: ExportPlan, env_plan: ExportEnvPlan) -> None:
+        self._set_step("building", f"Creating the export environment in {env_plan.folder}…")
+        self._after_env = plan
+        self._job = ExportEnvJob(env_plan)
+        self._lane().submit(self._job)
+
+    def _export(self, env: ExportEnv, plan: ExportPlan) -> None:
+        self._set_step("exporting", f"Exporting {plan.source.folder.name} to {plan.out}…")
+        self._job = ExportJob(env, plan)
+        self._lane().submit(self._job)
+
+    def _on_job_changed(self) -> None:
+        job = self._job
+        if job is None:
+            return
+        status = job.status()
+        if status.line:
+            self.say(f"{status.state}: {status.line}")
+        if not job.is_finished():
+            return
+        self._job = None
+        if status.state == export_run.CANCELLED:  # the same word in both jobs
+            self._stopped(f"Cancelled while {self._step}: nothing was kept.")
+        elif status.state != export_run.DONE:
+            self._failed(RuntimeError(status.error or f"{self._step} failed"))
+        elif isinstance(job, ExportEnvJob) and self._after_env is not None:
+            self._export(job.env(), self._after_env)
+        elif isinstance(job, ExportJob):
+            self._verify_pack(job)
+
+    def _verify_pack(self, job: ExportJob) -> None:
+        pack = Path(job.status().path)
+        self._set_step("verifying", f"Verifying {pack.name} against its source…")
+        self._verify.start(job.env, pack, job.plan.source.folder)
+
+    def _on_verify_progress(self, line: str) -> None:
+        if self._step == "verifying":
+            self.say(f"verifying: {line}")
+
+    def _on_verified(self, pack: Path, figures: str, problem: str, verified: bool) -> None:
+        self.figures.setHtml(figures)
+        if not verified:
+            self._stopped(
+                f"Export not verified: {pack.name} was not added to the Library (it is in "
+                f"{pack}; File → Add Folder… adds it anyway). {problem}".strip(),
+                problem=True,
+            )
+            return
+        self._add_to_library(pack, problem)
+
+    def _add_to_library(self, pack: Path, card_problem: str) -> None:
+        try:
+            self._library.add_folder(pack)
+        except AlreadyExistsError:
+            pass  # made inside the library folder, or made again: it is listed already
+        except FileError as exc:
+            self._stopped(f"The pack was made but not added: {problem_words(exc)}", True)
+            return
+        self._stopped(
+            f"Export verified. {pack.name} is in the Library ({pack}): pair it, chat, tune "
+            "or push it there; File → Publish to Hugging Face… puts it on the Hub. " + card_problem,
+            problem=bool(card_problem),
+        )
+        self.made.emit(pack)
+
+    def _failed(self, error: Exception) -> None:
+        log.warning("make pack: %s failed: %s", self._step or "a step", error)
+        self._stopped(problem_words(error), problem=True)
+
+    def _stopped(self, words: str, problem: bool = False) -> None:
+        self._step = ""
+        self.say(words, problem)
+        self._update_buttons()
+
+    # -- stopping ---------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the running step: a job is killed with its children, a fetch or check
+        is left to end unheard."""
+        if not self.running():
+            return
+        if self._job is not None:
+            self.say(f"Cancelling ({self._step})…")
+            self._job.cancel()
+        elif self._step == "verifying":
+            self._verify.cancel()
+        else:
+            background.drop(self, "step")
+            self._stopped(f"Cancelled while {self._step}.")
+
+    def shutdown(self) -> None:
+        self._verify.cancel()
+        if self._queue is not None:
+            self._queue.shutdown()  # pauses (cancels) the job, then waits for its thread
+            self._queue = None
+
+
+def _plans(folder: Path, out: Path, settings: ExportSettings) -> Plans:
+    return plan_export(folder, out, settings), plan_export_env()
+
+
+def describe_plan(plan: ExportPlan) -> str:
+    s, src = plan.settings, plan.source
+    block = "one block per row" if s.block == 0 else f"block {s.block}"
+    return (
+        f"{src.model_type} ({src.architecture}, hidden {src.hidden_size}) as a "
+        f"{s.bits}-bit {s.role} pack, {block}, into {plan.out}."
+    )

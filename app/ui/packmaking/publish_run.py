@@ -1,0 +1,81 @@
+"""A publish from the window: `draftdeck publish DIR REPO --json` in a child process.
+
+A child, not a thread: the Hub client's upload has no cancel, and a thread cannot be
+stopped, so a Cancel that only stopped listening would let the commit land anyway.
+Killing the child stops it whole; a Hub commit lands whole or not at all, so the repo
+keeps its last complete commit. The child runs the same code as the command line
+(app/core/hub/publish.py through app/cli/packmaking.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from app.core.hub.publish import Published
+from app.core.infra.errors import HubError
+from app.core.packmaking.export_process import StreamedProcess
+
+CLI_PREFIX = "draftdeck: "
+
+
+def own_command() -> list[str]:
+    """The `draftdeck` command of this very program: the frozen app, or python -m app."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "app"]
+
+
+def publish_command(folder: Path, repo_id: str, private: bool) -> list[str]:
+    return [
+        *own_command(),
+        "publish",
+        str(folder),
+        repo_id,
+        "--json",
+        *(["--private"] if private else []),
+    ]
+
+
+def _published(line: str, private: bool) -> Published | None:
+    """The child's --json answer, if this line is it."""
+    if not line.startswith("{"):
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not {"repo", "commit", "url"} <= data.keys():
+        return None
+    return Published(str(data["repo"]), str(data["commit"]), str(data["url"]), private)
+
+
+def publish_in_child(
+    process: StreamedProcess,
+    folder: Path,
+    repo_id: str,
+    private: bool,
+    token_env: dict[str, str],
+    on_line: Callable[[str], None],
+) -> Published:
+    """Run the publish; each line the child says goes to `on_line` (this thread).
+    Raises ProcessCancelled after `process.cancel()`, HubError when it failed."""
+    answer: list[Published] = []
+
+    def heard(line: str) -> None:
+        published = _published(line, private)
+        if published is not None:
+            answer.append(published)
+        else:
+            on_line(line.removeprefix(CLI_PREFIX))
+
+    env = {**os.environ, **token_env, "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    result = process.run(publish_command(folder, repo_id, private), env, folder, heard)
+    if result.returncode == 0 and answer:
+        return answer[0]
+    said = [line for line in result.tail if line.startswith(CLI_PREFIX)]
+    problem = said[-1].removeprefix(CLI_PREFIX) if said else "\n".join(result.tail[-5:])
+    raise HubError(problem or f"draftdeck publish ended with code {result.returncode}")

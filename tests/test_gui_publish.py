@@ -1,0 +1,153 @@
+"""File → Publish to Hugging Face…, offscreen: the dialog publishes a pack to the local Hub
+stand-in through `draftdeck publish` in a child process, the files come back equal with
+DraftDeck's own Downloads, and Cancel stops an upload before its commit.
+
+The child runs the Hub client's classic LFS upload (HF_HUB_DISABLE_XET): the stand-in
+has no Xet store (tests/hub_upload.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import constants
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from app.core.hub.downloads import Downloads
+from app.core.hub.job import DONE
+from app.core.infra.settings import load_settings
+from app.core.packmaking.card import CARD, CardFacts
+from app.core.packmaking.make import write_card_only
+from app.ui.packmaking.publish_dialog import NO_CARD, PublishDialog
+from tests import hub_upload
+from tests.helpers.downloads import finish
+from tests.hub_server import DEFAULT_TOKEN, FakeHub
+
+Copy = Callable[..., Path]
+REPO = "maker/Qwen3-tiny-draft-MNN"
+WAIT_MS = 120_000  # a child process on a loaded machine: a guard against a hang only
+
+
+@pytest.fixture
+def hub_env(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
+    """The child publishes to the stand-in with its token, on the classic LFS path."""
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", DEFAULT_TOKEN)
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
+    return hub
+
+
+def _dialog(qtbot: QtBot, pack: Path | None, repo: str = "") -> PublishDialog:
+    dialog = PublishDialog(load_settings(), pack)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    if repo:
+        QTest.keyClicks(dialog.repo_edit, repo)
+    return dialog
+
+
+def _texts(dialog: PublishDialog) -> str:
+    return "\n".join(label.text() for label in dialog.findChildren(QLabel))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_dialog_publishes_a_pack_that_downloads_back_equal(
+    qtbot: QtBot, hub_env: FakeHub, downloads: Downloads, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")  # files the stand-in does not hold yet
+    write_card_only(pack, CardFacts(license="apache-2.0"), force=False)
+    dialog = _dialog(qtbot, pack, REPO)
+    qtbot.waitUntil(dialog.start_button.isEnabled, timeout=WAIT_MS)
+    assert dialog.card_view.toPlainText() == (pack / CARD).read_text()
+    assert f"go to {REPO} on" in dialog.summary.text()
+    texts = _texts(dialog)
+    assert "HF_TOKEN (environment variable)" in texts and DEFAULT_TOKEN not in texts
+    QTest.keyClick(dialog.repo_edit, Qt.Key.Key_Return)  # Return starts
+    assert dialog.running() and dialog.close_button.text() == "Cancel"
+    qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
+    assert dialog.status.text().startswith("Published"), dialog.status.text()
+    assert hub_env.sha(REPO)[:12] in dialog.status.text()
+    job = downloads.start(REPO)
+    assert finish(downloads, job) == DONE, job.status().error
+    got = Path(job.status().path)
+    uploaded = {p.name for p in pack.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert CARD in uploaded and "llm.mnn.weight" in uploaded
+    for name in uploaded:
+        assert _sha256(got / name) == _sha256(pack / name), name
+
+
+def test_cancel_stops_the_upload_before_its_commit(
+    qtbot: QtBot, hub_env: FakeHub, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    upload = hub_upload.state(hub_env)
+    upload.hold = threading.Event()  # every PUT waits: the upload is caught in the middle
+    try:
+        dialog = _dialog(qtbot, pack, REPO)
+        qtbot.waitUntil(dialog.start_button.isEnabled, timeout=WAIT_MS)
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: upload.puts_started > 0, timeout=WAIT_MS)
+        QTest.keyClick(dialog, Qt.Key.Key_Escape)  # Esc cancels a running upload…
+        qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
+        assert dialog.isVisible()  # …and does not close the dialog
+        assert "Cancelled: " + REPO + " keeps its last complete commit" in dialog.status.text()
+    finally:
+        upload.hold.set()
+    assert upload.commits == []
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)  # idle: Esc closes
+    assert not dialog.isVisible()
+
+
+@pytest.fixture
+def no_token_anywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login" / "token"))
+    yield
+
+
+def test_without_a_token_publish_is_not_offered(
+    qtbot: QtBot, no_token_anywhere: None, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    dialog = _dialog(qtbot, pack, REPO)
+    qtbot.waitUntil(lambda: "go to" in dialog.summary.text(), timeout=WAIT_MS)
+    assert not dialog.start_button.isEnabled()
+    assert "none found: set HF_TOKEN" in _texts(dialog)
+    assert dialog.card_view.toPlainText() == NO_CARD  # this fixture has no README.md
+
+
+def test_a_saved_token_is_named_never_shown(
+    qtbot: QtBot, no_token_anywhere: None, bundle_copy: Copy
+) -> None:
+    settings = load_settings()
+    settings.hub_token = "hf_saved_secret"
+    dialog = PublishDialog(settings, bundle_copy("qwen3-draft-noisy"))
+    qtbot.addWidget(dialog)
+    texts = _texts(dialog)
+    assert "the token saved in DraftDeck's settings" in texts
+    assert "hf_saved_secret" not in texts
+
+
+def test_the_dialog_says_what_is_wrong_before_publishing(
+    qtbot: QtBot, hub_env: FakeHub, tmp_path: Path, bundle_copy: Copy
+) -> None:
+    dialog = _dialog(qtbot, bundle_copy("qwen3-draft-noisy"), "not a repo id")
+    qtbot.waitUntil(lambda: "not of the form owner/name" in dialog.summary.text(), timeout=WAIT_MS)
+    assert not dialog.start_button.isEnabled()
+    empty = tmp_path / "not-a-pack"
+    empty.mkdir()
+    dialog.repo_edit.setText(REPO)
+    dialog.folder_edit.setText(str(empty))
+    qtbot.waitUntil(lambda: "File: " in dialog.summary.text(), timeout=WAIT_MS)
+    assert str(empty) in dialog.summary.text()
+    assert not dialog.start_button.isEnabled()
