@@ -37,17 +37,36 @@ class _Lines(Protocol):
 def _run_cancellable(job: _Job) -> bool:
     """Run `job` on a thread of its own; Ctrl+C cancels it and waits until it has cleaned
     up. Whether it ran to its end (done or failed) without a cancel."""
-    worker = threading.Thread(target=job.run, name="draftdeck-export", daemon=True)
-    worker.start()
+    ended = threading.Event()
+
+    def work() -> None:
+        try:
+            job.run()
+        finally:
+            ended.set()
+
+    # Waited for with an Event, not Thread.join: a join that Ctrl+C interrupts can leave
+    # the thread looking finished (CPython 3.11), and the exit would then cut the clean-up.
+    threading.Thread(target=work, name="draftdeck-export").start()
     try:
-        while worker.is_alive():
-            worker.join(WAIT_STEP)
+        while not ended.wait(WAIT_STEP):
+            pass
     except KeyboardInterrupt:
         print("draftdeck: cancelling…", file=sys.stderr, flush=True)
         job.cancel()
-        worker.join()
+        _wait_through_interrupts(ended)
         return False
     return True
+
+
+def _wait_through_interrupts(ended: threading.Event) -> None:
+    """Wait for the clean-up to end, whatever more Ctrl+C come meanwhile."""
+    while True:
+        try:
+            if ended.wait(WAIT_STEP):
+                return
+        except KeyboardInterrupt:
+            continue
 
 
 def _printing_lines(prefix: str, status: Callable[[], _Lines]) -> Callable[[], None]:

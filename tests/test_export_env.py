@@ -1,0 +1,144 @@
+"""The export environment: built once (tests/helpers/export_env.py, by DraftDeck's own
+builder), ready only with its stamp and today's pins, a CPU torch, and a build that is
+cancelled or refused leaves nothing of its own behind and nothing of the user's lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.core.packmaking import export_env as export_env_module
+from app.core.packmaking.export_env import (
+    STAMP,
+    ExportEnv,
+    pinned_requirements,
+    plan_export_env,
+    ready_export_env,
+    stamp_for,
+)
+from app.core.packmaking.export_env_build import (
+    CANCELLED,
+    CREATING,
+    FAILED,
+    ExportEnvJob,
+)
+from tests.helpers.export_env import export_env
+
+pytestmark = pytest.mark.slow
+
+
+def _wait_until(condition: Callable[[], bool], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def test_the_built_environment_has_its_pins_and_a_cpu_torch() -> None:
+    env = export_env()
+    stamp = json.loads((env.folder / STAMP).read_text())
+    assert stamp["requirements"] == list(pinned_requirements())
+    assert (env.llmexport_dir() / "llmexport.py").is_file()
+    assert plan_export_env(env.folder).ready
+    got = subprocess.run(
+        [
+            str(env.python),
+            "-c",
+            "import torch, transformers; print(torch.__version__, "
+            "torch.cuda.is_available(), transformers.__version__)",
+        ],
+        env=env.environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout.split()
+    torch_version, cuda, transformers_version = got
+    if sys.platform != "darwin":
+        assert torch_version == "2.13.0+cpu"
+    assert cuda == "False" and transformers_version.startswith("4.57.")
+
+
+def test_the_apps_own_python_path_does_not_reach_the_exporter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    env = export_env()
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "app-only"))
+    paths = env.environment(extra_path=(tmp_path / "tools",))["PYTHONPATH"].split(os.pathsep)
+    assert paths == [str(env.llmexport_dir()), str(tmp_path / "tools")]
+
+
+def _fake_env(folder: Path, requirements: tuple[str, ...]) -> ExportEnv:
+    """An environment's files as the ready check sees them (no packages inside)."""
+    env = ExportEnv(folder)
+    env.python.parent.mkdir(parents=True)
+    env.python.write_text("")
+    llmexport = folder / "llmexport"
+    llmexport.mkdir()
+    (llmexport / "llmexport.py").write_text("")
+    stamp = {**stamp_for(requirements, ""), "llmexport_dir": str(llmexport)}
+    (folder / STAMP).write_text(json.dumps(stamp))
+    return env
+
+
+def test_ready_means_stamped_with_todays_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _fake_env(tmp_path / "env", pinned_requirements())
+    assert ready_export_env(env.folder) == env
+    # A changed pin (a new transformers, say) rebuilds it.
+    monkeypatch.setattr(
+        export_env_module, "pinned_requirements", lambda: (*pinned_requirements(), "onnx==9")
+    )
+    assert ready_export_env(env.folder) is None
+    assert not plan_export_env(env.folder).ready
+    monkeypatch.undo()
+    # Half-built: everything but the stamp, which is written last.
+    (env.folder / STAMP).unlink()
+    assert ready_export_env(env.folder) is None
+
+
+def test_the_plan_says_where_and_how_much_before_anything_is_made(tmp_path: Path) -> None:
+    plan = plan_export_env(tmp_path / "deep" / "env")
+    assert not plan.ready and plan.fits() and plan.free_bytes > 0
+    text = plan.describe()
+    assert str(tmp_path / "deep" / "env") in text and "1.4 GB" in text
+    assert "torch==2.13.0" in text and "llmexport==0.0.5" in text
+    assert not (tmp_path / "deep").exists()
+
+
+def _run(job: ExportEnvJob) -> threading.Thread:
+    worker = threading.Thread(target=job.run)
+    worker.start()
+    return worker
+
+
+def test_a_cancelled_build_removes_what_it_made(tmp_path: Path) -> None:
+    folder = tmp_path / "env"
+    job = ExportEnvJob(plan_export_env(folder))
+    worker = _run(job)
+    _wait_until(lambda: job.status().state == CREATING or job.is_finished())
+    job.cancel()
+    worker.join(300)
+    assert job.status().state == CANCELLED
+    assert not folder.exists()
+
+
+def test_a_folder_draftdeck_did_not_make_is_neither_used_nor_emptied(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    job = ExportEnvJob(plan_export_env(folder))
+    _run(job).join(300)
+    assert job.status().state == FAILED
+    assert "not empty and DraftDeck did not make it" in job.status().error
+    assert (folder / "thesis.tex").read_text() == "years of work"
