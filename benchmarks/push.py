@@ -1,7 +1,7 @@
 """Our push vs `adb push` of the same pack folder to the same fake phone.
 
 A ~50 MB pack (the fast fixture draft with its weight file grown) goes to a fresh
-folder on tests/fake_phone.py (in its own process, as a phone would be) behind the real
+folder on tests/fake_phone/ (in its own process, as a phone would be) behind the real
 adb server, alternately with `adb push`
 (the C++ client) and with DraftDeck's push, which also hashes every file locally
 (cold: its cache is cleared each run), verifies each one's sha256 on the phone and

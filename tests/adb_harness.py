@@ -1,5 +1,5 @@
 """A real adb server (the adb binary DraftDeck uses) on an isolated port, for tests and
-benchmarks, with fake phones (tests/fake_phone.py) attached over loopback.
+benchmarks, with fake phones (tests/fake_phone/) attached over loopback.
 
 The server runs in the foreground (`nodaemon`) as our child, with its own key folder,
 no mDNS, and is killed at teardown, so nothing leaks into a developer's own adb."""

@@ -1,4 +1,4 @@
-"""Phones over a real adb server: a fake phone (tests/fake_phone.py) on loopback stands
+"""Phones over a real adb server: a fake phone (tests/fake_phone/) on loopback stands
 in for the USB cable and the handset, which cannot exist here. Everything above the
 wire is real: the adb server, adbutils, our push, the files on the "phone"."""
 
