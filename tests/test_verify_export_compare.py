@@ -81,6 +81,17 @@ def test_the_first_divergence_names_the_position_and_both_tokens() -> None:
     assert any(f"at least {FAITHFUL_FLOOR}" in r for r in check.reasons)
 
 
+def test_logits_far_from_the_source_fail_even_with_the_same_ranking() -> None:
+    quantized = decisive(10)
+    t = compare_text(
+        "prose", list(range(10)), quantized, quantized, quantized * np.float32(1.5), decode
+    )
+    assert t.faithful == 1.0
+    check = check_of((t,))
+    assert not check.verified
+    assert len(check.reasons) == 1 and "its weights are not the source's" in check.reasons[0]
+
+
 def test_near_ties_are_left_out_and_counted() -> None:
     quantized = decisive(10)
     top = np.argmax(quantized, axis=-1)

@@ -20,6 +20,10 @@ from app.core.infra.jsonfile import atomic_write_json
 from app.core.packmaking.verify_compare import TIE_GAP, TextAgreement
 
 FAITHFUL_FLOOR = 0.99
+# The largest logit difference at memory normal, as a share of the largest logit. Good
+# exports measured: about 1e-6 to 2e-4 of it (verify_compare.TIE_GAP's figures); a
+# tampered weight file: the order of the logits themselves.
+LOGIT_TOLERANCE = 0.05
 NORMAL = "normal"
 CHECK_FILE = "export_check.json"
 VERIFIED, NOT_VERIFIED = "export verified", "export not verified"
@@ -52,6 +56,11 @@ class RunCheck:
         return max((t.max_abs_diff for t in self.texts), default=0.0)
 
     @property
+    def relative_diff(self) -> float:
+        """The largest difference as a share of its text's largest logit."""
+        return max((t.max_abs_diff / max(t.scale, 1e-9) for t in self.texts), default=0.0)
+
+    @property
     def non_finite(self) -> int:
         return sum(t.non_finite for t in self.texts)
 
@@ -79,6 +88,7 @@ class ExportCheck:
                 "faithful": r.faithful,
                 "quantization_cost": r.cost,
                 "max_abs_logit_diff": _finite_or_none(r.max_abs_diff),
+                "relative_logit_diff": _finite_or_none(r.relative_diff),
                 "non_finite_positions": r.non_finite,
                 "seconds": r.seconds,
                 "texts": [
@@ -92,6 +102,7 @@ class ExportCheck:
             "verdict": self.verdict,
             "verified": self.verified,
             "floor": FAITHFUL_FLOOR,
+            "logit_tolerance": LOGIT_TOLERANCE,
             "tie_gap": TIE_GAP,
             "pack": self.pack,
             "source": self.source,
@@ -108,7 +119,11 @@ class ExportCheck:
         """A few lines for a terminal or the card."""
         lines = [f"{self.verdict.capitalize()} ({self.quantization}), {self.date}."]
         for r in self.runs:
-            diff = "non-finite" if math.isinf(r.max_abs_diff) else f"{r.max_abs_diff:.3g}"
+            diff = (
+                "non-finite"
+                if math.isinf(r.max_abs_diff)
+                else f"{r.max_abs_diff:.3g} ({r.relative_diff:.2%} of the largest logit)"
+            )
             lines.append(
                 f"memory {r.memory}: export faithful {r.faithful:.3f}, quantization cost "
                 f"{r.cost:.3f} (top-1 agreement with the source quantized like the export "
@@ -127,7 +142,8 @@ def verdict_reasons(
 ) -> tuple[str, ...]:
     """What differs at memory normal (runs[0]); empty when the export is faithful."""
     normal = runs[0]
-    if not normal.non_finite and normal.faithful >= FAITHFUL_FLOOR:
+    close = normal.relative_diff <= LOGIT_TOLERANCE
+    if not normal.non_finite and normal.faithful >= FAITHFUL_FLOOR and close:
         return ()
     reasons: list[str] = []
     if normal.non_finite:
@@ -136,10 +152,18 @@ def verdict_reasons(
             f"The pack's logits are not finite (or near FLT_MAX) at {normal.non_finite} of "
             f"{total} positions at memory normal."
         )
-    reasons.append(
-        f"Top-1 agreement with the quantized source is {normal.faithful:.3f} at memory "
-        f"normal (at least {FAITHFUL_FLOOR} expected)."
-    )
+    if normal.faithful < FAITHFUL_FLOOR:
+        reasons.append(
+            f"Top-1 agreement with the quantized source is {normal.faithful:.3f} at memory "
+            f"normal (at least {FAITHFUL_FLOOR} expected)."
+        )
+    if not close and not normal.non_finite:
+        reasons.append(
+            f"The pack's logits differ from the quantized source's by up to "
+            f"{normal.max_abs_diff:.3g} at memory normal ({normal.relative_diff:.1%} of the "
+            f"largest logit; at most {LOGIT_TOLERANCE:.0%} expected): its weights are not "
+            "the source's."
+        )
     for t in normal.texts:
         d = t.divergence
         if d is not None:
