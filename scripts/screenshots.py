@@ -47,6 +47,12 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--no-readme", action="store_true", help="leave docs/ alone (README shots off)"
     )
+    parser.add_argument(
+        "--shots",
+        metavar="NAMES",
+        help="only these busy states, comma-separated (e.g. make_pack,publish; implies "
+        "--states busy): the README shots of the others stay as they are",
+    )
     return parser.parse_args(argv)
 
 
@@ -54,11 +60,12 @@ def main(argv: list[str]) -> int:
     args = arguments(argv)
     started = time.monotonic()
     sizes = [parse_size(text) for text in args.sizes.split(",")]
-    states = STATES if args.states == "all" else (args.states,)
+    only = set(args.shots.split(",")) if args.shots else None
+    states = ("busy",) if only else STATES if args.states == "all" else (args.states,)
     work = Path(tempfile.mkdtemp(prefix="draftdeck-shots-"))
     use_large_screen(work)
     # Imported only now: the Qt platform and the homes are set up first.
-    from gallery.busy import shoot_busy
+    from gallery.busy import builder_names, shoot_busy
     from gallery.empty import shoot_empty
     from gallery.stage import Scene, close_window, fill_library, open_window, use_home
     from PySide6.QtWidgets import QApplication
@@ -68,6 +75,11 @@ def main(argv: list[str]) -> int:
     from tests.adb_harness import AdbServer
     from tests.hub_server import FakeHub
 
+    unknown = sorted((only or set()) - set(builder_names()))
+    if unknown:
+        print(f"unknown --shots {', '.join(unknown)}; known: {', '.join(builder_names())}")
+        shutil.rmtree(work, True)
+        return 2
     problems: list[str] = []
     shots: list[Path] = []
     with ExitStack() as stack:
@@ -88,7 +100,10 @@ def main(argv: list[str]) -> int:
             camera = Camera(app, window, sizes, args.out, readme)
             scene = Scene(app, window, camera, work / state, library, hub, adb)
             try:
-                (shoot_busy if state == "busy" else shoot_empty)(scene)
+                if state == "busy":
+                    shoot_busy(scene, only)
+                else:
+                    shoot_empty(scene)
             finally:
                 close_window(window)
                 wait_for_background()

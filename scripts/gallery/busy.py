@@ -1,6 +1,7 @@
 """The busy states, in an order that keeps each one's set-up short: a library with
 fixture packs and a broken one, then a blocked pair, a broken pair, an edited recipe,
-a download, a reply being generated, a sweep, a push."""
+a download, a reply being generated, a sweep, a push, then the Make Pack and Publish
+dialogs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from time import monotonic
 from gallery.chat import shoot_chat
 from gallery.downloads import shoot_downloads
 from gallery.library_pair import shoot_blocked_pair, shoot_broken_pair, shoot_library
+from gallery.packmaking import shoot_make_pack, shoot_publish
 from gallery.phone import shoot_phone
 from gallery.recipes import shoot_recipes
 from gallery.stage import Scene
@@ -23,11 +25,20 @@ BUILDERS = (
     shoot_chat,
     shoot_tune,
     shoot_phone,
+    shoot_make_pack,
+    shoot_publish,
 )
 
 
-def shoot_busy(scene: Scene) -> None:
+def builder_names() -> list[str]:
+    return [build.__name__.removeprefix("shoot_") for build in BUILDERS]
+
+
+def shoot_busy(scene: Scene, only: set[str] | None = None) -> None:
+    """Every busy state, or only those named (`--shots`)."""
     for build in BUILDERS:
+        if only is not None and build.__name__.removeprefix("shoot_") not in only:
+            continue
         started = monotonic()
         build(scene)
         print(f"{build.__name__}: {monotonic() - started:.1f} s")
