@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main
+from app.core.hub.hub_api import HubConfig
 from app.core.packmaking.export_checks import (
     EXPORT_MARK,
     ExportRefused,
@@ -19,7 +20,9 @@ from app.core.packmaking.export_checks import (
     plan_export,
     read_source,
 )
+from app.core.packmaking.export_run import source_folder
 from tests.helpers.export_env import HF_FIXTURES
+from tests.hub_server import FakeHub
 
 LLAMA = HF_FIXTURES / "llama-tiny"
 
@@ -116,3 +119,14 @@ def test_the_command_exits_2_with_the_refusal_and_makes_nothing(
     assert not out.exists()
     assert main(["export", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert "neither an HF model folder nor a Hub repo id" in capsys.readouterr().err
+
+
+def test_a_hub_repo_id_is_downloaded_into_the_hf_cache_first(tmp_path: Path) -> None:
+    with FakeHub() as hub:
+        hub.add_folder("someone/llama-tiny", LLAMA)
+        config = HubConfig(endpoint=hub.endpoint, token=False)
+        folder = source_folder("someone/llama-tiny", config, cache_dir=tmp_path / "hf-cache")
+    assert folder.is_relative_to(tmp_path / "hf-cache")
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        assert (folder / name).read_bytes() == (LLAMA / name).read_bytes()
+    assert read_source(folder).hidden_size == 64

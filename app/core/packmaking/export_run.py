@@ -206,9 +206,12 @@ def _remove_partial(partial: Path) -> None:
 MODEL_FILES = ("*.json", "*.safetensors", "tokenizer.model", "*.tiktoken", "*.txt", "*.py")
 
 
-def source_folder(source: str, config: HubConfig | None = None) -> Path:
+def source_folder(
+    source: str, config: HubConfig | None = None, cache_dir: Path | None = None
+) -> Path:
     """An HF model folder for `source`: the folder itself, or a Hub repo id downloaded
-    (model files only) into the Hugging Face cache."""
+    (model files only) into the Hugging Face cache (`cache_dir`, default the Hub
+    client's own)."""
     path = Path(source).expanduser()
     if path.is_dir():
         return path
@@ -217,5 +220,7 @@ def source_folder(source: str, config: HubConfig | None = None) -> Path:
     check_repo_id(source)
     config = config or HubConfig()
     with hub_errors(f"downloading {source}", config):
-        got = config.api().snapshot_download(source, allow_patterns=list(MODEL_FILES))
+        got = config.api().snapshot_download(
+            source, allow_patterns=list(MODEL_FILES), cache_dir=cache_dir
+        )
     return Path(got)
