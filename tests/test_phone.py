@@ -409,7 +409,7 @@ def test_cancel_keeps_what_is_verified_and_resumes(
     # A SEND closed without DONE leaves no half file: the phone deletes it when the close
     # reaches its sync service, which then ends. Waiting for that end (not for a time):
     # the push returns before the adb server has passed the close on.
-    phone.settle()
+    phone.settle(timeout=120)  # the timeout only guards against a hang
     assert not phone.services, "a service on the phone is still running"
     assert not list(partial.glob(".llm.mnn.weight.*"))
     resumed = _push(phone, pack).status()
