@@ -95,12 +95,12 @@ def _generate(folder: Path) -> str:
 
 def _speculate(folder: Path) -> str:
     from app.engine.client.engine_client import EngineClient
-    from app.engine.protocol import Generate, Load
+    from app.engine.protocol import Generate, Load, Mode
 
     with EngineClient() as client:
         client.run(Load(target=str(folder / TARGET), draft=str(folder / DRAFT)))
         done = client.run(
-            Generate(prompt="Hello", max_tokens=TOKENS, mode="speculative", chat=True)
+            Generate(prompt="Hello", max_tokens=TOKENS, mode=Mode.SPECULATIVE, chat=True)
         )
     stats = done.stats
     if stats.tokens != len(done.tokens) or not stats.tokens:

@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.core.infra.typed_json import to_json  # noqa: E402
 from app.core.measure.bench import RunPair, summarize  # noqa: E402
 from app.engine.client.engine_client import EngineClient  # noqa: E402
 from app.engine.protocol import Generate, Load, Reset, Rounds  # noqa: E402
@@ -142,7 +143,8 @@ def bench_prediction(
             )
         )
     session.unload()
-    return summarize(pairs)
+    figures: dict[str, Any] = to_json(summarize(pairs))
+    return figures
 
 
 class _Observer:

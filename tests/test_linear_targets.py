@@ -188,7 +188,7 @@ def test_bench_refuses_unless_forced_then_marks(
         run_bench(worker, plan)
     assert LINEAR_CANNOT_PAY in refused.value.message
     assert refused.value.code == "cannot_pay"
-    result = run_bench(worker, plan, force=True)
+    result = run_bench(worker, plan, force=True).to_json()
     assert result["cannot_pay"] == LINEAR_CANNOT_PAY
     assert result["linear_rollback"] is False
     assert result["lossless"] is True and result["acceptance"] == 1.0

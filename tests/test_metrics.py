@@ -105,8 +105,9 @@ def test_summary_uses_time_per_round_for_stepwise_verify() -> None:
     # Step by step: 10 rounds of 3 target forwards each (30 ms per round).
     spec = _stats("speculative", 2, 10, 30, 0.3, 30, draft_s=0.02)
     summary = summarize([RunPair(base, spec, True)])
-    assert math.isclose(summary["verify_ms"], 30.0)
-    assert math.isclose(summary["predicted_speedup"], 3 * 0.010 / (0.002 + 0.030))
+    assert summary.verify_ms is not None and math.isclose(summary.verify_ms, 30.0)
+    assert summary.predicted_speedup is not None
+    assert math.isclose(summary.predicted_speedup, 3 * 0.010 / (0.002 + 0.030))
 
 
 def test_speed_meter_is_the_rate_over_its_window() -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from app.cli.tune import format_rows
+from app.core.infra.typed_json import to_json
 from app.core.measure import tune_run
 from app.core.measure.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
 from app.core.measure.intervals import coefficient_of_variation, median_interval, overlaps
@@ -238,7 +239,7 @@ def test_runs_combine_and_summaries_carry_variation_and_warnings() -> None:
         RunPair(_stats("plain", 100, b), _stats("speculative", 100, s), True)
         for b, s in ((1.0, 0.5), (0.5, 0.25), (0.8, 0.5))
     ]
-    summary = summarize(pairs)
+    summary = to_json(summarize(pairs))  # as saved and printed
     assert summary["pair_ratios"] == [2.0, 2.0, 1.6]
     assert (summary["uplift"], summary["uplift_low"], summary["uplift_high"]) == (2.0, 1.6, 2.0)
     assert summary["uplift_interval_level"] == 0.75  # 3 pairs: 1 - 2/8
@@ -253,7 +254,7 @@ def test_runs_combine_and_summaries_carry_variation_and_warnings() -> None:
         RunPair(_stats("plain", 100, 1.0 + i / 10), _stats("speculative", 100, 0.6), True)
         for i in range(6)
     ]
-    assert summarize(long_pairs)["warnings"] == []
+    assert summarize(long_pairs).warnings == ()
 
 
 def _result(
@@ -772,12 +773,14 @@ def test_summaries_under_sampling_pool_expected_acceptance_over_every_run() -> N
         RunPair(_stats("plain", 40, 1.0), sampled(40, [18.0, 10.0]), False),
         RunPair(_stats("plain", 60, 1.0), sampled(60, [27.0, 15.0]), True),
     ]
-    summary = summarize(pairs)
+    summary = to_json(summarize(pairs))
     assert summary["sampler"] == "temperature 0.7"
     assert summary["expected_by_position"] == [45 / 50, 25 / 50]
     assert summary["expected_acceptance"] == pytest.approx(70 / 100)
     assert summary["lossless"] is None  # sampling: not a token-for-token comparison
-    greedy = summarize([RunPair(_stats("plain", 40, 1.0), _stats("speculative", 40, 0.5), True)])
+    greedy = to_json(
+        summarize([RunPair(_stats("plain", 40, 1.0), _stats("speculative", 40, 0.5), True)])
+    )
     assert (greedy["sampler"], greedy["lossless"]) == ("greedy", True)
     assert (greedy["expected_acceptance"], greedy["expected_by_position"]) == (None, [])
 

@@ -133,8 +133,7 @@ def test_what_the_user_is_told() -> None:
     above = low.sentence(0.94)
     assert "Acceptance 0.94 is above that range" in above
     assert "limited by" not in above and "only about" not in above
-    summary: dict[str, object] = {"acceptance": 0.75}
-    verify_agreement.annotate(summary, low.to_json())
+    summary = low.summary_keys(0.75)
     assert summary["acceptance_limited_by_verify"] is True
     assert summary["verify_agreement"] == low.to_json()
     assert low.to_json()["exact"] is False

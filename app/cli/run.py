@@ -143,7 +143,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     try:
         with EngineClient() as client:
-            result = run_bench(client, plan, progress, force=args.force)
+            result = run_bench(client, plan, progress, force=args.force).to_json()
     except SpeculationCannotPay as exc:
         print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)
         return 1
@@ -156,7 +156,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
-    from app.engine.protocol import Generate, Load
+    from app.engine.protocol import Generate, Load, Mode
 
     # Read first: a file that cannot be read is said before any model loads.
     prompt = read_named_text(Path(args.prompt_file)) if args.prompt_file else args.prompt
@@ -186,7 +186,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
 
         stream = _streamer(show_text=not args.json)
-        mode = "speculative" if args.draft and not args.plain else "plain"
+        mode = Mode.SPECULATIVE if args.draft and not args.plain else Mode.PLAIN
         if not args.json and seed is not None:  # greedy draws nothing: nothing to repeat
             print(sampling.describe(sampler, seed), file=sys.stderr)
         request = Generate(

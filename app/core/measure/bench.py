@@ -13,10 +13,11 @@ from __future__ import annotations
 import itertools
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
-from app.core.measure.intervals import coefficient_of_variation, median_interval
+from app.core.measure.bench_summary import PairFigures
+from app.core.measure.intervals import MedianInterval, coefficient_of_variation, median_interval
 from app.core.measure.metrics import DecodeStats, cost_ratio, expected_speedup, predicted_speedup
+from app.core.measure.words import Mode
 
 BENCH_SCHEMA_VERSION = 1
 # Below this much decoding a run, scheduling and timer noise dominate the figure.
@@ -68,20 +69,74 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def summarize(pairs: list[RunPair]) -> dict[str, Any]:
+def summarize(pairs: list[RunPair]) -> PairFigures:
     if not pairs:
         raise ValueError("no runs to summarise")
     base_rates = [p.baseline.tok_s for p in pairs if p.baseline.tok_s]
     spec_rates = [p.speculative.tok_s for p in pairs if p.speculative.tok_s]
-    ratios = [
+    ratios = pair_ratios(pairs)
+    d = pairs[0].speculative.draft_length
+    total = _speculative_total(pairs, d)
+    sampler = pairs[0].speculative.sampler
+    steps = _StepTimes.of(pairs)
+    acceptance = total.acceptance
+    mean_len = total.mean_accepted_length
+    c = steps.cost_ratio
+    predicted = steps.predicted(mean_len)
+    uplift = _median(ratios)
+    interval = median_interval(ratios) if ratios else None
+    shortest = min(run.decode_seconds for p in pairs for run in (p.baseline, p.speculative))
+    return PairFigures(
+        schema=BENCH_SCHEMA_VERSION,
+        runs=len(pairs),
+        tokens=round(statistics.mean(p.speculative.tokens for p in pairs)),
+        draft_length=d,
+        baseline_tok_s=_median(base_rates),
+        spec_tok_s=_median(spec_rates),
+        uplift=uplift,
+        acceptance=acceptance,
+        mean_accepted_length=mean_len,
+        per_position_acceptance=tuple(total.per_position_acceptance),
+        cost_ratio=c,
+        target_step_ms=_ms(steps.target_step),
+        draft_step_ms=_ms(steps.draft_step),
+        verify_ms=_ms(steps.verify_per_round),
+        predicted_speedup=predicted,
+        prediction_ratio=uplift / predicted if uplift and predicted else None,
+        iid_speedup=expected_speedup(acceptance, d, c) if acceptance is not None and c else None,
+        sampler=sampler,
+        checked_acceptance=total.checked_acceptance,
+        expected_acceptance=total.expected_acceptance,
+        expected_by_position=tuple(total.expected_by_position),
+        lossless=all(p.identical for p in pairs) if not draws(sampler) else None,
+        uplift_spread=(min(ratios), max(ratios)) if ratios else None,
+        uplift_low=interval.low if interval else None,
+        uplift_high=interval.high if interval else None,
+        uplift_interval_level=interval.level if interval else None,
+        pair_ratios=tuple(ratios),
+        baseline_runs_tok_s=tuple(base_rates),
+        spec_runs_tok_s=tuple(spec_rates),
+        baseline_cv=coefficient_of_variation(base_rates),
+        spec_cv=coefficient_of_variation(spec_rates),
+        shortest_run_seconds=shortest,
+        min_run_seconds=MIN_RUN_SECONDS,
+        warnings=_warnings(shortest, interval, len(ratios)),
+    )
+
+
+def pair_ratios(pairs: list[RunPair]) -> list[float]:
+    """Each speculative run's speed over the plain run next to it."""
+    return [
         p.speculative.tok_s / p.baseline.tok_s
         for p in pairs
         if p.speculative.tok_s and p.baseline.tok_s
     ]
-    d = pairs[0].speculative.draft_length
-    # All speculative runs as one, so the figures keep DecodeStats' exact definitions.
-    total = DecodeStats(
-        "speculative",
+
+
+def _speculative_total(pairs: list[RunPair], d: int) -> DecodeStats:
+    """All speculative runs as one, so the figures keep DecodeStats' exact definitions."""
+    return DecodeStats(
+        Mode.SPECULATIVE,
         d,
         rounds=sum(p.speculative.rounds for p in pairs),
         drafted=sum(p.speculative.drafted for p in pairs),
@@ -99,27 +154,49 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
             )
         ],
     )
-    sampler = pairs[0].speculative.sampler
 
-    target_step = _median([s for p in pairs if (s := p.baseline.mean_target_seconds)])
-    draft_step = _median([s for p in pairs if (s := p.speculative.mean_draft_seconds)])
-    # Per round, not per forward: a step-by-step verify makes several target forwards.
-    verify_per_round = _median(
-        [p.speculative.target_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
-    )
-    draft_per_round = _median(
-        [p.speculative.draft_seconds / p.speculative.rounds for p in pairs if p.speculative.rounds]
-    )
-    acceptance = total.acceptance
-    mean_len = total.mean_accepted_length
-    c = cost_ratio(draft_step, target_step) if draft_step and target_step else None
-    predicted = None
-    if mean_len and target_step and draft_per_round is not None and verify_per_round:
-        predicted = predicted_speedup(mean_len, target_step, draft_per_round, verify_per_round)
-    uplift = _median(ratios)
-    interval = median_interval(ratios) if ratios else None
-    decode_seconds = [run.decode_seconds for p in pairs for run in (p.baseline, p.speculative)]
-    shortest = min(decode_seconds)
+
+@dataclass(frozen=True)
+class _StepTimes:
+    """Median seconds of a target step, a draft step, and a round's verify and drafts."""
+
+    target_step: float | None
+    draft_step: float | None
+    verify_per_round: float | None
+    draft_per_round: float | None
+
+    @classmethod
+    def of(cls, pairs: list[RunPair]) -> _StepTimes:
+        spec = [p.speculative for p in pairs]
+        # Per round, not per forward: a step-by-step verify makes several target forwards.
+        return cls(
+            _median([s for p in pairs if (s := p.baseline.mean_target_seconds)]),
+            _median([s for r in spec if (s := r.mean_draft_seconds)]),
+            _median([r.target_seconds / r.rounds for r in spec if r.rounds]),
+            _median([r.draft_seconds / r.rounds for r in spec if r.rounds]),
+        )
+
+    @property
+    def cost_ratio(self) -> float | None:
+        if self.draft_step and self.target_step:
+            return cost_ratio(self.draft_step, self.target_step)
+        return None
+
+    def predicted(self, mean_len: float | None) -> float | None:
+        if not (mean_len and self.target_step and self.verify_per_round):
+            return None
+        if self.draft_per_round is None:
+            return None
+        return predicted_speedup(
+            mean_len, self.target_step, self.draft_per_round, self.verify_per_round
+        )
+
+
+def _ms(seconds: float | None) -> float | None:
+    return seconds * 1000 if seconds else None
+
+
+def _warnings(shortest: float, interval: MedianInterval | None, pairs: int) -> tuple[str, ...]:
     warnings = []
     if shortest < MIN_RUN_SECONDS:
         warnings.append(
@@ -128,45 +205,7 @@ def summarize(pairs: list[RunPair]) -> dict[str, Any]:
         )
     if interval is not None and not interval.met_level:
         warnings.append(
-            f"too few run pairs ({len(ratios)}) for a 95 % interval: uplift_low/high is "
+            f"too few run pairs ({pairs}) for a 95 % interval: uplift_low/high is "
             f"the full range, which holds the median with {interval.level:.0%} confidence"
         )
-    return {
-        "schema": BENCH_SCHEMA_VERSION,
-        "runs": len(pairs),
-        "tokens": round(statistics.mean(p.speculative.tokens for p in pairs)),
-        "draft_length": d,
-        "baseline_tok_s": _median(base_rates),
-        "spec_tok_s": _median(spec_rates),
-        "uplift": uplift,
-        "acceptance": acceptance,
-        "mean_accepted_length": mean_len,
-        "per_position_acceptance": total.per_position_acceptance,
-        "cost_ratio": c,
-        "target_step_ms": target_step * 1000 if target_step else None,
-        "draft_step_ms": draft_step * 1000 if draft_step else None,
-        "verify_ms": verify_per_round * 1000 if verify_per_round else None,
-        "predicted_speedup": predicted,
-        "prediction_ratio": uplift / predicted if uplift and predicted else None,
-        "iid_speedup": expected_speedup(acceptance, d, c) if acceptance is not None and c else None,
-        "sampler": sampler,
-        "checked_acceptance": total.checked_acceptance,
-        "expected_acceptance": total.expected_acceptance,
-        "expected_by_position": total.expected_by_position,
-        # Sampling is exact in distribution, not token for token: after a rejection the
-        # two modes draw differently, so equal outputs are not expected (None).
-        "lossless": all(p.identical for p in pairs) if not draws(sampler) else None,
-        "uplift_spread": [min(ratios), max(ratios)] if ratios else None,
-        # The 95 % interval of the median of pair ratios (full range when too few pairs).
-        "uplift_low": interval.low if interval else None,
-        "uplift_high": interval.high if interval else None,
-        "uplift_interval_level": interval.level if interval else None,
-        "pair_ratios": ratios,
-        "baseline_runs_tok_s": base_rates,
-        "spec_runs_tok_s": spec_rates,
-        "baseline_cv": coefficient_of_variation(base_rates),
-        "spec_cv": coefficient_of_variation(spec_rates),
-        "shortest_run_seconds": shortest,
-        "min_run_seconds": MIN_RUN_SECONDS,
-        "warnings": warnings,
-    }
+    return tuple(warnings)

@@ -81,6 +81,14 @@ class VerifyAgreement:
             values["verify"] = VerifyMethod(values["verify"])
         return cls(**values)
 
+    def summary_keys(self, acceptance: float | None) -> dict[str, Any]:
+        """The agreement in a bench/tune summary, with what it means for its acceptance."""
+        return {
+            "verify_agreement": self.to_json(),
+            "acceptance_limited_by_verify": self.limited(acceptance),
+            "verify_note": self.sentence(acceptance),
+        }
+
     def limited(self, acceptance: float | None) -> bool:
         """Is this acceptance held down by the verify rather than by the draft?"""
         return (
@@ -211,12 +219,3 @@ def store(key: str, result: VerifyAgreement) -> None:
     # A read-only or full disk costs a re-measure next time, nothing more.
     with contextlib.suppress(OSError):
         atomic_write_json(_cache_file(), {"version": CACHE_VERSION, "entries": entries})
-
-
-def annotate(summary: dict[str, Any], measured: dict[str, Any]) -> None:
-    """Add the agreement to a bench/tune summary, with what it means for its acceptance."""
-    found = VerifyAgreement.from_json(measured)
-    acceptance = summary.get("acceptance")
-    summary["verify_agreement"] = found.to_json()
-    summary["acceptance_limited_by_verify"] = found.limited(acceptance)
-    summary["verify_note"] = found.sentence(acceptance)

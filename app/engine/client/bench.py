@@ -10,11 +10,12 @@ from typing import Any
 
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.bench import RunPair, combine_runs, summarize
+from app.core.measure.bench_summary import BenchFacts, BenchSummary
 from app.core.measure.metrics import DecodeStats
-from app.core.measure.verify_agreement import annotate
+from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Reset
+from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Mode, Reset
 
 log = logging.getLogger("draftdeck.engine.bench")
 
@@ -64,7 +65,7 @@ def cannot_pay(loaded: Loaded, force: bool) -> str | None:
 
 
 def _generate(
-    client: EngineClient, plan: BenchPlan, prompt: str, mode: str, pair: int = 0
+    client: EngineClient, plan: BenchPlan, prompt: str, mode: Mode, pair: int = 0
 ) -> tuple[DecodeStats, list[int]]:
     client.run(Reset())
     seed = None if plan.seed is None else plan.seed + pair
@@ -96,9 +97,9 @@ def load_pair(client: EngineClient, plan: BenchPlan) -> Loaded:
     return loaded
 
 
-def measure_agreement(client: EngineClient, summary: dict[str, Any]) -> None:
-    """Add the loaded pair's verify agreement (cached per target and recipe) to a summary."""
-    annotate(summary, client.run(MeasureAgreement()).result.to_json())
+def measure_agreement(client: EngineClient) -> VerifyAgreement:
+    """The loaded pair's verify agreement (cached per target and recipe)."""
+    return client.run(MeasureAgreement()).result
 
 
 def warm_up(client: EngineClient, plan: BenchPlan) -> int:
@@ -106,7 +107,7 @@ def warm_up(client: EngineClient, plan: BenchPlan) -> int:
     generations make one run last `plan.min_run_seconds` (1 when that is 0)."""
     seconds = [
         _generate(client, plan, plan.prompts[0], mode)[0].decode_seconds
-        for mode in ("plain", "speculative")
+        for mode in (Mode.PLAIN, Mode.SPECULATIVE)
     ]
     if plan.min_run_seconds <= 0:
         return 1
@@ -115,7 +116,7 @@ def warm_up(client: EngineClient, plan: BenchPlan) -> int:
 
 
 def _run(
-    client: EngineClient, plan: BenchPlan, prompt: str, mode: str, generations: int, pair: int
+    client: EngineClient, plan: BenchPlan, prompt: str, mode: Mode, generations: int, pair: int
 ) -> tuple[DecodeStats, list[list[int]]]:
     runs = [_generate(client, plan, prompt, mode, pair) for _ in range(generations)]
     return combine_runs([stats for stats, _ in runs]), [ids for _, ids in runs]
@@ -142,12 +143,12 @@ def run_pairs(
                 raise BenchCancelled(pairs)
             # Alternate which mode goes first so neither always gets the warmer caches.
             first = len(pairs) % 2 == 0
-            order = ("plain", "speculative") if first else ("speculative", "plain")
+            order = (Mode.PLAIN, Mode.SPECULATIVE) if first else (Mode.SPECULATIVE, Mode.PLAIN)
             results = {
                 mode: _run(client, plan, prompt, mode, generations, len(pairs)) for mode in order
             }
-            base, base_tokens = results["plain"]
-            spec, spec_tokens = results["speculative"]
+            base, base_tokens = results[Mode.PLAIN]
+            spec, spec_tokens = results[Mode.SPECULATIVE]
             pairs.append(RunPair(base, spec, base_tokens == spec_tokens))
             if progress is not None:
                 progress(len(pairs), total)
@@ -159,16 +160,17 @@ def run_bench(
     plan: BenchPlan,
     progress: Callable[[int, int], None] | None = None,
     force: bool = False,
-) -> dict[str, Any]:
+) -> BenchSummary:
     loaded = load_pair(client, plan)
     reason = cannot_pay(loaded, force)
-    summary = summarize(run_pairs(client, plan, progress=progress))
-    summary["cannot_pay"] = reason
-    summary["linear_rollback"] = loaded.linear_rollback
-    measure_agreement(client, summary)
-    summary["lossless_expected"] = loaded.lossless_expected
-    summary["linear_attention"] = loaded.linear_attention
-    summary["target"] = plan.target
-    summary["draft"] = plan.draft
-    summary["seed"] = plan.seed  # pair i drew with seed + i
-    return summary
+    figures = summarize(run_pairs(client, plan, progress=progress))
+    facts = BenchFacts(
+        cannot_pay=reason,
+        linear_rollback=loaded.linear_rollback,
+        lossless_expected=loaded.lossless_expected,
+        linear_attention=loaded.linear_attention,
+        target=plan.target,
+        draft=plan.draft,
+        seed=plan.seed,
+    )
+    return BenchSummary(figures, measure_agreement(client), facts)

@@ -66,7 +66,7 @@ def _bench(
         min_run_seconds=options.min_run_seconds,
     )
     summary = run_bench(client, plan, lambda done, total: progress(target.name, done, total))
-    return [SettingResult(current, summary)]
+    return [SettingResult(current, summary.to_json())]
 
 
 def _quick_tune(

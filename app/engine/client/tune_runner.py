@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EngineError
-from app.core.measure.bench import RunPair, summarize
+from app.core.measure.bench import RunPair, pair_ratios, summarize
+from app.core.measure.bench_summary import BenchSummary, SweepFacts
 from app.core.measure.intervals import median_interval
 from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
@@ -44,16 +45,8 @@ from app.engine.client.bench import (
 from app.engine.client.engine_client import EngineClient
 
 
-def _ratios(pairs: list[RunPair]) -> list[float]:
-    return [
-        p.speculative.tok_s / p.baseline.tok_s
-        for p in pairs
-        if p.speculative.tok_s and p.baseline.tok_s
-    ]
-
-
 def interval_target_met(pairs: list[RunPair], plan: SweepPlan) -> bool:
-    ratios = _ratios(pairs)
+    ratios = pair_ratios(pairs)
     if not ratios:
         return False
     interval = median_interval(ratios)
@@ -86,9 +79,10 @@ def _measure(
     progress: _Progress,
     force: bool,
     sampler: SamplerSettings | None,
-) -> tuple[dict[str, Any] | None, str | None, bool]:
+    first_pass: dict[str, Any] | None = None,
+) -> tuple[BenchSummary | None, str | None, bool]:
     """(summary or None, cannot-pay reason, cancelled) for one setting; `sampler` is the
-    recipe's (None: greedy)."""
+    recipe's (None: greedy); `first_pass`: a re-measured leader's first figures."""
     bench = BenchPlan(
         str(target),
         str(draft),
@@ -134,9 +128,7 @@ def _measure(
             progress.expect(len(plan.prompts))
     if not pairs:
         return None, reason, stopped
-    summary = summarize(pairs)
-    measure_agreement(client, summary)
-    summary.update(
+    facts = SweepFacts(
         cannot_pay=reason,
         repeats=rounds,
         interval_target_met=met,
@@ -144,8 +136,9 @@ def _measure(
         seconds=time.monotonic() - started,
         budget_seconds=plan.budget_seconds,
         generations_per_run=generations,
+        first_pass=first_pass,
     )
-    return summary, reason, stopped
+    return BenchSummary(summarize(pairs), measure_agreement(client), facts), reason, stopped
 
 
 def run_sweep(
@@ -188,7 +181,7 @@ def run_sweep(
         )
         run.cannot_pay = reason or run.cannot_pay
         if summary is not None:
-            result = SettingResult(setting, summary)
+            result = SettingResult(setting, summary.to_json())
             run.results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -227,15 +220,23 @@ def _remeasure_leaders(
             run.cancelled = True
             return
         stage(len(leaders))
+        first = result.summary
+        first_pass = {
+            k: first.get(k) for k in ("uplift", "uplift_low", "uplift_high", "runs", "repeats")
+        }
         summary, _reason, stopped = _measure(
-            client, target, draft, result.setting, plan, cancelled, progress, force, sampler
+            client,
+            target,
+            draft,
+            result.setting,
+            plan,
+            cancelled,
+            progress,
+            force,
+            sampler,
+            first_pass,
         )
         if stopped or summary is None:
             run.cancelled = True
             return
-        first = result.summary
-        summary["remeasured"] = True
-        summary["first_pass"] = {
-            k: first.get(k) for k in ("uplift", "uplift_low", "uplift_high", "runs", "repeats")
-        }
-        result.summary = summary
+        result.summary = summary.to_json()
