@@ -84,7 +84,6 @@ def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixt
     bridge = EngineBridge()
     page = ChatPage(PairSelection(Settings(), lambda _settings: None), bridge)
     qtbot.addWidget(page)
-    page._loaded_pair = (fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical"))
     seen: list[str] = []
 
     def send_once() -> None:

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -283,12 +284,13 @@ def test_a_limiting_agreement_is_said_under_the_reply() -> None:
 
 def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot: QtBot) -> None:
     # The engine's own figures decide this (tests/test_ram_estimate.py makes it say so);
-    # here: what the page does with the load event's warning.
+    # here: what the page shows of a pair whose load warned.
     page = window.chat_page
     warning = "Memory is tight: this pair needs about 3.3 GB; 3.6 GB of memory is available."
-    page._on_loaded(loaded_event(memory_warning=warning))
+    known = page.bridge.pair_state
+    page.show_pair_state(replace(known, loaded=loaded_event(memory_warning=warning)))
     assert f"⚠ {warning}" in page.pair_label.text()
-    page._on_loaded(loaded_event())
+    page.show_pair_state(replace(known, loaded=loaded_event()))
     assert "⚠" not in page.pair_label.text()
 
 

@@ -204,8 +204,8 @@ def test_pair_change_waits_for_the_running_reply(qtbot: QtBot, bundle_copy: Copy
     qtbot.waitUntil(
         lambda: (
             chat.bridge.state == READY
-            and chat._loaded_pair[0] is not None
-            and chat._loaded_pair[0].name == "fast-target"
+            and chat.loaded_pair[0] is not None
+            and chat.loaded_pair[0].name == "fast-target"
         ),
         timeout=30_000,
     )

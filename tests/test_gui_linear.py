@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,8 @@ def test_chat_defaults_to_plain_and_says_why(window: MainWindow, qtbot: QtBot) -
     spec = send("And again.")
     assert spec["mode"] == "speculative" and spec["acceptance"] == 1.0
     # The same pair loaded again (as after an engine restart) keeps the user's choice.
-    page.bridge.loaded.emit(loaded_event(cannot_pay=LINEAR_CANNOT_PAY, linear_rollback=False))
+    loaded = loaded_event(cannot_pay=LINEAR_CANNOT_PAY, linear_rollback=False)
+    page.show_pair_state(replace(page.bridge.pair_state, loaded=loaded))
     assert page.mode.currentText() == "Speculative" and page.mode_note.isVisible()
 
     # A pair that can gain gets Speculative back and loses the note.
@@ -98,12 +100,12 @@ def test_chat_defaults_to_plain_and_says_why(window: MainWindow, qtbot: QtBot) -
     page.mode.setCurrentIndex(1)
     window.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
     window.show_page("chat")
-    qtbot.waitUntil(lambda: page._loaded_pair[0] == root / "qwen3-target", timeout=10_000)
+    qtbot.waitUntil(lambda: page.loaded_pair[0] == root / "qwen3-target", timeout=10_000)
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
     assert page.mode.currentText() == "Speculative"
     assert not page.mode_note.isVisible()
     # Where an MNN rolls the state back, the probe's yes is shown in the same place.
-    page.bridge.loaded.emit(loaded_event(linear_rollback=True))
+    page.show_pair_state(replace(page.bridge.pair_state, loaded=loaded_event(linear_rollback=True)))
     assert page.mode.currentText() == "Speculative"
     assert "linear_rollback true" in page.mode_note.text() and page.mode_note.isVisible()
 

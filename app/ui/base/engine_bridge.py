@@ -8,17 +8,26 @@ idle is noticed at once. Starting the worker (a second or so while MNN imports) 
 in the background, owned by the bridge. While a request is pending, a timer asks the
 client's watchdog every second whether the worker got stuck (SIGSTOP, a deadlock): a
 stuck worker is killed and reported like a crash, so Chat offers Restart.
+
+A load is planned first (core/measure/load_plan.py, the rules the worker applies as its
+guard): a pair that cannot work together is refused here, without a round trip, or
+loads its target alone when asked. The bridge alone holds what is known of the pair (a
+PairState, pair_state.py, published on `pair_changed`) and alone replays the last load
+into a fresh worker on Restart.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
+from app.core.measure.load_plan import LoadPlan, Refusal, plan_paths
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import (
     AgreementMeasured,
@@ -26,6 +35,7 @@ from app.engine.protocol import (
     Event,
     Exit,
     Failed,
+    FailureCode,
     Generate,
     Load,
     Loaded,
@@ -35,14 +45,31 @@ from app.engine.protocol import (
     Rounds,
 )
 from app.ui.base import background
+from app.ui.base.pair_state import Pair, PairState
 
 WATCH_MS = 1000
 STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
 GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 
 
+def _pair_of(request: Load) -> Pair:
+    return Path(request.target), Path(request.draft) if request.draft else None
+
+
+def _plan(request: Load) -> LoadPlan | Refusal:
+    draft = Path(request.draft) if request.draft else None
+    return plan_paths(
+        Path(request.target),
+        draft,
+        request.target_config,
+        request.draft_config,
+        request.draft_length,
+    )
+
+
 class EngineBridge(QObject):
     state_changed = Signal(str)
+    pair_changed = Signal(object)  # PairState: a fact of the pair changed
     loaded = Signal(object)  # Loaded
     # The loaded pair's verify agreement, measured after load: AgreementMeasured, or
     # None when the measurement failed.
@@ -59,14 +86,16 @@ class EngineBridge(QObject):
         super().__init__()
         self.client = client_factory()
         self.state = STOPPED
-        self.crash_code = ""  # why the worker last went away: an EngineCrashed code
+        self.pair_state = PairState()
+        # What load() was last asked (replayed by restart), and what the engine is asked
+        # to load for it (None: the plan refused it).
+        self._chosen: tuple[Load, bool] | None = None
         self.load_request: Load | None = None
         self._pending: dict[int, type[Request[Any]]] = {}  # request id -> its kind
         self.generating_id: int | None = None
         # The verify agreement runs on the engine's lane right after a load; a reply
         # sent meanwhile cancels it (it would wait behind it) and it runs after the reply.
         self.agreement_id: int | None = None
-        self._agreement_after_reply = False
         self._drain_queued = threading.Event()
         self._shut_down = False
         self._events_arrived.connect(self.poll)  # queued: emitted on the reader thread
@@ -80,6 +109,14 @@ class EngineBridge(QObject):
             self.state = state
             self.state_changed.emit(state)
 
+    def _publish(self, **changes: Any) -> None:
+        self._publish_state(replace(self.pair_state, **changes))
+
+    def _publish_state(self, state: PairState) -> None:
+        if state != self.pair_state:
+            self.pair_state = state
+            self.pair_changed.emit(state)
+
     # -- requests --------------------------------------------------------------------------
 
     def _send(self, request: Request[Any]) -> int:
@@ -88,8 +125,30 @@ class EngineBridge(QObject):
         self._watch.start()
         return request_id
 
-    def load(self, request: Load) -> None:
-        """Start the worker if needed, then load a pair."""
+    def load(self, request: Load, alone_if_blocked: bool = False) -> None:
+        """Load a pair once its load plan agrees, starting the worker if needed. A pair
+        that cannot work together is refused at once, or with `alone_if_blocked` its
+        target loads alone (Plain mode). The pair's facts carry over only to a load of
+        the same pair (a mode switch, a restart)."""
+        self._chosen = (request, alone_if_blocked)
+        pair = _pair_of(request)
+        plan = _plan(request)
+        blocked = (
+            plan.message
+            if isinstance(plan, Refusal) and plan.code == FailureCode.BLOCKED_PAIR
+            else ""
+        )
+        alone = bool(blocked) and alone_if_blocked
+        if alone:
+            request = replace(request, draft=None, draft_config=None)
+            plan = _plan(request)
+        known = self.pair_state
+        if pair != known.pair:  # another pair: none of the last one's facts hold
+            known = PairState(*pair, error=known.error, crash_code=known.crash_code)
+        self._publish_state(replace(known, blocked=blocked, alone=alone))
+        if isinstance(plan, Refusal):
+            self._refuse(plan)
+            return
         self.load_request = request
         if self.client.running:
             self._send_load()
@@ -109,13 +168,30 @@ class EngineBridge(QObject):
             self.client.close()
 
     def _send_load(self) -> None:
-        assert self.load_request is not None
+        if self.load_request is None:
+            return  # refused while the worker started
         self._drop_agreement(again_after_reply=False)  # it was the old pair's
+        self._drop_loads()
         self._set_state(LOADING)
         self._send(self.load_request)
 
+    def _refuse(self, refusal: Refusal) -> None:
+        """The plan refused the load: said as the engine would, and nothing is sent."""
+        self.load_request = None
+        self._drop_agreement(again_after_reply=False)
+        self._drop_loads()
+        if not self._pending:
+            self._watch.stop()
+        self._publish(error=refusal.message)
+        self._set_state(ERROR)
+
+    def _drop_loads(self) -> None:
+        """Forget loads still on their way: their answers are for an earlier choice."""
+        for request_id in [i for i, kind in self._pending.items() if kind is Load]:
+            del self._pending[request_id]
+
     def _on_start_failed(self, error: Exception) -> None:
-        self.crash_code = getattr(error, "code", "start_failed")
+        self._publish(error=str(error), crash_code=getattr(error, "code", "start_failed"))
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
@@ -143,9 +219,10 @@ class EngineBridge(QObject):
         self._pending.clear()
         self._watch.stop()
         self.generating_id = self.agreement_id = None
+        self._publish(measuring=False)
         self.client.close()
-        if self.load_request is not None:
-            self.load(self.load_request)
+        if self._chosen is not None:
+            self.load(*self._chosen)
 
     def shutdown(self) -> None:
         # A drain cued just before is still queued: the closed worker's Exit it would
@@ -158,14 +235,9 @@ class EngineBridge(QObject):
         self.client.close()
         self._set_state(STOPPED)
 
-    @property
-    def agreement_waits_for_reply(self) -> bool:
-        """A measurement was put off until the reply being written is done."""
-        return self._agreement_after_reply
-
     def _request_agreement(self) -> None:
-        self._agreement_after_reply = False
         self.agreement_id = self._send(MeasureAgreement())
+        self._publish(measuring=True, after_reply=False)
         self.agreement_started.emit()
 
     def _drop_agreement(self, again_after_reply: bool) -> None:
@@ -174,7 +246,7 @@ class EngineBridge(QObject):
             self.client.cancel(self.agreement_id)
             self._pending.pop(self.agreement_id, None)
             self.agreement_id = None
-            self._agreement_after_reply = again_after_reply
+            self._publish(measuring=False, after_reply=again_after_reply)
 
     # -- events ----------------------------------------------------------------------------
 
@@ -182,7 +254,7 @@ class EngineBridge(QObject):
         self._pending.clear()
         self._watch.stop()
         self.generating_id = self.agreement_id = None
-        self.crash_code = error.code
+        self._publish(measuring=False, error=str(error), crash_code=error.code)
         self._set_state(CRASHED)
         self.crashed.emit(str(error))
 
@@ -222,14 +294,19 @@ class EngineBridge(QObject):
         if kind is MeasureAgreement:
             # A side figure: it never changes the state (a reply may be queued behind it).
             self.agreement_id = None
-            self.agreement.emit(event if isinstance(event, AgreementMeasured) else None)
+            measured = event if isinstance(event, AgreementMeasured) else None
+            found = measured.result if measured is not None else None
+            self._publish(agreement=found, measuring=False)
+            self.agreement.emit(measured)
             return
         if isinstance(event, Failed):
             if kind is Generate:
                 self.generating_id = None
+            self._publish(error=event.message)
             self._set_state(ERROR if kind is Load else READY)
             self.failed.emit(event.code, event.message)
         elif isinstance(event, Loaded):
+            self._publish(loaded=event, error="")
             self._set_state(READY)
             self.loaded.emit(event)
             if event.verify:
@@ -238,5 +315,5 @@ class EngineBridge(QObject):
             self.generating_id = None
             self._set_state(READY)
             self.finished.emit(event)
-            if self._agreement_after_reply:
+            if self.pair_state.after_reply:
                 self._request_agreement()

@@ -4,7 +4,6 @@ the mode is what it is."""
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import (
@@ -18,8 +17,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from app.core.measure.verify_agreement import VerifyAgreement
+from app.engine.protocol import FailureCode
 from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, LOADING, READY, STARTING
+from app.ui.base.pair_state import PairState
 
 STATE_WORDS = {
     "stopped": ("○", "Engine not started", "#5c6475"),
@@ -32,7 +32,6 @@ STATE_WORDS = {
 }
 # A worker that stopped answering was killed by the watchdog: it did not crash itself.
 UNRESPONSIVE_WORDS = ("✕", "Engine stopped responding", "#a1261b")
-UNRESPONSIVE = "unresponsive"  # EngineUnresponsive's code
 
 EXACT_ROLLBACK_NOTE = (
     "This MNN rolls linear-attention state back exactly (linear_rollback true): "
@@ -58,12 +57,16 @@ INEXACT_VERIFY_TIP = (
 
 def crash_title(crash_code: str) -> str:
     """The heading for the worker going away, by its EngineCrashed code."""
-    return "The engine stopped responding" if crash_code == UNRESPONSIVE else "The engine crashed"
+    return (
+        "The engine stopped responding"
+        if crash_code == FailureCode.UNRESPONSIVE
+        else "The engine crashed"
+    )
 
 
 def state_parts(state: str, last_error: str, crash_code: str = "") -> tuple[str, str, str]:
     """The engine's state as a sign and words, their colour, and the error when it failed."""
-    unresponsive = state == CRASHED and crash_code == UNRESPONSIVE
+    unresponsive = state == CRASHED and crash_code == FailureCode.UNRESPONSIVE
     symbol, words, colour = (
         UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS["stopped"])
     )
@@ -232,35 +235,30 @@ class StateLabel(QLabel):
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, head)
 
 
-def pair_line(
-    target: Path,
-    draft: Path,
-    found: VerifyAgreement | None,
-    measuring: bool,
-    waits_for_reply: bool,
-    memory_warning: str,
-    inexact_verify: bool,
-) -> str:
-    """The loaded pair with its verify agreement (or where measuring it stands), and
-    whether its verify can differ from plain decoding (Loaded.lossless_expected false)."""
+def pair_line(state: PairState) -> str:
+    """The pair with its verify agreement (or where measuring it stands), whether its
+    verify can differ from plain decoding (Loaded.lossless_expected false), and the
+    engine's word when it barely fits in memory."""
+    target, draft = state.pair
+    assert target is not None and draft is not None
     text = f"Target {target.name} · draft {draft.name} · with their saved recipes"
-    if found is not None:
-        text += f" · {found.brief()}"
-    elif measuring:
+    if state.agreement is not None:
+        text += f" · {state.agreement.brief()}"
+    elif state.measuring:
         text += " · measuring verify agreement…"
-    elif waits_for_reply:
+    elif state.after_reply:
         text += " · verify agreement after this reply"
-    if inexact_verify:
+    if state.inexact_verify:
         text += f"\n{INEXACT_VERIFY_NOTE}"
-    if memory_warning:
-        text += f"\n⚠ {memory_warning}"
+    if state.memory_warning:
+        text += f"\n⚠ {state.memory_warning}"
     return text
 
 
-def pair_tip(found: VerifyAgreement | None, inexact_verify: bool) -> str:
+def pair_tip(state: PairState) -> str:
     """The pair line's tooltip: what its verify agreement and memory note mean."""
-    parts = [found.sentence()] if found is not None else []
-    if inexact_verify:
+    parts = [state.agreement.sentence()] if state.agreement is not None else []
+    if state.inexact_verify:
         parts.append(INEXACT_VERIFY_TIP)
     return "\n\n".join(parts)
 

@@ -4,36 +4,39 @@ whose target alone still chats in Plain mode)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
-from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from app.engine.protocol import Loaded
+from app.engine.protocol import Mode
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.pair_state import Pair, PairState
 from app.ui.chat.chat_header import (
     EXACT_ROLLBACK_NOTE,
     PLAIN_DEFAULT_TIP,
     plain_default_note,
 )
 
-MODES = ("speculative", "plain")  # the combo's items, in order
+MODES = (Mode.SPECULATIVE, Mode.PLAIN)  # the combo's items, in order
 WHY_LINK = "why"  # the blocked note's link to the engine's reason
-BLOCKED_PAIR = "blocked_pair"  # the engine's code for a pair that cannot work together
-Pair = tuple[Path | None, Path | None]
 SPECULATIVE_AGAIN = (
     "Mode: Speculative again (Plain was chosen because the previous pair cannot work together)."
 )
 
 
-def blocked_note(plain_loaded: bool) -> str:
-    if plain_loaded:
+def blocked_note(alone: bool) -> str:
+    if alone:
         return "This pair cannot work together: Plain mode runs the target alone."
     return "This pair cannot work together. Choose Plain to chat with the target alone."
 
 
 class ModeChoice:
-    def __init__(self) -> None:
+    """The combo and its note. The pair's facts are the bridge's snapshot, read through
+    `pair_state` and rendered by `show`; kept here is only what the user chose."""
+
+    def __init__(self, pair_state: Callable[[], PairState] = PairState) -> None:
+        self._pair_state = pair_state
         self.combo = QComboBox()
         self.combo.addItems(["Speculative", "Plain"])
         self.combo.setToolTip(
@@ -44,33 +47,30 @@ class ModeChoice:
         self.note.setObjectName("pageHint")
         self.note.hide()
         self.note.linkActivated.connect(self._on_link)
-        self._reason, self._why_open, self._plain_loaded = "", False, False  # a blocked pair's
+        self._why_open = False  # a blocked pair's reason unfolded under the note
         # The pair the mode was switched to Plain for (a replayed load keeps the choice).
         self._plain_for: Pair | None = None
         # The pair whose mode was set by a reopened conversation: its load keeps it.
         self._kept_for: Pair | None = None
-        # A pair the engine refused to load together: Plain loads its target alone.
-        self.blocked: Pair | None = None
         # While another pair's conversation is read: the mode the current pair had.
         self._held_over: int | None = None
 
     @property
-    def name(self) -> str:
+    def name(self) -> Mode:
         return MODES[self.combo.currentIndex()]
 
-    def target_alone(self, pair: Pair) -> bool:
-        """Load this pair's target without its draft."""
-        return self.blocked == pair and self.name == "plain"
-
     def new_pair(self, pair: Pair) -> str:
-        """A pair is being loaded. Plain chosen to chat with a blocked pair's target
-        does not carry over to another pair unsaid: that one gets Speculative back.
-        Returns the words saying so ("" when the mode stays)."""
+        """A pair is about to load. Plain chosen to chat with a blocked pair's target
+        does not carry over to another pair unsaid: that one gets Speculative back
+        (quietly: the previous pair is not loaded again for it). Returns the words
+        saying so ("" when the mode stays)."""
         words = ""
-        if self.blocked not in (None, pair) and self.name == "plain":
-            self.combo.setCurrentIndex(MODES.index("speculative"))
+        before = self._pair_state()
+        if before.blocked and before.pair != pair and self.name == Mode.PLAIN:
+            self.combo.blockSignals(True)
+            self.combo.setCurrentIndex(MODES.index(Mode.SPECULATIVE))
+            self.combo.blockSignals(False)
             words = SPECULATIVE_AGAIN
-        self.blocked = None
         self._kept_for = None
         return words
 
@@ -101,52 +101,49 @@ class ModeChoice:
             self._held_over = None
         self.combo.setEnabled(True)
 
-    def refused(self, pair: Pair, message: str) -> None:
-        """The engine cannot load this pair together: its words in the tooltip, and
-        behind "Why?" once Plain runs the target alone (the header's go with the error)."""
-        self.blocked = pair
-        self._reason, self._why_open = message, False
-        self._show_blocked(plain_loaded=False)
-        self.note.setToolTip(message)
-        self.note.show()
-
-    def _show_blocked(self, plain_loaded: bool) -> None:
-        self._plain_loaded = plain_loaded
-        text = escape(blocked_note(plain_loaded))
-        # Refused, the header says why under "Cannot run"; loaded alone, only this can.
-        if plain_loaded and self._why_open:
-            text += f"<br>{escape(self._reason)} <a href='{WHY_LINK}'>Hide</a>"
-        elif plain_loaded and self._reason:
-            text += f" <a href='{WHY_LINK}'>Why?</a>"
-        self.note.setText(text)
-
-    def _on_link(self, link: str) -> None:
-        if link == WHY_LINK:
-            self._why_open = not self._why_open
-            self._show_blocked(self._plain_loaded)
-
-    def loaded(self, event: Loaded, pair: Pair) -> None:
-        """Plain decoding for a pair that cannot gain on this MNN (the engine's probe
-        says so in the load event), with the reason in one line; the user may still
-        pick Speculative. The next pair that can gain gets Speculative back."""
-        if event.draft is None and self.blocked == pair:
-            self._show_blocked(plain_loaded=True)
+    def show(self, state: PairState) -> None:
+        """Why the mode is what it is: a pair that cannot work together (its target
+        alone in Plain, the engine's words behind "Why?"; refused, the header says
+        them), or one that cannot gain on this MNN (Plain by default, once per pair: the
+        user may still pick Speculative; the next pair that can gain gets Speculative
+        back)."""
+        if state.blocked:
+            self._why_open = self._why_open and state.alone  # refused again: folded
+            self._show_blocked(state)
             return
-        reason = event.cannot_pay
-        if reason:
-            if self._plain_for != pair and self._kept_for != pair:
-                self.combo.setCurrentIndex(MODES.index("plain"))
-                self._plain_for = pair
-            self.note.setText(plain_default_note(reason))
+        loaded = state.loaded
+        if loaded is None:
+            self.note.hide()  # nothing to say before the pair loads
+            return
+        if loaded.cannot_pay:
+            if self._plain_for != state.pair and self._kept_for != state.pair:
+                self.combo.setCurrentIndex(MODES.index(Mode.PLAIN))
+                self._plain_for = state.pair
+            self.note.setText(plain_default_note(loaded.cannot_pay))
             self.note.setToolTip(PLAIN_DEFAULT_TIP)
             self.note.show()
             return
         if self._plain_for is not None:
-            self.combo.setCurrentIndex(MODES.index("speculative"))
+            self.combo.setCurrentIndex(MODES.index(Mode.SPECULATIVE))
             self._plain_for = None
-        if event.linear_rollback:
+        if loaded.linear_rollback:
             self.note.setText(EXACT_ROLLBACK_NOTE)
             self.note.setToolTip("")
             self.note.show()
         else:
             self.note.hide()
+
+    def _show_blocked(self, state: PairState) -> None:
+        text = escape(blocked_note(state.alone))
+        if state.alone and self._why_open:
+            text += f"<br>{escape(state.blocked)} <a href='{WHY_LINK}'>Hide</a>"
+        elif state.alone:
+            text += f" <a href='{WHY_LINK}'>Why?</a>"
+        self.note.setText(text)
+        self.note.setToolTip(state.blocked)
+        self.note.show()
+
+    def _on_link(self, link: str) -> None:
+        if link == WHY_LINK:
+            self._why_open = not self._why_open
+            self._show_blocked(self._pair_state())

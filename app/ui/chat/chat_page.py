@@ -21,20 +21,13 @@ from app.core.infra.settings import Settings
 from app.core.measure.chat_record import ChatRecord, chat_record
 from app.core.measure.conversations import ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
-from app.engine.protocol import (
-    AgreementMeasured,
-    ChatTurn,
-    Done,
-    Generate,
-    Load,
-    Loaded,
-    Rounds,
-)
+from app.engine.protocol import Load, Mode
 from app.ui.base.dialogs import show_error
-from app.ui.base.engine_bridge import CRASHED, GENERATING, READY, EngineBridge
+from app.ui.base.engine_bridge import GENERATING, READY, EngineBridge
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
+from app.ui.base.pair_state import Pair, PairState
 from app.ui.chat.chat_charts import ChatCharts
 from app.ui.chat.chat_context import ChatContext
 from app.ui.chat.chat_conversations import ConversationPanel, Conversations
@@ -46,8 +39,9 @@ from app.ui.chat.chat_header import (
     pair_tip,
 )
 from app.ui.chat.chat_input import MessageInput
-from app.ui.chat.chat_mode import BLOCKED_PAIR, ModeChoice
+from app.ui.chat.chat_mode import ModeChoice
 from app.ui.chat.chat_opening import ConversationOpening
+from app.ui.chat.chat_replies import ChatReplies
 from app.ui.chat.chat_sampling import SamplerControls
 from app.ui.chat.chat_transcript import Transcript
 
@@ -81,12 +75,7 @@ class ChatPage(QWidget):
     ) -> None:
         super().__init__(parent)
         self.selection = selection
-        self.bridge = bridge or EngineBridge()
-        self._loaded_pair: tuple[Path | None, Path | None] = (None, None)
-        self.last_error = ""
-        self.verify_agreement: VerifyAgreement | None = None  # of the loaded pair
-        self.memory_warning = ""  # the engine's word when the pair barely fits in RAM
-        self.inexact_verify = False  # memory: low: a verify may differ from plain decoding
+        self.bridge = bridge or EngineBridge()  # what is known of the pair: its PairState
         self.opening = ConversationOpening(self)  # which conversation is on screen
 
         title = QLabel("Chat")
@@ -97,7 +86,7 @@ class ChatPage(QWidget):
         self.state_label = StateLabel()
         self.restart_button = QPushButton("Restart Engine")
         self.restart_button.hide()
-        self.mode_choice = ModeChoice()
+        self.mode_choice = ModeChoice(lambda: self.bridge.pair_state)
         self.mode, self.mode_note = self.mode_choice.combo, self.mode_choice.note
         self.chat_note = QLabel()  # what happened to the conversation (a new pair)
         self.chat_note.setObjectName("pageHint")
@@ -128,6 +117,7 @@ class ChatPage(QWidget):
         self.conversations = Conversations(self.panel)
         self.exporter = ChatExport(self, self.run_record, self.charts, self.say, settings)
         self.context = ChatContext(self)  # the window's meter, a long prompt's reading
+        self.replies = ChatReplies(self)
 
         header = QHBoxLayout()
         header.addWidget(title)
@@ -186,19 +176,23 @@ class ChatPage(QWidget):
         self.transcript.regenerate_requested.connect(self.regenerate)
         self.transcript.copied.connect(self.say)
         self.bridge.state_changed.connect(self._on_state)
-        self.bridge.rounds.connect(self._on_rounds)
-        self.bridge.finished.connect(self._on_finished)
-        self.bridge.failed.connect(self._on_failed)
+        self.bridge.pair_changed.connect(self.show_pair_state)
         self.bridge.crashed.connect(self._on_crashed)
-        self.bridge.loaded.connect(self._on_loaded)
-        self.bridge.agreement.connect(self._on_agreement)
-        self.bridge.agreement_started.connect(self._show_pair)
         selection.changed.connect(self._on_pair_changed)
         self._on_state(self.bridge.state)
 
+    # The pair's facts are the bridge's snapshot, read where needed, never copied.
     @property
-    def loaded_pair(self) -> tuple[Path | None, Path | None]:
-        return self._loaded_pair
+    def loaded_pair(self) -> Pair:
+        return self.bridge.pair_state.pair
+
+    @property
+    def last_error(self) -> str:
+        return self.bridge.pair_state.error
+
+    @property
+    def verify_agreement(self) -> VerifyAgreement | None:
+        return self.bridge.pair_state.agreement
 
     # -- engine lifecycle -----------------------------------------------------------------
 
@@ -206,49 +200,36 @@ class ChatPage(QWidget):
         target, draft = self.selection.target, self.selection.draft
         if target is None or draft is None:
             return  # NeedsPair says what to do
-        self._loaded_pair = (target, draft)
-        mode_words = self.mode_choice.new_pair(self._loaded_pair)
+        mode_words = self.mode_choice.new_pair((target, draft))
         if mode_words:
             said = self.chat_note.text() if not self.chat_note.isHidden() else ""
             self.say(f"{said} {mode_words}".strip())
-        self.verify_agreement = None
-        self.memory_warning = ""
-        self.inexact_verify = False
         self.context.new_pair()
         self.conversations.start(target, draft)
-        self._show_pair()
         self.sampling.read_recipe(target)
-        self._send_load()
+        self._load(target, draft)
 
-    def _send_load(self) -> None:
-        target, draft = self._loaded_pair
-        assert target is not None and draft is not None
-        alone = self.mode_choice.target_alone(self._loaded_pair)
-        self.bridge.load(Load(target=str(target), draft=None if alone else str(draft)))
+    def _load(self, target: Path, draft: Path) -> None:
+        # The bridge plans the load: a pair that cannot work together is known at once,
+        # so in Plain its target alone is the one load the engine is asked for.
+        plain = self.mode_choice.name == Mode.PLAIN
+        self.bridge.load(Load(target=str(target), draft=str(draft)), alone_if_blocked=plain)
 
     def _on_mode_changed(self) -> None:
-        # A blocked pair: Plain loads the target alone, Speculative tries the pair again
-        # (and says again why it cannot run).
-        if self.mode_choice.blocked == self._loaded_pair and self.bridge.state != GENERATING:
-            self._send_load()
+        # A blocked pair: Plain loads the target alone, Speculative asks for the pair
+        # again (and says again why it cannot run).
+        state = self.bridge.pair_state
+        target, draft = state.pair
+        if state.blocked and target and draft and self.bridge.state != GENERATING:
+            self._load(target, draft)
 
-    def _show_pair(self) -> None:
-        target, draft = self._loaded_pair
-        if target is None or draft is None:
-            return
-        found = self.verify_agreement
-        self.pair_label.setText(
-            pair_line(
-                target,
-                draft,
-                found,
-                measuring=self.bridge.agreement_id is not None,
-                waits_for_reply=self.bridge.agreement_waits_for_reply,
-                memory_warning=self.memory_warning,
-                inexact_verify=self.inexact_verify,
-            )
-        )
-        self.pair_label.setToolTip(pair_tip(found, self.inexact_verify))
+    def show_pair_state(self, state: PairState) -> None:
+        """Render the bridge's latest snapshot: the pair line, the mode and the header."""
+        if state.target is not None and state.draft is not None:
+            self.pair_label.setText(pair_line(state))
+            self.pair_label.setToolTip(pair_tip(state))
+        self.mode_choice.show(state)
+        self._on_state(self.bridge.state)
 
     def _on_pair_changed(self) -> None:
         if self.isVisible():
@@ -259,8 +240,8 @@ class ChatPage(QWidget):
         that waits for the reply to finish. A new pair starts a new chat."""
         if self.bridge.state == GENERATING:
             return
-        if (self.selection.target, self.selection.draft) != self._loaded_pair:
-            if self._loaded_pair != (None, None) and self.selection.target is not None:
+        if (self.selection.target, self.selection.draft) != self.loaded_pair:
+            if self.loaded_pair != (None, None) and self.selection.target is not None:
                 kept = bool(self.transcript.messages)
                 self.new_chat(reset_engine=False)
                 self.charts.set_reference(None)  # the plain speed of the old pair
@@ -281,7 +262,7 @@ class ChatPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         self.reload_if_pair_changed()
-        self.sampling.read_recipe(self._loaded_pair[0])  # the recipe may have been edited
+        self.sampling.read_recipe(self.loaded_pair[0])  # the recipe may have been edited
         self.panel.refresh()  # another window may have saved conversations meanwhile
         super().showEvent(event)
 
@@ -301,47 +282,14 @@ class ChatPage(QWidget):
             return
         super().keyPressEvent(event)
 
-    def conversation(self) -> tuple[ChatTurn, ...]:
-        return tuple(ChatTurn(m.role, m.text) for m in self.transcript.messages)
-
     def send(self) -> None:
-        text = self.input.toPlainText().strip()
-        if not text or self.bridge.state != READY or self.opening.reading is not None:
-            return
-        self.input.clear()
-        self.chat_note.hide()
-        self.transcript.add_user(text)
-        self.conversations.save(self.transcript.messages)
-        if not self.context.asks_before_send():  # else once the user chose how it fits
-            self.reply()
+        self.replies.send()
 
     def regenerate(self) -> None:
-        """The last reply again, in the mode and with the sampler chosen now (a sampled
-        reply differs; a greedy one repeats): it replaces the old one, saved at its end."""
-        if self.bridge.state != READY or self.opening.reading is not None:
-            return
-        if self.transcript.drop_last_reply():
-            self.charts.drop_last_reply()  # its figures went with it
-            self.chat_note.hide()
-            self.reply()
+        self.replies.regenerate()
 
     def reply(self) -> None:
-        """Ask the engine for a reply to the conversation in the transcript."""
-        mode = self.mode_choice.name
-        self.transcript.start_assistant(mode)
-        self.charts.start_reply(mode)
-        self.context.reply_started()
-        self.bridge.generate(
-            Generate(
-                messages=self.conversation()[:-1],
-                mode=mode,
-                max_tokens=self.max_tokens.value(),
-                sampler=self.sampling.sampler(),
-                seed=self.sampling.seed(),
-                drop_oldest=self.context.dropping,
-            )
-        )
-        self._show_pair()  # a pending agreement check now waits for this reply
+        self.replies.reply()
 
     def stop(self) -> None:
         self.bridge.stop()
@@ -359,68 +307,21 @@ class ChatPage(QWidget):
         self.chat_note.hide()
         self.opening.reading = None
         self.update_actions()
-        self.conversations.start(*self._loaded_pair)  # the old one stays listed
+        self.conversations.start(*self.loaded_pair)  # the old one stays listed
         if reset_engine:
             self.bridge.reset()
 
-    def _on_rounds(self, event: Rounds) -> None:
-        self.transcript.add_pieces(event.pieces, event.from_draft)
-        self.charts.add_rounds(event)
-
-    def _on_finished(self, event: Done) -> None:
-        stats = event.stats
-        figures = stats.to_json()
-        if stats.mode == "speculative" and self.verify_agreement is not None:
-            figures["verify_agreement"] = self.verify_agreement.to_json()
-        self.context.reply_finished(stats)
-        self.transcript.finish(figures, event.stopped_by)
-        self.charts.finish_reply(stats.tok_s)
-        if stats.mode == "plain" and stats.tok_s:
-            self.charts.set_reference(stats.tok_s)
-        self.conversations.save(self.transcript.messages)
-        if self.isVisible():
-            self.reload_if_pair_changed()
-
-    def _on_loaded(self, event: Loaded) -> None:
-        self.last_error = ""
-        self.memory_warning = event.memory_warning or ""
-        self.inexact_verify = not event.lossless_expected and event.verify == "batched"
-        self._show_pair()
-        self.mode_choice.loaded(event, self._loaded_pair)
-
-    def _on_agreement(self, event: AgreementMeasured | None) -> None:
-        self.verify_agreement = event.result if event is not None else None
-        self._show_pair()
-
-    def _on_failed(self, code: str, message: str) -> None:
-        if self.context.reply_failed(code, message):
-            return  # a turn that does not fit: the user is asked what to do
-        self.last_error = message
-        self._on_state(self.bridge.state)
-        if (
-            self.transcript.messages
-            and self.transcript.messages[-1].role == "assistant"
-            and self.transcript.messages[-1].stats is None
-        ):
-            self.transcript.finish({}, "error")
-            self.conversations.save(self.transcript.messages)
-        if code == BLOCKED_PAIR and self.mode_choice.blocked != self._loaded_pair:
-            self.mode_choice.refused(self._loaded_pair, message)
-            if self.mode_choice.target_alone(self._loaded_pair):
-                self._send_load()
-
     def _on_crashed(self, message: str) -> None:
-        self.last_error = message
         self.restart_button.show()
-        self._on_state(CRASHED)
         show_error(
             self,
-            crash_title(self.bridge.crash_code),
+            crash_title(self.bridge.pair_state.crash_code),
             f"{message}\n\nThe conversation is kept. Press Restart Engine to go on.",
         )
 
     def _on_state(self, state: str) -> None:
-        self.state_label.show_state(state, self.last_error, self.bridge.crash_code)
+        known = self.bridge.pair_state
+        self.state_label.show_state(state, known.error, known.crash_code)
         self.update_actions()
 
     def update_actions(self) -> None:
@@ -432,7 +333,7 @@ class ChatPage(QWidget):
     # -- export ------------------------------------------------------------------------------
 
     def run_record(self) -> ChatRecord:
-        target, draft = self._loaded_pair
+        target, draft = self.loaded_pair
         return chat_record(
             target,
             draft,
