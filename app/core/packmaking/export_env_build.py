@@ -123,7 +123,7 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
             done = self._process.run(cmd, env, Path(cwd), on_line)
         if done.returncode != 0:
             tail = "\n".join(done.tail[-12:])
-            raise BuildFailed(f"{state} the export environment failed ({cmd[2]}):\n{tail}")
+            raise BuildFailed(f"{state} the export environment failed:\n{tail}")
         return done.tail
 
 
@@ -134,7 +134,7 @@ class BuildFailed(Exception):
 # Printed last by the check: the folder llmexport's own modules are imported from.
 _FIND_LLMEXPORT = (
     "import importlib.util, os, torch, transformers, onnxscript, MNN, _tools; "
-    "assert not torch.cuda.is_available() or torch.version.cuda is None; "
+    "assert torch.version.cuda is None, 'a CUDA build of torch'; "
     "print('torch', torch.__version__, 'transformers', transformers.__version__); "
     "print(os.path.dirname(importlib.util.find_spec('llmexport').origin))"
 )
