@@ -38,9 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.phone import push as push_module  # noqa: E402
+from app.core.phone import local_files  # noqa: E402
 from app.core.phone.adb import Adb  # noqa: E402
-from app.core.phone.push import DONE, PushJob, pack_files  # noqa: E402
+from app.core.phone.local_files import pack_files  # noqa: E402
+from app.core.phone.push import DONE, PushJob  # noqa: E402
 from tests.adb_harness import AdbServer  # noqa: E402
 from tests.fake_phone import FakePhone  # noqa: E402
 
@@ -85,7 +86,7 @@ def measure(work: Path, pack: Path, total: int, runs: int, link_mbps: float) -> 
                         )
                         theirs.append(total / (time.perf_counter() - started))
                     else:
-                        push_module._hash_cache.clear()  # cold: hashing is part of the cost
+                        local_files._hash_cache.clear()  # cold: hashing is part of the cost
                         status = PushJob(adb, address, pack, folder).run()
                         assert status.state == DONE, status.error
                         ours.append(total / (time.perf_counter() - started))
