@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.main import main
 from app.core.packmaking import export_env as export_env_module
 from app.core.packmaking.export_env import (
+    EXPORT_ENV_VAR,
     STAMP,
     ExportEnv,
     pinned_requirements,
@@ -30,7 +32,7 @@ from app.core.packmaking.export_env_build import (
     FAILED,
     ExportEnvJob,
 )
-from tests.helpers.export_env import export_env
+from tests.helpers.export_env import HF_FIXTURES, export_env
 
 pytestmark = pytest.mark.slow
 
@@ -142,3 +144,18 @@ def test_a_folder_draftdeck_did_not_make_is_neither_used_nor_emptied(tmp_path: P
     assert job.status().state == FAILED
     assert "not empty and DraftDeck did not make it" in job.status().error
     assert (folder / "thesis.tex").read_text() == "years of work"
+
+
+def test_the_command_asks_before_creating_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "env"
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(folder))
+    out = tmp_path / "pack"
+    assert (
+        main(["export", str(HF_FIXTURES / "llama-tiny"), "--out", str(out), "--block", "64"]) == 1
+    )
+    err = capsys.readouterr().err
+    assert f"about 1.4 GB in {folder}" in err  # the size and the folder, before anything
+    assert "pass --yes to create it without asking" in err  # no terminal to answer on
+    assert not folder.exists() and not out.exists()
