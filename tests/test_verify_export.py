@@ -8,15 +8,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, read_source
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.export_run import DONE, ExportJob
 from app.core.packmaking.verify_result import CHECK_FILE, FAITHFUL_FLOOR, LOGIT_TOLERANCE
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import APP, run_cli
 from tests.helpers.export_env import export_env, hf_folder
 
 pytestmark = pytest.mark.slow
@@ -120,3 +124,32 @@ def test_a_folder_that_is_no_source_model_is_bad_input(
     done = run_cli("verify-export", str(packs["llama"]), str(tmp_path), env=env)
     assert done.returncode == 2
     assert "not a Hugging Face model folder" in done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl+C is a POSIX signal here")
+def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    shutil.copytree(packs["llama"], pack)
+    (pack / CHECK_FILE).unlink(missing_ok=True)
+    env = {**os.environ, EXPORT_ENV_VAR: str(export_env().folder)}
+    command = [*APP, "verify-export", str(pack), str(hf_folder("llama-tiny"))]
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the torch side has started
+            if "loading the source model" in line:
+                break
+        torch_side = [
+            c
+            for c in psutil.Process(proc.pid).children(recursive=True)
+            if "source_logits.py" in " ".join(c.cmdline())
+        ]
+        assert torch_side
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=300) == 130, rest
+    assert "cancelled; nothing was written" in rest
+    assert not (pack / CHECK_FILE).exists()
+    _, alive = psutil.wait_procs(torch_side, timeout=60)
+    assert alive == []
