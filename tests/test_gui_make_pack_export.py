@@ -1,7 +1,7 @@
 """File → Make Pack… end to end, offscreen: a tiny HF Llama is exported with MNN's exporter
 in the export environment (built once and cached: tests/helpers/export_env.py), verified
 against its source, recorded in the pack (export_check.json, the card) and listed in the
-Library where the user made it."""
+Library where the user made it; Esc stops an export and leaves nothing."""
 
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from app.core.pack.library import PackEntry
+from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.library import Library, PackEntry
 from app.core.packmaking.card import CARD
+from app.core.packmaking.export_checks import ExportSettings
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.verify_result import CHECK_FILE
 from app.ui.library.library_model import ENTRY_ROLE
+from app.ui.packmaking.make_pack_dialog import MakePackDialog
 from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.export_env import export_env, hf_folder
@@ -64,3 +67,27 @@ def test_a_tiny_llama_is_made_verified_and_listed(
     assert window.library_page.selected_entry() is not None
     QTest.keyClick(dialog, Qt.Key.Key_Escape)  # idle: Esc closes
     qtbot.waitUntil(lambda: window.pack_making.make_dialog is None, timeout=CHECK_MS)
+
+
+def test_esc_cancels_an_export_and_leaves_nothing(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(export_env().folder))
+    made = tmp_path / "made"
+    made.mkdir()
+    out = made / "llama-tiny-MNN"
+    dialog = MakePackDialog(Library(load_settings(), save_settings))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.form.source_edit.setText(str(hf_folder("llama-tiny")))
+    dialog.form.out_edit.setText(str(out))
+    dialog.form.set_settings(ExportSettings(block=64))
+    qtbot.waitUntil(dialog.start_button.isEnabled, timeout=CHECK_MS)
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: dialog._step == "exporting", timeout=CHECK_MS)
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)  # a running step: Esc cancels it
+    qtbot.waitUntil(lambda: not dialog.running(), timeout=EXPORT_MS)
+    assert dialog.isVisible()
+    assert dialog.status.text() == "Cancelled while exporting: nothing was kept."
+    assert not out.exists()
+    assert list(made.iterdir()) == []  # no partial folder left beside it

@@ -273,6 +273,7 @@ class MakePackDialog(JobDialog):
             self.say(f"Cancelling ({self._step})…")
             self._job.cancel()
         elif self._step == "verifying":
+            self.say("Cancelling (verifying)…")
             self._verify.cancel()
         else:
             background.drop(self, "step")
