@@ -81,7 +81,7 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
         folder = self.plan.folder
         try:
             # One build per folder across processes; a second one finds it ready after.
-            with exclusive_lock(folder.parent / f".{folder.name}.lock"):
+            with exclusive_lock(folder.parent / f"{folder.name}.lock"):
                 if ready_export_env(folder) is None:
                     self._build(folder)
         except ProcessCancelled:
