@@ -16,8 +16,9 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.settings import Settings
 from app.engine.protocol import AgreementMeasured, Done, Generate, Load
 from app.ui.base import background
-from app.ui.base.engine_bridge import CRASHED, READY, STOPPED, EngineBridge
+from app.ui.base.engine_bridge import CRASHED, ERROR, READY, STOPPED, EngineBridge
 from app.ui.base.pair_selection import PairSelection
+from app.ui.base.pair_state import PairState
 from app.ui.chat.chat_page import ChatPage
 
 Fixture = Callable[[str], Path]
@@ -133,3 +134,26 @@ def test_a_worker_that_starts_after_shutdown_is_closed(
     assert background.wait_for_background(30_000)
     assert not bridge.client.running
     assert bridge.state == STOPPED
+
+
+def test_a_blocked_pair_is_refused_without_a_worker_also_on_restart(
+    bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
+) -> None:
+    published: list[PairState] = []
+    bridge.pair_changed.connect(published.append)
+    target = str(fixture_bundle("qwen3-target"))
+    blocked = Load(target=target, draft=str(fixture_bundle("qwen35-draft")))
+    bridge.load(blocked)
+    known = bridge.pair_state
+    assert bridge.state == ERROR and bridge.client.pid is None  # the engine never asked
+    assert known.blocked.startswith("This pair cannot work:") and known.error == known.blocked
+    assert not known.alone and bridge.load_request is None
+    bridge.restart()  # the replay goes through the plan too
+    assert bridge.state == ERROR and bridge.client.pid is None
+    bridge.load(blocked, alone_if_blocked=True)
+    qtbot.waitUntil(lambda: bridge.state == READY, timeout=30_000)
+    known = bridge.pair_state
+    assert bridge.load_request == Load(target=target)
+    assert known.alone and known.loaded is not None and known.loaded.draft is None
+    assert known.error == "" and known.pair == (Path(target), Path(blocked.draft or ""))
+    assert published[-1] is known  # every change was published, the last one as it is

@@ -16,7 +16,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from app.core.measure.metrics import acceptance_by_position, count_positions
-from app.engine.protocol import Round, Rounds
+from app.engine.protocol import Mode, Round, Rounds
 
 REDRAW_MS = 100
 # The four plots are redrawn in turn, one per tick, so each is redrawn every
@@ -216,14 +216,14 @@ class ChatCharts(QWidget):
         self._offset, self._last_elapsed, self._batches = before.offset, 0.0, []
         self.redraw()
 
-    def start_reply(self, mode: str = "speculative") -> None:
+    def start_reply(self, mode: str = Mode.SPECULATIVE) -> None:
         self._offset += self._last_elapsed
         self._last_elapsed = 0.0
         self._remember_before()
         self.speed_plot.enableAutoRange(y=True)  # a live curve again, after saved dots
         self._batches = []
         # Plain decoding drafts nothing: it has no acceptance to draw (not a flat 1.0).
-        self._drafting = mode == "speculative"
+        self._drafting = mode == Mode.SPECULATIVE
 
     def add_rounds(self, event: Rounds) -> None:
         """Feed one batch of rounds from the engine."""
@@ -272,9 +272,9 @@ class ChatCharts(QWidget):
             tok_s = stats.get("tok_s")
             if tok_s:
                 self.reply_speed.append(self._offset, float(tok_s))
-                if stats.get("mode") == "plain":
+                if stats.get("mode") == Mode.PLAIN:
                     self.reference_tok_s = float(tok_s)
-            if stats.get("mode") != "speculative" or not stats.get("drafted"):
+            if stats.get("mode") != Mode.SPECULATIVE or not stats.get("drafted"):
                 continue  # plain decoding drafts nothing: it has no acceptance
             if stats.get("acceptance") is not None:
                 self.acceptance.append(self._offset, float(stats["acceptance"]))

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.core.measure.metrics import DecodeStats
-from app.engine.protocol import Rounds
+from app.engine.protocol import FailureCode, Rounds
 from app.ui.base.labels import wrap_to_width
-from app.ui.chat.chat_context_full import CONTEXT_FULL, FullChat
+from app.ui.chat.chat_context_full import FullChat
 from app.ui.chat.chat_prefill import TARGET, PrefillProgress
 from app.ui.chat.chat_transcript import Message
 
@@ -174,7 +174,7 @@ class ChatContext:
         """True when a refusal is taken care of here (the question is asked)."""
         self.prefill.stop()
         self.meter.stop_measuring()
-        return code == CONTEXT_FULL and self.full.refused(message)
+        return code == FailureCode.CONTEXT_FULL and self.full.refused(message)
 
     def asks_before_send(self) -> bool:
         """True when the new turn waits for the question (the last reply filled the window)."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.engine.protocol import StopReason
 from app.ui.base.dialogs import choose
 from app.ui.base.engine_bridge import READY
 
 if TYPE_CHECKING:
     from app.ui.chat.chat_page import ChatPage
 
-CONTEXT_FULL = "context_full"  # the engine's code and stopped_by for a full window
 NEW_CHAT, DROP_OLDEST = "Start a New Chat", "Drop the Oldest Turns"
 TITLE = "The conversation is full"
 WAYS = (
@@ -54,7 +54,7 @@ class FullChat:
         if self.page.conversations.drop_oldest or len(messages) < 2:
             return False
         last_reply = messages[-2]
-        if last_reply.role != "assistant" or last_reply.stopped_by != CONTEXT_FULL:
+        if last_reply.role != "assistant" or last_reply.stopped_by != StopReason.CONTEXT_FULL:
             return False
         stats = last_reply.stats or {}
         used = int(stats.get("prompt_tokens") or 0) + int(stats.get("tokens") or 0)
