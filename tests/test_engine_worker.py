@@ -367,9 +367,8 @@ def test_text_that_is_not_unicode_never_reaches_mnn(
     # The worker refuses such text even from a client that sends it anyway.
     assert client.pid is not None
     line = encode_request(Ping(), 99).replace('"op":"ping"', '"op":"encode","text":"\\udcff"')
-    assert client._proc is not None and client._proc.stdin is not None
-    client._proc.stdin.write(line.encode() + b"\n")
-    client._proc.stdin.flush()
+    assert client._worker is not None
+    client._worker.write(line)
     with pytest.raises(EngineError) as caught:
         client.wait(99, timeout=30)
     assert caught.value.code == "bad_text"
