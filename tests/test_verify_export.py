@@ -153,3 +153,10 @@ def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: 
     assert not (pack / CHECK_FILE).exists()
     _, alive = psutil.wait_procs(torch_side, timeout=60)
     assert alive == []
+
+
+def test_without_the_export_environment_nothing_runs(tmp_path: Path) -> None:
+    env = {**os.environ, EXPORT_ENV_VAR: str(tmp_path / "no-env")}
+    done = run_cli("verify-export", str(tmp_path), str(tmp_path), env=env)
+    assert done.returncode == 2
+    assert "the export environment is not built yet" in done.stderr

@@ -45,7 +45,7 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, ProcessCancelled):
         _say("draftdeck: cancelled; nothing was written")
         return CANCELLED
-    _say(f"wrote {save_check(pack, check)}")
+    _say(f"wrote {save_check(pack, check)}; `draftdeck card` puts it in the model card")
     if args.json:
         print(json.dumps(check.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -117,7 +117,7 @@ class SourceText:
 
     def load(self, which: str) -> npt.NDArray[np.float32]:
         path = self.source_logits if which == "source" else self.quantized_logits
-        rows: npt.NDArray[np.float32] = np.load(path, mmap_mode="r")
+        rows: npt.NDArray[np.float32] = np.load(path)  # no mmap: Windows keeps it open
         return rows
 
 

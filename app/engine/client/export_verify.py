@@ -8,6 +8,7 @@ when that is another. Logits travel as .npy files in a temporary folder, removed
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -64,6 +65,7 @@ def _run_pack(
         compare_text(t.name, t.ids, t.load("source"), t.load("quantized"), np.load(file), decode)
         for t, file in zip(source.texts, written.files, strict=True)
     )
+    shutil.rmtree(out)  # a vocabulary row per token: not kept past its comparison
     return RunCheck(memory, texts, written.seconds)
 
 
