@@ -23,6 +23,7 @@ from app.core.infra.errors import DraftDeckError, PhoneError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.transfer_stats import TransferFigures, disk_margin
 from app.core.infra.units import format_bytes
+from app.core.infra.words import Word
 from app.core.pack.files import CONFIG
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
@@ -34,8 +35,19 @@ from app.core.phone.sync_send import PushCancelled, send_file
 
 log = logging.getLogger("draftdeck.phone")
 
-QUEUED, CHECKING, PUSHING, DONE = "queued", "checking", "pushing", "done"
-FAILED, CANCELLED = "failed", "cancelled"
+
+class PushState(Word):
+    QUEUED = "queued"
+    CHECKING = "checking"
+    PUSHING = "pushing"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# Module names for the states, as the pages and tests import them.
+QUEUED, CHECKING, PUSHING = PushState.QUEUED, PushState.CHECKING, PushState.PUSHING
+DONE, FAILED, CANCELLED = PushState.DONE, PushState.FAILED, PushState.CANCELLED
 FINISHED = (DONE, FAILED, CANCELLED)
 STOPPED = "Stopped. Verified files stay on the phone; pushing again resumes."
 
@@ -46,7 +58,7 @@ class PushStatus(TransferFigures):
     serial: str
     dest: str
     recipe_only: bool
-    state: str = QUEUED
+    state: PushState = QUEUED
     done_bytes: int = 0
     total_bytes: int = 0  # what has to be sent (skipped files and kept starts not counted)
     resumed_bytes: int = 0  # of files cut short earlier, what was on the phone intact
