@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.infra.errors import EngineError
-from app.engine.protocol import ForcedLogits, LogitsWritten
+from app.engine.protocol import FailureCode, ForcedLogits, LogitsWritten
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.session import Session
 
@@ -42,7 +42,7 @@ def write_forced_logits(
     cancelled: Callable[[], bool] = lambda: False,
 ) -> LogitsWritten:
     if not out_dir.is_dir():
-        raise EngineError(f"{out_dir}: no such folder for the logits", "bad_request")
+        raise EngineError(f"{out_dir}: no such folder for the logits", FailureCode.BAD_REQUEST)
     started = time.perf_counter()
     files: list[str] = []
     try:
@@ -52,7 +52,7 @@ def write_forced_logits(
             rows = []
             for token in ids:
                 if cancelled():
-                    raise EngineError("the teacher-forced run was cancelled", "cancelled")
+                    raise EngineError("the teacher-forced run was cancelled", FailureCode.CANCELLED)
                 rows.append(np.array(target.forward([token])[-1], dtype=np.float32))
             path = out_dir / f"{n}.pack.npy"
             np.save(path, np.stack(rows) if rows else np.zeros((0, 0), np.float32))
