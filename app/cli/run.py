@@ -108,6 +108,15 @@ def _print_bench(result: dict[str, Any]) -> None:
         )
 
 
+def _refused(args: argparse.Namespace, target_cfg: JsonObject, draft_cfg: JsonObject) -> bool:
+    """The engine's own rules, before a worker starts: a pair it would refuse is said now."""
+    draft = Path(args.draft) if args.draft else None
+    plan = plan_paths(Path(args.target), draft, target_cfg, draft_cfg, args.d)
+    if isinstance(plan, Refusal):
+        print(f"draftdeck: {plan.message}", file=sys.stderr)
+    return isinstance(plan, Refusal)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from app.engine.client.bench import DEFAULT_PROMPT, BenchPlan, run_bench
     from app.engine.client.engine_client import EngineClient
@@ -124,6 +133,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sampler = (
         sampling.recipe_sampler(Path(args.target), target_cfg, args.recipe) if args.sample else None
     )
+    if _refused(args, target_cfg, draft_cfg):
+        return 1
     plan = BenchPlan(
         args.target,
         args.draft,
@@ -166,11 +177,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     target_cfg, draft_cfg = _engine_overrides(args)
     sampler = sampling.chosen_sampler(args, Path(args.target), target_cfg)
     seed = sampling.seed_for(args, sampler)
-    # The engine's own rules, before a worker starts: a pair it would refuse is said now.
-    draft = Path(args.draft) if args.draft else None
-    plan = plan_paths(Path(args.target), draft, target_cfg, draft_cfg, args.d)
-    if isinstance(plan, Refusal):
-        print(f"draftdeck: {plan.message}", file=sys.stderr)
+    if _refused(args, target_cfg, draft_cfg):
         return 1
     with EngineClient() as client:
         loaded = client.run(
