@@ -16,6 +16,7 @@ from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import FailureCode, Mode, StopReason, VerifyMethod
+from app.engine import protocol
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import parse_event_line, worker_command
 from app.engine.protocol import (
@@ -39,6 +40,7 @@ from app.engine.protocol import (
     Pong,
     ProtocolError,
     Ready,
+    Request,
     Reset,
     ResetDone,
     Round,
@@ -48,6 +50,7 @@ from app.engine.protocol import (
     decode_request,
     encode_event,
     encode_request,
+    reply_type,
 )
 from app.engine.worker.server import Worker
 from app.engine.worker.session import Session
@@ -228,3 +231,21 @@ def test_words_are_their_text_in_strings_json_and_keys() -> None:
     assert '"verify":"stepwise"' in line
     loaded = decode_event(line)
     assert isinstance(loaded, Loaded) and loaded.verify is VerifyMethod.STEPWISE
+
+
+def test_each_request_names_the_event_that_ends_it() -> None:
+    replies = {
+        kind: reply_type(cls.__new__(cls)).__name__
+        for kind, cls in protocol.REQUESTS.items()
+        if issubclass(cls, Request)
+    }
+    assert replies == {
+        "load": "Loaded",
+        "generate": "Done",
+        "agreement": "AgreementMeasured",
+        "encode": "Encoded",
+        "decode": "Decoded",
+        "reset": "ResetDone",
+        "ping": "Pong",
+        "forced_logits": "LogitsWritten",
+    }

@@ -16,6 +16,7 @@ makes it when the worker's stdout ends.
 from __future__ import annotations
 
 import json
+import typing
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
 
@@ -262,20 +263,10 @@ class Exit:
     id: int | None = None
 
 
-Event = Union[  # noqa: UP007 (a runtime alias of classes)
-    Ready,
-    Loaded,
-    Rounds,
-    Done,
-    AgreementMeasured,
-    Encoded,
-    Decoded,
-    ResetDone,
-    Pong,
-    LogitsWritten,
-    Failed,
-    Exit,
+Reply = Union[  # noqa: UP007 (a runtime alias of classes): the events that end a request
+    Loaded, Done, AgreementMeasured, Encoded, Decoded, ResetDone, Pong, LogitsWritten
 ]
+Event = Union[Ready, Rounds, Reply, Failed, Exit]  # noqa: UP007
 
 REQUESTS: dict[str, type[Any]] = {
     "load": Load,
@@ -303,23 +294,15 @@ EVENTS: dict[str, type[Any]] = {
     "error": Failed,
     "exit": Exit,
 }
-REPLIES: dict[type[Any], type[Any]] = {
-    Load: Loaded,
-    Generate: Done,
-    MeasureAgreement: AgreementMeasured,
-    Encode: Encoded,
-    Decode: Decoded,
-    Reset: ResetDone,
-    Ping: Pong,
-    ForcedLogits: LogitsWritten,
-}
 _KINDS = {cls: kind for table in (REQUESTS, EVENTS) for kind, cls in table.items()}
+_EVENT_NAMES = {cls.__name__: cls for cls in EVENTS.values()}
 
 
 def reply_type(request: Request[ReplyT]) -> type[ReplyT]:
-    """The event class that ends `request`."""
-    reply: type[ReplyT] = REPLIES[type(request)]
-    return reply
+    """The event class that ends `request`: the one its class names in Request[...]."""
+    (reply,) = typing.get_args(vars(type(request))["__orig_bases__"][0])
+    cls: type[ReplyT] = _EVENT_NAMES[reply.__forward_arg__]
+    return cls
 
 
 # -- text --------------------------------------------------------------------------------
