@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,7 +121,7 @@ def _new_group_flag() -> int:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    if os.name == "posix":
+    if sys.platform != "win32":  # (a platform check mypy narrows: Windows has no killpg)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # gone already
             os.killpg(proc.pid, signal.SIGKILL)
         return
