@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
+from shiboken6 import isValid
 
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.library import Library
@@ -140,6 +141,9 @@ def test_creating_the_export_environment_is_asked_first(
     assert str(env_folder) in box.text() and "free there" in box.text()
     assert "torch" in box.text() and dialog.running()
     box.button(QMessageBox.StandardButton.Cancel).click()
+    # Deleted before the dialog is: a box's deferred delete left pending under a dialog
+    # Python frees at the test's end crashed the next turn of the event loop.
+    qtbot.waitUntil(lambda: not isValid(box), timeout=WAIT_MS)
     assert not dialog.running()
     assert "Not started" in dialog.status.text()
     assert not env_folder.exists()  # nothing was built

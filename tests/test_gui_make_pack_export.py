@@ -1,7 +1,9 @@
 """File → Make Pack… end to end, offscreen: a tiny HF Llama is exported with MNN's exporter
 in the export environment (built once and cached: tests/helpers/export_env.py), verified
 against its source, recorded in the pack (export_check.json, the card) and listed in the
-Library where the user made it; Esc stops an export and leaves nothing."""
+Library where the user made it; Esc stops an export and leaves nothing; a pack whose
+weights were tampered with is shown "export not verified" with what differs and is not
+listed."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.library import Library, PackEntry
+from app.core.packmaking import export_run
 from app.core.packmaking.card import CARD
-from app.core.packmaking.export_checks import ExportSettings
+from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
+from app.core.packmaking.export_run import ExportJob
 from app.core.packmaking.verify_result import CHECK_FILE
 from app.ui.library.library_model import ENTRY_ROLE
 from app.ui.packmaking.make_pack_dialog import MakePackDialog
@@ -91,3 +95,37 @@ def test_esc_cancels_an_export_and_leaves_nothing(
     assert dialog.status.text() == "Cancelled while exporting: nothing was kept."
     assert not out.exists()
     assert list(made.iterdir()) == []  # no partial folder left beside it
+
+
+def test_a_tampered_pack_is_not_verified_nor_listed(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = export_env()
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(env.folder))
+    source = hf_folder("llama-tiny")
+    made = tmp_path / "llama-tiny-MNN"
+    plan = plan_export(source, made, ExportSettings(block=64))
+    assert ExportJob(env, plan).run().state == export_run.DONE
+    weight = made / "llm.mnn.weight"
+    # The tied embedding / lm_head rows' 4-bit values flipped, no header touched: MNN
+    # loads the file and computes another function (tests/test_verify_export.py's way;
+    # bytes flipped elsewhere crash the engine worker, which the dialog says, but that is
+    # not this test's point).
+    tie = json.loads((made / "llm_config.json").read_text())["tie_embeddings"]
+    start, end = tie[:2] if isinstance(tie, list) else (tie["weight_offset"], tie["alpha_offset"])
+    data = bytearray(weight.read_bytes())
+    data[start:end] = bytes(b ^ 0x5A for b in data[start:end])
+    weight.write_bytes(bytes(data))
+    library = Library(load_settings(), save_settings)
+    dialog = MakePackDialog(library)
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog._verify.finished, timeout=EXPORT_MS) as heard:
+        dialog._verify.start(env, made, source)
+    pack, figures, problem, verified = heard.args
+    assert not verified and problem == ""
+    assert "Export not verified" in figures and "What differs" in figures
+    assert not json.loads((made / CHECK_FILE).read_text())["verified"]
+    assert "Export not verified" in (made / CARD).read_text()
+    dialog._on_verified(pack, figures, problem, verified)
+    assert dialog.status.text().startswith("Export not verified: llama-tiny-MNN was not added")
+    assert made not in [p for p, _ in library.pack_folders()]
