@@ -43,8 +43,8 @@ def test_a_block_wider_than_the_hidden_size_is_refused_naming_the_block_that_fit
     message = refused.value.message
     assert str(LLAMA / "config.json") in message
     assert "quant_block 128" in message and "hidden size 64" in message
-    assert "--block 64" in message
-    assert refused.value.code == "bad_block"
+    assert "Use block 64." in message and "--block" not in message  # the window has no flags
+    assert refused.value.code == "bad_block" and refused.value.block == 64
     assert not (tmp_path / "out").exists()
 
 

@@ -124,7 +124,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         plan = plan_export(source_folder(args.source), out, settings, args.adjust)
     except ExportRefused as exc:
-        print(f"draftdeck: {exc.message}", file=sys.stderr)
+        flags = f" (--block {exc.block}, or --adjust)" if exc.block is not None else ""
+        print(f"draftdeck: {exc.message}{flags}", file=sys.stderr)
         return REFUSED
     for note in plan.adjusted:
         print(f"draftdeck: {note}", file=sys.stderr)

@@ -27,6 +27,10 @@ class ExportRefused(CodedError):
 
     code = "export_refused"
 
+    def __init__(self, message: str, code: str | None = None, block: int | None = None) -> None:
+        super().__init__(message, code)
+        self.block = block  # for "bad_block": the block that fits (the CLI names its flag)
+
 
 @dataclass(frozen=True)
 class ExportSettings:
@@ -134,7 +138,7 @@ def check_settings(
     use = fits[0]
     instead = f"block {use}" if use else "block 0 (one block per row)"
     if not adjust:
-        raise ExportRefused(f"{why}. Use {instead} (--block {use}), or --adjust.", "bad_block")
+        raise ExportRefused(f"{why}. Use {instead}.", "bad_block", use)
     return replace(settings, block=use), (f"{why}: exporting with {instead} instead",)
 
 
