@@ -15,37 +15,24 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.chat.chat_charts import ROLLING, ChatCharts
-from app.ui.chat.chat_sampling import GREEDY_INDEX
 from app.ui.chat.chat_transcript import Message, figures_line
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import loaded_event, rounds_event
+from tests.helpers.windows import chat_window, send
 
 Copy = Callable[..., Path]
 LONG = 20_000
+PAIR = ("qwen3-target", "qwen3-draft-noisy")
 
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft"):
-        bundle_copy(name, root / name, desktop=True)
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("pair")
-    win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
-    win.show_page("chat")
-    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
     # Greedy: these tests need replies that are the same on every run (long ones for
     # stopping); sampling on the page has its own tests (test_gui_sampling.py).
-    win.chat_page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
-    yield win
-    win.close()
-    wait_for_background()
+    with chat_window(qtbot, bundle_copy, PAIR, ("qwen35-draft",)) as win:
+        yield win
 
 
 def _stats(window: MainWindow, index: int = -1) -> dict[str, Any]:
@@ -54,21 +41,10 @@ def _stats(window: MainWindow, index: int = -1) -> dict[str, Any]:
     return stats
 
 
-def _send(qtbot: QtBot, window: MainWindow, text: str, wait: bool = True) -> None:
-    page = window.chat_page
-    page.input.setPlainText(text)
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
-    if wait:
-        qtbot.waitUntil(
-            lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
-            timeout=30_000,
-        )
-
-
 def test_send_streams_and_counts_match_the_engine(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
     page.max_tokens.setValue(120)
-    _send(qtbot, window, "Tell me about lighthouses.")
+    send(qtbot, window, "Tell me about lighthouses.")
     user, reply = page.transcript.messages
     assert user.role == "user" and user.text == "Tell me about lighthouses."
     stats = reply.stats
@@ -99,7 +75,7 @@ def test_rolling_figures_of_a_short_reply_equal_the_engines(
 ) -> None:
     page = window.chat_page
     page.max_tokens.setValue(40)
-    _send(qtbot, window, "Tell me about lighthouses.")
+    send(qtbot, window, "Tell me about lighthouses.")
     stats = _stats(window)
     assert stats["rounds"] <= ROLLING  # the rolling window holds the whole reply
     _, acceptance = page.charts.acceptance.data()
@@ -111,7 +87,7 @@ def test_rolling_figures_of_a_short_reply_equal_the_engines(
 def test_stop_is_quick_and_a_second_turn_follows(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
     page.max_tokens.setValue(LONG)
-    _send(qtbot, window, "Write forever.", wait=False)
+    send(qtbot, window, "Write forever.", wait=False)
     qtbot.waitUntil(
         lambda: page.bridge.state == GENERATING and len(page.transcript.messages[-1].answer) > 20,
         timeout=30_000,
@@ -126,7 +102,7 @@ def test_stop_is_quick_and_a_second_turn_follows(window: MainWindow, qtbot: QtBo
     assert page.transcript.messages[-1].stopped_by == "cancelled"
     assert _stats(window)["tokens"] < LONG
     page.max_tokens.setValue(30)
-    _send(qtbot, window, "And now briefly?")
+    send(qtbot, window, "And now briefly?")
     assert len(page.transcript.messages) == 4
     assert _stats(window, -1)["prefill_fed"] < _stats(window, -1)["prompt_tokens"]
 
@@ -135,31 +111,31 @@ def test_mode_switch_gives_a_reference_line(window: MainWindow, qtbot: QtBot) ->
     page = window.chat_page
     page.max_tokens.setValue(60)
     page.mode.setCurrentIndex(1)
-    _send(qtbot, window, "Plain please.")
+    send(qtbot, window, "Plain please.")
     plain = page.transcript.messages[-1]
     assert plain.stats is not None and plain.stats["mode"] == "plain"
     assert plain.draft_tokens == 0
     assert page.charts.reference_tok_s == plain.stats["tok_s"]
     page.mode.setCurrentIndex(0)
-    _send(qtbot, window, "Now speculative.")
+    send(qtbot, window, "Now speculative.")
     assert _stats(window, -1)["mode"] == "speculative"
 
 
 def test_new_chat_clears_everything(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
     page.max_tokens.setValue(20)
-    _send(qtbot, window, "Hello.")
+    send(qtbot, window, "Hello.")
     page.new_button.click()
     assert page.transcript.messages == [] and page.charts.speed.count == 0
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
-    _send(qtbot, window, "Hello again.")
+    send(qtbot, window, "Hello again.")
     assert _stats(window, -1)["prefill_fed"] == _stats(window, -1)["prompt_tokens"]
 
 
 def test_export_contains_the_figures(window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
     page = window.chat_page
     page.max_tokens.setValue(40)
-    _send(qtbot, window, "Export me.")
+    send(qtbot, window, "Export me.")
     page.export_json(tmp_path / "run.json")
     page.export_markdown(tmp_path / "run.md")
     assert page.charts.save_png(str(tmp_path / "charts.png"))
@@ -178,7 +154,7 @@ def test_export_contains_the_figures(window: MainWindow, qtbot: QtBot, tmp_path:
 def test_crash_keeps_the_transcript_and_restart_works(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
     page.max_tokens.setValue(LONG)
-    _send(qtbot, window, "Crash while talking.", wait=False)
+    send(qtbot, window, "Crash while talking.", wait=False)
     qtbot.waitUntil(lambda: page.bridge.state == GENERATING, timeout=30_000)
     page.bridge.client.kill(signal.SIGSEGV)
     qtbot.waitUntil(lambda: page.bridge.state == CRASHED, timeout=10_000)
@@ -194,7 +170,7 @@ def test_crash_keeps_the_transcript_and_restart_works(window: MainWindow, qtbot:
     page.restart_button.click()
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
     page.max_tokens.setValue(10)
-    _send(qtbot, window, "Still there?")
+    send(qtbot, window, "Still there?")
     assert page.transcript.messages[0].text == "Crash while talking."
 
 
@@ -258,7 +234,7 @@ def test_verify_agreement_is_shown_with_the_pair_and_each_reply(
     assert found is not None and found.exact  # the desktop recipe (memory normal) is exact
     assert "verify agreement 1.00" in page.pair_label.text()
     page.max_tokens.setValue(20)
-    _send(qtbot, window, "Hello.")
+    send(qtbot, window, "Hello.")
     stats = _stats(window)
     assert stats["verify_agreement"] == found.to_json()
     assert "verify agreement 1.00" in page.transcript.toPlainText()
@@ -335,7 +311,7 @@ def test_a_message_is_copied_and_the_last_reply_regenerated(
 ) -> None:
     page = window.chat_page
     page.max_tokens.setValue(12)
-    _send(qtbot, window, "Copy me.")
+    send(qtbot, window, "Copy me.")
     reply = page.transcript.messages[1]
     html = page.transcript.toHtml()
     assert "copy:0" in html and "copy:1" in html and "regenerate:" in html
@@ -365,5 +341,5 @@ def test_a_message_is_copied_and_the_last_reply_regenerated(
     assert [m.role for m in page.transcript.messages] == ["user", "assistant"]
     (saved,) = page.panel.store.list().conversations
     assert len(saved.messages) == 2 and saved.messages[1].stats == again.stats
-    _send(qtbot, window, "Next.")  # only the last reply can be regenerated
+    send(qtbot, window, "Next.")  # only the last reply can be regenerated
     assert page.transcript.toHtml().count("regenerate:") == 1

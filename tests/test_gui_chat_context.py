@@ -5,9 +5,9 @@ bundles with a small max_all_tokens in the target's config.json, so a few turns 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -17,55 +17,33 @@ from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
 from app.core.measure.conversations import Conversation, ConversationStore
-from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import GENERATING, READY
 from app.ui.chat.chat_context import DROPPING_WORDS
 from app.ui.chat.chat_context_full import DROP_OLDEST, NEW_CHAT, NOT_SENT_NOTE
-from app.ui.chat.chat_sampling import GREEDY_INDEX
 from app.ui.chat.chat_transcript import OUT_OF_CONTEXT, figures_line
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
+from tests.helpers.windows import chat_window, recipe_update, send
 
 Copy = Callable[..., Path]
 QUESTION = "Tell me about lighthouses."
+PAIR = ("qwen3-target", "qwen3-draft-noisy")
 LONG_PROMPT = "The keeper climbed the stairs of the old lighthouse every night. " * 150
 
 
-def _window_of(window_tokens: int) -> Callable[[Path], None]:
-    def limit(pack: Path) -> None:
-        config = json.loads((pack / "config.json").read_text())
-        config["max_all_tokens"] = window_tokens
-        (pack / "config.json").write_text(json.dumps(config))
-
-    return limit
-
-
-def _open(
-    qtbot: QtBot, bundle_copy: Copy, target: str, draft: str, limit: Callable[[Path], None]
-) -> MainWindow:
-    win = create_main_window()
-    root = win.library.root
-    for name in (target, draft, "qwen3-draft-identical"):
-        bundle_copy(name, root / name, desktop=True)
-    limit(root / target)
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("pair")
-    win.pair_page.choose(root / target, root / draft)
-    win.show_page("chat")
-    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
-    win.chat_page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
-    return win
+def _chat(
+    qtbot: QtBot, bundle_copy: Copy, pair: tuple[str, str], window_tokens: int
+) -> AbstractContextManager[MainWindow]:
+    """The chat window on this pair, its target's context window this many tokens."""
+    limit = recipe_update(pair[0], {"max_all_tokens": window_tokens})
+    return chat_window(qtbot, bundle_copy, pair, ("qwen3-draft-identical",), prepare=limit)
 
 
 @pytest.fixture
 def small_window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     """A 160-token window: replies of 24 tokens fill it in about four turns."""
-    win = _open(qtbot, bundle_copy, "qwen3-target", "qwen3-draft-noisy", _window_of(160))
-    win.chat_page.max_tokens.setValue(24)
-    yield win
-    win.close()
-    wait_for_background()
+    with _chat(qtbot, bundle_copy, PAIR, 160) as win:
+        win.chat_page.max_tokens.setValue(24)
+        yield win
 
 
 def _finished(window: MainWindow) -> bool:
@@ -75,9 +53,8 @@ def _finished(window: MainWindow) -> bool:
 
 
 def _send(qtbot: QtBot, window: MainWindow, text: str = QUESTION) -> None:
-    page = window.chat_page
-    page.input.setPlainText(text)
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    """Send `text`; until its reply ends or the question comes instead."""
+    send(qtbot, window, text, wait=False)
     qtbot.waitUntil(lambda: _finished(window) or _question(window) is not None, timeout=30_000)
 
 
@@ -194,8 +171,7 @@ def test_dropping_the_oldest_turns_resends_and_is_kept_for_later_turns(
 def test_after_a_reply_that_filled_the_window_the_next_turn_asks_first(
     qtbot: QtBot, bundle_copy: Copy
 ) -> None:
-    win = _open(qtbot, bundle_copy, "qwen3-target", "qwen3-draft-noisy", _window_of(100))
-    try:
+    with _chat(qtbot, bundle_copy, PAIR, 100) as win:
         page = win.chat_page
         page.max_tokens.setValue(400)
         _send(qtbot, win)
@@ -212,20 +188,15 @@ def test_after_a_reply_that_filled_the_window_the_next_turn_asks_first(
         assert page.input.toPlainText() == "And then?"
         assert page.transcript.messages[-1] is reply and NOT_SENT_NOTE in page.chat_note.text()
         assert [m.role for m in _saved().messages] == ["user", "assistant"]
-    finally:
-        win.close()
-        wait_for_background()
 
 
 @pytest.fixture
 def roomy_window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     """The fast pair's target reads a few thousand tokens for seconds."""
-    win = _open(qtbot, bundle_copy, "fast-target", "fast-draft", _window_of(16_384))
-    win.chat_page.mode.setCurrentIndex(1)  # plain: the target's window alone
-    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
-    yield win
-    win.close()
-    wait_for_background()
+    with _chat(qtbot, bundle_copy, ("fast-target", "fast-draft"), 16_384) as win:
+        win.chat_page.mode.setCurrentIndex(1)  # plain: the target's window alone
+        qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
+        yield win
 
 
 def test_a_long_prompt_shows_its_reading_and_esc_stops_it(

@@ -11,85 +11,57 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui.base.background import wait_for_background
-from app.ui.base.engine_bridge import ERROR, READY
+from app.ui.base.engine_bridge import ERROR
 from app.ui.chat.chat_charts import REFERENCE_WORDS, ChatCharts
 from app.ui.chat.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
 from app.ui.chat.chat_mode import ModeChoice
 from app.ui.chat.chat_sampling import GREEDY_INDEX
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import rounds_event
+from tests.helpers.windows import chat_window, open_on_page, send
 
 Copy = Callable[..., Path]
 SCREEN_WIDTH = 1024
-
-
-def _window(qtbot: QtBot, bundle_copy: Copy, desktop: bool) -> MainWindow:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft"):
-        bundle_copy(name, root / name, desktop=desktop)
-    win.library_page.refresh()
-    qtbot.addWidget(win)
-    win.resize(SCREEN_WIDTH, 700)
-    win.show()
-    return win
+PAIR = ("qwen3-target", "qwen3-draft-noisy")
 
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     """Desktop recipes: memory normal, so the verify is exact."""
-    win = _window(qtbot, bundle_copy, desktop=True)
-    yield win
-    win.close()
-    wait_for_background()
+    with chat_window(qtbot, bundle_copy, PAIR, greedy=False) as win:
+        yield win
 
 
 @pytest.fixture
 def low_memory_window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     """The fixtures' own recipes: memory low."""
-    win = _window(qtbot, bundle_copy, desktop=False)
-    yield win
-    win.close()
-    wait_for_background()
+    with chat_window(qtbot, bundle_copy, PAIR, desktop=False, greedy=False) as win:
+        yield win
 
 
-def _open_chat(window: MainWindow, qtbot: QtBot, draft: str, state: str) -> None:
-    root = window.library.root
-    window.show_page("pair")
-    window.pair_page.choose(root / "qwen3-target", root / draft)
-    window.show_page("chat")
-    qtbot.waitUntil(lambda: window.chat_page.bridge.state == state, timeout=30_000)
-
-
-def test_a_blocked_pair_never_widens_the_window(window: MainWindow, qtbot: QtBot) -> None:
-    _open_chat(window, qtbot, "qwen35-draft", ERROR)  # a Qwen3.5 draft for a Qwen3 target
-    page = window.chat_page
-    label = page.state_label
-    # The whole reason is there, in the label's text and in its tooltip...
-    assert "cannot work" in label.text() and "vocabularies" in label.text()
-    assert "vocabularies" in label.toolTip()
-    # ...and, however long, it leaves the window within a 1024 px screen.
-    qtbot.waitUntil(lambda: window.minimumSizeHint().width() <= SCREEN_WIDTH)
-    assert page.minimumSizeHint().width() < SCREEN_WIDTH
-    # The header stays one line high, above a page that keeps its room.
-    assert label.height() < 2 * label.fontMetrics().lineSpacing()
+def test_a_blocked_pair_never_widens_the_window(qtbot: QtBot, bundle_copy: Copy) -> None:
+    blocked = ("qwen3-target", "qwen35-draft")  # a Qwen3.5 draft for a Qwen3 target
+    with open_on_page(qtbot, bundle_copy, blocked, "chat") as window:
+        qtbot.waitUntil(lambda: window.chat_page.bridge.state == ERROR, timeout=30_000)
+        page = window.chat_page
+        label = page.state_label
+        # The whole reason is there, in the label's text and in its tooltip...
+        assert "cannot work" in label.text() and "vocabularies" in label.text()
+        assert "vocabularies" in label.toolTip()
+        # ...and, however long, it leaves the window within a 1024 px screen.
+        qtbot.waitUntil(lambda: window.minimumSizeHint().width() <= SCREEN_WIDTH)
+        assert page.minimumSizeHint().width() < SCREEN_WIDTH
+        # The header stays one line high, above a page that keeps its room.
+        assert label.height() < 2 * label.fontMetrics().lineSpacing()
 
 
 def test_a_reply_shows_its_time_to_first_token_and_prefill_rate(
     window: MainWindow, qtbot: QtBot
 ) -> None:
-    _open_chat(window, qtbot, "qwen3-draft-noisy", READY)
     page = window.chat_page
     page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
     page.max_tokens.setValue(20)
-    page.input.setPlainText("Tell me about lighthouses.")
-    page.send()
-    qtbot.waitUntil(
-        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
-        timeout=30_000,
-    )
+    send(qtbot, window, "Tell me about lighthouses.")
     stats = page.transcript.messages[-1].stats
     assert stats is not None and stats["prefill_fed"] > 0
     ttft = f"TTFT {stats['prefill_seconds'] * 1000:.0f} ms"
@@ -102,7 +74,6 @@ def test_a_reply_shows_its_time_to_first_token_and_prefill_rate(
 def test_a_memory_low_pair_says_its_output_may_differ_from_plain(
     low_memory_window: MainWindow, qtbot: QtBot
 ) -> None:
-    _open_chat(low_memory_window, qtbot, "qwen3-draft-noisy", READY)
     page = low_memory_window.chat_page
     assert INEXACT_VERIFY_NOTE in page.pair_label.text()
     assert INEXACT_VERIFY_TIP in page.pair_label.toolTip()
@@ -222,7 +193,6 @@ def test_the_mode_note_wraps_whatever_the_engine_says(qtbot: QtBot) -> None:
 def test_status_notes_never_move_the_toolbar_or_the_transcript(
     window: MainWindow, qtbot: QtBot
 ) -> None:
-    _open_chat(window, qtbot, "qwen3-draft-noisy", READY)
     page = window.chat_page
     page.chat_note.hide()
     page.mode_note.hide()

@@ -16,33 +16,24 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import load_settings
 from app.core.measure.conversations import ConversationStore, SavedMessage, new_conversation
-from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import ERROR, GENERATING, READY
 from app.ui.chat.chat_export import JSON_FILTER, MARKDOWN_FILTER, ChatExport, documents_folder
 from app.ui.chat.chat_mode import SPECULATIVE_AGAIN, WHY_LINK
 from app.ui.chat.chat_opening import READ_ONLY, SWITCH
-from app.ui.chat.chat_sampling import GREEDY_INDEX, RECIPE_INDEX
+from app.ui.chat.chat_sampling import RECIPE_INDEX
 from app.ui.recipes.recipe_fields import NumberEditor
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
+from tests.helpers.windows import chat_window, send
 
 Copy = Callable[..., Path]
 
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-target", "qwen3-draft-noisy", "qwen3-draft-identical", "qwen35-draft"):
-        bundle_copy(name, root / name, desktop=True)
-    qtbot.addWidget(win)
-    win.show()
-    _choose(qtbot, win, "qwen3-draft-noisy")
-    win.chat_page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
-    win.chat_page.max_tokens.setValue(12)
-    yield win
-    win.close()
-    wait_for_background()
+    pair = ("qwen3-target", "qwen3-draft-noisy")
+    with chat_window(qtbot, bundle_copy, pair, ("qwen3-draft-identical", "qwen35-draft")) as win:
+        win.chat_page.max_tokens.setValue(12)
+        yield win
 
 
 def _choose(qtbot: QtBot, window: MainWindow, draft: str, state: str = READY) -> None:
@@ -51,16 +42,6 @@ def _choose(qtbot: QtBot, window: MainWindow, draft: str, state: str = READY) ->
     window.pair_page.choose(root / "qwen3-target", root / draft)
     window.show_page("chat")
     qtbot.waitUntil(lambda: window.chat_page.bridge.state == state, timeout=30_000)
-
-
-def _send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    page = window.chat_page
-    page.input.setPlainText(text)
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
-    qtbot.waitUntil(
-        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
-        timeout=30_000,
-    )
 
 
 def _store() -> ConversationStore:
@@ -75,7 +56,7 @@ def _confirm_box(window: MainWindow) -> QMessageBox:
 
 def test_a_reply_is_saved_and_reopens(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
-    _send(qtbot, window, "Tell me about lighthouses.")
+    send(qtbot, window, "Tell me about lighthouses.")
     (saved,) = _store().list().conversations
     assert [m.role for m in saved.messages] == ["user", "assistant"]
     assert saved.messages[1].stats == page.transcript.messages[1].stats
@@ -88,7 +69,7 @@ def test_a_reply_is_saved_and_reopens(window: MainWindow, qtbot: QtBot) -> None:
     page.panel.list.itemClicked.emit(page.panel.list.item(0))
     assert [m.text for m in page.transcript.messages] == ["Tell me about lighthouses.", reply]
     assert reply in page.transcript.toPlainText()
-    _send(qtbot, window, "And fog?")  # goes on in the same conversation
+    send(qtbot, window, "And fog?")  # goes on in the same conversation
     (again,) = _store().list().conversations
     assert again.id == saved.id and len(again.messages) == 4
 
@@ -104,7 +85,7 @@ def test_user_message_is_saved_before_the_reply(window: MainWindow, qtbot: QtBot
 
 def test_rename_and_delete_ask_first(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
-    _send(qtbot, window, "Name me.")
+    send(qtbot, window, "Name me.")
     item = page.panel.list.item(0)
     item.setText("Lighthouse notes")  # what the inline editor commits
     assert _store().list().conversations[0].title == "Lighthouse notes"
@@ -124,7 +105,7 @@ def test_a_conversation_from_another_window_is_listed_on_show(
     window: MainWindow, qtbot: QtBot
 ) -> None:
     page = window.chat_page
-    _send(qtbot, window, "Mine.")
+    send(qtbot, window, "Mine.")
     root = window.library.root
     other = _store()  # another window's
     theirs = other.save(
@@ -142,9 +123,9 @@ def test_switching_pair_keeps_the_old_conversation_and_clears_the_charts(
 ) -> None:
     page = window.chat_page
     page.mode.setCurrentIndex(1)
-    _send(qtbot, window, "Plain first.")
+    send(qtbot, window, "Plain first.")
     page.mode.setCurrentIndex(0)
-    _send(qtbot, window, "Then speculative.")
+    send(qtbot, window, "Then speculative.")
     assert page.charts.reference_tok_s and page.charts.accepted_length.count
     assert page.charts.per_position()
     _choose(qtbot, window, "qwen3-draft-identical")
@@ -166,7 +147,7 @@ def test_switching_pair_keeps_the_old_conversation_and_clears_the_charts(
     assert window.selection.draft == window.library.root / "qwen3-draft-noisy"
     assert len(page.transcript.messages) == 4
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
-    _send(qtbot, window, "Back again.")
+    send(qtbot, window, "Back again.")
     assert len(_store().list().conversations[0].messages) == 6
 
 
@@ -186,7 +167,7 @@ def test_plain_mode_chats_with_the_target_of_a_blocked_pair(
     assert "Why?" in page.mode_note.text() and "vocabularies" not in page.mode_note.text()
     page.mode_note.linkActivated.emit(WHY_LINK)
     assert escape(reason) in page.mode_note.text() and "Hide" in page.mode_note.text()
-    _send(qtbot, window, "Only the target.")
+    send(qtbot, window, "Only the target.")
     assert page.transcript.messages[-1].stats is not None
     assert page.transcript.messages[-1].stats["mode"] == "plain"
     page.mode.setCurrentIndex(0)  # the pair again: refused again, with the reason
@@ -200,7 +181,7 @@ def test_export_starts_in_documents_then_the_last_folder(
     page = window.chat_page
     assert page.exporter.start_path("chat.json") == str(documents_folder() / "chat.json")
     assert documents_folder().is_dir()  # a missing folder would open the current one
-    _send(qtbot, window, "Export me.")
+    send(qtbot, window, "Export me.")
     page.export_markdown(tmp_path / "out" / "chat.md")
     assert (tmp_path / "out" / "chat.md").is_file()
     assert page.exporter.start_path("charts.png") == str(tmp_path / "out" / "charts.png")
@@ -217,12 +198,12 @@ def test_deleting_the_open_conversation_leaves_an_empty_chat_and_never_brings_it
     window: MainWindow, qtbot: QtBot
 ) -> None:
     page = window.chat_page
-    _send(qtbot, window, "Forget me.")
+    send(qtbot, window, "Forget me.")
     (gone,) = _store().list().conversations
     _delete_chosen(window)
     assert page.transcript.messages == [] and "Forget me" not in page.transcript.toPlainText()
     assert "deleted" in page.chat_note.text() and page.chat_note.isVisible()
-    _send(qtbot, window, "A fresh start.")
+    send(qtbot, window, "A fresh start.")
     (fresh,) = _store().list().conversations
     assert fresh.id != gone.id and [m.role for m in fresh.messages] == ["user", "assistant"]
     assert not _store().path(gone.id).exists()
@@ -235,10 +216,10 @@ def test_a_conversation_deleted_by_another_window_is_saved_as_a_new_one(
     window: MainWindow, qtbot: QtBot
 ) -> None:
     page = window.chat_page
-    _send(qtbot, window, "Open in two windows.")
+    send(qtbot, window, "Open in two windows.")
     (shared,) = _store().list().conversations
     _store().delete(shared.id)  # the other window deletes it
-    _send(qtbot, window, "Still here?")
+    send(qtbot, window, "Still here?")
     (kept,) = _store().list().conversations
     assert kept.id != shared.id and len(kept.messages) == 4
     assert not _store().path(shared.id).exists()
@@ -247,7 +228,7 @@ def test_a_conversation_deleted_by_another_window_is_saved_as_a_new_one(
 
 def test_no_delete_while_a_reply_is_written(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
-    _send(qtbot, window, "First.")
+    send(qtbot, window, "First.")
     page.panel.list.setCurrentRow(0)
     assert page.panel.delete_button.isEnabled()
     page.max_tokens.setValue(400)
@@ -276,7 +257,7 @@ def _plain_chat_with_a_blocked_pair(window: MainWindow, qtbot: QtBot) -> None:
     _choose(qtbot, window, "qwen35-draft", state=ERROR)
     page.mode.setCurrentIndex(1)
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
-    _send(qtbot, window, "Blocked but plain.")
+    send(qtbot, window, "Blocked but plain.")
     _choose(qtbot, window, "qwen3-draft-noisy")
     page.panel.all_pairs.setChecked(True)
 
@@ -310,7 +291,7 @@ def test_opening_another_pairs_conversation_asks_and_restores_its_mode(
     qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
     assert page.bridge.load_request is not None and page.bridge.load_request.draft is None
     assert page.send_button.isEnabled()
-    _send(qtbot, window, "Still plain.")
+    send(qtbot, window, "Still plain.")
     stats = page.transcript.messages[-1].stats
     assert stats is not None and stats["mode"] == "plain" and len(page.transcript.messages) == 4
 
@@ -417,7 +398,7 @@ def test_export_adds_the_chosen_extension_says_where_and_remembers_the_folder(
     save_charts_to what the dialog answers (the typed name, the chosen filter), the
     path the Export and Save Charts buttons take after it."""
     page = window.chat_page
-    _send(qtbot, window, "Export me.")
+    send(qtbot, window, "Export me.")
     page.exporter.export_to(str(tmp_path / "lighthouse"), MARKDOWN_FILTER)
     assert (tmp_path / "lighthouse.md").read_text().startswith("# DraftDeck chat")
     assert not (tmp_path / "lighthouse").exists()
@@ -447,7 +428,7 @@ def test_switch_pair_under_unsaved_recipe_edits_asks_before_the_pair_changes(
 ) -> None:
     page = window.chat_page
     root = window.library.root
-    _send(qtbot, window, "Plain first.")
+    send(qtbot, window, "Plain first.")
     _choose(qtbot, window, "qwen3-draft-identical")
     window.show_page("recipes")
     threads = window.recipes_page.draft_editor.editors["thread_num"]

@@ -15,19 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCursor, QTextTable, QTextTableCell
 from PySide6.QtWidgets import QApplication, QMessageBox, QTextBrowser
 from pytestqt.qtbot import QtBot
 
-from app.ui.base.engine_bridge import CRASHED, ERROR, READY, STOPPED
-from app.ui.chat.chat_sampling import GREEDY_INDEX
+from app.ui.base.engine_bridge import READY, STOPPED
 from app.ui.library.library_model import COLUMNS
 from app.ui.recipes.recipe_editor import RecipeEditor
 from app.ui.recipes.recipe_fields import ChoiceEditor, NumberEditor
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.tokforge import TOKFORGE_NOTES
-from tests.helpers.windows import add_packs, open_on_page, open_window
+from tests.helpers.windows import add_packs, chat_window, open_on_page, open_window, send
 
 Copy = Callable[..., Path]
 LOAD = 60_000  # ms: the real-vocabulary pair loads 45 MB of bundles into the worker
@@ -231,32 +230,15 @@ def chat(qtbot: QtBot, bundle_copy: Copy) -> Iterator[Callable[[str, str], MainW
     with ExitStack() as opened:
 
         def open_chat(target: str, draft: str) -> MainWindow:
-            window = opened.enter_context(open_on_page(qtbot, bundle_copy, (target, draft), "chat"))
-            page = window.chat_page
-            qtbot.waitUntil(lambda: page.bridge.state in (READY, ERROR, CRASHED), timeout=LOAD)
-            assert page.bridge.state == READY, page.last_error
-            page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
-            return window
+            chat = chat_window(qtbot, bundle_copy, (target, draft), timeout=LOAD)
+            return opened.enter_context(chat)
 
         yield open_chat
 
 
 def _send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    page = window.chat_page
-    page.input.setPlainText(text)
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
-    qtbot.waitUntil(
-        lambda: (
-            page.bridge.state == CRASHED
-            or (
-                page.bridge.state == READY
-                and len(page.transcript.messages) == 2
-                and page.transcript.messages[-1].stats is not None
-            )
-        ),
-        timeout=REPLY,
-    )
-    assert page.bridge.state == READY and page.last_error == "", page.last_error
+    send(qtbot, window, text, timeout=REPLY)
+    assert window.chat_page.last_error == "", window.chat_page.last_error
 
 
 def test_real_vocabulary_2025_target_folds_thinking_and_stops_by_itself(

@@ -16,9 +16,9 @@ from pytestqt.qtbot import QtBot
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import READY
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import loaded_event
+from tests.helpers.windows import add_packs, open_window, send
 
 Copy = Callable[..., Path]
 NORMAL = {"memory": "normal", "thread_num": 1}
@@ -26,23 +26,20 @@ NORMAL = {"memory": "normal", "thread_num": 1}
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
-    win = create_main_window()
-    root = win.library.root
-    # The target: a copy of the Qwen3.5 draft without its draft recipe (an identical pair).
-    target = bundle_copy("qwen35-draft", root / "qwen35-target")
-    (target / "config_cpu.json").unlink()
-    config = json.loads((target / "config.json").read_text())
-    (target / "config.json").write_text(json.dumps({**config, **NORMAL}, indent=4))
-    for name in ("qwen35-draft", "qwen3-target", "qwen3-draft-noisy"):
-        bundle_copy(name, root / name, desktop=True)
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("pair")
-    win.pair_page.choose(root / "qwen35-target", root / "qwen35-draft")
-    yield win
-    win.tune_page.shutdown()
-    win.close()
-    wait_for_background(60_000)
+    with open_window(qtbot) as win:
+        root = win.library.root
+        # The target: a copy of the Qwen3.5 draft without its draft recipe (an identical pair).
+        target = bundle_copy("qwen35-draft", root / "qwen35-target")
+        (target / "config_cpu.json").unlink()
+        config = json.loads((target / "config.json").read_text())
+        (target / "config.json").write_text(json.dumps({**config, **NORMAL}, indent=4))
+        others = ("qwen35-draft", "qwen3-target", "qwen3-draft-noisy")
+        add_packs(win, bundle_copy, others, desktop=True)
+        win.show_page("pair")
+        win.pair_page.choose(root / "qwen35-target", root / "qwen35-draft")
+        yield win
+        win.tune_page.shutdown()
+    wait_for_background(60_000)  # a sweep's last run may still be closing its worker
 
 
 def _no_dialogs() -> bool:
@@ -72,22 +69,17 @@ def test_chat_defaults_to_plain_and_says_why(window: MainWindow, qtbot: QtBot) -
     assert LINEAR_CANNOT_PAY in note and "linear_rollback false" in note
     assert "\n" not in note
 
-    def send(text: str) -> dict[str, object]:
-        page.input.setPlainText(text)
-        page.send()
-        qtbot.waitUntil(
-            lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
-            timeout=30_000,
-        )
+    def send_for_stats(text: str) -> dict[str, object]:
+        send(qtbot, window, text)
         stats = page.transcript.messages[-1].stats
         assert stats is not None
         return stats
 
     page.max_tokens.setValue(20)
-    assert send("Hello there.")["mode"] == "plain"
+    assert send_for_stats("Hello there.")["mode"] == "plain"
     # The user may still pick Speculative: exact, just not faster.
     page.mode.setCurrentIndex(0)
-    spec = send("And again.")
+    spec = send_for_stats("And again.")
     assert spec["mode"] == "speculative" and spec["acceptance"] == 1.0
     # The same pair loaded again (as after an engine restart) keeps the user's choice.
     loaded = loaded_event(cannot_pay=LINEAR_CANNOT_PAY, linear_rollback=False)

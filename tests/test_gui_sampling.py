@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,10 @@ from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import ChatTurn, Done, Generate, Load, Loaded
-from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import READY
 from app.ui.chat.chat_sampling import GREEDY_INDEX
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
+from tests.helpers.windows import chat_window, recipe_update, send
 
 Copy = Callable[..., Path]
 OpenChat = Callable[[dict[str, object]], MainWindow]
@@ -34,6 +34,7 @@ QWEN3_SAMPLING = {
     "top_p": 0.95,
 }
 QWEN3_WORDS = "temperature 0.6, topK 20, topP 0.95"
+PAIR = ("qwen3-target", "qwen3-draft-noisy")
 PROMPT = "Tell me about lighthouses."
 TOKENS = 30
 
@@ -42,29 +43,14 @@ TOKENS = 30
 def open_chat(qtbot: QtBot, bundle_copy: Copy) -> Iterator[OpenChat]:
     """The main window on the Chat page with the fixture pair loaded, the target's
     recipe updated with the given keys first."""
-    windows: list[MainWindow] = []
+    with ExitStack() as opened:
 
-    def open_with(target_keys: dict[str, object]) -> MainWindow:
-        win = create_main_window()
-        windows.append(win)
-        root = win.library.root
-        for name in ("qwen3-target", "qwen3-draft-noisy"):
-            bundle_copy(name, root / name, desktop=True)
-        config = root / "qwen3-target" / "config.json"
-        config.write_text(json.dumps({**json.loads(config.read_text()), **target_keys}))
-        qtbot.addWidget(win)
-        win.resize(1024, 700)
-        win.show()
-        win.show_page("pair")
-        win.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
-        win.show_page("chat")
-        qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
-        return win
+        def open_with(target_keys: dict[str, object]) -> MainWindow:
+            prepare = recipe_update("qwen3-target", target_keys)
+            chat = chat_window(qtbot, bundle_copy, PAIR, greedy=False, prepare=prepare)
+            return opened.enter_context(chat)
 
-    yield open_with
-    for win in windows:
-        win.close()
-    wait_for_background()
+        yield open_with
 
 
 def _send(qtbot: QtBot, window: MainWindow, text: str) -> Done:
@@ -73,8 +59,7 @@ def _send(qtbot: QtBot, window: MainWindow, text: str) -> Done:
     done: list[Done] = []
     page.bridge.finished.connect(done.append)
     page.max_tokens.setValue(TOKENS)
-    page.input.setPlainText(text)
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    send(qtbot, window, text, wait=False)
     qtbot.waitUntil(
         lambda: bool(done) and page.transcript.messages[-1].stats is not None, timeout=30_000
     )

@@ -8,15 +8,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Decode, Encode, Generate, Load
-from app.ui.base.background import wait_for_background
-from app.ui.base.engine_bridge import READY
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
+from tests.helpers.windows import chat_window, send
 
 Copy = Callable[..., Path]
 Fixture = Callable[[str], Path]
@@ -47,29 +44,17 @@ def test_prompts_round_trip_through_the_real_tokenizer(
 
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
-    win = create_main_window()
-    root = win.library.root
-    for name in ("qwen3-realtok", "realtok-as-draft"):
-        bundle_copy("qwen3-realtok", root / name, desktop=True)
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("pair")
-    win.pair_page.choose(root / "qwen3-realtok", root / "realtok-as-draft")
-    win.show_page("chat")
-    qtbot.waitUntil(lambda: win.chat_page.bridge.state == READY, timeout=30_000)
-    yield win
-    win.close()
-    wait_for_background()
+    def realtok(_name: str, dest: Path, desktop: bool = False) -> Path:
+        return bundle_copy("qwen3-realtok", dest, desktop=desktop)  # target and draft alike
+
+    pair = ("qwen3-realtok", "realtok-as-draft")
+    with chat_window(qtbot, realtok, pair, greedy=False) as win:
+        yield win
 
 
 def test_chat_folds_the_thinking_of_a_real_qwen3_reply(window: MainWindow, qtbot: QtBot) -> None:
     page = window.chat_page
-    page.input.setPlainText("Hi there!")
-    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
-    qtbot.waitUntil(
-        lambda: page.bridge.state == READY and page.transcript.messages[-1].stats is not None,
-        timeout=30_000,
-    )
+    send(qtbot, window, "Hi there!")
     reply = page.transcript.messages[-1]
     assert reply.stopped_by == "stop_token"  # <|endoftext|> ends it, not the token limit
     assert reply.thinking_text == THOUGHT and reply.text == ANSWER

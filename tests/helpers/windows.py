@@ -3,13 +3,17 @@ afterwards without the unsaved-changes question, its background work drained."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.background import wait_for_background
+from app.ui.base.engine_bridge import CRASHED, ERROR, READY
+from app.ui.chat.chat_sampling import GREEDY_INDEX
 from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 
@@ -54,12 +58,23 @@ def half_copied(bundle_copy: Callable[..., Path], dest: Path) -> Path:
 
 @contextmanager
 def open_on_page(
-    qtbot: QtBot, bundle_copy: Callable[..., Path], pair: tuple[str, str], page: str
+    qtbot: QtBot,
+    bundle_copy: Callable[..., Path],
+    pair: tuple[str, str],
+    page: str,
+    extra: Iterable[str] = (),
+    *,
+    desktop: bool = True,
+    prepare: Callable[[Path], None] | None = None,
+    size: tuple[int, int] = SCREEN,
 ) -> Iterator[MainWindow]:
-    """The window with this pair (desktop recipes) chosen, showing `page`; its tune
-    sweep, if one runs, ends before the next test."""
-    with open_window(qtbot) as window:
-        root = add_packs(window, bundle_copy, pair, desktop=True)
+    """The window with this pair chosen (copied with the `extra` packs, desktop recipes
+    unless told otherwise, then `prepare(library)` run), showing `page`; its tune sweep,
+    if one runs, ends before the next test."""
+    with open_window(qtbot, size) as window:
+        root = add_packs(window, bundle_copy, (*pair, *extra), desktop=desktop)
+        if prepare is not None:
+            prepare(root)
         window.show_page("pair")
         window.pair_page.choose(root / pair[0], root / pair[1])
         window.show_page(page)
@@ -67,3 +82,58 @@ def open_on_page(
             yield window
         finally:
             window.tune_page.queue.shutdown()
+
+
+@contextmanager
+def chat_window(
+    qtbot: QtBot,
+    bundle_copy: Callable[..., Path],
+    pair: tuple[str, str],
+    extra: Iterable[str] = (),
+    *,
+    desktop: bool = True,
+    greedy: bool = True,
+    prepare: Callable[[Path], None] | None = None,
+    size: tuple[int, int] = SCREEN,
+    timeout: int = 30_000,
+) -> Iterator[MainWindow]:
+    """The window on the Chat page with this pair loaded (see open_on_page), greedy
+    unless told otherwise: replies that are the same on every run."""
+    with open_on_page(
+        qtbot, bundle_copy, pair, "chat", extra, desktop=desktop, prepare=prepare, size=size
+    ) as window:
+        page = window.chat_page
+        qtbot.waitUntil(lambda: page.bridge.state in (READY, ERROR, CRASHED), timeout=timeout)
+        assert page.bridge.state == READY, page.last_error
+        if greedy:
+            page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
+        yield window
+
+
+def recipe_update(pack: str, keys: Mapping[str, object]) -> Callable[[Path], None]:
+    """A `prepare` for chat_window: this pack's config.json with these keys set."""
+
+    def update(root: Path) -> None:
+        config = root / pack / "config.json"
+        config.write_text(json.dumps({**json.loads(config.read_text()), **keys}))
+
+    return update
+
+
+def send(
+    qtbot: QtBot, window: MainWindow, text: str, wait: bool = True, timeout: int = 30_000
+) -> None:
+    """Type `text` on the Chat page and press Return; with `wait`, until the reply has
+    its figures (or the engine failed: then the test fails with the engine's words)."""
+    page = window.chat_page
+    page.input.setPlainText(text)
+    qtbot.keyClick(page.input, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    if wait:
+        qtbot.waitUntil(
+            lambda: (
+                page.bridge.state in (ERROR, CRASHED)
+                or (page.bridge.state == READY and page.transcript.messages[-1].stats is not None)
+            ),
+            timeout=timeout,
+        )
+        assert page.bridge.state == READY, page.last_error
