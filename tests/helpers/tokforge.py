@@ -9,13 +9,11 @@ from pathlib import Path
 
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.known_models import known_models
+from tests.helpers.paths import ROOT
 
 # As the pack ships it, beside the packs' model cards that the catalog quotes.
 TOKFORGE_RUNTIME_CONFIG = (
-    Path(__file__).parents[2]
-    / "docs"
-    / "pack-cards"
-    / "darkmaniac7+TokForge-AccelerationPack-Draft.runtime_config.json"
+    ROOT / "docs" / "pack-cards" / "darkmaniac7+TokForge-AccelerationPack-Draft.runtime_config.json"
 ).read_text(encoding="utf-8")
 TOKFORGE_NOTES = (
     "2 threads keeps WALT governor on performance cores. 4+ threads spread load and "

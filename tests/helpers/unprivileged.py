@@ -10,11 +10,10 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.helpers.paths import ROOT
 
 
 def run_unprivileged(code: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,6 @@
 """The engine worker's memory for a pair, beside the RAM estimate for the same tokens.
 
-Shared by tests/test_ram_estimate.py (the fixtures) and benchmarks/ram_estimate.py
+Shared by tests/engine/test_ram_estimate.py (the fixtures) and benchmarks/ram_estimate.py
 (larger pairs): memory, so the figure does not depend on how fast the machine is.
 """
 

@@ -7,7 +7,7 @@ part per model and per layer (graph, buffers, scratch). Once per engine: MNN's r
 (the first model loaded) and the worker itself (Python with numpy and MNN imported).
 
 The constants were measured with MNN 3.6.1 on x86-64 Linux: worker RSS after loading and
-generating, minus its RSS when ready (tests/test_ram_estimate.py on the fixtures,
+generating, minus its RSS when ready (tests/engine/test_ram_estimate.py on the fixtures,
 benchmarks/ram_estimate.py on a 16-layer hidden-512 pair and a Qwen3-0.6B-shaped pair
 with a 4-layer draft and the real tokenizer). On the fixtures the fixed parts dominate;
 at Qwen3-0.6B's shape the weights and the cache do (537 MB with memory low, 3.3 GB with

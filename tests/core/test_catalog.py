@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,11 +16,12 @@ from app.core.hub.plan import is_skipped
 from app.core.infra.resources import read_text
 from app.core.pack.advice import read_advice, recommendation
 from app.core.pack.known_models import known_models
+from tests.helpers.paths import ROOT
 from tests.helpers.tokforge import TOKFORGE_RUNTIME_CONFIG
 
 CATALOG: dict[str, Any] = json.loads(read_text("catalog.json"))
 REPOS: list[dict[str, Any]] = CATALOG["repos"]
-CARDS = Path(__file__).parents[1] / "docs" / "pack-cards"
+CARDS = ROOT / "docs" / "pack-cards"
 TOKFORGE = "darkmaniac7/TokForge-AccelerationPack-Draft"
 FORMAT = "export format: "
 # A figure: a number not inside a name ("Qwen3-0.6B", "SM8850", "bf16" are not figures),

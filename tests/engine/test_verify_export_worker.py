@@ -12,8 +12,9 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import ForcedLogits, Generate, Load
+from tests.helpers.paths import FIXTURES
 
-TARGET = Path(__file__).parent / "fixtures" / "bundles" / "qwen3-target"
+TARGET = FIXTURES / "qwen3-target"
 NORMAL = {"memory": "normal", "thread_num": 1}
 
 

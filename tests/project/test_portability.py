@@ -31,8 +31,9 @@ from app.core.phone import adb
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.worker_process import describe_exit
 from app.engine.protocol import PROTOCOL_VERSION, Ready, encode_event
+from tests.helpers.paths import HELPERS
 
-HELPER = Path(__file__).parent / "helpers" / "posix_free.py"
+HELPER = HELPERS / "posix_free.py"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="strips POSIX names from Python")
 
 

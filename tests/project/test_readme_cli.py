@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 from app.cli.main import build_parser
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
 
 
 def _section(title: str) -> str:

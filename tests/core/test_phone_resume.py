@@ -13,8 +13,8 @@ from app.core.phone.adb import Adb
 from app.core.phone.local_files import pack_files
 from app.core.phone.push import CANCELLED, DONE, FAILED, PushJob
 from tests.adb_harness import AdbServer
+from tests.core.test_phone import ROOT, _pack, _phone_copy, _push, _same_files
 from tests.fake_phone import FakePhone
-from tests.test_phone import ROOT, _pack, _phone_copy, _push, _same_files
 
 WEIGHT = "llm.mnn.weight"
 

@@ -2,7 +2,7 @@
 block that does not divide the hidden size is shown with the block that fits, and Adjust
 applies it; creating the export environment is asked first, with its folder and disk. An
 HF folder's config.json and tokenizer_config.json are enough: nothing here needs torch
-(tests/test_gui_make_pack_export.py exports and verifies a pack).
+(tests/ui/packmaking/test_gui_make_pack_export.py exports and verifies a pack).
 """
 
 from __future__ import annotations

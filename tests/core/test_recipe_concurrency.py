@@ -18,11 +18,11 @@ from app.core.infra.errors import FileError
 from app.core.recipe.draft_recipes import save_in_step
 from app.core.recipe.files import ChangedOnDiskError, RecipeDocument
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import HELPERS, ROOT
 
 Copy = Callable[..., Path]
 RECIPE = "config_cpu.json"
-HELPERS = Path(__file__).parent / "helpers"
-ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 
 def _saver(pack: Path, tag: str, count: int) -> subprocess.Popen[str]:

@@ -108,7 +108,7 @@ def test_a_tampered_pack_is_not_verified_nor_listed(
     assert ExportJob(env, plan).run().state == export_run.DONE
     weight = made / "llm.mnn.weight"
     # The tied embedding / lm_head rows' 4-bit values flipped, no header touched: MNN
-    # loads the file and computes another function (tests/test_verify_export.py's way;
+    # loads the file and computes another function (tests/cli/test_verify_export.py's way;
     # bytes flipped elsewhere crash the engine worker, which the dialog says, but that is
     # not this test's point).
     tie = json.loads((made / "llm_config.json").read_text())["tie_embeddings"]

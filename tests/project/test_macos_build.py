@@ -14,8 +14,9 @@ import pytest
 
 from app import self_test
 from app.core.infra.errors import EngineError
+from tests.helpers.paths import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packaging"))
+sys.path.insert(0, str(ROOT / "packaging"))
 import macho
 
 ARM64, X86_64, I386 = 0x0100000C, 0x01000007, 7

@@ -32,6 +32,7 @@ from app.core.hub.transfer import CHUNK
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.library import Library
 from app.core.recipe.files import RecipeDocument
+from tests.helpers.paths import ROOT
 from tests.helpers.windows_rules import WindowsRules, handles_under
 from tests.hub_server import FakeHub
 
@@ -46,7 +47,6 @@ REPO = "darkmaniac7/Qwen3-0.6B-kl-baseline-20k-MNN"
 BIG = "someone/big-pack-MNN"
 BIG_SIZE = 4 * CHUNK + 12345
 WEIGHT = "llm.mnn.weight"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

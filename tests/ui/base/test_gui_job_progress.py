@@ -24,7 +24,7 @@ from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone
 from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
-from tests.test_job_cells import FakeClock
+from tests.ui.base.test_job_cells import FakeClock
 
 OTHER_REPO = "me/other-pack"
 

@@ -1,7 +1,7 @@
 """The draft/verify loop on real MNN with the fixture bundles, checked against ground truth.
 
 These run in the test process (the Session is the same object the worker holds) to keep
-them quick; tests/test_engine_worker.py covers the process boundary.
+them quick; tests/engine/test_engine_worker.py covers the process boundary.
 """
 
 from __future__ import annotations

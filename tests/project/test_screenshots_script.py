@@ -10,7 +10,8 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 SCRIPT = ROOT / "scripts" / "screenshots.py"
 PAGES = ("library", "downloads", "pair", "recipes", "chat", "tune", "phone")
 

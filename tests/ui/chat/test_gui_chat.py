@@ -259,7 +259,7 @@ def test_a_limiting_agreement_is_said_under_the_reply() -> None:
 
 
 def test_a_tight_memory_warning_stays_beside_the_pair(window: MainWindow, qtbot: QtBot) -> None:
-    # The engine's own figures decide this (tests/test_ram_estimate.py makes it say so);
+    # The engine's own figures decide this (tests/engine/test_ram_estimate.py makes it say so);
     # here: what the page shows of a pair whose load warned.
     page = window.chat_page
     warning = "Memory is tight: this pair needs about 3.3 GB; 3.6 GB of memory is available."

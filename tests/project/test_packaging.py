@@ -17,8 +17,8 @@ from types import ModuleType
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 # Modules a lean package must not carry (see packaging/README.md).
 NOT_PACKAGED = ("torch*", "PIL", "hf_xet", "**/*QtWebEngine*", "**/*QtQuick*", "**/*Qt6Qml*")
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 SCRIPT = ROOT / "scripts" / "screenshots.py"
 
 

@@ -32,6 +32,7 @@ from app.core.recipe.files import (
 from app.core.recipe.presets import builtin_presets, pack_preset, presets_for
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, WARNING, host_warnings, validate
 from app.engine.worker.session import Session
+from tests.helpers.paths import FIXTURES, HELPERS, ROOT
 
 Fixture = Callable[[str], Path]
 Copy = Callable[..., Path]
@@ -39,7 +40,7 @@ ALL_RECIPES = [
     (name, file)
     for name in ("qwen3-target", "qwen3-draft-noisy", "qwen35-draft", "fast-draft")
     for file in ("config.json", "config_cpu.json")
-    if (Path(__file__).parent / "fixtures" / "bundles" / name / file).is_file()
+    if (FIXTURES / name / file).is_file()
 ]
 
 
@@ -243,8 +244,8 @@ def test_killed_while_saving_leaves_old_or_new(bundle_copy: Copy) -> None:
         {**base, "thread_num": 2, "padding": "x" * 1000},
     ]
     rng = random.Random(1234)
-    child = [sys.executable, str(Path(__file__).parent / "helpers" / "save_forever.py"), str(path)]
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    child = [sys.executable, str(HELPERS / "save_forever.py"), str(path)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     saved = 0
     for _ in range(200):
         proc = subprocess.Popen(child, stdout=subprocess.PIPE, env=env)

@@ -24,8 +24,9 @@ from app.core.packmaking.verify_result import (
     verdict_reasons,
 )
 from app.core.packmaking.verify_source import quant_spec
+from tests.helpers.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "bundles" / "qwen3-draft-noisy"
+FIXTURE = FIXTURES / "qwen3-draft-noisy"
 VOCAB = 50
 
 

@@ -27,7 +27,7 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
 from tests.hub_server import FakeHub, git_blob_sha1
 
 REPO = "draftdeck/tiny"
