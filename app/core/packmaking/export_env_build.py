@@ -20,6 +20,7 @@ from app.core.infra.deletion import remove_tree
 from app.core.infra.file_lock import exclusive_lock
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.jsonfile import atomic_write_bytes
+from app.core.infra.words import Word
 from app.core.packmaking.export_env import (
     OWNER_MARK,
     STAMP,
@@ -30,14 +31,27 @@ from app.core.packmaking.export_env import (
 )
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 
-QUEUED, CREATING, INSTALLING, CHECKING = "queued", "creating", "installing", "checking"
-DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
+
+class EnvBuildState(Word):
+    QUEUED = "queued"
+    CREATING = "creating"
+    INSTALLING = "installing"
+    CHECKING = "checking"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# Module names for the states, as the dialog and tests import them.
+QUEUED, CREATING = EnvBuildState.QUEUED, EnvBuildState.CREATING
+INSTALLING, CHECKING = EnvBuildState.INSTALLING, EnvBuildState.CHECKING
+DONE, FAILED, CANCELLED = EnvBuildState.DONE, EnvBuildState.FAILED, EnvBuildState.CANCELLED
 FINISHED = (DONE, FAILED, CANCELLED)
 
 
 @dataclass(frozen=True)
 class EnvBuildStatus:
-    state: str = QUEUED
+    state: EnvBuildState = QUEUED
     line: str = ""  # pip's (or the step's) latest output line
     lines: int = 0  # output lines so far (pip gives no total: a count shows it moves)
     error: str = ""  # why it failed, with pip's last lines
@@ -111,7 +125,7 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
         stamp["llmexport_dir"] = found[-1]
         atomic_write_bytes(folder / STAMP, json.dumps(stamp, indent=2).encode())
 
-    def _step(self, state: str, cmd: list[str], folder: Path) -> tuple[str, ...]:
+    def _step(self, state: EnvBuildState, cmd: list[str], folder: Path) -> tuple[str, ...]:
         self._set(state=state)
 
         def on_line(line: str) -> None:

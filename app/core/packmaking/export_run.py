@@ -21,6 +21,7 @@ from app.core.infra.deletion import remove_tree
 from app.core.infra.errors import FileError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.jsonfile import atomic_write_bytes
+from app.core.infra.words import Word
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.files import DRAFT_RECIPE
 from app.core.packmaking.export_checks import (
@@ -36,8 +37,19 @@ from app.core.packmaking.export_env import (
 )
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 
-QUEUED, EXPORTING, READING = "queued", "exporting", "reading the pack"
-DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
+
+class ExportState(Word):
+    QUEUED = "queued"
+    EXPORTING = "exporting"
+    READING = "reading the pack"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# Module names for the states, as the dialog and tests import them.
+QUEUED, EXPORTING, READING = ExportState.QUEUED, ExportState.EXPORTING, ExportState.READING
+DONE, FAILED, CANCELLED = ExportState.DONE, ExportState.FAILED, ExportState.CANCELLED
 FINISHED = (DONE, FAILED, CANCELLED)
 PARTIAL_SUFFIX = ".draftdeck-partial"
 # What llmexport leaves beside the pack: its converter log, its onnx folder (removed by
@@ -62,7 +74,7 @@ DRAFT_RECIPE_SETTINGS = {
 
 @dataclass(frozen=True)
 class ExportStatus:
-    state: str = QUEUED
+    state: ExportState = QUEUED
     line: str = ""  # the exporter's latest output line
     lines: int = 0
     error: str = ""
