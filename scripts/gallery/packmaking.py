@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, Qt
@@ -102,8 +103,10 @@ def shoot_make_pack(scene: Scene) -> None:
     if ready_export_env() is None:
         print("make-pack-verified: skipped (no export environment is ready)")
     else:
-        form.source_edit.setText(str(TINY_LLAMA))
-        form.out_edit.setText(str(scene.home / "made" / "llama-tiny-MNN"))
+        llama = scene.home / "models" / "llama-tiny"  # a user's folder, not the checkout's
+        shutil.copytree(TINY_LLAMA, llama, dirs_exist_ok=True)
+        form.source_edit.setText(str(llama))
+        form.out_edit.setText(str(scene.home / "models" / "llama-tiny-MNN"))
         wait_until(scene.app, form.adjust_button.isVisible, "the tiny model's block refused")
         form.adjust_button.click()
         wait_until(scene.app, dialog.start_button.isEnabled, "the checks passed")
