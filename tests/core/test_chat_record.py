@@ -157,6 +157,15 @@ def test_figures_line_names_a_verify_that_limits_acceptance() -> None:
     assert reply_figures_line({}, "plain", "") == "0 tokens · plain"
 
 
+def test_figures_line_leaves_out_an_agreement_it_cannot_read() -> None:
+    # A hand-edited file or a newer version's: an unknown verify method, a missing field.
+    for verify in ({**AGREEMENT.to_json(), "verify": "tree"}, {"agreement": 0.9}):
+        stats = {**STATS, "acceptance": 0.7, "verify_agreement": verify}
+        line = reply_figures_line(stats, "speculative", "stop_token")
+        assert "acceptance 0.70" in line and "verify agreement" not in line
+        assert line.endswith("· speculative")
+
+
 def test_figures_line_says_the_sampler_the_seed_and_the_expected_acceptance() -> None:
     sampled = {
         **STATS,

@@ -44,7 +44,14 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
             parts.append(f"accepted when checked {checked:.2f} (expected {expected:.2f})")
         verify = stats.get("verify_agreement")
         if verify:
-            parts.append(VerifyAgreement.from_json(verify).brief(stats["acceptance"]))
+            # A saved file's figure (hand-edited, or from a newer version) may not read:
+            # the reply is shown without it rather than not at all.
+            try:
+                agreement = VerifyAgreement.from_json(verify)
+            except (TypeError, ValueError):
+                agreement = None
+            if agreement is not None:
+                parts.append(agreement.brief(stats["acceptance"]))
     # Plain decoding emits one token a step by definition: its "1.00" is no figure.
     if stats.get("mean_accepted_length") and mode != Mode.PLAIN:
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
