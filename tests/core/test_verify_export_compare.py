@@ -19,6 +19,7 @@ from app.core.packmaking.verify_result import (
     NORMAL,
     ExportCheck,
     RunCheck,
+    agreement_text,
     card_section,
     save_check,
     verdict_reasons,
@@ -114,6 +115,25 @@ def test_non_finite_logits_fail_with_the_reason() -> None:
     assert not check.verified
     assert "not finite (or near FLT_MAX) at 8 of 8 positions" in check.reasons[0]
     assert check.to_json()["runs"][0]["max_abs_logit_diff"] is None  # JSON has no inf
+
+
+def just_below_the_floor() -> ExportCheck:
+    """Agreement 0.9897: rounded to three decimals it would read 0.990, the floor."""
+    t = TextAgreement("prose", 2000, 0, 0.9897, 0.9897, 0.0, 1.0, 0, None)
+    return check_of((t,))
+
+
+def test_an_agreement_below_the_floor_never_reads_as_the_floor() -> None:
+    check = just_below_the_floor()
+    assert not check.verified
+    assert "export faithful 0.989, quantization cost 0.989" in check.summary()[1]
+    assert "source is 0.989 at memory normal (at least 0.99 expected)" in check.reasons[0]
+    assert [agreement_text(v) for v in (0.99, 1.0, 0.0, 0.12345)] == [
+        "0.990",
+        "1.000",
+        "0.000",
+        "0.123",
+    ]
 
 
 def test_the_record_beside_the_pack_goes_into_the_card(tmp_path: Path) -> None:

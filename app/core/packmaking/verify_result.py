@@ -30,6 +30,13 @@ VERIFIED, NOT_VERIFIED = "export verified", "export not verified"
 SCHEMA = 1
 
 
+def agreement_text(value: float) -> str:
+    """An agreement to three decimals, rounded down: 0.9899 rounded would read "0.990"
+    beside "at least 0.99 expected". The epsilon keeps 0.99 itself (989.999... after the
+    multiplication) from dropping to 0.989."""
+    return f"{math.floor(value * 1000 + 1e-6) / 1000:.3f}"
+
+
 @dataclass(frozen=True)
 class RunCheck:
     """The pack run at one memory setting against the source, over every text."""
@@ -125,9 +132,10 @@ class ExportCheck:
                 else f"{r.max_abs_diff:.3g} ({r.relative_diff:.2%} of the largest logit)"
             )
             lines.append(
-                f"memory {r.memory}: export faithful {r.faithful:.3f}, quantization cost "
-                f"{r.cost:.3f} (top-1 agreement with the source quantized like the export "
-                f"and as it is), largest logit difference {diff}"
+                f"memory {r.memory}: export faithful {agreement_text(r.faithful)}, "
+                f"quantization cost {agreement_text(r.cost)} (top-1 agreement with the "
+                "source quantized like the export and as it is), largest logit difference "
+                f"{diff}"
             )
         lines += self.reasons
         return lines
@@ -154,8 +162,9 @@ def verdict_reasons(
         )
     if normal.faithful < FAITHFUL_FLOOR:
         reasons.append(
-            f"Top-1 agreement with the quantized source is {normal.faithful:.3f} at memory "
-            f"normal (at least {FAITHFUL_FLOOR} expected)."
+            "Top-1 agreement with the quantized source is "
+            f"{agreement_text(normal.faithful)} at memory normal (at least {FAITHFUL_FLOOR} "
+            "expected)."
         )
     if not close and not normal.non_finite:
         reasons.append(

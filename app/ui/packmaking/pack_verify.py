@@ -20,7 +20,12 @@ from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.make import write_card_only
-from app.core.packmaking.verify_result import FAITHFUL_FLOOR, ExportCheck, save_check
+from app.core.packmaking.verify_result import (
+    FAITHFUL_FLOOR,
+    ExportCheck,
+    agreement_text,
+    save_check,
+)
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import verify_export
 from app.ui.base import background
@@ -31,7 +36,8 @@ def check_html(check: ExportCheck) -> str:
     """The verdict, the two figures per memory setting, and what differs."""
     colour = "" if check.verified else f' style="color:{WARNING_COLOUR}"'
     rows = "".join(
-        f"<tr><td>{html.escape(r.memory)}</td><td>{r.faithful:.3f}</td><td>{r.cost:.3f}</td>"
+        f"<tr><td>{html.escape(r.memory)}</td><td>{agreement_text(r.faithful)}</td>"
+        f"<td>{agreement_text(r.cost)}</td>"
         f"<td>{_diff(r.max_abs_diff)}</td><td>{r.non_finite}</td></tr>"
         for r in check.runs
     )
