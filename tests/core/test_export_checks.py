@@ -12,7 +12,9 @@ import pytest
 
 from app.cli.main import main
 from app.core.hub.hub_api import HubConfig
+from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import (
+    BITS,
     EXPORT_MARK,
     ExportRefused,
     ExportSettings,
@@ -21,6 +23,7 @@ from app.core.packmaking.export_checks import (
     read_source,
 )
 from app.core.packmaking.export_run import source_folder
+from app.core.packmaking.verify_result import CHECK_FILE
 from tests.helpers.export_env import HF_FIXTURES
 from tests.hub_server import FakeHub
 
@@ -83,6 +86,33 @@ def test_an_eos_that_would_stop_the_pack_on_the_wrong_token_is_refused(
     assert refused.value.code == "bad_eos"
 
 
+def test_an_eos_that_is_also_the_bos_is_accepted(tmp_path: Path) -> None:
+    # GPT-2-style tokenizers (SmolLM2 base, Pythia, StarCoder) end and start text with
+    # the same <|endoftext|>; here the fixture's <|end_of_text|> plays it.
+    folder = _copy(tmp_path, eos_token="<|end_of_text|>", bos_token="<|end_of_text|>")
+    assert read_source(folder).eos_token == "<|end_of_text|>"
+    # A start token stays refused even when it is the bos as well.
+    folder = _copy(tmp_path / "b", eos_token="<|im_start|>", bos_token="<|im_start|>")
+    with pytest.raises(ExportRefused, match="starts text"):
+        read_source(folder)
+
+
+def test_only_the_bits_the_exporter_writes_are_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # llmexport 0.0.5's converter asserts quant_bit in (1, 2, 4, 8).
+    assert BITS == (2, 4, 8)
+    for bits in BITS:
+        assert plan_export(LLAMA, tmp_path / "out", ExportSettings(bits, 64)).settings.bits == bits
+    with pytest.raises(ExportRefused, match="--bits 3: the exporter writes 2, 4 or 8 bits"):
+        plan_export(LLAMA, tmp_path / "out", ExportSettings(3, 64))
+    with pytest.raises(SystemExit) as exited:
+        main(["export", str(LLAMA), "--out", str(tmp_path / "out"), "--bits", "6"])
+    assert exited.value.code == 2
+    assert "invalid choice: 6 (choose from 2, 4, 8)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_fixture_folders_eos_is_accepted() -> None:
     assert read_source(LLAMA).eos_token == "<|eot_id|>"
     assert read_source(LLAMA).architecture == "LlamaForCausalLM"
@@ -102,6 +132,10 @@ def test_only_an_empty_folder_or_an_earlier_exports_own_files_may_be_the_output(
     (out / "llm.mnn").write_bytes(b"x")
     (out / EXPORT_MARK).write_text(json.dumps({"files": ["llm.mnn"]}))
     check_out_folder(out)  # an earlier export: replaced
+    # What Make Pack writes after the export: its verification and DraftDeck's card.
+    (out / CHECK_FILE).write_text("{}")
+    (out / "README.md").write_text(f"---\nlibrary_name: mnn\n---\n{CARD_MARK} -->\n# pack\n")
+    check_out_folder(out)
     (out / "README.md").write_text("a card written since")
     with pytest.raises(ExportRefused, match=r"did not make \(README.md\)"):
         check_out_folder(out)

@@ -16,9 +16,14 @@ from typing import Any
 
 from app.core.infra.errors import CodedError, FileError
 from app.core.infra.jsonfile import read_json_object
+from app.core.packmaking.verify_result import CHECK_FILE
+from app.core.packmaking.writing import MADE_FILES, foreign_files
 
 ROLES = ("draft", "target")
-BITS = (2, 3, 4, 5, 6, 7, 8)
+# What llmexport 0.0.5 writes (its converter asserts quant_bit in (1, 2, 4, 8));
+# 1 bit is left out of what an export may ask for: no draft answers usefully at 1 bit.
+EXPORTER_BITS = (1, 2, 4, 8)
+BITS = (2, 4, 8)
 EXPORT_MARK = ".draftdeck-export.json"  # in every folder an export made: source, settings
 
 
@@ -122,7 +127,7 @@ def check_settings(
     """Refuse (or, with `adjust`, change) settings known to break; the settings to use and
     the sentences saying what was changed."""
     if settings.bits not in BITS:
-        raise ExportRefused(f"--bits {settings.bits}: the exporter writes 2 to 8 bits")
+        raise ExportRefused(f"--bits {settings.bits}: the exporter writes 2, 4 or 8 bits")
     if settings.role not in ROLES:
         raise ExportRefused(f"--role {settings.role}: a pack is a draft or a target")
     block = settings.block
@@ -167,7 +172,8 @@ def check_eos(folder: Path) -> str:
         raise ExportRefused(
             f"{path}: no eos_token: the pack would not know where to stop", "bad_eos"
         )
-    if eos in START_TOKENS or eos == _token_text(config.get("bos_token")):
+    # eos == bos is fine (GPT-2-style tokenizers end and start with <|endoftext|>).
+    if eos in START_TOKENS:
         raise ExportRefused(
             f"{path}: eos_token is {eos}, a token that starts text: the pack "
             "would stop on the wrong token. Set the model's end token (for "
@@ -205,8 +211,8 @@ def _special_tokens(folder: Path, config: Mapping[str, Any]) -> set[str]:
 
 def check_out_folder(out: Path) -> None:
     """Refuse an output folder that is a file, or is not empty and holds anything an
-    export did not make (an earlier export's folder, with only its own files, is
-    replaced)."""
+    export did not make (an earlier export's folder, with only its own files and what
+    DraftDeck wrote into it after, its verification and its card, is replaced)."""
     if out.exists() and not out.is_dir():
         raise ExportRefused(f"{out}: not a folder", "bad_out")
     if not out.is_dir() or not any(out.iterdir()):
@@ -218,7 +224,9 @@ def check_out_folder(out: Path) -> None:
             "choose a new or empty folder",
             "bad_out",
         )
-    others = sorted(p.name for p in out.iterdir() if p.name not in made | {EXPORT_MARK})
+    own = made | {EXPORT_MARK, CHECK_FILE, *MADE_FILES}
+    others = sorted(p.name for p in out.iterdir() if p.name not in own)
+    others += [p.name for p in foreign_files(out)]  # a card or config someone else wrote
     if others:
         raise ExportRefused(
             f"{out}: holds files the export did not make ({', '.join(others)});"

@@ -25,13 +25,12 @@ import numpy.typing as npt
 from app.core.infra.errors import CodedError
 from app.core.infra.resources import resource
 from app.core.pack.bundle import BundleInfo
-from app.core.packmaking.export_checks import EXPORT_MARK
+from app.core.packmaking.export_checks import EXPORT_MARK, EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.verify_texts import VerifyText
 
 BF16_BITS = 16
-EXPORTER_BITS = (1, 2, 4, 8)  # what llmexport 0.0.5 writes (its converter asserts it)
 SCRIPT = ("torch_side", "source_logits.py")
 _PROGRESS = re.compile(r"^progress (\d+) (\d+) (.*)$")
 
