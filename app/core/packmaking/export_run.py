@@ -52,6 +52,7 @@ QUEUED, EXPORTING, READING = ExportState.QUEUED, ExportState.EXPORTING, ExportSt
 DONE, FAILED, CANCELLED = ExportState.DONE, ExportState.FAILED, ExportState.CANCELLED
 FINISHED = (DONE, FAILED, CANCELLED)
 PARTIAL_SUFFIX = ".draftdeck-partial"
+OLD_SUFFIX = ".draftdeck-old"  # an earlier export, moved aside while the new one moves in
 # What llmexport leaves beside the pack: its converter log, its onnx folder (removed by
 # itself when it succeeds), the converter command DraftDeck gave it;
 # export_args.json (the source's local path) and llm.mnn.json (a dump of the graph) are
@@ -169,8 +170,9 @@ class ExportJob(TrackedJob[ExportStatus]):
 
     def _tidy(self, partial: Path, seconds: float) -> None:
         """Leave only the pack: the exporter's leftovers out, the role's recipe and the
-        mark (what was made from what) in."""
-        for name in (*EXPORT_LEFTOVERS, PARTIAL_MARK):
+        mark (what was made from what) in. The partial mark stays until `_finish` has
+        put the pack in place, so a failure up to then still removes the partial folder."""
+        for name in EXPORT_LEFTOVERS:
             path = partial / name
             if path.is_dir():
                 remove_tree(path)
@@ -185,7 +187,7 @@ class ExportJob(TrackedJob[ExportStatus]):
             "adjusted": list(self.plan.adjusted),
             "exporter": next(r for r in pinned_requirements() if r.startswith("llmexport")),
             "seconds": round(seconds, 1),
-            "files": sorted(p.name for p in partial.iterdir()),
+            "files": sorted(p.name for p in partial.iterdir() if p.name != PARTIAL_MARK),
         }
         atomic_write_bytes(partial / EXPORT_MARK, json.dumps(mark, indent=2).encode(), shared=True)
         try:
@@ -195,11 +197,24 @@ class ExportJob(TrackedJob[ExportStatus]):
 
     def _finish(self) -> None:
         """Put the finished pack where it was asked for, replacing only an empty folder or
-        an earlier export's own files (check_out_folder just said which)."""
+        an earlier export's own files (check_out_folder just said which). The earlier
+        folder is moved aside and removed only once the new pack is in place: a failed
+        rename leaves it where it was."""
         out = self.plan.out
+        aside = self.partial.with_name(self.partial.name.replace(PARTIAL_SUFFIX, OLD_SUFFIX))
+        if aside.is_dir():
+            remove_tree(aside)  # a crash's leftover, replaced by this export anyway
         if out.is_dir():
-            remove_tree(out)
-        self.partial.rename(out)
+            out.rename(aside)
+        try:
+            self.partial.rename(out)
+        except OSError:
+            if aside.is_dir():
+                aside.rename(out)
+            raise
+        (out / PARTIAL_MARK).unlink()
+        if aside.is_dir():
+            remove_tree(aside)
 
 
 class ExportFailed(Exception):

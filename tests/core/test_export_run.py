@@ -1,0 +1,110 @@
+"""How an export job finishes (export_run.py): the pack moves into place only when it reads
+back, a failure at any step removes the hidden partial folder (so the next export to the
+same folder runs), and an earlier export is replaced only once the new one is in place.
+
+The exporter here is a small script run by this Python in place of llmexport.py: it writes
+what the test says into the folder the job gives it (the checks after it are the real
+ones), so these tests need no export environment.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from app.core.pack.bundle import read_bundle
+from app.core.packmaking.card import CARD_MARK
+from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
+from app.core.packmaking.export_env import STAMP, ExportEnv
+from app.core.packmaking.export_run import (
+    DONE,
+    FAILED,
+    NEEDED,
+    PARTIAL_MARK,
+    ExportJob,
+)
+from app.core.packmaking.verify_result import CHECK_FILE
+from tests.helpers.export_env import HF_FIXTURES
+from tests.helpers.paths import FIXTURES
+
+LLAMA = HF_FIXTURES / "llama-tiny"
+PACK = FIXTURES / "era-3.3.0"  # what the stand-in exporter "makes": a pack that reads
+
+
+class _ScriptEnv(ExportEnv):
+    """An export environment whose exporter is `<folder>/llmexport/llmexport.py`, run by
+    the Python running the tests."""
+
+    @property
+    def python(self) -> Path:
+        return Path(sys.executable)
+
+
+def _env(tmp_path: Path, exporter: str) -> ExportEnv:
+    folder = tmp_path / "env"
+    (folder / "llmexport").mkdir(parents=True)
+    (folder / "llmexport" / "llmexport.py").write_text(exporter, encoding="utf-8")
+    (folder / STAMP).write_text(json.dumps({"llmexport_dir": str(folder / "llmexport")}))
+    return _ScriptEnv(folder)
+
+
+def _copying(pack: Path, also: str = "") -> str:
+    """An exporter that copies `pack`'s files into its working folder, then runs `also`."""
+    return f"import shutil; shutil.copytree({str(pack)!r}, '.', dirs_exist_ok=True)\n{also}\n"
+
+
+def _job(tmp_path: Path, exporter: str, out: Path) -> ExportJob:
+    plan = plan_export(LLAMA, out, ExportSettings(block=64))
+    return ExportJob(_env(tmp_path, exporter), plan)
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_pack_that_does_not_read_back_leaves_no_partial_folder(tmp_path: Path) -> None:
+    garbage = "".join(f"open({name!r}, 'w').write('not a pack')\n" for name in NEEDED)
+    out = tmp_path / "models" / "pack"
+    job = _job(tmp_path, garbage, out)
+    status = job.run()
+    assert status.state == FAILED and "do not read as a pack" in status.error
+    assert not job.partial.exists() and not out.exists()
+    # The next export to the same folder starts afresh (not "File exists").
+    job.restart()
+    status = job.run()
+    assert status.state == FAILED and "do not read as a pack" in status.error, status.error
+    assert _hidden(out.parent) == []
+
+
+def test_a_file_put_in_the_output_meanwhile_fails_the_export_and_is_kept(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "pack"
+    # Someone writes into the output folder while the exporter runs.
+    meanwhile = f"import os; os.makedirs({str(out)!r}); open({str(out / 'notes.txt')!r}, 'w')"
+    job = _job(tmp_path, _copying(PACK, meanwhile), out)
+    status = job.run()
+    assert status.state == FAILED and "not empty and DraftDeck did not make it" in status.error
+    assert not job.partial.exists()
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Path) -> None:
+    out = tmp_path / "pack"
+    job = _job(tmp_path, _copying(PACK), out)
+    assert job.run().state == DONE, job.status().error
+    mark = json.loads((out / EXPORT_MARK).read_text(encoding="utf-8"))
+    assert not (out / PARTIAL_MARK).exists() and PARTIAL_MARK not in mark["files"]
+    # What Make Pack adds after the export: the verification and DraftDeck's card.
+    (out / CHECK_FILE).write_text("{}", encoding="utf-8")
+    (out / "README.md").write_text(f"---\nx: 1\n---\n{CARD_MARK} -->\n", encoding="utf-8")
+    (out / "llm_config.json").write_text(  # told apart from the new export's below
+        json.dumps({**json.loads((out / "llm_config.json").read_text()), "old": True})
+    )
+    again = _job(tmp_path / "again", _copying(PACK), out)
+    assert again.run().state == DONE, again.status().error
+    assert "old" not in json.loads((out / "llm_config.json").read_text())
+    assert not (out / CHECK_FILE).exists()  # the new export is not verified yet
+    assert read_bundle(out).path == out
+    assert _hidden(tmp_path) == []  # neither the partial folder nor the earlier one aside
