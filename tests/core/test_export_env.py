@@ -19,6 +19,7 @@ from app.cli.main import main
 from app.core.packmaking import export_env as export_env_module
 from app.core.packmaking.export_env import (
     EXPORT_ENV_VAR,
+    OWNER_MARK,
     STAMP,
     ExportEnv,
     pinned_requirements,
@@ -144,6 +145,20 @@ def test_a_folder_draftdeck_did_not_make_is_neither_used_nor_emptied(tmp_path: P
     assert job.status().state == FAILED
     assert "not empty and DraftDeck did not make it" in job.status().error
     assert (folder / "thesis.tex").read_text() == "years of work"
+
+
+def test_a_build_that_cannot_take_the_lock_leaves_the_folder_alone(tmp_path: Path) -> None:
+    # The folder is another process's build in progress; this job never held the lock
+    # (here its lock file cannot even be opened), so it must not remove that build.
+    folder = tmp_path / "env"
+    folder.mkdir()
+    (folder / OWNER_MARK).write_text("made by DraftDeck for exporting\n")
+    (folder / "pyvenv.cfg").write_text("home = elsewhere\n")
+    (tmp_path / "env.lock").mkdir()
+    job = ExportEnvJob(plan_export_env(folder))
+    _run(job).join(300)
+    assert job.status().state == FAILED and "env.lock" in job.status().error
+    assert sorted(p.name for p in folder.iterdir()) == sorted([OWNER_MARK, "pyvenv.cfg"])
 
 
 def test_the_command_asks_before_creating_the_environment(

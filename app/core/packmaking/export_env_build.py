@@ -96,8 +96,17 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
         try:
             # One build per folder across processes; a second one finds it ready after.
             with exclusive_lock(folder.parent / f"{folder.name}.lock"):
-                if ready_export_env(folder) is None:
-                    self._build(folder)
+                self._build_holding_lock(folder)
+        except OSError as exc:  # the lock could not be taken: the folder is not ours now
+            self._set(state=FAILED, error=str(exc))
+        return self.status()
+
+    def _build_holding_lock(self, folder: Path) -> None:
+        """Build unless ready; a failed or cancelled build is removed before the lock is
+        let go, so it never removes one another process has started since."""
+        try:
+            if ready_export_env(folder) is None:
+                self._build(folder)
         except ProcessCancelled:
             _remove_own(folder)
             self._set(state=CANCELLED)
@@ -106,7 +115,6 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
             self._set(state=FAILED, error=str(exc))
         else:
             self._set(state=DONE, line=f"ready: {folder}")
-        return self.status()
 
     def _build(self, folder: Path) -> None:
         _remove_own(folder)
