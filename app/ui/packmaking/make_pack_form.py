@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QWidget,
 )
 
@@ -96,10 +95,10 @@ class MakePackForm(QWidget):
         self.source_edit.setPlaceholderText("a Hugging Face model folder, or owner/name")
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("where the pack is made (a new or empty folder)")
-        self.bits_box = QSpinBox()
-        self.bits_box.setRange(min(BITS), max(BITS))
-        self.bits_box.setValue(ExportSettings().bits)
-        self.bits_box.setSuffix(" bits")
+        self.bits_box = QComboBox()  # only the bits the exporter writes
+        for bits in BITS:
+            self.bits_box.addItem(f"{bits} bits", bits)
+        self.bits_box.setCurrentIndex(BITS.index(ExportSettings().bits))
         self.block_box = QComboBox()
         for block in BLOCKS:
             self.block_box.addItem("one per row" if block == 0 else str(block), block)
@@ -128,7 +127,7 @@ class MakePackForm(QWidget):
         form.addRow("Checks:", check_row)
         self.source_edit.textChanged.connect(self._on_source_changed)
         self.out_edit.textChanged.connect(self.changed)
-        self.bits_box.valueChanged.connect(self.changed)
+        self.bits_box.currentIndexChanged.connect(self.changed)
         self.block_box.currentIndexChanged.connect(self.changed)
         self.role_box.currentIndexChanged.connect(self.changed)
 
@@ -141,13 +140,14 @@ class MakePackForm(QWidget):
 
     def settings(self) -> ExportSettings:
         return ExportSettings(
-            bits=self.bits_box.value(),
+            bits=int(self.bits_box.currentData()),
             block=int(self.block_box.currentData()),
             role=str(self.role_box.currentData()),
         )
 
     def set_settings(self, settings: ExportSettings) -> None:
-        self.bits_box.setValue(settings.bits)
+        if (bits := self.bits_box.findData(settings.bits)) >= 0:  # only bits it offers
+            self.bits_box.setCurrentIndex(bits)
         index = self.block_box.findData(settings.block)
         if index < 0:  # a block the list does not offer: added, so it can be shown
             self.block_box.addItem(str(settings.block), settings.block)

@@ -89,6 +89,21 @@ def test_a_block_that_does_not_divide_the_hidden_size_is_refused(
     assert not dialog.isVisible()
 
 
+def test_only_the_bits_the_exporter_writes_are_offered(qtbot: QtBot, smol_folder: Path) -> None:
+    dialog = _dialog(qtbot)
+    form = dialog.form
+    box = form.bits_box
+    assert [box.itemText(i) for i in range(box.count())] == ["2 bits", "4 bits", "8 bits"]
+    assert form.settings().bits == 4
+    form.source_edit.setText(str(smol_folder))
+    form.set_settings(ExportSettings(block=64))
+    box.setCurrentIndex(box.findText("8 bits"))
+    assert form.settings().bits == 8
+    ready = "8-bit draft pack, block 64"
+    qtbot.waitUntil(lambda: ready in form.check_label.text(), timeout=WAIT_MS)
+    assert form.check_label.text().startswith("Ready: ")
+
+
 def test_a_folder_that_is_no_model_is_said_with_its_file(qtbot: QtBot, tmp_path: Path) -> None:
     empty = tmp_path / "no-model"
     empty.mkdir()
