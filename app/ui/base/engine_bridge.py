@@ -128,8 +128,9 @@ class EngineBridge(QObject):
     def load(self, request: Load, alone_if_blocked: bool = False) -> None:
         """Load a pair once its load plan agrees, starting the worker if needed. A pair
         that cannot work together is refused at once, or with `alone_if_blocked` its
-        target loads alone (Plain mode). The pair's facts carry over only to a load of
-        the same pair (a mode switch, a restart)."""
+        target loads alone (Plain mode). What the window knows of the pair (blocked,
+        alone, the last error) carries over to a load of the same pair (a mode switch, a
+        restart); what the engine said of its last load does not."""
         self._chosen = (request, alone_if_blocked)
         pair = _pair_of(request)
         plan = _plan(request)
@@ -145,7 +146,16 @@ class EngineBridge(QObject):
         known = self.pair_state
         if pair != known.pair:  # another pair: none of the last one's facts hold
             known = PairState(*pair, error=known.error, crash_code=known.crash_code)
-        self._publish_state(replace(known, blocked=blocked, alone=alone))
+        # The engine's facts (Loaded, the verify agreement) belong to one load, not to the
+        # pair's paths: every load drops them, the same pair's too. A Restart after a
+        # recipe edit must not show, nor write into a reply's figures, the old recipe's
+        # agreement, and a reload that fails or is refused must not show the last Loaded.
+        # Nothing is lost for an unchanged recipe: a load that verifies measures its
+        # agreement again at once (Loaded.verify). A mode switch reloads only a blocked
+        # pair (its target alone, or refused), which has no agreement to keep.
+        self._publish_state(
+            replace(known, blocked=blocked, alone=alone, loaded=None, agreement=None)
+        )
         if isinstance(plan, Refusal):
             self._refuse(plan)
             return

@@ -22,9 +22,10 @@ Pair = tuple[Path | None, Path | None]  # target, draft
 class PairState:
     target: Path | None = None
     draft: Path | None = None  # the chosen draft, even while its target runs alone
-    # The engine's facts from its last load of this pair (or of its target alone).
+    # The engine's facts from the load last asked (or of its target alone); None until it
+    # answers, and after a refusal or a failure: a reload never shows an earlier load's.
     loaded: Loaded | None = None
-    agreement: VerifyAgreement | None = None  # the loaded pair's, once measured
+    agreement: VerifyAgreement | None = None  # that load's, once measured
     measuring: bool = False  # the agreement is being measured now
     after_reply: bool = False  # its measurement waits for the reply being written
     blocked: str = ""  # why the pair cannot work together ("": it can)

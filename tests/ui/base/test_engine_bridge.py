@@ -4,6 +4,7 @@ bridge's own signals (no timing), with the real worker on the fixture bundles.""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -157,3 +158,38 @@ def test_a_blocked_pair_is_refused_without_a_worker_also_on_restart(
     assert known.alone and known.loaded is not None and known.loaded.draft is None
     assert known.error == "" and known.pair == (Path(target), Path(blocked.draft or ""))
     assert published[-1] is known  # every change was published, the last one as it is
+
+
+def test_a_restart_drops_the_last_loads_facts_until_the_new_load_says_them(
+    bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
+) -> None:
+    # The same pair, its recipe possibly edited meanwhile: the old agreement must not be
+    # shown (nor saved with a reply) before the new load measures its own.
+    bridge.load(_pair(fixture_bundle, NORMAL))
+    qtbot.waitUntil(lambda: bridge.pair_state.agreement is not None, timeout=30_000)
+    published: list[PairState] = []
+    bridge.pair_changed.connect(published.append)
+    bridge.restart()
+    qtbot.waitUntil(lambda: bridge.pair_state.agreement is not None, timeout=30_000)
+    first_loaded = next(i for i, s in enumerate(published) if s.loaded is not None)
+    assert any(s.loaded is None and s.agreement is None for s in published[:first_loaded])
+    assert all(s.agreement is None for s in published[:first_loaded])
+
+
+def test_a_reload_that_fails_shows_none_of_the_last_loads_facts(
+    bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture, tmp_path: Path
+) -> None:
+    for name in ("qwen3-target", "qwen3-draft-identical"):
+        shutil.copytree(fixture_bundle(name), tmp_path / name)
+    pair = _pair(lambda name: tmp_path / name, NORMAL)
+    bridge.load(pair)
+    qtbot.waitUntil(lambda: bridge.pair_state.agreement is not None, timeout=30_000)
+    (tmp_path / "qwen3-target" / "llm.mnn").write_bytes(b"not a model")
+    bridge.restart()
+    qtbot.waitUntil(lambda: bridge.state in (ERROR, CRASHED), timeout=30_000)
+    known = bridge.pair_state
+    assert known.error and known.pair == (
+        tmp_path / "qwen3-target",
+        tmp_path / "qwen3-draft-identical",
+    )
+    assert known.loaded is None and known.agreement is None
