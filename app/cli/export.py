@@ -8,11 +8,20 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.cli.arg_types import whole_number
-from app.core.packmaking.export_checks import ROLES, ExportRefused, ExportSettings, plan_export
+from app.core.packmaking.export_checks import (
+    BITS,
+    ROLES,
+    ExportRefused,
+    ExportSettings,
+    plan_export,
+)
 from app.core.packmaking.export_env import ExportEnv, plan_export_env, ready_export_env
+
+if TYPE_CHECKING:
+    from app.core.packmaking.export_run import ExportJob
 
 WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
 REFUSED, CANCELLED = 2, 130
@@ -117,7 +126,7 @@ def _confirm(question: str) -> bool:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from app.core.packmaking.export_run import DONE, ExportJob, source_folder
+    from app.core.packmaking.export_run import ExportJob, source_folder
 
     settings = ExportSettings(bits=args.bits, block=args.block, role=args.role)
     out = Path(args.out)
@@ -137,17 +146,29 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     job = ExportJob(env, plan)
     job.listen(_printing_lines("", job.status))
-    if not _run_cancellable(job):
-        print(f"draftdeck: export cancelled; nothing was left in {out}", file=sys.stderr)
-        return CANCELLED
+    return run_export(job)
+
+
+def run_export(job: ExportJob) -> int:
+    """Run `job` until it ends or Ctrl+C cancels it, saying how it ended; the exit code."""
+    from app.core.packmaking.export_run import CANCELLED as EXPORT_CANCELLED
+    from app.core.packmaking.export_run import DONE
+
+    plan = job.plan
+    ran = _run_cancellable(job)
     status = job.status()
+    if status.state == EXPORT_CANCELLED:
+        print(f"draftdeck: export cancelled; nothing was left in {plan.out}", file=sys.stderr)
+        return CANCELLED
+    if not ran:  # Ctrl+C came after the exporter had finished: the job ran to its end
+        print("draftdeck: too late to cancel: the export had finished", file=sys.stderr)
     if status.state != DONE:
         print(f"draftdeck: {status.error}", file=sys.stderr)
         return 1
     info = job.bundle()
     print(
         f"made {info.path} ({plan.source.architecture or info.model_type}, "
-        f"{settings.bits}-bit, block {plan.settings.block}, {plan.settings.role})"
+        f"{plan.settings.bits}-bit, block {plan.settings.block}, {plan.settings.role})"
     )
     return 0
 
@@ -161,7 +182,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("source", metavar="HF_FOLDER_OR_REPO")
     p.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
     p.add_argument(
-        "--bits", type=whole_number(2, 8), default=4, metavar="B", help="2-8 (default 4)"
+        "--bits",
+        type=int,
+        choices=BITS,
+        default=4,
+        help=f"{', '.join(map(str, BITS))} (default 4; what the exporter writes)",
     )
     p.add_argument(
         "--block",

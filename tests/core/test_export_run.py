@@ -1,6 +1,7 @@
 """How an export job finishes (export_run.py): the pack moves into place only when it reads
 back, a failure at any step removes the hidden partial folder (so the next export to the
-same folder runs), and an earlier export is replaced only once the new one is in place.
+same folder runs), an earlier export is replaced only once the new one is in place, and
+Ctrl+C after the exporter has finished is said as such.
 
 The exporter here is a small script run by this Python in place of llmexport.py: it writes
 what the test says into the folder the job gives it (the checks after it are the real
@@ -9,10 +10,15 @@ ones), so these tests need no export environment.
 
 from __future__ import annotations
 
+import _thread
 import json
 import sys
+import threading
 from pathlib import Path
 
+import pytest
+
+from app.cli.export import run_export
 from app.core.pack.bundle import read_bundle
 from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
@@ -22,6 +28,7 @@ from app.core.packmaking.export_run import (
     FAILED,
     NEEDED,
     PARTIAL_MARK,
+    READING,
     ExportJob,
 )
 from app.core.packmaking.verify_result import CHECK_FILE
@@ -108,3 +115,34 @@ def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Pat
     assert not (out / CHECK_FILE).exists()  # the new export is not verified yet
     assert read_bundle(out).path == out
     assert _hidden(tmp_path) == []  # neither the partial folder nor the earlier one aside
+
+
+class _CancelSeen(ExportJob):
+    """An export job that says when it was asked to cancel."""
+
+    cancel_seen = threading.Event()
+
+    def cancel(self) -> None:
+        super().cancel()
+        self.cancel_seen.set()
+
+
+def test_ctrl_c_while_the_pack_is_read_back_ends_with_the_pack_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "pack"
+    plan = plan_export(LLAMA, out, ExportSettings(block=64))
+    job = _CancelSeen(_env(tmp_path, _copying(PACK)), plan)
+
+    def on_change() -> None:
+        # Ctrl+C once the exporter has ended; the job goes on once the command cancelled.
+        if job.status().state == READING and not job.cancel_seen.is_set():
+            _thread.interrupt_main()
+            assert job.cancel_seen.wait(300)
+
+    job.listen(on_change)
+    assert run_export(job) == 0
+    said = capsys.readouterr()
+    assert "too late to cancel: the export had finished" in said.err
+    assert "nothing was left" not in said.err and f"made {out}" in said.out
+    assert job.status().state == DONE and read_bundle(out).path == out
