@@ -45,11 +45,17 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, ProcessCancelled):
         _say("draftdeck: cancelled; nothing was written")
         return CANCELLED
-    _say(f"wrote {save_check(pack, check)}; `draftdeck card` puts it in the model card")
+    # Printed before it is saved: a pack folder that cannot be written keeps the result.
     if args.json:
-        print(json.dumps(check.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(check.to_json(), indent=2, ensure_ascii=False), flush=True)
     else:
-        print("\n".join(check.summary()))
+        print("\n".join(check.summary()), flush=True)
+    try:
+        saved = save_check(pack, check)
+    except OSError as exc:
+        _say(f"draftdeck: the result above was not saved beside the pack: {exc}")
+    else:
+        _say(f"wrote {saved}; `draftdeck card` puts it in the model card")
     return VERIFIED if check.verified else NOT_VERIFIED
 
 

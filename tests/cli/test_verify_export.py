@@ -22,6 +22,7 @@ from app.core.packmaking.export_run import DONE, ExportJob
 from app.core.packmaking.verify_result import CHECK_FILE, FAITHFUL_FLOOR, LOGIT_TOLERANCE
 from tests.helpers.cli import APP, run_cli
 from tests.helpers.export_env import export_env, hf_folder
+from tests.helpers.read_only import read_only_folder
 
 pytestmark = pytest.mark.slow
 GOOD_BLOCK = 64  # the fixtures' hidden size: every input width is a multiple of it
@@ -73,6 +74,20 @@ def test_a_good_export_verifies(packs: dict[str, Path], key: str, source: str) -
     assert "source 10/10" in stderr and "pack at memory normal" in stderr  # progress
     saved = json.loads((packs[key] / CHECK_FILE).read_text(encoding="utf-8"))
     assert saved["verdict"] == "export verified"
+
+
+def test_a_pack_folder_that_cannot_be_written_still_gets_the_result(
+    packs: dict[str, Path], tmp_path: Path
+) -> None:
+    pack = tmp_path / "read-only"
+    shutil.copytree(packs["llama"], pack)
+    (pack / CHECK_FILE).unlink(missing_ok=True)
+    with read_only_folder(pack):
+        code, data, stderr = verify(pack, "llama-tiny")
+    assert code == 0, stderr
+    assert data["verdict"] == "export verified"  # printed, though not saved
+    assert "the result above was not saved beside the pack" in stderr
+    assert not (pack / CHECK_FILE).exists()
 
 
 def test_tampered_weights_are_not_verified(packs: dict[str, Path], tmp_path: Path) -> None:
