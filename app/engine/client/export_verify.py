@@ -21,7 +21,7 @@ from app.core.infra.jsonfile import read_json_object
 from app.core.pack.bundle import read_bundle
 from app.core.pack.files import CONFIG
 from app.core.packmaking.export_env import ExportEnv
-from app.core.packmaking.export_process import StreamedProcess
+from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.core.packmaking.verify_compare import compare_text
 from app.core.packmaking.verify_result import NORMAL, ExportCheck, RunCheck, verdict_reasons
 from app.core.packmaking.verify_source import (
@@ -79,13 +79,15 @@ def verify_export(
     process: StreamedProcess | None = None,
 ) -> ExportCheck:
     """Check `pack` against `hf_folder`. VerifyInputError (or a FileError from reading
-    the pack) for bad input; ProcessCancelled when `process` is cancelled."""
+    the pack) for bad input; ProcessCancelled when `process` is cancelled (before the
+    source's run ends, or before a pack run starts)."""
     started = time.perf_counter()
     info = read_bundle(pack)
     if not (hf_folder / CONFIG).is_file():
         raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
     spec = quant_spec(info, options.bits, options.block)
     say(f"quantization: {spec.describe()}")
+    process = process or StreamedProcess()
     with tempfile.TemporaryDirectory(prefix="draftdeck-verify-") as tmp:
         work = Path(tmp)
         source = run_source(
@@ -94,7 +96,7 @@ def verify_export(
             spec,
             options.texts,
             work,
-            process or StreamedProcess(),
+            process,
             lambda done, total, what: say(f"source {done}/{total}: {what}"),
         )
         if info.vocab_size is not None and source.vocab < info.vocab_size:
@@ -106,6 +108,10 @@ def verify_export(
         runs = []
         for memory in memories:
             say(f"pack at memory {memory}: {sum(len(t.ids) for t in source.texts)} tokens")
+            # A cancel meant for the source may come once it is done: the pack's run has
+            # no cancel of its own, and killing a worker still starting does nothing.
+            if process.cancelled:
+                raise ProcessCancelled
             runs.append(_run_pack(client, pack, memory, source, work / f"pack-{memory}"))
     reasons = verdict_reasons(runs, source.halved_blocks, spec.block)
     return ExportCheck(

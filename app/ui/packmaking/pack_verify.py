@@ -103,10 +103,9 @@ class VerifyStep(QObject):
             with EngineClient() as client:
                 with self._lock:
                     self._client = client
-                    cancelled = self._cancelled
-                if cancelled:
-                    raise _Cancelled
+                self._stop_if_cancelled()
                 check = verify_export(client, env, pack, source, say, process=process)
+            self._stop_if_cancelled()  # a kill that came while the worker started did nothing
             return check, record(pack, check)
 
         background.run(
@@ -126,8 +125,16 @@ class VerifyStep(QObject):
         if client is not None:
             client.kill()  # the pack's side: a forced-logits run has no cancel of its own
 
+    def _stop_if_cancelled(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                raise _Cancelled
+
     def _on_done(self, pack: Path, check: ExportCheck, problem: str) -> None:
-        self.finished.emit(pack, check_html(check), problem, check.verified)
+        if self._cancelled:  # cancelled as the check ended: the user's word holds
+            self._on_error(pack, _Cancelled())
+        else:
+            self.finished.emit(pack, check_html(check), problem, check.verified)
 
     def _on_error(self, pack: Path, error: Exception) -> None:
         if self._cancelled:
