@@ -4,7 +4,7 @@ cancellable job whose progress is the exporter's own output.
 The export is written into `<out>.draftdeck-partial` beside the output folder and
 renamed into place when it is complete and reads back as a pack, so a cancel, a crash or
 a failed export never leaves a half-made pack where the user asked for one; only that
-partial folder (DraftDeck's own) is ever removed.
+partial folder (DraftDeck's own) and an earlier export it replaces are ever removed.
 """
 
 from __future__ import annotations
