@@ -25,6 +25,10 @@ CLI_PREFIX = "draftdeck: "
 def own_command() -> list[str]:
     """The `draftdeck` command of this very program: the frozen app, or python -m app."""
     if getattr(sys, "frozen", False):
+        # On Windows this is the windowed draftdeck.exe, not the draftdeck-cli.exe twin:
+        # its standard handles are the pipes StreamedProcess gives it, so its output
+        # reaches us as the engine worker's does (the same executable, worker_command),
+        # and no console window opens.
         return [sys.executable]
     return [sys.executable, "-m", "app"]
 
