@@ -265,6 +265,7 @@ def test_tune_runs_on_a_2025_target(fixture_bundle: Fixture, bundle_copy: Copy) 
     done = run_cli(
         *("tune", "--target", str(target), "--draft", str(fixture_bundle("era-3.4.1"))),
         *("--quick", "--tokens", "16", "--budget", "2", "--min-run-seconds", "0.05", "--json"),
+        timeout=1200,  # a hang guard: with both cores busy this sweep took over 300 s
     )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["results"]

@@ -156,8 +156,8 @@ class Connection:
             service_thread = threading.Thread(
                 target=self._run_service, args=(opened, handler), daemon=True
             )
+            service_thread.start()  # before settle() sees it: an unstarted thread cannot be joined
             phone.services.append((opened, service_thread))
-            service_thread.start()
             return
         stream = self.streams.get(arg1)
         if command == A_OKAY:
