@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -24,25 +23,12 @@ from app.core.packmaking.export_env import EXPORT_ENV_VAR, ready_export_env
 from app.core.packmaking.make import write_card_only
 from gallery.camera import README_SIZE, GalleryError, Size, check_png, size_name, wait_until
 from gallery.stage import ROOT, Scene
+from tests.helpers.smol_shape import smol_shaped_folder
 from tests.hub_server import DEFAULT_TOKEN
 
 TINY_LLAMA = ROOT / "tests" / "fixtures" / "hf" / "llama-tiny"
 TESTS_EXPORT_ENV = ROOT / ".venv-export-cache"
 TITLE_PX = 28
-SMOL_CONFIG = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 576,
-    "intermediate_size": 1536,
-    "num_attention_heads": 9,
-    "num_key_value_heads": 3,
-    "num_hidden_layers": 30,
-    "vocab_size": 49152,
-}
-CHATML_TOKENIZER = {
-    "eos_token": "<|im_end|>",
-    "added_tokens_decoder": {"2": {"content": "<|im_end|>", "special": True}},
-}
 
 
 def _save(scene: Scene, dialog: QDialog, size: Size, path: Path) -> bool:
@@ -89,10 +75,7 @@ def shoot_dialog(scene: Scene, dialog: QDialog, name: str) -> None:
 
 
 def shoot_make_pack(scene: Scene) -> None:
-    smol = scene.home / "models" / "SmolLM2-135M"
-    smol.mkdir(parents=True, exist_ok=True)
-    (smol / "config.json").write_text(json.dumps(SMOL_CONFIG))
-    (smol / "tokenizer_config.json").write_text(json.dumps(CHATML_TOKENIZER))
+    smol = smol_shaped_folder(scene.home / "models" / "SmolLM2-135M")
     dialog = scene.window.pack_making.open_make_pack()
     form = dialog.form
     form.source_edit.setText(str(smol))

@@ -150,7 +150,7 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
 
 
 class BuildFailed(Exception):
-    pass
+    """A step of building the export environment failed (its message says which)."""
 
 
 # Printed last by the check: the folder llmexport's own modules are imported from.

@@ -218,7 +218,7 @@ class ExportJob(TrackedJob[ExportStatus]):
 
 
 class ExportFailed(Exception):
-    pass
+    """The exporter failed, or what it wrote does not read as a pack."""
 
 
 PARTIAL_MARK = ".draftdeck-partial"  # in a partial folder from its first moment

@@ -76,6 +76,8 @@ class JobDialog(QDialog):
         if app is not None:  # the app quitting under a job stops it
             app.aboutToQuit.connect(self.shutdown)
 
+    # Each dialog defines its job's running/start/cancel (Make Pack, Publish); the base
+    # only wires them to the buttons, Esc and closing.
     def running(self) -> bool:
         raise NotImplementedError
 

@@ -30,6 +30,7 @@ from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import verify_export
 from app.ui.base import background
 from app.ui.base.labels import WARNING_COLOUR
+from app.ui.packmaking.job_dialog import problem_words
 
 
 def check_html(check: ExportCheck) -> str:
@@ -140,10 +141,10 @@ class VerifyStep(QObject):
         if self._cancelled:
             self.finished.emit(pack, "", "Verification cancelled.", False)
         elif isinstance(error, FileError):
-            self.finished.emit(pack, "", f"{error.problem}\nFile: {error.path}", False)
+            self.finished.emit(pack, "", problem_words(error), False)
         else:
             self.finished.emit(pack, "", f"The check could not run: {error}", False)
 
 
 class _Cancelled(Exception):
-    pass
+    """The user cancelled the verification."""

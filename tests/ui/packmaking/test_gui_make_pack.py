@@ -7,7 +7,6 @@ HF folder's config.json and tokenizer_config.json are enough: nothing here needs
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -23,36 +22,14 @@ from app.core.packmaking.export_checks import ExportSettings
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.ui.packmaking.make_pack_dialog import MakePackDialog
 from app.ui.shell.application import create_main_window
+from tests.helpers.smol_shape import smol_shaped_folder
 
 WAIT_MS = 60_000  # a guard against a hang, not a speed limit
-# SmolLM2-135M's shape: hidden 576, which block 128 does not divide (the case).
-SMOL_CONFIG = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 576,
-    "intermediate_size": 1536,
-    "num_attention_heads": 9,
-    "num_key_value_heads": 3,
-    "num_hidden_layers": 30,
-    "vocab_size": 49152,
-}
-CHATML_TOKENIZER = {
-    "eos_token": "<|im_end|>",
-    "bos_token": "<|im_start|>",
-    "added_tokens_decoder": {
-        "1": {"content": "<|im_start|>", "special": True},
-        "2": {"content": "<|im_end|>", "special": True},
-    },
-}
 
 
 @pytest.fixture
 def smol_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "SmolLM2-135M"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(SMOL_CONFIG))
-    (folder / "tokenizer_config.json").write_text(json.dumps(CHATML_TOKENIZER))
-    return folder
+    return smol_shaped_folder(tmp_path / "SmolLM2-135M")
 
 
 def _dialog(qtbot: QtBot) -> MakePackDialog:
