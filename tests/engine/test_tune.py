@@ -609,7 +609,12 @@ def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> Non
     # Applied exactly when the refusal rules allow it, whatever the machine measured.
     refusal = apply_refusal(run, current)
     if refusal is None:
-        assert out["applied"] == out["best"]["label"]
+        # Apply writes only what the sweep measured differently: a quick tune sweeps the
+        # draft length alone, so that is all "applied" names (the best's label names all).
+        best = best_result(run.results)
+        assert best is not None and best.setting.label() == out["best"]["label"]
+        assert out["applied"] == f"draft length {out['best']['draft_length']}"
+        assert out["applied"] == best.setting.label(run.applied_fields())
         assert [(c["key"], c["new"]) for c in out["changes"]] == [
             ("draft_predict_length", out["best"]["draft_length"])
         ]
