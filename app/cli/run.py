@@ -17,7 +17,6 @@ from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
 from app.core.measure.chat_record import context_note
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
-from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
@@ -108,15 +107,6 @@ def _print_bench(result: dict[str, Any]) -> None:
         )
 
 
-def _refused(args: argparse.Namespace, target_cfg: JsonObject, draft_cfg: JsonObject) -> bool:
-    """The engine's own rules, before a worker starts: a pair it would refuse is said now."""
-    draft = Path(args.draft) if args.draft else None
-    plan = plan_paths(Path(args.target), draft, target_cfg, draft_cfg, args.d)
-    if isinstance(plan, Refusal):
-        print(f"draftdeck: {plan.message}", file=sys.stderr)
-    return isinstance(plan, Refusal)
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     from app.engine.client.bench import DEFAULT_PROMPT, BenchPlan, run_bench
     from app.engine.client.engine_client import EngineClient
@@ -133,8 +123,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sampler = (
         sampling.recipe_sampler(Path(args.target), target_cfg, args.recipe) if args.sample else None
     )
-    if _refused(args, target_cfg, draft_cfg):
-        return 1
     plan = BenchPlan(
         args.target,
         args.draft,
@@ -177,10 +165,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     target_cfg, draft_cfg = _engine_overrides(args)
     sampler = sampling.chosen_sampler(args, Path(args.target), target_cfg)
     seed = sampling.seed_for(args, sampler)
-    if _refused(args, target_cfg, draft_cfg):
-        return 1
     with EngineClient() as client:
-        loaded = client.run(
+        # A pair the engine would refuse is said before any worker starts.
+        loaded = client.load(
             Load(
                 target=args.target,
                 draft=args.draft,

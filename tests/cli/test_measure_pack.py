@@ -85,7 +85,7 @@ def test_a_pair_that_does_not_pay_is_disabled_with_its_reason(bundle_copy: Copy)
     assert entry["reason"].startswith("Does not pay: ") and "acceptance" in entry["reason"]
     blocked = written["compatible_targets"]["qwen35_draft"]
     assert blocked["enabled"] is False and "measured" not in blocked
-    assert blocked["reason"].startswith("Cannot work with this draft: ")
+    assert blocked["reason"].startswith("This pair cannot work: ")
     recipe = json.loads((draft / "config_cpu.json").read_text())  # the recipe as measured
     assert recipe["thread_num"] == entry["measured"]["draft_thread_num"]
     # Without config_cpu.json the draft ran with its config.json's memory ("low").

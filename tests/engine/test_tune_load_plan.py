@@ -1,5 +1,6 @@
-"""A sweep asks the load plan before the engine: a setting the engine would refuse is
-refused in its words, and no worker is started for it (#28)."""
+"""Every load asks the load plan before the engine (EngineClient.load): a pair or a
+sweep's setting the engine would refuse is refused in its words, and no worker is
+started for it; measuring a pack records such a target as refused (#28)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,24 @@ from app.core.infra.errors import EngineError
 from app.core.measure import ram_estimate
 from app.core.measure.tune_plan import plan_for, recipe_defaults
 from app.engine.client.engine_client import EngineClient
+from app.engine.client.pack_measure import MeasureOptions, measure_target
 from app.engine.client.tune_job import FAILED, TuneJob
 from app.engine.client.tune_runner import run_sweep
+from app.engine.protocol import Load
 
 Fixture = Callable[[str], Path]
+
+
+def test_a_load_the_plan_refuses_never_reaches_a_worker(
+    fixture_bundle: Fixture, client: EngineClient
+) -> None:
+    target, draft = fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical")
+    with pytest.raises(EngineError) as caught:
+        client.load(Load(str(target), str(draft), draft_length=17))
+    assert caught.value.code == "bad_request" and "out of range (1 to 16)" in caught.value.message
+    assert client.pid is None
+    loaded = client.load(Load(str(target), str(draft), draft_length=2))  # the same pair, in range
+    assert loaded.draft_length == 2 and client.pid is not None
 
 
 def test_a_blocked_pair_is_refused_before_a_worker_starts(
@@ -44,3 +59,14 @@ def test_the_tune_job_fails_with_the_plans_words(
     # Too little memory for the pair: refused by the plan, in the words the worker used.
     assert end.state == FAILED and end.error.startswith("Not enough memory")
     assert client.pid is None
+
+
+def test_measuring_a_pack_records_a_target_the_plan_refuses(
+    fixture_bundle: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target, draft = fixture_bundle("fast-target"), fixture_bundle("fast-draft")
+    monkeypatch.setattr(ram_estimate, "available_memory", lambda: 1_000_000)
+    client = EngineClient()
+    measured = measure_target(client, draft, target, MeasureOptions(), lambda *_: None)
+    assert measured.refused is not None and measured.refused.startswith("Not enough memory")
+    assert not measured.results and client.pid is None

@@ -83,7 +83,9 @@ def _generate(
 
 
 def load_pair(client: EngineClient, plan: BenchPlan) -> Loaded:
-    loaded = client.run(
+    """Load the plan's pair; one the engine would refuse (blocked, a draft length out of
+    range, too little memory) raises its EngineError before a worker is asked."""
+    loaded = client.load(
         Load(
             target=plan.target,
             draft=plan.draft,

@@ -28,12 +28,15 @@ from app.engine.client.watchdog import DEFAULT_STALL_SECONDS
 # EngineUnresponsive is raised to this module's callers: they import it from here.
 from app.engine.client.worker_process import EngineUnresponsive as EngineUnresponsive
 from app.engine.client.worker_process import WorkerProcess, describe_exit, worker_command
+from app.engine.load_rules import planned
 from app.engine.protocol import (
     Cancel,
     Event,
     Exit,
     Failed,
     FailureCode,
+    Load,
+    Loaded,
     Request,
     Rounds,
     encode_request,
@@ -195,6 +198,12 @@ class EngineClient:
                 FailureCode.BAD_EVENT,
             )
         return event
+
+    def load(self, request: Load) -> Loaded:
+        """Load a pair once its load plan agrees: one the engine would refuse raises its
+        EngineError here, before a worker is started or asked."""
+        planned(request)
+        return self.run(request)
 
     def poll_events(self) -> list[Event]:
         """Every event that has arrived, without waiting (for event loops that poll).

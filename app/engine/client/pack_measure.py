@@ -13,11 +13,10 @@ from pathlib import Path
 
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults
 from app.core.measure.tune_results import SettingResult
-from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.pack.compat import assess
-from app.core.pack.verdict import BLOCKED
+from app.core.pack.bundle import read_bundle
 from app.core.packmaking.measured import (
     BENCH,
     QUICK_TUNE,
@@ -43,14 +42,6 @@ class MeasureOptions:
 
 
 Progress = Callable[[str, int, int], None]  # target name, pairs done, pairs planned
-
-
-def _blocked(target: BundleInfo, draft: BundleInfo) -> str | None:
-    verdict = assess(target, draft)
-    if not verdict.blocked:
-        return None
-    why = " ".join(r.message for r in verdict.reasons if r.severity == BLOCKED)
-    return f"Cannot work with this draft: {why}"
 
 
 def _bench(
@@ -94,7 +85,7 @@ def _quick_tune(
 def measure_target(
     client: EngineClient, draft: Path, target: Path, options: MeasureOptions, progress: Progress
 ) -> TargetMeasurement:
-    target_info, draft_info = read_bundle(target), read_bundle(draft)
+    target_info = read_bundle(target)
     target_run, draft_run = run_recipes(target, draft)
     measurement = TargetMeasurement(
         key=target_key(target_info),
@@ -104,8 +95,10 @@ def measure_target(
         target_backend=str(target_run.get("backend_type", "cpu")),
         draft_recipe=draft_run,
     )
-    measurement.refused = _blocked(target_info, draft_info)
-    if measurement.refused is not None:
+    # The engine's own rules: a pair it would refuse (blocked, too big) is not measured.
+    plan = plan_paths(target, draft)
+    if isinstance(plan, Refusal):
+        measurement.refused = plan.message
         log.info("not measured against %s: %s", target, measurement.refused)
         return measurement
     measure = _quick_tune if options.quick else _bench

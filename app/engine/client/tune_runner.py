@@ -23,11 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import EngineError
 from app.core.measure.bench import RunPair, pair_ratios, summarize
 from app.core.measure.bench_summary import BenchSummary, SweepFacts
 from app.core.measure.intervals import median_interval
-from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
@@ -97,13 +95,6 @@ def _measure(
         sampler=setting.sampler(sampler),
         seed=plan.seed,
     )
-    # The engine's own rules before it is asked: a setting it would refuse (a blocked
-    # pair, a draft length out of range, too little memory) is refused here, in its words.
-    refusal = plan_paths(
-        target, draft, setting.target_config(), setting.draft_config(), setting.draft_length
-    )
-    if isinstance(refusal, Refusal):
-        raise EngineError(refusal.message, refusal.code, list(refusal.reasons))
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)
     started = time.monotonic()

@@ -9,24 +9,23 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EngineError
 from app.core.measure import ram_estimate, verify_agreement
-from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.files import draft_settings
+from app.engine.load_rules import planned
 from app.engine.protocol import (
     ChatTurn,
     Decoded,
     FailureCode,
     Generate,
+    Load,
     Loaded,
     Mode,
     VerifyMethod,
@@ -72,17 +71,7 @@ class Session:
     ) -> Loaded:
         self.unload()
         target_cfg = dict(target_config or {})
-        # Absolute at once: MNN runs from inside the pack folders (pack_folder.py), and
-        # relative paths mean the working directory they were given in.
-        plan = plan_paths(
-            Path(os.path.abspath(target)),
-            Path(os.path.abspath(draft)) if draft else None,
-            target_cfg,
-            draft_config,
-            draft_length,
-        )
-        if isinstance(plan, Refusal):
-            raise EngineError(plan.message, plan.code, list(plan.reasons))
+        plan = planned(Load(target, draft, target_cfg, draft_config, draft_length))
         t_info, d_info, d = plan.target, plan.draft, plan.draft_length
         target_run, verify_length = plan.target_recipe, plan.verify_length
         estimate, fit = plan.memory, plan.fit

@@ -27,8 +27,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
-from app.core.measure.load_plan import LoadPlan, Refusal, plan_paths
+from app.core.measure.load_plan import Refusal
 from app.engine.client.engine_client import EngineClient
+from app.engine.load_rules import plan_request
 from app.engine.protocol import (
     AgreementMeasured,
     Done,
@@ -54,17 +55,6 @@ GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
 
 def _pair_of(request: Load) -> Pair:
     return Path(request.target), Path(request.draft) if request.draft else None
-
-
-def _plan(request: Load) -> LoadPlan | Refusal:
-    draft = Path(request.draft) if request.draft else None
-    return plan_paths(
-        Path(request.target),
-        draft,
-        request.target_config,
-        request.draft_config,
-        request.draft_length,
-    )
 
 
 class EngineBridge(QObject):
@@ -133,7 +123,7 @@ class EngineBridge(QObject):
         restart); what the engine said of its last load does not."""
         self._chosen = (request, alone_if_blocked)
         pair = _pair_of(request)
-        plan = _plan(request)
+        plan = plan_request(request)
         blocked = (
             plan.message
             if isinstance(plan, Refusal) and plan.code == FailureCode.BLOCKED_PAIR
@@ -142,7 +132,7 @@ class EngineBridge(QObject):
         alone = bool(blocked) and alone_if_blocked
         if alone:
             request = replace(request, draft=None, draft_config=None)
-            plan = _plan(request)
+            plan = plan_request(request)
         known = self.pair_state
         if pair != known.pair:  # another pair: none of the last one's facts hold
             known = PairState(*pair, error=known.error, crash_code=known.crash_code)
