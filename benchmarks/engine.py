@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from app.core.infra.typed_json import to_json  # noqa: E402
 from app.core.measure.bench import RunPair, summarize  # noqa: E402
 from app.engine.client.engine_client import EngineClient  # noqa: E402
-from app.engine.protocol import Generate, Load, Reset, Rounds  # noqa: E402
+from app.engine.protocol import Generate, Load, Mode, Reset, Rounds  # noqa: E402
 from app.engine.worker.decoder import Decoder  # noqa: E402
 from app.engine.worker.mnn_llm import MnnLlm  # noqa: E402
 from app.engine.worker.server import claim_stdout  # noqa: E402
@@ -120,7 +120,7 @@ def _session(pair: Path, recipe: dict[str, Any], d: int, draft: str = "draft") -
     return session
 
 
-def _generate(session: Session, mode: str, tokens: int) -> Any:
+def _generate(session: Session, mode: Mode, tokens: int) -> Any:
     session.reset()
     request = Generate(prompt=PROMPT, max_tokens=tokens, mode=mode, ignore_stop=True)
     return session.generate(request, lambda event: None, lambda: False)
@@ -130,16 +130,16 @@ def bench_prediction(
     pair: Path, recipe: dict[str, Any], d: int, tokens: int, runs: int, draft: str = "draft"
 ) -> dict[str, Any]:
     session = _session(pair, recipe, d, draft)
-    _generate(session, "plain", tokens), _generate(session, "speculative", tokens)
+    _generate(session, Mode.PLAIN, tokens), _generate(session, Mode.SPECULATIVE, tokens)
     pairs = []
     for i in range(runs):
-        order = ("plain", "speculative") if i % 2 == 0 else ("speculative", "plain")
+        order = (Mode.PLAIN, Mode.SPECULATIVE) if i % 2 == 0 else (Mode.SPECULATIVE, Mode.PLAIN)
         done = {mode: _generate(session, mode, tokens) for mode in order}
         pairs.append(
             RunPair(
-                done["plain"].stats,
-                done["speculative"].stats,
-                done["plain"].tokens == done["speculative"].tokens,
+                done[Mode.PLAIN].stats,
+                done[Mode.SPECULATIVE].stats,
+                done[Mode.PLAIN].tokens == done[Mode.SPECULATIVE].tokens,
             )
         )
     session.unload()
@@ -182,7 +182,7 @@ def bench_worker(
         ),
         timeout=120,
     )
-    request = Generate(prompt=PROMPT, max_tokens=tokens, mode="speculative", ignore_stop=True)
+    request = Generate(prompt=PROMPT, max_tokens=tokens, mode=Mode.SPECULATIVE, ignore_stop=True)
     rates: dict[str, list[float]] = {"in_process": [], "worker": []}
 
     def in_process() -> float:

@@ -82,9 +82,7 @@ class Generate(Request["Done"]):
     messages: tuple[ChatTurn, ...] | None = None
     prompt_ids: tuple[int, ...] | None = None
     chat: bool = True
-    # A Mode (typed str: callers and tests spell it either way); None: speculative
-    # with a draft, else plain.
-    mode: str | None = None
+    mode: Mode | None = None  # None: speculative with a draft, else plain
     max_tokens: int = 256
     ignore_stop: bool = False
     sampler: SamplerSettings | None = None  # None: greedy (the exact comparison)

@@ -16,7 +16,7 @@ from app.core.pack.bundle import read_bundle
 from app.core.pack.context_window import MODEL, RECIPE, context_window, pair_window
 from app.core.pack.known_models import identify_shape
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import ChatTurn, Generate, Load
+from app.engine.protocol import ChatTurn, Generate, Load, Mode
 from app.engine.worker.turn_fitting import drop_oldest_turns
 from tests.helpers.cli import run_cli
 
@@ -81,9 +81,9 @@ def test_a_prompt_over_the_window_is_refused_naming_both_numbers(
     assert "raise max_all_tokens" in message
 
 
-@pytest.mark.parametrize("mode", ["speculative", "plain"])
+@pytest.mark.parametrize("mode", [Mode.SPECULATIVE, Mode.PLAIN])
 def test_a_generation_that_fills_the_window_stops_there(
-    mode: str, client: EngineClient, fixture_bundle: Fixture
+    mode: Mode, client: EngineClient, fixture_bundle: Fixture
 ) -> None:
     """The last rounds step the target alone (a verify would overrun the window), and the
     text is still exactly plain decoding's: an identical draft at memory normal."""
@@ -102,7 +102,7 @@ def test_a_generation_that_fills_the_window_stops_there(
     assert done.stats.prompt_tokens + done.stats.tokens == 48 == done.stats.window_tokens
     assert done.stats.max_tokens_asked == 200  # asked for more than fits: said
     assert done.stats.from_draft + done.stats.corrections == done.stats.tokens
-    plain = client.run(Generate(prompt=PROMPT, max_tokens=200, mode="plain"))
+    plain = client.run(Generate(prompt=PROMPT, max_tokens=200, mode=Mode.PLAIN))
     assert done.tokens == plain.tokens
     line = reply_figures_line(done.stats.to_json(), mode, done.stopped_by)
     assert "stopped: the 48-token context window is full" in line
@@ -122,7 +122,7 @@ def test_the_pairs_window_is_the_smaller_models(
     done = client.run(Generate(prompt=PROMPT, max_tokens=300))
     assert done.stopped_by == "context_full" and done.stats.window_tokens == 40
     # Plain decoding needs only the target's cache.
-    plain = client.run(Generate(prompt=PROMPT, max_tokens=300, mode="plain"))
+    plain = client.run(Generate(prompt=PROMPT, max_tokens=300, mode=Mode.PLAIN))
     assert plain.stats.window_tokens == 200
 
 

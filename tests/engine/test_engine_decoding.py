@@ -18,7 +18,7 @@ import pytest
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
 from app.core.recipe.files import draft_settings
-from app.engine.protocol import ChatTurn, Generate, Rounds
+from app.engine.protocol import ChatTurn, Generate, Mode, Rounds
 from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.session import Session
@@ -38,7 +38,7 @@ def _load(session: Session, fixture_bundle: Fixture, draft: str, d: int = 3) -> 
     )
 
 
-def _run(session: Session, mode: str, tokens: int = 120, **extra: Any) -> dict[str, Any]:
+def _run(session: Session, mode: Mode, tokens: int = 120, **extra: Any) -> dict[str, Any]:
     rounds: list[Rounds] = []
     session.reset()
     started = time.perf_counter()
@@ -71,8 +71,8 @@ def test_identical_draft_accepts_everything_and_is_lossless(
     session: Session, fixture_bundle: Fixture
 ) -> None:
     _load(session, fixture_bundle, "qwen3-draft-identical")
-    plain = _run(session, "plain")["result"]
-    spec_run = _run(session, "speculative")
+    plain = _run(session, Mode.PLAIN)["result"]
+    spec_run = _run(session, Mode.SPECULATIVE)
     spec = spec_run["result"]
     assert spec.stats.acceptance == 1.0
     assert spec.tokens == plain.tokens
@@ -98,8 +98,8 @@ def test_noisy_draft_is_partly_accepted_and_still_lossless(
     session: Session, fixture_bundle: Fixture
 ) -> None:
     _load(session, fixture_bundle, "qwen3-draft-noisy")
-    plain = _run(session, "plain", 200)["result"]
-    spec_run = _run(session, "speculative", 200)
+    plain = _run(session, Mode.PLAIN, 200)["result"]
+    spec_run = _run(session, Mode.SPECULATIVE, 200)
     spec = spec_run["result"]
     assert spec.stats.acceptance is not None
     assert 0.2 < spec.stats.acceptance < 0.99
@@ -163,7 +163,7 @@ def test_partial_acceptance_matches_a_step_by_step_reference(
     prompt, _ = session.prompt_ids(Generate(prompt=PROMPT))
     spec = session.generate(
         Generate(
-            prompt_ids=tuple(prompt), max_tokens=max_tokens, mode="speculative", ignore_stop=True
+            prompt_ids=tuple(prompt), max_tokens=max_tokens, mode=Mode.SPECULATIVE, ignore_stop=True
         ),
         lambda _event: None,
         lambda: False,
@@ -198,7 +198,7 @@ def test_partial_acceptance_matches_a_step_by_step_reference(
 
 def test_independent_draft_is_rejected(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-independent")
-    spec_run = _run(session, "speculative", 150)
+    spec_run = _run(session, Mode.SPECULATIVE, 150)
     spec = spec_run["result"]
     assert spec.stats.acceptance is not None
     assert spec.stats.acceptance < 0.1
@@ -207,14 +207,14 @@ def test_independent_draft_is_rejected(session: Session, fixture_bundle: Fixture
 
 def test_fast_pair_accepts_long_runs(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "fast-draft", d=4)
-    spec = _run(session, "speculative", 150)["result"]
+    spec = _run(session, Mode.SPECULATIVE, 150)["result"]
     assert spec.stats.mean_accepted_length is not None
     assert spec.stats.mean_accepted_length > 2
 
 
 def test_plain_mode_counts(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-noisy")
-    plain = _run(session, "plain", 50)["result"]
+    plain = _run(session, Mode.PLAIN, 50)["result"]
     stats = plain.stats
     assert stats.tokens == 50 == len(plain.tokens)
     assert stats.rounds == 49 and stats.first_tokens == 1
@@ -224,7 +224,7 @@ def test_plain_mode_counts(session: Session, fixture_bundle: Fixture) -> None:
 
 def test_stop_token_and_max_tokens(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-identical")
-    free = _run(session, "speculative", 300)["result"]
+    free = _run(session, Mode.SPECULATIVE, 300)["result"]
     assert free.stopped_by == "max_tokens" and len(free.tokens) == 300
     stop = free.tokens[37]
     # Pretend the 38th token is a stop token: generation must end right there.
@@ -240,7 +240,7 @@ def test_stop_token_and_max_tokens(session: Session, fixture_bundle: Fixture) ->
 
 def test_streamed_text_is_the_decoded_bytes(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-noisy")
-    run = _run(session, "speculative", 200)
+    run = _run(session, Mode.SPECULATIVE, 200)
     result = run["result"]
     assert session.target is not None
     whole = b"".join(session.target.token_bytes(t) for t in result.tokens)
@@ -256,7 +256,9 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
     )
     first = session.generate(
         Generate(
-            messages=tuple(ChatTurn(**m) for m in first_messages), max_tokens=40, mode="speculative"
+            messages=tuple(ChatTurn(**m) for m in first_messages),
+            max_tokens=40,
+            mode=Mode.SPECULATIVE,
         ),
         lambda e: None,
         lambda: False,
@@ -272,7 +274,7 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
     assert ids[: len(spoken)] == spoken
     second = session.generate(
         Generate(
-            messages=tuple(ChatTurn(**m) for m in messages), max_tokens=40, mode="speculative"
+            messages=tuple(ChatTurn(**m) for m in messages), max_tokens=40, mode=Mode.SPECULATIVE
         ),
         lambda e: None,
         lambda: False,
@@ -285,7 +287,7 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
     try:
         _load(fresh, fixture_bundle, "qwen3-draft-noisy")
         again = fresh.generate(
-            Generate(prompt_ids=tuple(ids), max_tokens=40, mode="speculative"),
+            Generate(prompt_ids=tuple(ids), max_tokens=40, mode=Mode.SPECULATIVE),
             lambda e: None,
             lambda: False,
         )
@@ -298,7 +300,7 @@ def test_second_turn_prefills_only_new_tokens(session: Session, fixture_bundle: 
 def test_linear_rollback_path_matches_plain(session: Session, fixture_bundle: Fixture) -> None:
     """The re-prefill used for linear attention gives the same tokens as plain decoding."""
     _load(session, fixture_bundle, "qwen3-draft-noisy")
-    plain = _run(session, "plain", 80)["result"]
+    plain = _run(session, Mode.PLAIN, 80)["result"]
     assert session.target is not None and session.draft is not None
     decoder = Decoder(session.target, session.draft, 3, [], target_linear=True, draft_linear=True)
     session.reset()
@@ -314,8 +316,8 @@ def test_qwen35_pair_is_correct(session: Session, fixture_bundle: Fixture) -> No
     info = session.load(path, path, dict(NORMAL), dict(NORMAL), 2)
     assert info.linear_attention is True
     assert info.verify == "stepwise"
-    plain = _run(session, "plain", 60)["result"]
-    spec_run = _run(session, "speculative", 60)
+    plain = _run(session, Mode.PLAIN, 60)["result"]
+    spec_run = _run(session, Mode.SPECULATIVE, 60)
     spec = spec_run["result"]
     assert spec.tokens == plain.tokens
     assert spec.stats.acceptance == 1.0
@@ -326,7 +328,7 @@ def test_qwen35_pair_is_correct(session: Session, fixture_bundle: Fixture) -> No
 
 def test_stepwise_verify_matches_batched(session: Session, fixture_bundle: Fixture) -> None:
     _load(session, fixture_bundle, "qwen3-draft-noisy")
-    batched = _run(session, "speculative", 80)["result"]
+    batched = _run(session, Mode.SPECULATIVE, 80)["result"]
     assert session.target is not None and session.draft is not None
     decoder = Decoder(session.target, session.draft, 3, [], verify_stepwise=True)
     session.reset()

@@ -24,7 +24,7 @@ from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.engine.client.bench import BenchPlan, run_bench
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_runner import run_sweep
-from app.engine.protocol import Generate
+from app.engine.protocol import Generate, Mode
 from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.rollback_probe import probe_linear_rollback
@@ -93,20 +93,20 @@ def test_load_reports_the_probe_and_decodes_exactly(
     assert info.cannot_pay == LINEAR_CANNOT_PAY
     assert info.verify == "stepwise" and info.lossless_expected is True
 
-    def run(mode: str) -> list[int]:
+    def run(mode: Mode) -> list[int]:
         session.reset()
         result = session.generate(
             Generate(prompt=PROMPT, max_tokens=40, mode=mode, ignore_stop=True),
             lambda e: None,
             lambda: False,
         )
-        if mode == "speculative":
+        if mode == Mode.SPECULATIVE:
             assert result.stats.acceptance == 1.0
             # Step by step: the target pays one step per accepted token, plus one a round.
             assert result.stats.target_forwards == result.stats.accepted + result.stats.rounds
         return result.tokens
 
-    assert run("speculative") == run("plain")
+    assert run(Mode.SPECULATIVE) == run(Mode.PLAIN)
 
 
 def test_full_attention_pairs_are_not_probed(session: Session, fixture_bundle: Fixture) -> None:

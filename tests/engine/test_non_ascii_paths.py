@@ -22,7 +22,7 @@ import pytest
 
 from app.core.infra.errors import EngineError
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Generate, Load
+from app.engine.protocol import Generate, Load, Mode
 from app.engine.worker.decoder import Generation
 from app.engine.worker.pack_folder import PackFolder
 from app.engine.worker.session import Session
@@ -50,7 +50,7 @@ def pair(library: Path, bundle_copy: Callable[..., Path]) -> tuple[Path, Path]:
     return target, draft
 
 
-def _generate(session: Session, mode: str = "speculative") -> Generation:
+def _generate(session: Session, mode: Mode = Mode.SPECULATIVE) -> Generation:
     session.reset()
     return session.generate(
         Generate(prompt=PROMPT, max_tokens=TOKENS, mode=mode, ignore_stop=True),
@@ -88,7 +88,7 @@ def test_pair_in_non_ascii_folders_matches_the_ascii_pair(
     # exactly as from the ASCII folders (the target's weights would accept everything).
     assert got.stats.accepted == reference.stats.accepted
     assert got.stats.acceptance is not None and 0 < got.stats.acceptance < 1
-    assert _generate(session, "plain").tokens == reference.tokens  # lossless
+    assert _generate(session, Mode.PLAIN).tokens == reference.tokens  # lossless
     assert os.getcwd() == home  # no call left the process in a pack folder
 
 
@@ -112,7 +112,7 @@ def test_linear_attention_pack_in_a_non_ascii_folder(
     path = str(bundle_copy("qwen35-draft", library / "线性 注意力" / "qwen35-draft"))
     info = session.load(path, path, dict(NORMAL), dict(NORMAL), 2)
     assert info.verify == "stepwise"
-    plain = _generate(session, "plain")
+    plain = _generate(session, Mode.PLAIN)
     spec = _generate(session)
     assert spec.tokens == plain.tokens
     assert spec.stats.acceptance == 1.0
@@ -129,7 +129,7 @@ def test_mnn_is_never_handed_the_folder_path(
     with pytest.raises(TypeError):  # pymnn cannot take this path: it must never get it
         mnn_llm.create(str(target / "config.json"))
     session.load(str(target), None, dict(NORMAL))
-    assert _generate(session, "plain").stats.tokens == TOKENS
+    assert _generate(session, Mode.PLAIN).stats.tokens == TOKENS
 
 
 def test_a_loaded_pack_whose_folder_went_away_still_generates(
@@ -141,12 +141,12 @@ def test_a_loaded_pack_whose_folder_went_away_still_generates(
     # Linux and macOS let a folder be renamed while its files are open (Windows does not).
     target = bundle_copy("qwen3-target", tmp_path / "模型" / "qwen3-target")
     session.load(str(target), None, dict(NORMAL))
-    expected = _generate(session, "plain").tokens
+    expected = _generate(session, Mode.PLAIN).tokens
     if sys.platform == "win32":
         pytest.skip("Windows refuses to rename a folder whose files are open")
     target.rename(tmp_path / "模型" / "renamed")
     with caplog.at_level(logging.WARNING, logger="draftdeck.engine.folder"):
-        assert _generate(session, "plain").tokens == expected
+        assert _generate(session, Mode.PLAIN).tokens == expected
     assert sum("cannot enter the pack folder" in r.getMessage() for r in caplog.records) == 1
     session.unload()  # frees it where it is
 

@@ -59,7 +59,7 @@ from tests.helpers.engine_events import loaded_event
 REQUESTS = [
     Load("t", "d", {"memory": "low"}, {"thread_num": 1}, 3),
     Load("t"),
-    Generate(prompt="hi", mode="plain", max_tokens=5, ignore_stop=True),
+    Generate(prompt="hi", mode=Mode.PLAIN, max_tokens=5, ignore_stop=True),
     Generate(messages=(ChatTurn("user", "a"), ChatTurn("assistant", "b")), chat=False),
     Generate(prompt_ids=(1, 2, 3)),
     MeasureAgreement(rows=16),

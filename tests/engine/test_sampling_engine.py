@@ -19,7 +19,7 @@ import pytest
 
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Done, Generate, Load
+from app.engine.protocol import Done, Generate, Load, Mode
 from tests.helpers.chi_square import same_distribution_p_value
 
 Fixture = Callable[[str], Path]
@@ -65,7 +65,7 @@ def _generate(
     client: EngineClient,
     sampler: SamplerSettings | None,
     seed: int | None,
-    mode: str | None = None,
+    mode: Mode | None = None,
     tokens: int = 4,
 ) -> Done:
     request = Generate(
@@ -80,7 +80,7 @@ def _generate(
 
 
 def _positions(
-    client: EngineClient, sampler: SamplerSettings, seeds: range, mode: str
+    client: EngineClient, sampler: SamplerSettings, seeds: range, mode: Mode
 ) -> list[tuple[int, ...]]:
     return [_generate(client, sampler, seed, mode).tokens for seed in seeds]
 
@@ -109,14 +109,14 @@ def test_speculative_sampling_is_distributed_as_plain_sampling(
 ) -> None:
     client = pair(draft)
     sampler = sampler_settings(recipe)
-    speculative = _positions(client, sampler, range(SAMPLES), "speculative")
-    plain = _positions(client, sampler, range(10**6, 10**6 + SAMPLES), "plain")
+    speculative = _positions(client, sampler, range(SAMPLES), Mode.SPECULATIVE)
+    plain = _positions(client, sampler, range(10**6, 10**6 + SAMPLES), Mode.PLAIN)
     assert len(set(speculative)) > 20, "too peaked to say anything"
     p_values = _p_values(speculative, plain)
     assert min(p_values.values()) > THRESHOLD, p_values
     # The same test rejects a sampler that is only a little off.
     warmer = sampler_settings({**recipe, "temperature": float(str(recipe["temperature"])) * 1.3})
-    off = _positions(client, warmer, range(2 * 10**6, 2 * 10**6 + SAMPLES), "plain")
+    off = _positions(client, warmer, range(2 * 10**6, 2 * 10**6 + SAMPLES), Mode.PLAIN)
     assert min(_p_values(speculative, off).values()) < THRESHOLD
 
 
@@ -126,11 +126,11 @@ def test_an_identical_draft_accepts_everything_and_gives_the_plain_text(
     client = pair("qwen3-draft-identical")
     sampler = sampler_settings(INDEPENDENT_HOT_TOPP)
     for seed in range(20):
-        speculative = _generate(client, sampler, seed, "speculative", tokens=24)
+        speculative = _generate(client, sampler, seed, Mode.SPECULATIVE, tokens=24)
         stats = speculative.stats
         assert stats.drafted > 0 and stats.acceptance == 1.0
         assert stats.expected_acceptance == pytest.approx(1.0, abs=1e-5)
-        assert speculative.tokens == _generate(client, sampler, seed, "plain", tokens=24).tokens
+        assert speculative.tokens == _generate(client, sampler, seed, Mode.PLAIN, tokens=24).tokens
 
 
 def test_seeds_reproduce_and_the_figures_add_up(pair: Callable[[str], EngineClient]) -> None:
@@ -162,7 +162,7 @@ def test_a_greedy_recipe_gives_todays_greedy_output(
     pair: Callable[[str], EngineClient], recipe: dict[str, object]
 ) -> None:
     client = pair("qwen3-draft-noisy")
-    for mode in ("speculative", "plain"):
+    for mode in (Mode.SPECULATIVE, Mode.PLAIN):
         greedy = _generate(client, None, None, mode, tokens=40)
         assert _generate(client, sampler_settings(recipe), 3, mode, tokens=40).tokens == (
             greedy.tokens

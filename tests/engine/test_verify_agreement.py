@@ -16,7 +16,7 @@ from app.core.measure import verify_agreement
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import VerifyMethod
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Done, Generate, Load, MeasureAgreement, Reset
+from app.engine.protocol import Done, Generate, Load, MeasureAgreement, Mode, Reset
 from app.engine.worker import agreement
 from app.engine.worker.session import AGREEMENT_PROMPT, Session
 from tests.helpers.cli import run_cli
@@ -61,7 +61,7 @@ def test_disagreement_is_where_an_identical_draft_first_loses(
     assert not all(flags), "memory low should make the batched verify disagree somewhere"
     first_bad = flags.index(False)
 
-    def run(mode: str) -> list[int]:
+    def run(mode: Mode) -> list[int]:
         session.reset()
         result = session.generate(
             Generate(
@@ -72,7 +72,7 @@ def test_disagreement_is_where_an_identical_draft_first_loses(
         )
         return result.tokens
 
-    plain, spec = run("plain"), run("speculative")
+    plain, spec = run(Mode.PLAIN), run(Mode.SPECULATIVE)
     # Token 0 comes from the prefill; verify row i decides token i + 1.
     assert spec[: first_bad + 1] == plain[: first_bad + 1]
     assert spec[first_bad + 1] != plain[first_bad + 1]

@@ -11,7 +11,7 @@ import pytest
 
 from app.core.infra.errors import EngineError
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import ForcedLogits, Generate, Load
+from app.engine.protocol import ForcedLogits, Generate, Load, Mode
 from tests.helpers.paths import FIXTURES
 
 TARGET = FIXTURES / "qwen3-target"
@@ -23,14 +23,14 @@ def test_teacher_forced_rows_predict_the_greedy_continuation(tmp_path: Path) -> 
         loaded = client.run(Load(target=str(TARGET), target_config=NORMAL), timeout=120)
         prompt = (11, 22, 33, 44)
         done = client.run(
-            Generate(prompt_ids=prompt, max_tokens=10, ignore_stop=True, mode="plain"),
+            Generate(prompt_ids=prompt, max_tokens=10, ignore_stop=True, mode=Mode.PLAIN),
             timeout=120,
         )
         ids = prompt + done.tokens
         written = client.run(ForcedLogits((ids, prompt), str(tmp_path)), timeout=120)
         # The cache was emptied: a generation afterwards starts from nothing again.
         again = client.run(
-            Generate(prompt_ids=prompt, max_tokens=10, ignore_stop=True, mode="plain"),
+            Generate(prompt_ids=prompt, max_tokens=10, ignore_stop=True, mode=Mode.PLAIN),
             timeout=120,
         )
     assert written.files == (str(tmp_path / "0.pack.npy"), str(tmp_path / "1.pack.npy"))

@@ -17,7 +17,7 @@ from app.core.measure.ram_estimate import PairMemory, estimate_pair
 from app.core.pack.bundle import read_bundle
 from app.core.recipe.files import run_recipes
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Generate, Load, Loaded
+from app.engine.protocol import Generate, Load, Loaded, Mode
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def measure_pair(
                 prompt_ids=tuple(prompt_ids),
                 max_tokens=new_tokens,
                 ignore_stop=True,
-                mode="speculative",
+                mode=Mode.SPECULATIVE,
             )
         )
         measured = worker.memory_info().rss - ready

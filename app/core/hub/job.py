@@ -63,7 +63,7 @@ LOCK_POLL = 0.2  # seconds between tries for a repo another download holds
 @dataclass(frozen=True)
 class JobStatus(TransferFigures):
     repo_id: str
-    state: str = QUEUED  # a DownloadState (the pages keep lists of str states)
+    state: DownloadState = QUEUED
     revision: str | None = None
     done_bytes: int = 0
     total_bytes: int = 0

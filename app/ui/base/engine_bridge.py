@@ -27,6 +27,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.infra.errors import EngineCrashed
+from app.core.infra.words import Word
 from app.core.measure.load_plan import Refusal
 from app.engine.client.engine_client import EngineClient
 from app.engine.load_rules import plan_request
@@ -49,8 +50,27 @@ from app.ui.base import background
 from app.ui.base.pair_state import Pair, PairState
 
 WATCH_MS = 1000
-STOPPED, STARTING, LOADING, READY = "stopped", "starting", "loading", "ready"
-GENERATING, ERROR, CRASHED = "generating", "error", "crashed"
+
+
+class EngineState(Word):
+    """What the engine is doing for the window (state_changed)."""
+
+    STOPPED = "stopped"
+    STARTING = "starting"
+    LOADING = "loading"
+    READY = "ready"
+    GENERATING = "generating"
+    ERROR = "error"  # the last load was refused or failed
+    CRASHED = "crashed"
+
+
+STOPPED, STARTING, LOADING, READY = (
+    EngineState.STOPPED,
+    EngineState.STARTING,
+    EngineState.LOADING,
+    EngineState.READY,
+)
+GENERATING, ERROR, CRASHED = EngineState.GENERATING, EngineState.ERROR, EngineState.CRASHED
 
 
 def _pair_of(request: Load) -> Pair:
@@ -58,13 +78,8 @@ def _pair_of(request: Load) -> Pair:
 
 
 class EngineBridge(QObject):
-    state_changed = Signal(str)
+    state_changed = Signal(object)  # an EngineState
     pair_changed = Signal(object)  # PairState: a fact of the pair changed
-    loaded = Signal(object)  # Loaded
-    # The loaded pair's verify agreement, measured after load: AgreementMeasured, or
-    # None when the measurement failed.
-    agreement = Signal(object)
-    agreement_started = Signal()
     rounds = Signal(object)  # Rounds with tokens
     prefilling = Signal(str, int, int)  # model ("target", "draft"), tokens read, to read
     finished = Signal(object)  # Done
@@ -94,7 +109,7 @@ class EngineBridge(QObject):
         self._watch.timeout.connect(self.client.kill_if_stuck)  # its Exit reports it
         self.client.on_event = self._on_event_arrived
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: EngineState) -> None:
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
@@ -238,7 +253,6 @@ class EngineBridge(QObject):
     def _request_agreement(self) -> None:
         self.agreement_id = self._send(MeasureAgreement())
         self._publish(measuring=True, after_reply=False)
-        self.agreement_started.emit()
 
     def _drop_agreement(self, again_after_reply: bool) -> None:
         """Cancel a pending measurement; its late answer is ignored."""
@@ -294,10 +308,8 @@ class EngineBridge(QObject):
         if kind is MeasureAgreement:
             # A side figure: it never changes the state (a reply may be queued behind it).
             self.agreement_id = None
-            measured = event if isinstance(event, AgreementMeasured) else None
-            found = measured.result if measured is not None else None
+            found = event.result if isinstance(event, AgreementMeasured) else None
             self._publish(agreement=found, measuring=False)
-            self.agreement.emit(measured)
             return
         if isinstance(event, Failed):
             if kind is Generate:
@@ -308,7 +320,6 @@ class EngineBridge(QObject):
         elif isinstance(event, Loaded):
             self._publish(loaded=event, error="")
             self._set_state(READY)
-            self.loaded.emit(event)
             if event.verify:
                 self._request_agreement()
         elif isinstance(event, Done):

@@ -18,11 +18,20 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.engine.protocol import FailureCode
-from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, LOADING, READY, STARTING
+from app.ui.base.engine_bridge import (
+    CRASHED,
+    ERROR,
+    GENERATING,
+    LOADING,
+    READY,
+    STARTING,
+    STOPPED,
+    EngineState,
+)
 from app.ui.base.pair_state import PairState
 
 STATE_WORDS = {
-    "stopped": ("○", "Engine not started", "#5c6475"),
+    STOPPED: ("○", "Engine not started", "#5c6475"),
     STARTING: ("◌", "Starting the engine…", "#8a5300"),
     LOADING: ("◌", "Loading the pair…", "#8a5300"),
     READY: ("●", "Ready", "#1e6b34"),
@@ -64,16 +73,16 @@ def crash_title(crash_code: str) -> str:
     )
 
 
-def state_parts(state: str, last_error: str, crash_code: str = "") -> tuple[str, str, str]:
+def state_parts(state: EngineState, last_error: str, crash_code: str = "") -> tuple[str, str, str]:
     """The engine's state as a sign and words, their colour, and the error when it failed."""
     unresponsive = state == CRASHED and crash_code == FailureCode.UNRESPONSIVE
     symbol, words, colour = (
-        UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS["stopped"])
+        UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS[STOPPED])
     )
     return f"{symbol} {words}", colour, last_error if state in (ERROR, CRASHED) else ""
 
 
-def state_html(state: str, last_error: str, crash_code: str = "") -> str:
+def state_html(state: EngineState, last_error: str, crash_code: str = "") -> str:
     """The engine's state as a coloured sign and words, with the error when it failed."""
     head, colour, detail = state_parts(state, last_error, crash_code)
     said = f": {detail}" if detail else ""
@@ -221,7 +230,7 @@ class StateLabel(QLabel):
         # Takes the header's free width, down to none, whatever the text's length.
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
-    def show_state(self, state: str, last_error: str, crash_code: str = "") -> None:
+    def show_state(self, state: EngineState, last_error: str, crash_code: str = "") -> None:
         self._head, self._colour, detail = state_parts(state, last_error, crash_code)
         self.setText(state_html(state, last_error, crash_code))
         self.setToolTip(last_error)

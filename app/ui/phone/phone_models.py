@@ -14,7 +14,7 @@ from app.core.infra.units import format_bytes
 from app.core.infra.units import format_time_left as format_eta
 from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
-from app.core.phone.push import PUSHING, PushJob, PushStatus
+from app.core.phone.push import DONE, PUSHING, PushJob, PushStatus
 from app.ui.base.job_models import JobQueueModel
 from app.ui.base.table_model import ColumnsModel, Index
 
@@ -179,7 +179,7 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
 
     def cell(self, status: PushStatus, column: str) -> str:
         details = status.error
-        if not details and status.state == "done":
+        if not details and status.state == DONE:
             details = (
                 f"{len(status.pushed)} pushed, {len(status.skipped)} already there, "
                 f"{len(status.verified)} verified → {status.dest}"

@@ -1,6 +1,6 @@
 """The Qt bridge to the engine: the verify agreement it measures after a load never
 belongs to another pair and never makes a reply wait. Orders are forced through the
-bridge's own signals (no timing), with the real worker on the fixture bundles."""
+pair state the bridge publishes (no timing), with the real worker on the fixture bundles."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import Settings
-from app.engine.protocol import AgreementMeasured, Done, Generate, Load
+from app.core.measure.verify_agreement import VerifyAgreement
+from app.engine.protocol import Done, Generate, Load
 from app.ui.base import background
 from app.ui.base.engine_bridge import CRASHED, ERROR, READY, STOPPED, EngineBridge
 from app.ui.base.pair_selection import PairSelection
@@ -34,6 +35,25 @@ def bridge() -> Iterator[EngineBridge]:
     engine.shutdown()
 
 
+class Published:
+    """What the bridge publishes, as these tests need it: each verify agreement newly
+    measured, and a hook run once at the moment a measurement starts."""
+
+    def __init__(self, bridge: EngineBridge) -> None:
+        self.agreements: list[VerifyAgreement] = []
+        self.when_measuring: Callable[[], object] | None = None
+        self._last = bridge.pair_state
+        bridge.pair_changed.connect(self._on_pair)
+
+    def _on_pair(self, state: PairState) -> None:
+        last, self._last = self._last, state
+        if state.agreement is not None and state.agreement is not last.agreement:
+            self.agreements.append(state.agreement)
+        if state.measuring and not last.measuring and self.when_measuring is not None:
+            hook, self.when_measuring = self.when_measuring, None
+            hook()
+
+
 def _pair(fixture_bundle: Fixture, recipe: dict[str, Any]) -> Load:
     return Load(
         target=str(fixture_bundle("qwen3-target")),
@@ -47,39 +67,28 @@ def _pair(fixture_bundle: Fixture, recipe: dict[str, Any]) -> Load:
 def test_a_new_pair_drops_the_old_pairs_agreement(
     bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
 ) -> None:
-    shown: list[AgreementMeasured | None] = []
-    bridge.agreement.connect(shown.append)
-
-    def switch_once() -> None:
-        bridge.agreement_started.disconnect(switch_once)
-        bridge.load(_pair(fixture_bundle, NORMAL))  # while the low pair's is pending
-
-    bridge.agreement_started.connect(switch_once)
+    published = Published(bridge)
+    # While the low pair's measurement is pending:
+    published.when_measuring = lambda: bridge.load(_pair(fixture_bundle, NORMAL))
     bridge.load(_pair(fixture_bundle, LOW))
-    qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
+    qtbot.waitUntil(lambda: bool(published.agreements), timeout=30_000)
     qtbot.waitUntil(lambda: bridge.agreement_id is None and bridge.state == READY)
     # Only the second pair's figure: memory normal verifies exactly, memory low does not.
-    assert len(shown) == 1 and shown[0] is not None and shown[0].result.exact is True
+    assert len(published.agreements) == 1 and published.agreements[0].exact is True
 
 
 def test_a_reply_goes_first_and_the_agreement_follows(
     bridge: EngineBridge, qtbot: QtBot, fixture_bundle: Fixture
 ) -> None:
-    shown: list[AgreementMeasured | None] = []
+    published = Published(bridge)
     finished: list[Done] = []
-    bridge.agreement.connect(shown.append)
     bridge.finished.connect(finished.append)
-
-    def send_once() -> None:
-        bridge.agreement_started.disconnect(send_once)
-        bridge.generate(Generate(prompt="Hello", max_tokens=8))
-
-    bridge.agreement_started.connect(send_once)
+    published.when_measuring = lambda: bridge.generate(Generate(prompt="Hello", max_tokens=8))
     bridge.load(_pair(fixture_bundle, LOW))
-    qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
+    qtbot.waitUntil(lambda: bool(published.agreements), timeout=30_000)
     assert len(finished) == 1  # the reply came back before the measurement
-    assert len(shown) == 1 and shown[0] is not None
-    assert shown[0].result.checked == 64 and 0 < shown[0].result.agreement < 1
+    (measured,) = published.agreements
+    assert measured.checked == 64 and 0 < measured.agreement < 1
 
 
 def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixture) -> None:
@@ -87,15 +96,15 @@ def test_the_chat_says_where_the_agreement_is(qtbot: QtBot, fixture_bundle: Fixt
     page = ChatPage(PairSelection(Settings(), lambda _settings: None), bridge)
     qtbot.addWidget(page)
     seen: list[str] = []
+    published = Published(bridge)  # connected after the page: the page has drawn first
 
     def send_once() -> None:
-        bridge.agreement_started.disconnect(send_once)
         seen.append(page.pair_label.text())
         page.input.setPlainText("Hello")
         page.send()
         seen.append(page.pair_label.text())
 
-    bridge.agreement_started.connect(send_once)
+    published.when_measuring = send_once
     bridge.load(_pair(fixture_bundle, LOW))
     qtbot.waitUntil(lambda: page.verify_agreement is not None, timeout=30_000)
     # The pair is the first line (a memory: low note may follow it).

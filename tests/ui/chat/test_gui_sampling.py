@@ -17,8 +17,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import ChatTurn, Done, Generate, Load, Loaded
+from app.engine.protocol import ChatTurn, Done, Generate, Load, Loaded, Mode
 from app.ui.base.engine_bridge import READY
+from app.ui.base.pair_state import PairState
 from app.ui.chat.chat_sampling import GREEDY_INDEX
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.windows import chat_window, recipe_update, send
@@ -88,8 +89,16 @@ def test_a_seed_repeats_a_sampled_reply_without_reloading(
 ) -> None:
     window = open_chat(QWEN3_SAMPLING)
     page = window.chat_page
-    loads: list[Loaded] = []
-    page.bridge.loaded.connect(loads.append)
+    loads: list[Loaded] = []  # each load's facts after this, as the bridge publishes them
+    seen: list[Loaded | None] = [page.bridge.pair_state.loaded]
+
+    def on_pair(state: PairState) -> None:
+        loaded = state.loaded
+        if loaded is not None and all(loaded is not known for known in seen):
+            seen.append(loaded)
+            loads.append(loaded)
+
+    page.bridge.pair_changed.connect(on_pair)
     assert page.sampling.choice.currentText() == "Recipe sampler"  # the default
     assert page.sampling.note.text() == f"Sampling: {QWEN3_WORDS} · a fresh seed each reply"
 
@@ -143,7 +152,7 @@ def test_greedy_is_the_engines_greedy_and_says_so(
         direct = client.run(
             Generate(
                 messages=(ChatTurn("user", PROMPT),),
-                mode="speculative",
+                mode=Mode.SPECULATIVE,
                 max_tokens=TOKENS,
                 sampler=None,
             ),
