@@ -124,7 +124,7 @@ def chat_stops(runs: int) -> list[float]:
         page.stop()  # what Escape does
         spin_until(lambda: page.bridge.state == READY)
         millis.append((time.perf_counter() - started) * 1000)
-    window.chat_page.shutdown()
+    window.engine.shutdown()
     window._closing_anyway = True
     window.close()
     shutil.rmtree(home, ignore_errors=True)

@@ -43,7 +43,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.engine.client.engine_client import EngineClient
-    from app.engine.protocol import ChatTurn, Generate, Load, Reset, Rounds
+    from app.engine.protocol import ChatTurn, Generate, Load, Mode, Reset, Rounds
     from app.ui.base.engine_bridge import READY
     from app.ui.shell.application import create_main_window
 
@@ -125,7 +125,7 @@ def main() -> int:
             Generate(
                 messages=(ChatTurn("user", PROMPT),),
                 max_tokens=args.tokens,
-                mode="speculative",
+                mode=Mode.SPECULATIVE,
             ),
             on_rounds=lambda e: arrivals.append((time.perf_counter(), len(e.tokens))),
         )
@@ -143,7 +143,7 @@ def main() -> int:
         bench_rates.append(b)
         ratios.append(c / b)
     headless.close()
-    window.chat_page.shutdown()
+    window.engine.shutdown()
     window._closing_anyway = True
     window.close()
     shutil.rmtree(home, ignore_errors=True)

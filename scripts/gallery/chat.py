@@ -35,4 +35,4 @@ def shoot_chat(scene: Scene) -> None:
     scene.camera.before_grab = None
     chat.stop()
     wait_until(app, lambda: chat.bridge.state == READY, "the reply to stop")
-    chat.shutdown()
+    chat.bridge.shutdown()

@@ -30,4 +30,4 @@ def shoot_downloads(scene: Scene) -> None:
     wait_until(app, lambda: page.queue_model.status(1).fraction >= 0.4, "40 % downloaded")
     scene.camera.shoot("downloads", "downloading", readme_name="downloads")
     hub.throttle_bytes_per_s = None
-    page.shutdown()
+    page.downloads.shutdown(timeout=2.0)

@@ -43,6 +43,7 @@ def shoot_phone(scene: Scene) -> None:
             scene.camera.problems.append("phone-pushing: the push ended before the shot")
         phone.throttle_bytes_per_s = None
         page.shutdown()
+        page.desk.shutdown(timeout=2.0, stop_adb=True)  # as the window's close does
     finally:
         phone.close()
         locked.close()

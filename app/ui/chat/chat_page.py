@@ -23,7 +23,7 @@ from app.core.measure.conversations import ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.protocol import Load, Mode
 from app.ui.base.dialogs import show_error
-from app.ui.base.engine_bridge import GENERATING, READY, EngineBridge
+from app.ui.base.engine_bridge import GENERATING, READY, EngineBridge, EngineState
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
@@ -68,14 +68,14 @@ class ChatPage(QWidget):
     def __init__(
         self,
         selection: PairSelection,
-        bridge: EngineBridge | None = None,
+        bridge: EngineBridge,  # built once by the window: what is known of the pair
         parent: QWidget | None = None,
         store: ConversationStore | None = None,
         settings: Settings | None = None,  # where exports went last is kept in them
     ) -> None:
         super().__init__(parent)
         self.selection = selection
-        self.bridge = bridge or EngineBridge()  # what is known of the pair: its PairState
+        self.bridge = bridge
         self.opening = ConversationOpening(self)  # which conversation is on screen
 
         title = QLabel("Chat")
@@ -270,9 +270,6 @@ class ChatPage(QWidget):
         self.restart_button.hide()
         self.bridge.restart()
 
-    def shutdown(self) -> None:
-        self.bridge.shutdown()
-
     # -- chatting --------------------------------------------------------------------------
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -319,7 +316,7 @@ class ChatPage(QWidget):
             f"{message}\n\nThe conversation is kept. Press Restart Engine to go on.",
         )
 
-    def _on_state(self, state: str) -> None:
+    def _on_state(self, state: EngineState) -> None:
         known = self.bridge.pair_state
         self.state_label.show_state(state, known.error, known.crash_code)
         self.update_actions()

@@ -25,7 +25,15 @@ from PySide6.QtWidgets import (
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubUnreachable
-from app.core.hub.job import CANCELLED, DONE, FAILED, PAUSED, DownloadJob, JobStatus
+from app.core.hub.job import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    PAUSED,
+    DownloadJob,
+    DownloadState,
+    JobStatus,
+)
 from app.core.infra.errors import HubError
 from app.ui.base import background
 from app.ui.base.dialogs import ask, show_error
@@ -50,7 +58,9 @@ class DownloadsPage(QWidget):
         self._checked_updates = False
         self._told_restored = False
         self._quit_agreed = False
-        self._states: list[tuple[int, str]] = []  # (job, state) as last marked in the catalog
+        self._states: list[
+            tuple[int, DownloadState]
+        ] = []  # (job, state) as last marked in the catalog
 
         title = QLabel("Downloads")
         title.setObjectName("pageTitle")
@@ -273,7 +283,7 @@ class DownloadsPage(QWidget):
             if entry is not None and entry.repo_id in self._settled(states):
                 self.repo_details.refresh()
 
-    def _settled(self, states: list[tuple[int, str]]) -> set[str]:
+    def _settled(self, states: list[tuple[int, DownloadState]]) -> set[str]:
         """Repos whose download just ended (done or cancelled)."""
         ended = {job_id for job_id, state in states if state in (DONE, CANCELLED)}
         return {job.repo_id for job in self.downloads.jobs() if id(job) in ended}
@@ -330,10 +340,6 @@ class DownloadsPage(QWidget):
     def _agree_to_quit(self, quit_now: Callable[[], object]) -> None:
         self._quit_agreed = True
         quit_now()
-
-    def shutdown(self) -> None:
-        """Pause running downloads (they resume next time) and stop their threads."""
-        self.downloads.shutdown(timeout=2.0)  # never freeze the closing window
 
     def showEvent(self, event: QShowEvent) -> None:
         if not self._checked_updates:

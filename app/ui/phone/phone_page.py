@@ -2,17 +2,16 @@
 
 A view of the window's phone desk (app/core/phone/desk.py), which owns the adb
 connection, the push lane, the debounced device list and the rules the command line
-follows too. The page asks the desk for the devices once a second while it is shown
-(adb tells nobody when a phone comes or goes), off the GUI thread; the push queue is
-watched, not polled.
+follows too. What the page shows of it (the phones, polled while the page is shown; the
+packs in the folder shown; the library's packs) is kept by a PhoneWatch
+(phone_watch.py); the push queue is watched, not polled.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QHideEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -26,7 +25,6 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import PhoneError
 from app.core.infra.units import counted, format_bytes
-from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import PHONE_MARKER
 from app.core.phone.adb import NO_DEVICES
 from app.core.phone.desk import PhoneDesk, PhoneFolder, device_hint, recipes_refusal
@@ -43,8 +41,7 @@ from app.ui.phone.phone_destinations import DestinationPicker
 from app.ui.phone.phone_models import PhonePacksModel
 from app.ui.phone.phone_queue import PushQueuePanel
 from app.ui.phone.phone_sources import RECIPES_TIP, SourcesPane
-
-DEVICE_POLL_MS = 1000
+from app.ui.phone.phone_watch import PhoneWatch
 
 
 class PhonePage(QWidget):
@@ -54,9 +51,7 @@ class PhonePage(QWidget):
     def __init__(self, desk: PhoneDesk, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.desk = desk  # built once by the window (the CLI uses the same service)
-        self.devices: list[DeviceInfo] = []
-        self._library_packs: dict[str, BundleInfo] = {}
-        self.listed: PhoneFolder | None = None  # the phone folder whose packs are shown
+        self.watch = PhoneWatch(desk, self)  # phones, the folder shown, library packs
         # Each push's state as last reacted to, by (phone, pack, recipes only): the page
         # says and re-reads once per change of state, not at every progress report.
         self._push_states: dict[tuple[str, str, bool], str] = {}
@@ -147,9 +142,12 @@ class PhonePage(QWidget):
         self.delete_button.clicked.connect(self.delete_selected)
         self.packs_view.selectionModel().selectionChanged.connect(self._update_buttons)
 
-        self.device_timer = QTimer(self)
-        self.device_timer.setInterval(DEVICE_POLL_MS)
-        self.device_timer.timeout.connect(self.poll_devices)
+        self.watch.devices_changed.connect(self._on_devices)
+        self.watch.devices_failed.connect(self.device_hint.setText)
+        self.watch.folder_changed.connect(self._on_folder)
+        self.watch.folder_failed.connect(self.free_label.setText)
+        self.watch.library_changed.connect(self._on_library)
+        self.watch.library_failed.connect(lambda error: show_error(self, "Phone", error))
         background.watch(self, self.desk.queue, self.refresh_queue)
         self._update_buttons()
 
@@ -165,26 +163,19 @@ class PhonePage(QWidget):
 
     # -- devices -----------------------------------------------------------------------
 
-    def poll_devices(self) -> None:
-        if background.is_running(self, "devices"):
-            return  # a slow adb: never pile up listings
-        background.run(
-            self, "devices", self.desk.poll_devices, self._on_devices, self._on_devices_failed
-        )
+    @property
+    def devices(self) -> list[DeviceInfo]:
+        return self.watch.devices
+
+    @property
+    def listed(self) -> PhoneFolder | None:
+        """The phone folder whose packs are shown (None while read, or none)."""
+        return self.watch.listed
 
     def _on_devices(self, stable: list[DeviceInfo]) -> None:
-        if stable == self.devices:
-            return
-        self.devices = stable
         self.device_list.show_devices(stable)
         self.push_queue.model.name_phones(stable)
         self._show_device_hint()
-
-    def _on_devices_failed(self, error: Exception) -> None:
-        self.device_hint.setText(str(error))
-
-    def _device(self, serial: str | None) -> DeviceInfo | None:
-        return next((d for d in self.devices if d.serial == serial), None)
 
     def _phone_name(self, serial: str) -> str:
         """What the user calls the phone: its model (an address only until it is known)."""
@@ -192,7 +183,7 @@ class PhonePage(QWidget):
 
     def selected_device(self) -> DeviceInfo | None:
         serial = self.device_list.selected_serial()
-        return self._device(serial)
+        return self.watch.device(serial)
 
     def _show_device_hint(self) -> None:
         self.device_hint.setText(device_hint(self.devices, self.selected_device()))
@@ -212,39 +203,22 @@ class PhonePage(QWidget):
         return device.serial, self.destinations.root()
 
     def refresh_phone(self) -> None:
-        # The old list goes at once: a Delete must never act on another phone's or
-        # folder's listing.
-        self.packs_model.set_packs([])
-        self.listed = None
-        self._update_buttons()
-        device, shown = self.selected_device(), self._shown_folder()
-        if device is None or shown is None:
-            self.free_label.setText("")
-            return
-        serial, root = shown
-        library = dict(self._library_packs)
-        self.free_label.setText(f"Reading {root} on {device.title}…")
-        background.run(
-            self,
-            "phone-packs",
-            partial(self.desk.read_folder, serial, root, library),
-            self._on_phone_read,
-            partial(self._on_phone_failed, shown),
-        )
+        shown = self._shown_folder()
+        device = self.selected_device()
+        self.watch.read_folder(shown)
+        if device is not None and shown is not None:
+            self.free_label.setText(f"Reading {shown[1]} on {device.title}…")
 
-    def _on_phone_read(self, folder: PhoneFolder) -> None:
-        if (folder.serial, folder.root) != self._shown_folder():
-            return  # an answer for a phone or folder no longer shown
-        self.packs_model.set_packs(folder.packs)
-        self.listed = folder
+    def _on_folder(self, folder: PhoneFolder | None) -> None:
+        self.packs_model.set_packs(folder.packs if folder is not None else [])
+        self._update_buttons()
+        if folder is None:
+            if self._shown_folder() is None:
+                self.free_label.setText("")
+            return
         free = folder.free
         space = "folder not created yet" if free is None else f"{format_bytes(free)} free"
         self.free_label.setText(f"{counted(len(folder.packs), 'pack')} in {folder.root} · {space}")
-        self._update_buttons()
-
-    def _on_phone_failed(self, source: tuple[str, str], error: Exception) -> None:
-        if source == self._shown_folder():
-            self.free_label.setText(str(error))
 
     def selected_phone_pack(self) -> PhonePack | None:
         rows = self.packs_view.selectionModel().selectedRows()
@@ -268,7 +242,7 @@ class PhonePage(QWidget):
                 "delete it. Delete it on the phone by hand if you are sure.",
             )
             return
-        device = self._device(serial)
+        device = self.watch.device(serial)
         ask(
             self,
             "Delete from phone",
@@ -294,14 +268,8 @@ class PhonePage(QWidget):
 
     # -- library packs -----------------------------------------------------------------
 
-    def reload_library(self) -> None:
-        background.run(
-            self, "library", self.desk.library_packs, self._on_library, self._on_action_failed
-        )
-
-    def _on_library(self, packs: dict[str, BundleInfo]) -> None:
-        self._library_packs = packs
-        self.pack_list.show_packs({name: info.path for name, info in packs.items()})
+    def _on_library(self) -> None:
+        self.pack_list.show_packs({name: info.path for name, info in self.watch.library.items()})
         self._update_buttons()
 
     # -- pushing -----------------------------------------------------------------------
@@ -340,7 +308,7 @@ class PhonePage(QWidget):
         return self.push_selected(recipe_only=True)
 
     def _on_pack_dropped(self, serial: str, folder: str) -> None:
-        device = self._device(serial)
+        device = self.watch.device(serial)
         if device is None or not device.ready:
             show_error(self, "Phone not ready", device.guidance if device else NO_DEVICES)
             return
@@ -374,18 +342,16 @@ class PhonePage(QWidget):
     # -- lifecycle ---------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
-        self.reload_library()
-        self.poll_devices()
-        self.device_timer.start()
+        self.watch.reload_library()
+        self.watch.start()
         super().showEvent(event)
 
     def hideEvent(self, event: QHideEvent) -> None:
-        self.device_timer.stop()
+        self.watch.stop()
         super().hideEvent(event)
 
     def shutdown(self) -> None:
-        """Drop answers still on their way, stop pushes (they resume next time:
-        verified files are skipped) and the adb server if DraftDeck started it."""
-        self.device_timer.stop()
+        """Stop watching the phones and drop answers still on their way (the window is
+        closing; it stops the desk's pushes itself)."""
+        self.watch.close()
         background.close_owner(self)
-        self.desk.shutdown(timeout=2.0, stop_adb=True)  # never freeze the closing window

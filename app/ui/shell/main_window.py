@@ -87,7 +87,7 @@ class MainWindow(QMainWindow):
 
         self.selection = PairSelection(settings, saver)
         # The services the pages show, built once here: a page never builds its own, and
-        # the window's close shuts them down through their pages.
+        # the window's close shuts them down (shutdown).
         self.downloads = Downloads(library)
         self.phone_desk = PhoneDesk(library)
         self.tune_sweeps = TuneSweeps()
@@ -308,6 +308,19 @@ class MainWindow(QMainWindow):
         self.settings.window_state = bytes(self.saveState().toBase64().data()).decode()
         self.settings.last_page = self.current_page_key()
 
+    def shutdown(self) -> None:
+        """Stop what the window runs, never waiting long (a closing window must not
+        freeze): no late answer reaches a page; downloads pause and pushes stop (both
+        resume next time: verified files are skipped), a sweep stops, the engine worker
+        closes, and the adb server goes if DraftDeck started it."""
+        self.phone_page.shutdown()
+        for page in self.pages.values():
+            background.close_owner(page)
+        self.downloads.shutdown(timeout=2.0)
+        self.engine.shutdown()
+        self.tune_sweeps.shutdown(timeout=2.0)
+        self.phone_desk.shutdown(timeout=2.0, stop_adb=True)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.recipes_page.has_unsaved() and not self._closing_anyway:
             event.ignore()
@@ -325,12 +338,7 @@ class MainWindow(QMainWindow):
             self.show_page("downloads")
             return
         self.save_state()
-        self.downloads_page.shutdown()
-        self.chat_page.shutdown()
-        self.tune_page.shutdown()
-        self.phone_page.shutdown()
-        for page in self.pages.values():
-            background.close_owner(page)  # no late answer reaches a closing page
+        self.shutdown()
         self._facts_timer.stop()
         self._save_settings(self.settings)  # a refusal is logged; closing goes on
         event.accept()

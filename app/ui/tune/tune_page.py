@@ -337,11 +337,6 @@ class TunePage(QWidget):
             now = {}  # the pair is gone or unreadable: Apply Best says so
         self.results.show_results(run.results, run.plan, current_row(run.results, now))
 
-    def shutdown(self) -> None:
-        """Stop a running sweep (its engine worker closes when the sweep returns); wait
-        for it only briefly: never freeze the closing window."""
-        self.sweeps.shutdown(timeout=2.0)
-
     def _end(self) -> None:
         self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
         self.cancel_button.setEnabled(False)

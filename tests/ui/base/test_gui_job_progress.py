@@ -92,7 +92,7 @@ def test_a_started_download_is_selected_unless_the_user_chose_another(
     page.start_download(OTHER_REPO)
     assert page.queue_model.selected_job(page.queue_view) is second
     hub.throttle_bytes_per_s = None
-    page.shutdown()
+    page.downloads.shutdown(timeout=2.0)
 
 
 def test_the_catalog_fits_1024_px_and_the_details_say_what_to_do(

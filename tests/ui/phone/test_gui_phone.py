@@ -210,16 +210,16 @@ def test_the_page_queues_the_same_push_once_and_a_closed_page_hears_nothing(
     assert page.push_queue.model.rowCount() == 2
 
     window.show_page("library")
-    assert not page.device_timer.isActive()  # no polling while hidden
+    assert not page.watch.timer.isActive()  # no polling while hidden
     window.show_page("phone")
-    assert page.device_timer.isActive()
+    assert page.watch.timer.isActive()
 
     page.refresh_phone()
-    page.shutdown()  # what the window's close does: answers on their way are dropped
+    window.shutdown()  # what the window's close does: answers on their way are dropped
     wait_for_background()
     qtbot.wait(200)
     assert page.packs_model.rowCount() == 0 and page.free_label.text().startswith("Reading")
-    assert not page.device_timer.isActive()
+    assert not page.watch.timer.isActive()
     assert first.is_finished()  # stopped; it resumes next time
 
 

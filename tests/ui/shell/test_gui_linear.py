@@ -38,7 +38,7 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
         win.show_page("pair")
         win.pair_page.choose(root / "qwen35-target", root / "qwen35-draft")
         yield win
-        win.tune_page.shutdown()
+        win.tune_sweeps.shutdown(timeout=2.0)
     wait_for_background(60_000)  # a sweep's last run may still be closing its worker
 
 
