@@ -29,6 +29,10 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> MainWindow:
     qtbot.addWidget(win)
     win.show()
     win.show_page("pair")
+    # The page reads the library and judges its pairs on a worker thread: a loaded
+    # machine can take seconds (the matrix test once read an empty model).
+    page = win.pair_page
+    qtbot.waitUntil(lambda: not page.loading() and page.matrix_model.rowCount() > 0, timeout=60_000)
     return win
 
 
