@@ -16,16 +16,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.core.infra.errors import FileError
+from app.core.pack.export_check import agreement_text
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.make import write_card_only
-from app.core.packmaking.verify_result import (
-    FAITHFUL_FLOOR,
-    ExportCheck,
-    agreement_text,
-    save_check,
-)
+from app.core.packmaking.verify_result import FAITHFUL_FLOOR, ExportCheck, save_check
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import verify_export
 from app.ui.base import background
