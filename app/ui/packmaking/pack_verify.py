@@ -26,7 +26,7 @@ from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import verify_export
 from app.ui.base import background
 from app.ui.base.labels import WARNING_COLOUR
-from app.ui.packmaking.job_dialog import problem_words
+from app.ui.packmaking.job_dialog import Messenger, problem_words
 
 
 def check_html(check: ExportCheck) -> str:
@@ -67,13 +67,6 @@ def record(pack: Path, check: ExportCheck) -> str:
     return ""
 
 
-class _Lines(QObject):
-    """Carries the check's progress lines to the GUI thread; no Qt parent, so a line said
-    as the dialog goes lands nowhere instead of on a deleted object."""
-
-    line = Signal(str)
-
-
 class VerifyStep(QObject):
     progress = Signal(str)
     # pack, the figures as HTML (or ""), what went wrong (or ""), whether it was verified
@@ -85,7 +78,7 @@ class VerifyStep(QObject):
         self._process: StreamedProcess | None = None
         self._client: EngineClient | None = None
         self._cancelled = False
-        self._lines = _Lines()
+        self._lines = Messenger()
         self._lines.line.connect(self.progress)
 
     def running(self) -> bool:
