@@ -10,9 +10,10 @@ from pathlib import Path
 from app.core.infra.errors import FileError
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.export_check import SavedExportCheck, read_export_check
 
 
-def _print_info(info: BundleInfo) -> None:
+def _print_info(info: BundleInfo, check: SavedExportCheck | None) -> None:
     tok = info.tokenizer
     rows = [
         ("Pack", info.name),
@@ -37,6 +38,7 @@ def _print_info(info: BundleInfo) -> None:
         ("Recipes", ", ".join(info.recipe_files) or "none"),
         ("Size", format_bytes(info.size_bytes)),
         *info.export_format.rows(),
+        ("Export check", check.words() if check else "none (not checked against its source)"),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
@@ -55,10 +57,15 @@ def cmd_info(args: argparse.Namespace) -> int:
             )
         print(f"draftdeck: {exc}", file=sys.stderr)
         return 1
+    check = read_export_check(info.path)
     if args.json:
-        print(json.dumps(info.to_json(), indent=2))
+        print(
+            json.dumps(
+                {**info.to_json(), "export_check": check.to_json() if check else None}, indent=2
+            )
+        )
     else:
-        _print_info(info)
+        _print_info(info, check)
     return 0
 
 

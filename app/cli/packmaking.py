@@ -11,12 +11,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from app.cli.arg_types import number, whole_number
 from app.core.infra.units import format_bytes
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.pack.export_check import ExportVerdict
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.writing import Written
+
+if TYPE_CHECKING:  # the Hub client is imported only by the command that publishes
+    from app.core.hub.publish import Progress, PublishPlan, UploadProgress
 
 
 def _facts(args: argparse.Namespace) -> CardFacts:
@@ -97,11 +102,47 @@ def _saying_cancel() -> Iterator[None]:
         signal.signal(signal.SIGINT, before)
 
 
+def _check_before_publishing(plan: PublishPlan, force: bool) -> bool:
+    """Say what the pack's export check found; False (refused) when the export was not
+    verified and the user did not --force it."""
+    check = plan.export_check
+    if check is None:
+        print(
+            "draftdeck: note: this pack's export was never checked against its source model "
+            "(`draftdeck verify-export PACK SOURCE` checks it)",
+            file=sys.stderr,
+        )
+    elif check.verdict == ExportVerdict.NOT_VERIFIED:
+        if not force:
+            print(
+                f"draftdeck: not published: {check.words()} Pass --force to publish it anyway.",
+                file=sys.stderr,
+            )
+            return False
+        print(f"draftdeck: publishing anyway (--force): {check.words()}", file=sys.stderr)
+    elif check.verdict == ExportVerdict.UNREADABLE:
+        print(f"draftdeck: note: {check.words()}", file=sys.stderr)
+    return True
+
+
+def _progress_printer(as_json: bool) -> Progress:
+    """Progress on stderr: words, or with --json one JSON object a line (what the
+    window's Publish dialog reads)."""
+
+    def say(progress: UploadProgress) -> None:
+        text = json.dumps(progress.to_json()) if as_json else progress.words()
+        print(text, file=sys.stderr, flush=True)
+
+    return say
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from app.core.hub.hub_api import HubConfig
     from app.core.hub.publish import publish, publish_plan
 
     plan = publish_plan(Path(args.pack), args.repo_id)
+    if not _check_before_publishing(plan, args.force):
+        return 1
     config = HubConfig()
     print(
         f"uploading {len(plan.files)} files ({format_bytes(plan.total_bytes)}) to "
@@ -117,7 +158,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
         )
     try:
         with _saying_cancel():
-            published = publish(config, plan, private=args.private, message=args.message)
+            published = publish(
+                config,
+                plan,
+                private=args.private,
+                message=args.message,
+                progress=_progress_printer(args.json),
+            )
     except KeyboardInterrupt:
         print(
             f"draftdeck: publishing cancelled; {args.repo_id} keeps its last complete commit "
@@ -209,5 +256,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     pub.add_argument("repo_id", metavar="REPO_ID", help="owner/name")
     pub.add_argument("--private", action="store_true", help="create the repo private")
     pub.add_argument("--message", metavar="TEXT", help="the commit message")
-    pub.add_argument("--json", action="store_true", help="print repo, commit and url as JSON")
+    pub.add_argument(
+        "--force",
+        action="store_true",
+        help="publish even when the pack's export check failed (export not verified)",
+    )
+    pub.add_argument(
+        "--json",
+        action="store_true",
+        help="print repo, commit and url as JSON (and progress on stderr as JSON lines)",
+    )
     pub.set_defaults(func=cmd_publish)

@@ -16,10 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, read_source
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.export_run import DONE, ExportJob
-from app.core.packmaking.verify_result import CHECK_FILE, FAITHFUL_FLOOR, LOGIT_TOLERANCE
+from app.core.packmaking.verify_result import FAITHFUL_FLOOR, LOGIT_TOLERANCE
 from tests.helpers.cli import APP, run_cli
 from tests.helpers.export_env import export_env, hf_folder
 from tests.helpers.read_only import read_only_folder
@@ -72,7 +73,7 @@ def test_a_good_export_verifies(packs: dict[str, Path], key: str, source: str) -
     assert isinstance(faithful, float) and faithful >= FAITHFUL_FLOOR
     assert [t["name"] for t in normal["texts"]] == ["prose", "code", "chinese", "chat"]  # type: ignore[attr-defined]
     assert "source 10/10" in stderr and "pack at memory normal" in stderr  # progress
-    saved = json.loads((packs[key] / CHECK_FILE).read_text(encoding="utf-8"))
+    saved = json.loads((packs[key] / EXPORT_CHECK).read_text(encoding="utf-8"))
     assert saved["verdict"] == "export verified"
 
 
@@ -81,19 +82,19 @@ def test_a_pack_folder_that_cannot_be_written_still_gets_the_result(
 ) -> None:
     pack = tmp_path / "read-only"
     shutil.copytree(packs["llama"], pack)
-    (pack / CHECK_FILE).unlink(missing_ok=True)
+    (pack / EXPORT_CHECK).unlink(missing_ok=True)
     with read_only_folder(pack):
         code, data, stderr = verify(pack, "llama-tiny")
     assert code == 0, stderr
     assert data["verdict"] == "export verified"  # printed, though not saved
     assert "the result above was not saved beside the pack" in stderr
-    assert not (pack / CHECK_FILE).exists()
+    assert not (pack / EXPORT_CHECK).exists()
 
 
 def test_tampered_weights_are_not_verified(packs: dict[str, Path], tmp_path: Path) -> None:
     pack = tmp_path / "tampered"
     shutil.copytree(packs["llama"], pack)
-    (pack / CHECK_FILE).unlink(missing_ok=True)
+    (pack / EXPORT_CHECK).unlink(missing_ok=True)
     tie = json.loads((pack / "llm_config.json").read_text(encoding="utf-8"))["tie_embeddings"]
     start, end = (
         (tie[0], tie[1])
@@ -145,7 +146,7 @@ def test_a_folder_that_is_no_source_model_is_bad_input(
 def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: Path) -> None:
     pack = tmp_path / "pack"
     shutil.copytree(packs["llama"], pack)
-    (pack / CHECK_FILE).unlink(missing_ok=True)
+    (pack / EXPORT_CHECK).unlink(missing_ok=True)
     env = {**os.environ, EXPORT_ENV_VAR: str(export_env().folder)}
     command = [*APP, "verify-export", str(pack), str(hf_folder("llama-tiny"))]
     with subprocess.Popen(
@@ -165,7 +166,7 @@ def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: 
         rest = proc.stderr.read()
         assert proc.wait(timeout=300) == 130, rest
     assert "cancelled; nothing was written" in rest
-    assert not (pack / CHECK_FILE).exists()
+    assert not (pack / EXPORT_CHECK).exists()
     _, alive = psutil.wait_procs(torch_side, timeout=60)
     assert alive == []
 

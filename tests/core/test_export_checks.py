@@ -12,6 +12,7 @@ import pytest
 
 from app.cli.main import main
 from app.core.hub.hub_api import HubConfig
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import (
     BITS,
@@ -23,7 +24,6 @@ from app.core.packmaking.export_checks import (
     read_source,
 )
 from app.core.packmaking.export_run import source_folder
-from app.core.packmaking.verify_result import CHECK_FILE
 from tests.helpers.export_env import HF_FIXTURES
 from tests.hub_server import FakeHub
 
@@ -133,7 +133,7 @@ def test_only_an_empty_folder_or_an_earlier_exports_own_files_may_be_the_output(
     (out / EXPORT_MARK).write_text(json.dumps({"files": ["llm.mnn"]}))
     check_out_folder(out)  # an earlier export: replaced
     # What Make Pack writes after the export: its verification and DraftDeck's card.
-    (out / CHECK_FILE).write_text("{}")
+    (out / EXPORT_CHECK).write_text("{}")
     (out / "README.md").write_text(f"---\nlibrary_name: mnn\n---\n{CARD_MARK} -->\n# pack\n")
     check_out_folder(out)
     (out / "README.md").write_text("a card written since")

@@ -20,6 +20,7 @@ import pytest
 
 from app.cli.export import run_export
 from app.core.pack.bundle import read_bundle
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
 from app.core.packmaking.export_env import STAMP, ExportEnv
@@ -31,7 +32,6 @@ from app.core.packmaking.export_run import (
     READING,
     ExportJob,
 )
-from app.core.packmaking.verify_result import CHECK_FILE
 from tests.helpers.export_env import HF_FIXTURES
 from tests.helpers.paths import FIXTURES
 
@@ -104,7 +104,7 @@ def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Pat
     mark = json.loads((out / EXPORT_MARK).read_text(encoding="utf-8"))
     assert not (out / PARTIAL_MARK).exists() and PARTIAL_MARK not in mark["files"]
     # What Make Pack adds after the export: the verification and DraftDeck's card.
-    (out / CHECK_FILE).write_text("{}", encoding="utf-8")
+    (out / EXPORT_CHECK).write_text("{}", encoding="utf-8")
     (out / "README.md").write_text(f"---\nx: 1\n---\n{CARD_MARK} -->\n", encoding="utf-8")
     (out / "llm_config.json").write_text(  # told apart from the new export's below
         json.dumps({**json.loads((out / "llm_config.json").read_text()), "old": True})
@@ -112,7 +112,7 @@ def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Pat
     again = _job(tmp_path / "again", _copying(PACK), out)
     assert again.run().state == DONE, again.status().error
     assert "old" not in json.loads((out / "llm_config.json").read_text())
-    assert not (out / CHECK_FILE).exists()  # the new export is not verified yet
+    assert not (out / EXPORT_CHECK).exists()  # the new export is not verified yet
     assert read_bundle(out).path == out
     assert _hidden(tmp_path) == []  # neither the partial folder nor the earlier one aside
 

@@ -7,6 +7,7 @@ store (tests/hub_upload.py)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from huggingface_hub import HfApi, constants
 from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DONE
-from app.core.hub.publish import exact_pattern, publish, publish_plan
+from app.core.hub.publish import UploadProgress, publish, publish_plan
 from app.core.infra.errors import HubError
 from app.core.packmaking.card import CARD, TAGS, CardFacts
 from app.core.packmaking.make import write_card_only
@@ -115,15 +116,6 @@ def test_a_wrong_token_is_said_and_nothing_is_made(hub: FakeHub, bundle_copy: Co
     assert REPO not in hub._repo_ids()
 
 
-def test_exact_patterns_match_only_their_own_name() -> None:
-    from fnmatch import fnmatchcase
-
-    for name in ("a[1].bin", "what?.json", "star*.txt"):
-        assert fnmatchcase(name, exact_pattern(name))
-    assert not fnmatchcase("a1.bin", exact_pattern("a[1].bin"))
-    assert not fnmatchcase("starry.txt", exact_pattern("star*.txt"))
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
 def test_ctrl_c_stops_the_upload_before_its_commit(hub: FakeHub, bundle_copy: Copy) -> None:
     pack = bundle_copy("qwen3-draft-independent")
@@ -184,3 +176,22 @@ def test_publish_cli_prints_what_it_uploads(hub: FakeHub, bundle_copy: Copy) -> 
     assert proc.returncode == 0, proc.stderr
     assert "uploading 7 files" in proc.stderr and "no README.md" in proc.stderr
     assert f'"commit": "{hub.sha(REPO)}"' in proc.stdout
+
+
+def test_progress_lines_read_back_and_nothing_else_reads_as_one() -> None:
+    progress = UploadProgress(2, 7, 1024, 4096, "llm.mnn.weight")
+    assert UploadProgress.from_json(json.loads(json.dumps(progress.to_json()))) == progress
+    assert progress.words() == "2 of 7 files sent (1.0 KB of 4.0 KB); sending llm.mnn.weight…"
+    assert "making the commit" in UploadProgress(7, 7, 4096, 4096).words()
+    fields = progress.to_json()["progress"]
+    others: list[object] = [
+        None,
+        [],
+        {"repo": REPO, "commit": "abc", "url": "u"},
+        {"progress": "2 of 7"},
+        {"progress": {**fields, "extra": 1}},
+        {"progress": {**fields, "files_done": "2"}},
+        {"progress": {**fields, "current": None}},
+    ]
+    for other in others:
+        assert UploadProgress.from_json(other) is None, other

@@ -11,20 +11,18 @@ import numpy as np
 import pytest
 
 from app.core.pack.bundle import read_bundle
+from app.core.pack.export_check import agreement_text
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CardFacts, card_text
 from app.core.packmaking.verify_compare import TIE_GAP, TextAgreement, compare_text
 from app.core.packmaking.verify_result import (
-    CHECK_FILE,
     FAITHFUL_FLOOR,
-    NORMAL,
     ExportCheck,
-    RunCheck,
-    agreement_text,
     card_section,
     save_check,
-    verdict_reasons,
 )
 from app.core.packmaking.verify_source import quant_spec
+from tests.helpers.export_checks import check_of
 from tests.helpers.paths import FIXTURES
 
 FIXTURE = FIXTURES / "qwen3-draft-noisy"
@@ -41,12 +39,6 @@ def decisive(n: int, seed: int = 1) -> np.ndarray:
     rows = rng.normal(0, 0.1, (n, VOCAB)).astype(np.float32)
     rows[np.arange(n), rng.integers(0, VOCAB, n)] += 1.0
     return rows
-
-
-def check_of(texts: tuple[TextAgreement, ...], memory: str = NORMAL) -> ExportCheck:
-    runs = (RunCheck(memory, texts, 1.0),)
-    reasons = verdict_reasons(runs, {}, 128)
-    return ExportCheck("pack", "src", "4-bit", runs, {}, not reasons, reasons, 2.0, "2026-12-02")
 
 
 def test_a_pack_computing_the_quantized_source_agrees_everywhere() -> None:
@@ -142,7 +134,7 @@ def test_the_record_beside_the_pack_goes_into_the_card(tmp_path: Path) -> None:
     pack.mkdir()
     assert card_section(pack) is None
     saved = save_check(pack, check_of((t,)))
-    assert saved == pack / CHECK_FILE
+    assert saved == pack / EXPORT_CHECK
     data = json.loads(saved.read_text(encoding="utf-8"))
     assert (data["verdict"], data["runs"][0]["faithful"]) == ("export verified", 1.0)
     section = card_section(pack)

@@ -3,25 +3,35 @@
 What is uploaded is the pack as DraftDeck lists it (bundle.py: hidden files and folders
 such as `.draftdeck-source.json`, `.draftdeck-original/` and the Hub client's `.cache`
 are never part of it) without DraftDeck's own copies (`*.bak`, `*.before-update`). The
-list is given to `upload_folder` as exact paths, so its own pattern rules cannot add a
-file DraftDeck did not list.
+commit adds exactly those files, one by one: nothing DraftDeck did not list goes up.
 
 The token is the user's: HF_TOKEN or the Hub's own login (`hf auth login`), unless
 the HubConfig names one. A commit on the Hub lands whole or not at all, so an upload
 stopped before its commit leaves the repo as it was.
+
+Progress is told per file: huggingface_hub 2.x reports bytes only to its own terminal
+bars (tqdm, or hf_xet's reporter), with no callback a caller can pass to
+`upload_folder` or `create_commit`, and small files travel inside the commit request
+itself. So the files are handed to `preupload_lfs_files` one at a time (a large file is
+uploaded then; a small one is only looked at and goes with the commit), and the commit
+follows: the same one commit `upload_folder` would make.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from huggingface_hub import get_token
+from huggingface_hub import CommitOperationAdd, get_token
 
 from app.core.hub.hub_api import HubConfig, hub_errors
 from app.core.hub.plan import check_repo_id
-from app.core.infra.errors import HubError
+from app.core.infra.errors import HubError, MissingFileError
+from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleFile, read_bundle
+from app.core.pack.export_check import SavedExportCheck, read_export_check
 from app.core.pack.files import NOT_PACK_SUFFIXES
 
 
@@ -30,6 +40,7 @@ class PublishPlan:
     folder: Path
     repo_id: str
     files: tuple[BundleFile, ...]
+    export_check: SavedExportCheck | None  # the pack's export_check.json; None: never checked
 
     @property
     def total_bytes(self) -> int:
@@ -44,17 +55,54 @@ class Published:
     private: bool
 
 
+@dataclass(frozen=True)
+class UploadProgress:
+    """How far an upload is, in whole files: `current` is the file being sent now ("" once
+    every file is sent and the commit is being made); the counts are of files sent."""
+
+    files_done: int
+    files: int
+    bytes_done: int
+    total_bytes: int
+    current: str = ""
+
+    def words(self) -> str:
+        sent = (
+            f"{self.files_done} of {self.files} files sent "
+            f"({format_bytes(self.bytes_done)} of {format_bytes(self.total_bytes)})"
+        )
+        if not self.current:
+            return f"{sent}; making the commit (small files travel in it)…"
+        return f"{sent}; sending {self.current}…"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"progress": asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: object) -> UploadProgress | None:
+        """The progress `to_json` wrote, or None when `data` is not one."""
+        fields = data.get("progress") if isinstance(data, dict) else None
+        if not isinstance(fields, dict):
+            return None
+        try:
+            progress = cls(**fields)
+        except TypeError:  # other keys
+            return None
+        counts = (progress.files_done, progress.files, progress.bytes_done, progress.total_bytes)
+        if not all(isinstance(n, int) for n in counts) or not isinstance(progress.current, str):
+            return None
+        return progress
+
+
+Progress = Callable[[UploadProgress], None]
+
+
 def publish_plan(folder: Path, repo_id: str) -> PublishPlan:
     """The files that would be uploaded; a folder that is no readable pack is refused."""
     check_repo_id(repo_id)
     info = read_bundle(folder)
     files = tuple(f for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES))
-    return PublishPlan(folder, repo_id, files)
-
-
-def exact_pattern(path: str) -> str:
-    """An fnmatch pattern that matches `path` and nothing else."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+    return PublishPlan(folder, repo_id, files, read_export_check(folder))
 
 
 def _token(config: HubConfig) -> str:
@@ -71,23 +119,49 @@ def _token(config: HubConfig) -> str:
 
 
 def publish(
-    config: HubConfig, plan: PublishPlan, private: bool = False, message: str | None = None
+    config: HubConfig,
+    plan: PublishPlan,
+    private: bool = False,
+    message: str | None = None,
+    progress: Progress | None = None,
 ) -> Published:
     """Create the repo if needed (an existing one keeps its visibility) and upload the
-    plan's files in one commit."""
+    plan's files in one commit; `progress` hears before each file and before the commit
+    (on this thread)."""
     token = _token(config)
     api = config.api()
+    tell = progress or (lambda _: None)
     what = f"Publishing to {plan.repo_id}"
     with hub_errors(what, config):
         repo_url = api.create_repo(
             plan.repo_id, token=token, private=private, exist_ok=True, repo_type="model"
         )
-        commit = api.upload_folder(
-            folder_path=plan.folder,
-            repo_id=plan.repo_id,
-            repo_type="model",
-            token=token,
-            allow_patterns=[exact_pattern(f.name) for f in plan.files],
+        additions = _additions(plan)
+        done = 0
+        for index, (file, addition) in enumerate(zip(plan.files, additions, strict=True)):
+            tell(UploadProgress(index, len(plan.files), done, plan.total_bytes, file.name))
+            api.preupload_lfs_files(
+                plan.repo_id, [addition], token=token, repo_type="model", free_memory=False
+            )
+            done += file.size
+        tell(UploadProgress(len(plan.files), len(plan.files), done, plan.total_bytes))
+        commit = api.create_commit(
+            plan.repo_id,
+            additions,
             commit_message=message or f"Upload {plan.folder.name} with DraftDeck",
+            token=token,
+            repo_type="model",
         )
     return Published(plan.repo_id, commit.oid, str(repo_url), private)
+
+
+def _additions(plan: PublishPlan) -> list[CommitOperationAdd]:
+    """One addition per planned file, at its path in the pack; a file gone since the
+    plan was made is said, naming it."""
+    additions = []
+    for file in plan.files:
+        path = plan.folder / file.name
+        if not path.is_file():
+            raise MissingFileError(path, "left the pack folder before it was uploaded")
+        additions.append(CommitOperationAdd(path_in_repo=file.name, path_or_fileobj=path))
+    return additions

@@ -26,6 +26,8 @@ EMBEDDINGS = "embeddings_bf16.bin"
 VISUAL_MODEL = "visual.mnn"
 AUDIO_MODEL = "audio.mnn"
 CONTEXT = "context.json"
+# DraftDeck's check of the export against its source model (verify-export, Make Pack).
+EXPORT_CHECK = "export_check.json"
 
 RECIPE_FILES = (CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)
 DRAFT_RECIPE_FILES = (DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG)

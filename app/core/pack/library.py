@@ -31,6 +31,7 @@ from app.core.infra.errors import (
 from app.core.infra.settings import Settings
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import BundleInfo, looks_like_bundle, read_bundle
+from app.core.pack.export_check import ExportVerdict, SavedExportCheck, read_export_check
 from app.core.pack.files import CONFIG, LLM_MODEL
 from app.core.pack.folder_checks import require_folder
 from app.core.pack.folder_stamp import PackStamp, folder_stamp
@@ -72,6 +73,8 @@ class PackEntry:
     # The folder's files as they were just before it was read (folder_stamp.py): equal
     # stamps, equal readings.
     stamp: PackStamp = field(default=("", -1, ()), compare=False)
+    # Its recorded export check (export_check.json); None: never checked.
+    export_check: SavedExportCheck | None = None
 
     @property
     def name(self) -> str:
@@ -80,6 +83,12 @@ class PackEntry:
     @property
     def ok(self) -> bool:
         return self.info is not None
+
+    @property
+    def export_doubtful(self) -> bool:
+        """A readable pack whose export check failed or cannot be read."""
+        check = self.export_check
+        return self.ok and check is not None and check.verdict != ExportVerdict.VERIFIED
 
     @property
     def status(self) -> str:
@@ -98,9 +107,10 @@ def read_entry(path: Path, by_reference: bool, stamp: PackStamp | None = None) -
     a file that changes while the pack is read changes the next stamp)."""
     stamp = stamp or folder_stamp(path)
     try:
-        return PackEntry(path, by_reference, read_bundle(path), None, stamp)
+        info = read_bundle(path)
     except FileError as exc:
         return PackEntry(path, by_reference, None, exc, stamp)
+    return PackEntry(path, by_reference, info, None, stamp, read_export_check(path))
 
 
 class Library:

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.core.infra.errors import CodedError, FileError
 from app.core.infra.jsonfile import read_json_object
-from app.core.packmaking.verify_result import CHECK_FILE
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.writing import MADE_FILES, foreign_files
 
 ROLES = ("draft", "target")
@@ -224,7 +224,7 @@ def check_out_folder(out: Path) -> None:
             "choose a new or empty folder",
             "bad_out",
         )
-    own = made | {EXPORT_MARK, CHECK_FILE, *MADE_FILES}
+    own = made | {EXPORT_MARK, EXPORT_CHECK, *MADE_FILES}
     others = sorted(p.name for p in out.iterdir() if p.name not in own)
     others += [p.name for p in foreign_files(out)]  # a card or config someone else wrote
     if others:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.jsonfile import atomic_write_json
+from app.core.pack.export_check import ExportVerdict, agreement_text
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.verify_compare import TIE_GAP, TextAgreement
 
 FAITHFUL_FLOOR = 0.99
@@ -24,17 +26,7 @@ FAITHFUL_FLOOR = 0.99
 # exports measured: about 1e-6 to 2e-4 of it (verify_compare.TIE_GAP's figures); a
 # tampered weight file: the order of the logits themselves.
 LOGIT_TOLERANCE = 0.05
-NORMAL = "normal"
-CHECK_FILE = "export_check.json"
-VERIFIED, NOT_VERIFIED = "export verified", "export not verified"
 SCHEMA = 1
-
-
-def agreement_text(value: float) -> str:
-    """An agreement to three decimals, rounded down: 0.9899 rounded would read "0.990"
-    beside "at least 0.99 expected". The epsilon keeps 0.99 itself (989.999... after the
-    multiplication) from dropping to 0.989."""
-    return f"{math.floor(value * 1000 + 1e-6) / 1000:.3f}"
 
 
 @dataclass(frozen=True)
@@ -85,8 +77,8 @@ class ExportCheck:
     date: str
 
     @property
-    def verdict(self) -> str:
-        return VERIFIED if self.verified else NOT_VERIFIED
+    def verdict(self) -> ExportVerdict:
+        return ExportVerdict.VERIFIED if self.verified else ExportVerdict.NOT_VERIFIED
 
     def to_json(self) -> dict[str, Any]:
         runs = [
@@ -106,7 +98,7 @@ class ExportCheck:
         ]
         return {
             "schema": SCHEMA,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "verified": self.verified,
             "floor": FAITHFUL_FLOOR,
             "logit_tolerance": LOGIT_TOLERANCE,
@@ -201,7 +193,7 @@ def card_section(pack: Path) -> str | None:
     """The model card's "Export verification" text from the pack's export_check.json;
     None when there is none (or it cannot be read: the card then says it was not run)."""
     try:
-        data = json.loads((pack / CHECK_FILE).read_text(encoding="utf-8"))
+        data = json.loads((pack / EXPORT_CHECK).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     lines = data.get("summary") if isinstance(data, dict) else None
@@ -211,6 +203,6 @@ def card_section(pack: Path) -> str | None:
 
 
 def save_check(pack: Path, check: ExportCheck) -> Path:
-    path = pack / CHECK_FILE
+    path = pack / EXPORT_CHECK
     atomic_write_json(path, check.to_json())
     return path

@@ -19,11 +19,12 @@ import numpy as np
 
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.bundle import read_bundle
+from app.core.pack.export_check import NORMAL
 from app.core.pack.files import CONFIG
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.core.packmaking.verify_compare import compare_text
-from app.core.packmaking.verify_result import NORMAL, ExportCheck, RunCheck, verdict_reasons
+from app.core.packmaking.verify_result import ExportCheck, RunCheck, verdict_reasons
 from app.core.packmaking.verify_source import (
     SourceRun,
     VerifyInputError,

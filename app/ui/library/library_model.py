@@ -9,8 +9,10 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from app.core.infra.units import format_bytes
+from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import PackEntry
 from app.ui.base.fitted_table import READABLE_ROLE
+from app.ui.base.labels import WARNING_COLOUR
 from app.ui.base.table_model import ColumnsModel, Index
 
 COLUMNS = (
@@ -27,6 +29,14 @@ COLUMNS = (
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 _ERROR_BRUSH = QBrush(QColor("#b42318"))
+_WARNING_BRUSH = QBrush(QColor(WARNING_COLOUR))
+# A readable pack's status by its export check (None: never checked).
+_CHECKED_STATUS = {
+    None: "OK",
+    ExportVerdict.VERIFIED: "OK, export verified",
+    ExportVerdict.NOT_VERIFIED: "Export not verified",
+    ExportVerdict.UNREADABLE: "OK; export check unreadable",
+}
 _ANSWERED = frozenset(
     (
         Qt.ItemDataRole.DisplayRole,
@@ -42,7 +52,10 @@ _ANSWERED = frozenset(
 def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     """(display text, sort key) per column."""
     info = entry.info
-    status = "OK" if entry.ok else f"Error: {entry.status}"
+    check = entry.export_check
+    status = (
+        _CHECKED_STATUS[check.verdict if check else None] if entry.ok else f"Error: {entry.status}"
+    )
     if info is None:
         blank = ("—", "")
         return (
@@ -86,6 +99,16 @@ def _readable(entry: PackEntry, column: str, text: str) -> str | None:
         end = text.find(name) + len(name) if name in text else len("Error: ") + len(name)
         return text[:end] + "…" if end < len(text) else text
     return None
+
+
+def _tooltip(entry: PackEntry, column: str, text: str) -> str:
+    """The whole error on hover, except over Path: there the whole path. Over a readable
+    pack's Status, what its export check found."""
+    if entry.error is not None:
+        return str(entry.path) if column == "Path" else str(entry.error)
+    if column == "Status" and entry.export_check is not None:
+        return entry.export_check.words()
+    return text
 
 
 class LibraryModel(ColumnsModel):
@@ -173,12 +196,13 @@ class LibraryModel(ColumnsModel):
             return entry
         text, _ = self._row_cells(index.row())[column]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            # The whole error on hover, except over Path: there the whole path.
-            if role == Qt.ItemDataRole.ToolTipRole and entry.error is not None:
-                return str(entry.path) if COLUMNS[column] == "Path" else str(entry.error)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return _tooltip(entry, COLUMNS[column], text)
             return text
         if role == READABLE_ROLE:
             return _readable(entry, COLUMNS[column], text)
-        if role == Qt.ItemDataRole.ForegroundRole and not entry.ok and COLUMNS[column] == "Status":
-            return _ERROR_BRUSH
+        if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[column] == "Status":
+            if not entry.ok:
+                return _ERROR_BRUSH
+            return _WARNING_BRUSH if entry.export_doubtful else None
         return None

@@ -199,6 +199,8 @@ class LibraryPage(QWidget):
         broken = sum(not e.ok for e in entries)
         total = sum(e.info.size_bytes for e in entries if e.info)
         note = f", {broken} with problems" if broken else ""
+        doubtful = sum(e.export_doubtful for e in entries)
+        note += f", {counted(doubtful, 'export')} not verified" if doubtful else ""
         self.message.emit(f"{counted(len(entries), 'pack')} ({format_bytes(total)}){note}")
         keep = select or (selected.path if selected is not None else None)
         if keep is not None:

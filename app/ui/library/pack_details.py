@@ -8,11 +8,31 @@ from pathlib import Path
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.infra.units import format_bytes
+from app.core.pack.export_check import ExportVerdict, SavedExportCheck
 from app.core.pack.library import PackEntry
+from app.ui.base.labels import WARNING_COLOUR
 
 
 def _ids(ids: tuple[int, ...]) -> str:
     return " ".join(map(str, ids)) or "none"
+
+
+def export_check_html(check: SavedExportCheck | None) -> str:
+    """The pack's export check: verified with its figures, or not with what differs (in
+    the warning colour); nothing for a pack that was never checked."""
+    if check is None:
+        return ""
+    if check.verified:
+        return f"<p><b>{escape(check.headline())}</b></p>"
+    warn = f"style='color:{WARNING_COLOUR}'"
+    if check.verdict == ExportVerdict.UNREADABLE:
+        return f"<p {warn}><b>Export check unreadable:</b> {escape(check.problem)}<br>" + (
+            f"<b>File:</b> {escape(str(check.file))}</p>"
+        )
+    differs = "".join(f"<li>{escape(reason)}</li>" for reason in check.reasons)
+    return f"<p {warn}><b>Export not verified:</b> {escape(check.figures())}.</p>" + (
+        f"<p><b>What differs:</b></p><ul>{differs}</ul>" if differs else ""
+    )
 
 
 def details_html(entry: PackEntry) -> str:
@@ -61,7 +81,8 @@ def details_html(entry: PackEntry) -> str:
         for f in info.files
     )
     return (
-        f"{head}<table cellspacing='0' cellpadding='3'>{table}</table>"
+        f"{head}{export_check_html(entry.export_check)}"
+        f"<table cellspacing='0' cellpadding='3'>{table}</table>"
         f"<h4>Files</h4><table cellspacing='0' cellpadding='2'>{files}</table>"
     )
 

@@ -1,10 +1,11 @@
 """What the two pack-making dialogs share: a start button that is the default (Return
-starts), a busy bar and a status line, and Esc, Cancel or the title bar's close stopping
-the running job before they close the dialog."""
+starts), a bar (busy, or filling once the job counts) and a status line, Esc, Cancel or
+the title bar's close stopping the running job before they close the dialog, and a
+messenger for what a job says on its own thread."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -19,6 +20,18 @@ from PySide6.QtWidgets import (
 
 from app.core.infra.errors import FileError
 from app.ui.base.labels import wrap_to_width
+
+# Qt's bar counts in int: the bytes of a pack over 2 GiB would overflow it.
+BAR_STEPS = 1000
+
+
+class Messenger(QObject):
+    """Carries what a job says on its own thread to the GUI thread (queued signals). No
+    Qt parent, so what is said as the dialog goes lands nowhere instead of on a deleted
+    object."""
+
+    line = Signal(str)
+    progress = Signal(object)
 
 
 def problem_words(error: Exception) -> str:
@@ -58,7 +71,7 @@ class JobDialog(QDialog):
     def __init__(self, start_text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bar = QProgressBar()
-        self.bar.setRange(0, 0)  # busy: the jobs report lines, not fractions
+        self.bar.setRange(0, 0)  # busy until the job counts (show_progress)
         self.bar.hide()
         self.status = wrap_to_width(QLabel())
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -94,8 +107,15 @@ class JobDialog(QDialog):
         say_in(self.status, text, problem, rich)
 
     def show_running(self, running: bool) -> None:
+        if running and self.bar.isHidden():  # a new run: busy until it counts
+            self.bar.setRange(0, 0)
         self.bar.setVisible(running)
         self.close_button.setText("Cancel" if running else "Close")
+
+    def show_progress(self, done: int, total: int) -> None:
+        """Fill the bar to `done` of `total`."""
+        self.bar.setRange(0, BAR_STEPS)
+        self.bar.setValue(min(BAR_STEPS, BAR_STEPS * done // total) if total > 0 else 0)
 
     def reject(self) -> None:
         if self.running():

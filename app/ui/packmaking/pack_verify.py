@@ -16,21 +16,17 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.core.infra.errors import FileError
+from app.core.pack.export_check import agreement_text
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.make import write_card_only
-from app.core.packmaking.verify_result import (
-    FAITHFUL_FLOOR,
-    ExportCheck,
-    agreement_text,
-    save_check,
-)
+from app.core.packmaking.verify_result import FAITHFUL_FLOOR, ExportCheck, save_check
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import verify_export
 from app.ui.base import background
 from app.ui.base.labels import WARNING_COLOUR
-from app.ui.packmaking.job_dialog import problem_words
+from app.ui.packmaking.job_dialog import Messenger, problem_words
 
 
 def check_html(check: ExportCheck) -> str:
@@ -71,13 +67,6 @@ def record(pack: Path, check: ExportCheck) -> str:
     return ""
 
 
-class _Lines(QObject):
-    """Carries the check's progress lines to the GUI thread; no Qt parent, so a line said
-    as the dialog goes lands nowhere instead of on a deleted object."""
-
-    line = Signal(str)
-
-
 class VerifyStep(QObject):
     progress = Signal(str)
     # pack, the figures as HTML (or ""), what went wrong (or ""), whether it was verified
@@ -89,7 +78,7 @@ class VerifyStep(QObject):
         self._process: StreamedProcess | None = None
         self._client: EngineClient | None = None
         self._cancelled = False
-        self._lines = _Lines()
+        self._lines = Messenger()
         self._lines.line.connect(self.progress)
 
     def running(self) -> bool:

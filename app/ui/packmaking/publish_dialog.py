@@ -1,5 +1,7 @@
-"""File → Publish to Hugging Face…: a pack folder to a Hub model repo, with its card shown
-first, the token's source named (never the token), progress and Cancel."""
+"""File → Publish to Hugging Face…: a pack folder to a Hub model repo, with its card and
+its export check shown first (a pack whose export was not verified is published only
+when the user says so), the token's source named (never the token), progress by files
+and bytes, and Cancel."""
 
 from __future__ import annotations
 
@@ -21,18 +23,20 @@ from PySide6.QtWidgets import (
 
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.plan import check_repo_id
-from app.core.hub.publish import Published, PublishPlan, publish_plan
+from app.core.hub.publish import Published, PublishPlan, UploadProgress, publish_plan
 from app.core.infra.errors import DraftDeckError
 from app.core.infra.jsonfile import read_text
 from app.core.infra.settings import Settings
 from app.core.infra.units import format_bytes
 from app.core.pack.bundle import read_bundle
+from app.core.pack.export_check import ExportVerdict, SavedExportCheck, read_export_check
 from app.core.packmaking.card import CARD
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.ui.base import background
+from app.ui.base.dialogs import ask
 from app.ui.base.labels import wrap_to_width
 from app.ui.packmaking.hub_token import token_source
-from app.ui.packmaking.job_dialog import JobDialog, folder_row, problem_words, say_in
+from app.ui.packmaking.job_dialog import JobDialog, Messenger, folder_row, problem_words, say_in
 from app.ui.packmaking.publish_run import publish_in_child
 
 log = logging.getLogger("draftdeck.ui.publish")
@@ -40,14 +44,20 @@ NO_CARD = (
     "This pack has no model card (README.md), so its Hub page will be empty: "
     "`draftdeck card PACK` writes one from the pack's files."
 )
+NEVER_CHECKED = (
+    "Note: this pack's export was never checked against its source model (its card says "
+    "so). `draftdeck verify-export PACK SOURCE` checks it; Make Pack does after exporting."
+)
 
 
 @dataclass(frozen=True)
 class _Look:
-    """What the dialog shows before publishing: the plan (with a valid repo id) and card."""
+    """What the dialog shows before publishing: the plan (with a valid repo id), the card
+    and the export check (None: never checked)."""
 
     plan: PublishPlan | None
     card: str | None
+    check: SavedExportCheck | None
 
 
 def _log_line(line: str) -> None:
@@ -61,7 +71,17 @@ def _look(folder: Path, repo_id: str | None) -> _Look:
         plan = None
         read_bundle(folder)  # a folder that is no pack is said now, not at Publish
     card = folder / CARD
-    return _Look(plan, read_text(card) if card.is_file() else None)
+    check = plan.export_check if plan is not None else read_export_check(folder)
+    return _Look(plan, read_text(card) if card.is_file() else None, check)
+
+
+def check_words(check: SavedExportCheck | None) -> tuple[str, bool]:
+    """What the dialog says of the pack's export check, and whether it is a problem."""
+    if check is None:
+        return NEVER_CHECKED, False
+    if check.verdict == ExportVerdict.NOT_VERIFIED:
+        return f"{check.words()} Publishing asks first.", True
+    return check.headline(), not check.verified
 
 
 class PublishDialog(JobDialog):
@@ -78,6 +98,8 @@ class PublishDialog(JobDialog):
         self._token = token_source(settings)
         self._plan: PublishPlan | None = None
         self._process: StreamedProcess | None = None
+        self._messenger = Messenger()
+        self._messenger.progress.connect(self._on_progress)
 
         self.folder_edit = QLineEdit(str(folder) if folder is not None else "")
         self.folder_edit.setPlaceholderText("the pack folder to upload")
@@ -93,6 +115,8 @@ class PublishDialog(JobDialog):
         form.addRow("Hub:", QLabel(self._config.place()))
         form.addRow("Token:", token_label)
         self.summary = wrap_to_width(QLabel())
+        self.check_label = wrap_to_width(QLabel())
+        self.check_label.setObjectName("exportCheck")
         self.card_view = QPlainTextEdit()
         self.card_view.setObjectName("cardView")
         self.card_view.setReadOnly(True)
@@ -101,6 +125,7 @@ class PublishDialog(JobDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.summary)
+        layout.addWidget(self.check_label)
         layout.addWidget(QLabel("Model card:"))
         layout.addWidget(self.card_view, 1)
         layout.addWidget(self.bar)
@@ -131,6 +156,7 @@ class PublishDialog(JobDialog):
         if not text:
             background.drop(self, "look")
             say_in(self.summary, "Choose the pack folder to publish.", problem=False)
+            self.check_label.clear()
             self.card_view.clear()
             return
         folder = Path(text).expanduser()
@@ -146,6 +172,7 @@ class PublishDialog(JobDialog):
 
     def _show_look(self, look: _Look) -> None:
         self.card_view.setPlainText(look.card if look.card is not None else NO_CARD)
+        say_in(self.check_label, *check_words(look.check))
         self._plan = plan = look.plan
         if plan is not None:
             private = " as a private repository" if self.private_box.isChecked() else ""
@@ -159,6 +186,7 @@ class PublishDialog(JobDialog):
 
     def _on_look_failed(self, error: Exception) -> None:
         self.card_view.clear()
+        self.check_label.clear()
         say_in(self.summary, problem_words(error), problem=True)
 
     def _update_buttons(self) -> None:
@@ -174,8 +202,28 @@ class PublishDialog(JobDialog):
         return self._process is not None
 
     def start(self) -> None:
+        """Publish; a pack whose export was not verified only once the user says so (the
+        question's default is not to)."""
         plan = self._plan
         if plan is None or not self._token.found or self.running():
+            return
+        check = plan.export_check
+        if check is None or check.verdict != ExportVerdict.NOT_VERIFIED:
+            self._publish(plan, force=False)
+            return
+        differs = "\n".join(f"• {reason}" for reason in check.reasons) or check.figures()
+        ask(
+            self,
+            "Export not verified",
+            f"The export of {plan.folder.name} was not verified against its source model:"
+            f"\n\n{differs}\n\nA pack that fails this check may answer in garbage. "
+            f"Publish it to {plan.repo_id} anyway?",
+            "Publish Anyway",
+            lambda: self._publish(plan, force=True),
+        )
+
+    def _publish(self, plan: PublishPlan, force: bool) -> None:
+        if self.running():
             return
         process = self._process = StreamedProcess()
         private, env = self.private_box.isChecked(), self._token.env
@@ -184,13 +232,25 @@ class PublishDialog(JobDialog):
             f"{plan.repo_id}…"
         )
         self._update_buttons()
+        tell = self._messenger.progress.emit
+
+        def work() -> Published:
+            folder, repo_id = plan.folder, plan.repo_id
+            return publish_in_child(process, folder, repo_id, private, force, env, _log_line, tell)
+
         background.run(
             self,
             "publish",
-            lambda: publish_in_child(process, plan.folder, plan.repo_id, private, env, _log_line),
+            work,
             on_done=self._on_published,
             on_error=lambda error: self._on_publish_failed(plan.repo_id, error),
         )
+
+    def _on_progress(self, progress: UploadProgress) -> None:
+        process = self._process
+        if process is not None and not process.cancelled:  # not one heard after a cancel
+            self.show_progress(progress.bytes_done, progress.total_bytes)
+            self.say(progress.words())
 
     def cancel(self) -> None:
         if self._process is not None:

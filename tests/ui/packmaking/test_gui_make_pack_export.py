@@ -16,13 +16,13 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.settings import load_settings, save_settings
+from app.core.pack.files import EXPORT_CHECK
 from app.core.pack.library import Library, PackEntry
 from app.core.packmaking import export_run
 from app.core.packmaking.card import CARD
 from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.export_run import ExportJob
-from app.core.packmaking.verify_result import CHECK_FILE
 from app.ui.library.library_model import ENTRY_ROLE
 from app.ui.packmaking.make_pack_dialog import MakePackDialog
 from app.ui.shell.application import create_main_window
@@ -63,12 +63,14 @@ def test_a_tiny_llama_is_made_verified_and_listed(
     said = dialog.status.text()
     assert said.startswith("Export verified."), said
     assert "Export faithful" in dialog.figures.toHtml()
-    check = json.loads((out / CHECK_FILE).read_text())
+    check = json.loads((out / EXPORT_CHECK).read_text())
     assert check["verified"] and check["runs"][0]["memory"] == "normal"
     assert check["runs"][0]["faithful"] >= 0.99
     assert "Export verified" in (out / CARD).read_text()
     assert out.resolve() in [p.resolve() for p in _library_paths(window)]
-    assert window.library_page.selected_entry() is not None
+    listed = window.library_page.selected_entry()
+    assert listed is not None and listed.export_check is not None  # the Library shows it
+    assert listed.export_check.headline().startswith("Export verified (faithful ")
     QTest.keyClick(dialog, Qt.Key.Key_Escape)  # idle: Esc closes
     qtbot.waitUntil(lambda: window.pack_making.make_dialog is None, timeout=CHECK_MS)
 
@@ -124,8 +126,14 @@ def test_a_tampered_pack_is_not_verified_nor_listed(
     pack, figures, problem, verified = heard.args
     assert not verified and problem == ""
     assert "Export not verified" in figures and "What differs" in figures
-    assert not json.loads((made / CHECK_FILE).read_text())["verified"]
+    assert not json.loads((made / EXPORT_CHECK).read_text())["verified"]
     assert "Export not verified" in (made / CARD).read_text()
     dialog._on_verified(pack, figures, problem, verified)
     assert dialog.status.text().startswith("Export not verified: llama-tiny-MNN was not added")
     assert made not in [p for p, _ in library.pack_folders()]
+    # Added anyway (Add Folder), the Library says what the check found.
+    (added,) = library.add_folder(made)
+    assert added.export_doubtful and added.export_check is not None
+    assert added.export_check.reasons == tuple(
+        json.loads((made / EXPORT_CHECK).read_text())["reasons"]
+    )

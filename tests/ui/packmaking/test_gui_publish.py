@@ -1,6 +1,8 @@
 """File → Publish to Hugging Face…, offscreen: the dialog publishes a pack to the local Hub
 stand-in through `draftdeck publish` in a child process, the files come back equal with
-DraftDeck's own Downloads, and Cancel stops an upload before its commit.
+DraftDeck's own Downloads, the bar counts the files and bytes sent, a pack whose export
+was not verified is published only when the user says so, and Cancel stops an upload
+before its commit.
 
 The child runs the Hub client's classic LFS upload (HF_HUB_DISABLE_XET): the stand-in
 has no Xet store (tests/hub_upload.py)."""
@@ -16,17 +18,21 @@ import pytest
 from huggingface_hub import constants
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.downloads import Downloads
 from app.core.hub.job import DONE
+from app.core.hub.publish import publish_plan
 from app.core.infra.settings import load_settings
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD, CardFacts
 from app.core.packmaking.make import write_card_only
-from app.ui.packmaking.publish_dialog import NO_CARD, PublishDialog
+from app.ui.packmaking.job_dialog import BAR_STEPS
+from app.ui.packmaking.publish_dialog import NEVER_CHECKED, NO_CARD, PublishDialog
 from tests import hub_upload
 from tests.helpers.downloads import finish
+from tests.helpers.export_checks import record_check
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 
 Copy = Callable[..., Path]
@@ -56,6 +62,16 @@ def _texts(dialog: PublishDialog) -> str:
     return "\n".join(label.text() for label in dialog.findChildren(QLabel))
 
 
+def _question(dialog: PublishDialog) -> QMessageBox:
+    boxes = [
+        box
+        for box in dialog.findChildren(QMessageBox, "confirmDialog")
+        if box.isVisible()  # not one closed a moment ago and not yet deleted
+    ]
+    assert len(boxes) == 1, [box.text() for box in boxes]
+    return boxes[0]
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -71,8 +87,12 @@ def test_the_dialog_publishes_a_pack_that_downloads_back_equal(
     assert f"go to {REPO} on" in dialog.summary.text()
     texts = _texts(dialog)
     assert "HF_TOKEN (environment variable)" in texts and DEFAULT_TOKEN not in texts
+    # Never checked: a note, not a question.
+    assert dialog.check_label.text() == NEVER_CHECKED
+    assert dialog.check_label.objectName() != "warning"
     QTest.keyClick(dialog.repo_edit, Qt.Key.Key_Return)  # Return starts
     assert dialog.running() and dialog.close_button.text() == "Cancel"
+    assert not dialog.findChildren(QMessageBox)
     qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
     assert dialog.status.text().startswith("Published"), dialog.status.text()
     assert hub_env.sha(REPO)[:12] in dialog.status.text()
@@ -83,6 +103,64 @@ def test_the_dialog_publishes_a_pack_that_downloads_back_equal(
     assert CARD in uploaded and "llm.mnn.weight" in uploaded
     for name in uploaded:
         assert _sha256(got / name) == _sha256(pack / name), name
+
+
+def test_the_bar_counts_the_files_and_bytes_sent(
+    qtbot: QtBot, hub_env: FakeHub, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    record_check(pack, faithful=1.0, cost=0.9)  # verified: published without a question
+    plan = publish_plan(pack, REPO)
+    # The PUTs wait: the upload stops at the first file large enough for the LFS path.
+    held = next(i for i, f in enumerate(plan.files) if f.size > hub_upload.LFS_THRESHOLD)
+    sent = sum(f.size for f in plan.files[:held])
+    upload = hub_upload.state(hub_env)
+    upload.hold = threading.Event()
+    try:
+        dialog = _dialog(qtbot, pack, REPO)
+        qtbot.waitUntil(dialog.start_button.isEnabled, timeout=WAIT_MS)
+        assert dialog.check_label.text().startswith("Export verified (faithful 1.000 top-1")
+        dialog.start_button.click()
+        assert dialog.running() and not dialog.findChildren(QMessageBox)
+        assert dialog.bar.maximum() == 0  # busy until the child counts
+        now = f"sending {plan.files[held].name}…"
+        qtbot.waitUntil(
+            lambda: upload.puts_started > 0 and now in dialog.status.text(), timeout=WAIT_MS
+        )
+        assert f"{held} of {len(plan.files)} files sent" in dialog.status.text()
+        assert dialog.bar.maximum() == BAR_STEPS
+        assert dialog.bar.value() == BAR_STEPS * sent // plan.total_bytes
+    finally:
+        upload.hold.set()
+    qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
+    assert dialog.status.text().startswith("Published"), dialog.status.text()
+    assert dialog.bar.isHidden()
+    assert len(upload.commits) == 1
+
+
+def test_a_pack_not_verified_is_published_only_when_the_user_says_so(
+    qtbot: QtBot, hub_env: FakeHub, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    record_check(pack, faithful=0.6, cost=0.5)
+    dialog = _dialog(qtbot, pack, REPO)
+    qtbot.waitUntil(dialog.start_button.isEnabled, timeout=WAIT_MS)
+    said = dialog.check_label.text()
+    assert said.startswith("Export not verified: Top-1 agreement with the quantized source is")
+    assert dialog.check_label.objectName() == "warning"
+    dialog.start_button.click()
+    box = _question(dialog)
+    assert "prose: first differs after token 3" in box.text() and REPO in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    QTest.keyClick(box, Qt.Key.Key_Return)  # the default: not published
+    assert not dialog.running() and REPO not in hub_env._repo_ids()
+
+    dialog.start_button.click()
+    next(b for b in _question(dialog).buttons() if b.text() == "Publish Anyway").click()
+    assert dialog.running()
+    qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
+    assert dialog.status.text().startswith("Published"), dialog.status.text()
+    assert hub_env.file(REPO, EXPORT_CHECK).content == (pack / EXPORT_CHECK).read_bytes()
 
 
 def test_cancel_stops_the_upload_before_its_commit(
