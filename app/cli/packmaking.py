@@ -115,7 +115,7 @@ def _check_before_publishing(plan: PublishPlan, force: bool) -> bool:
     elif check.verdict == ExportVerdict.NOT_VERIFIED:
         if not force:
             print(
-                f"draftdeck: not published: {check.words()} Pass --force to publish it anyway.",
+                f"draftdeck: {check.words()} Pass --force to publish it anyway.",
                 file=sys.stderr,
             )
             return False

@@ -64,7 +64,7 @@ def test_publish_refuses_a_pack_not_verified_unless_forced(
     record_check(pack, faithful=0.6, cost=0.5)
     refused = run_cli("publish", str(pack), REPO, env=hub_env, timeout=120)
     assert refused.returncode == 1, refused.stderr
-    assert "draftdeck: not published: Export not verified: Top-1 agreement" in refused.stderr
+    assert "draftdeck: Export not verified: Top-1 agreement" in refused.stderr
     assert "Pass --force to publish it anyway." in refused.stderr
     assert "uploading" not in refused.stderr and REPO not in hub._repo_ids()
 
