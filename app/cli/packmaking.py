@@ -28,6 +28,12 @@ def _say_written(done: Written) -> None:
         print(f"wrote {path}", file=sys.stderr)
     for path in done.backups:
         print(f"kept the file it replaced as {path}", file=sys.stderr)
+    for path in done.kept:
+        print(
+            f"kept {path} as it is: DraftDeck did not write it (--force sets the measured "
+            "settings in it)",
+            file=sys.stderr,
+        )
 
 
 def cmd_measure_pack(args: argparse.Namespace) -> int:
@@ -151,7 +157,8 @@ def _card_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace a runtime_config.json or README.md DraftDeck did not write (kept as .bak)",
+        help="replace a runtime_config.json or README.md DraftDeck did not write (measure-pack: "
+        "and set the measured settings in such a draft recipe); each is kept as .bak",
     )
 
 
