@@ -13,8 +13,11 @@ from pathlib import Path
 from types import FrameType
 
 from app.cli.arg_types import number, whole_number
+from app.core.infra.errors import MissingFileError
+from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.pack.library import Library
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.writing import Written
 
@@ -36,12 +39,24 @@ def _say_written(done: Written) -> None:
         )
 
 
+def _pack_folders(names: list[str]) -> list[Path]:
+    """Each a pack folder, or the name of a pack in the library (read only if needed)."""
+    library = Library(load_settings(), save_settings)
+    folders = [library.pack_named(name) for name in names]
+    for name, folder in zip(names, folders, strict=True):
+        if folder is None:
+            raise MissingFileError(
+                Path(name), "neither a pack folder nor the name of a pack in the library"
+            )
+    return [f for f in folders if f is not None]
+
+
 def cmd_measure_pack(args: argparse.Namespace) -> int:
     from app.core.packmaking.make import check_before_measuring, finish_pack
     from app.engine.client.engine_client import EngineClient
     from app.engine.client.pack_measure import MeasureOptions, measure_targets
 
-    draft = Path(args.draft)
+    draft, *targets = _pack_folders([args.draft, *args.target])
     check_before_measuring(draft, args.force)  # before minutes of measuring, not after
     options = MeasureOptions(
         quick=args.quick,
@@ -56,9 +71,7 @@ def cmd_measure_pack(args: argparse.Namespace) -> int:
 
     try:
         with EngineClient() as client:
-            measurements = measure_targets(
-                client, draft, [Path(t) for t in args.target], options, progress
-            )
+            measurements = measure_targets(client, draft, targets, options, progress)
     except KeyboardInterrupt:
         print("draftdeck: cancelled; nothing was written", file=sys.stderr)
         return 130
@@ -167,13 +180,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "measure-pack",
         help="measure a draft against targets and write its runtime_config.json and card",
     )
-    measure.add_argument("draft", metavar="DRAFT")
+    measure.add_argument(
+        "draft", metavar="DRAFT", help="the draft's pack folder, or a library pack's name"
+    )
     measure.add_argument(
         "--target",
         action="append",
         required=True,
-        metavar="DIR",
-        help="a target to measure against (repeat for more)",
+        metavar="PACK",
+        help="a target to measure against: a pack folder or a library pack's name (repeat "
+        "for more)",
     )
     measure.add_argument(
         "--quick",
