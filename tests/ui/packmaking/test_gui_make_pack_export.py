@@ -69,6 +69,13 @@ def test_a_tiny_llama_is_made_verified_and_listed(
     assert "Export verified" in (out / CARD).read_text()
     assert out.resolve() in [p.resolve() for p in _library_paths(window)]
     assert window.library_page.selected_entry() is not None
+    # A made draft's next step: Measure… opens File → Measure Pack… on it.
+    assert "Measure… measures it against targets" in said
+    dialog.measure_button.click()
+    measure = window.pack_making.measure_dialog
+    assert measure is not None and measure.isVisible()
+    qtbot.waitUntil(lambda: measure.choices.draft_box.currentText() == out.name, timeout=CHECK_MS)
+    measure.close()
     QTest.keyClick(dialog, Qt.Key.Key_Escape)  # idle: Esc closes
     qtbot.waitUntil(lambda: window.pack_making.make_dialog is None, timeout=CHECK_MS)
 
