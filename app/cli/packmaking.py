@@ -14,9 +14,12 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import number, whole_number
+from app.core.infra.errors import MissingFileError
+from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
 from app.core.pack.export_check import ExportVerdict
+from app.core.pack.library import Library
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.writing import Written
 
@@ -33,6 +36,24 @@ def _say_written(done: Written) -> None:
         print(f"wrote {path}", file=sys.stderr)
     for path in done.backups:
         print(f"kept the file it replaced as {path}", file=sys.stderr)
+    for path in done.kept:
+        print(
+            f"kept {path} as it is: DraftDeck did not write it (--force sets the measured "
+            "settings in it)",
+            file=sys.stderr,
+        )
+
+
+def _pack_folders(names: list[str]) -> list[Path]:
+    """Each a pack folder, or the name of a pack in the library (read only if needed)."""
+    library = Library(load_settings(), save_settings)
+    folders = [library.pack_named(name) for name in names]
+    for name, folder in zip(names, folders, strict=True):
+        if folder is None:
+            raise MissingFileError(
+                Path(name), "neither a pack folder nor the name of a pack in the library"
+            )
+    return [f for f in folders if f is not None]
 
 
 def cmd_measure_pack(args: argparse.Namespace) -> int:
@@ -40,7 +61,7 @@ def cmd_measure_pack(args: argparse.Namespace) -> int:
     from app.engine.client.engine_client import EngineClient
     from app.engine.client.pack_measure import MeasureOptions, measure_targets
 
-    draft = Path(args.draft)
+    draft, *targets = _pack_folders([args.draft, *args.target])
     check_before_measuring(draft, args.force)  # before minutes of measuring, not after
     options = MeasureOptions(
         quick=args.quick,
@@ -55,9 +76,7 @@ def cmd_measure_pack(args: argparse.Namespace) -> int:
 
     try:
         with EngineClient() as client:
-            measurements = measure_targets(
-                client, draft, [Path(t) for t in args.target], options, progress
-            )
+            measurements = measure_targets(client, draft, targets, options, progress)
     except KeyboardInterrupt:
         print("draftdeck: cancelled; nothing was written", file=sys.stderr)
         return 130
@@ -198,7 +217,8 @@ def _card_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace a runtime_config.json or README.md DraftDeck did not write (kept as .bak)",
+        help="replace a runtime_config.json or README.md DraftDeck did not write (measure-pack: "
+        "and set the measured settings in such a draft recipe); each is kept as .bak",
     )
 
 
@@ -207,13 +227,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "measure-pack",
         help="measure a draft against targets and write its runtime_config.json and card",
     )
-    measure.add_argument("draft", metavar="DRAFT")
+    measure.add_argument(
+        "draft", metavar="DRAFT", help="the draft's pack folder, or a library pack's name"
+    )
     measure.add_argument(
         "--target",
         action="append",
         required=True,
-        metavar="DIR",
-        help="a target to measure against (repeat for more)",
+        metavar="PACK",
+        help="a target to measure against: a pack folder or a library pack's name (repeat "
+        "for more)",
     )
     measure.add_argument(
         "--quick",

@@ -27,7 +27,7 @@ Copy = Callable[..., Path]
 QUICK = ("--tokens", "48", "--min-run-seconds", "0.05")
 
 
-def _measure(draft: Path, *targets: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+def _measure(draft: Path, *targets: Path | str, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     flags = [arg for t in targets for arg in ("--target", str(t))]
     proc = run_cli("measure-pack", str(draft), *flags, *QUICK, *extra, "--json", timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -42,7 +42,9 @@ def test_fast_pair_is_written_as_tokforge_writes_it(bundle_copy: Copy) -> None:
         bundle_copy("fast-draft", desktop=True),
     )
     recipe_before = (draft / "config_cpu.json").read_text()
-    written = _measure(draft, target)
+    library = Library(load_settings(), save_settings)
+    library.add_folder(target)
+    written = _measure(draft, "fast-target")  # the target named as the Library lists it
     entry = written["compatible_targets"]["fast_target"]  # keyed by the folder: no known model
     figures = entry["measured"]
     pays = figures["uplift_low"] > 1.0
@@ -68,7 +70,6 @@ def test_fast_pair_is_written_as_tokforge_writes_it(bundle_copy: Copy) -> None:
     card = (draft / CARD).read_text()
     assert CARD_MARK in card and "fast_target" in card and "draft-model" in card
     # Still a pack the Library lists, ready to pair.
-    library = Library(load_settings(), save_settings)
     entries = library.add_folder(draft)
     assert [e.ok for e in entries] == [True] and entries[0].info is not None
     assert entries[0].info.role == "draft" and "runtime_config.json" in entries[0].info.recipe_files
@@ -112,3 +113,13 @@ def test_a_runtime_config_draftdeck_did_not_write_is_kept(bundle_copy: Copy) -> 
     assert (draft / "runtime_config.json.bak").read_bytes() == theirs
     done, _config = finish_pack(draft, [refused], CardFacts())
     assert done.backups == [] and draft / "runtime_config.json" in done.files
+
+
+def test_a_target_that_is_no_folder_nor_library_pack_is_named(bundle_copy: Copy) -> None:
+    draft = bundle_copy("fast-draft")
+    proc = run_cli("measure-pack", str(draft), "--target", "no-such-pack", timeout=120)
+    assert proc.returncode == 1
+    assert "no-such-pack: neither a pack folder nor the name of a pack in the library" in (
+        proc.stderr
+    )
+    assert not (draft / "runtime_config.json").exists()

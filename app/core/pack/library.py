@@ -150,6 +150,15 @@ class Library:
         found += [(Path(ref), True) for ref in list(self.settings.references)]
         return found
 
+    def pack_named(self, text: str) -> Path | None:
+        """A pack folder, or the name of a readable pack in the library, as its folder
+        (None: neither). Reads the library when `text` is no folder."""
+        path = Path(text)
+        if path.is_dir():
+            return path.resolve()
+        packs = {e.name: e.path for e in self.scan() if e.ok}
+        return packs.get(text)
+
     def scan(self) -> list[PackEntry]:
         """Every pack, read again only where its files changed since the last scan (a
         library of 300 packs costs a stat per file, not 300 bundle reads). Safe to call

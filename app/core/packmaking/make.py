@@ -1,5 +1,6 @@
 """Turning a draft's measurements into its pack files: runtime_config.json (TokForge's
-format), config_cpu.json when the pack has none, and the model card.
+format), the draft recipe as measured (config_cpu.json, by writing.py's rule), and the
+model card.
 
 The measuring itself needs the engine (app/engine/client/pack_measure.py); everything
 here is plain files, so a test can feed it measurements of its own.
@@ -24,14 +25,14 @@ from app.core.packmaking.writing import (
     Written,
     refuse_foreign,
     write_card,
-    write_draft_recipe_if_missing,
+    write_draft_recipe,
     write_runtime_config,
 )
 from app.core.recipe.files import draft_recipe_path, read_recipe
 
 
 def measured_draft_recipe(lead: TargetMeasurement) -> dict[str, Any]:
-    """config_cpu.json for a pack without one: the draft's settings as measured best."""
+    """The draft recipe's keys as measured: the draft's settings in the best setting."""
     best = lead.best
     assert best is not None
     recipe: dict[str, Any] = {
@@ -81,7 +82,7 @@ def finish_pack(
     write_runtime_config(draft, config, force, done)
     lead = leading_measurement(measurements)
     if lead is not None:
-        write_draft_recipe_if_missing(draft, measured_draft_recipe(lead), done)
+        write_draft_recipe(draft, measured_draft_recipe(lead), force, done)
     info = read_bundle(draft)  # again: it now has the files just written
     recipe = read_recipe(draft_recipe_path(draft))
     write_card(draft, card_text(info, info.runtime_config, recipe, facts), force, done)

@@ -4,7 +4,13 @@ runtime_config.json and README.md are replaced freely only when DraftDeck wrote 
 (their marks: measured.WRITTEN_BY, card.CARD_MARK). One written by TokForge or a person
 is replaced only when the user says so (`force`), and is then kept beside as
 `<name>.bak` (or `<name>.1.bak`, … when that name is taken: nothing is overwritten).
-config_cpu.json is written only when the pack has no draft recipe at all.
+
+The draft recipe (config_cpu.json) gets the settings the draft was measured with: a pack
+without one gets one; one the export wrote (its mark lists it) gets the measured keys set
+and keeps its others; one DraftDeck did not write is kept unless `force`. A bench or a
+Quick tune measures the draft with its recipe as it is, so an existing recipe changes
+only where it left a measured key to config.json (or named another sampler): one that
+already says what was measured is not touched at all.
 Files are written with the user's umask (shared): they are meant to be published.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +32,10 @@ from app.core.infra.jsonfile import (
 )
 from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE, DRAFT_RECIPE_ALT, RUNTIME_CONFIG
 from app.core.packmaking.card import CARD, is_draftdeck_card
+from app.core.packmaking.export_mark import made_by_export
 from app.core.packmaking.measured import written_by_draftdeck
+from app.core.recipe.draft_recipes import draft_recipes
+from app.core.recipe.files import read_recipe
 
 
 def _runtime_config_is_ours(path: Path) -> bool:
@@ -42,10 +52,16 @@ def _card_is_ours(path: Path) -> bool:
         return False
 
 
+def _made_by_export(path: Path) -> bool:
+    return path.name in (made_by_export(path.parent) or set())
+
+
 MADE_FILES = (RUNTIME_CONFIG, CARD)  # the files a made pack gets that others may write too
 OWNERSHIP: dict[str, Callable[[Path], bool]] = {
     RUNTIME_CONFIG: _runtime_config_is_ours,
     CARD: _card_is_ours,
+    DRAFT_RECIPE: _made_by_export,
+    DRAFT_RECIPE_ALT: _made_by_export,
 }
 
 
@@ -55,6 +71,7 @@ class Written:
 
     files: list[Path] = field(default_factory=list)
     backups: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)  # others' files left as they were
 
 
 def foreign_files(pack: Path, names: tuple[str, ...] = MADE_FILES) -> list[Path]:
@@ -103,9 +120,21 @@ def write_card(pack: Path, text: str, force: bool, done: Written) -> None:
     _replace(path, lambda: atomic_write_text(path, text, shared=True), force, done)
 
 
-def write_draft_recipe_if_missing(pack: Path, recipe: dict[str, Any], done: Written) -> None:
-    """config_cpu.json with the recipe as measured, when the pack has no draft recipe."""
-    if (pack / DRAFT_RECIPE).exists() or (pack / DRAFT_RECIPE_ALT).exists():
+def write_draft_recipe(pack: Path, measured: dict[str, Any], force: bool, done: Written) -> None:
+    """The draft recipe as measured (the module's rule). A twin draft_config_cpu.json that
+    holds the same recipe is kept in step; one that differs is not touched."""
+    recipes = draft_recipes(pack)
+    if not recipes.used.exists():
+        atomic_write_json(recipes.used, measured, indent=4, shared=True)
+        done.files.append(recipes.used)
         return
-    atomic_write_json(pack / DRAFT_RECIPE, recipe, indent=4, shared=True)
-    done.files.append(pack / DRAFT_RECIPE)
+    current = read_recipe(recipes.used)  # {} when unreadable: ours is then rewritten
+    if {**current, **measured} == current:
+        return
+    paths = recipes.in_step()
+    if not force and not all(OWNERSHIP[p.name](p) for p in paths):
+        done.kept.append(recipes.used)
+        return
+    wanted = {**current, **measured}
+    for path in paths:
+        _replace(path, partial(atomic_write_json, path, wanted, indent=4, shared=True), True, done)

@@ -131,12 +131,9 @@ class PhoneDesk:
 
     def resolve_pack(self, text: str) -> Path:
         """A pack folder, or the name of a library pack, as the pack folder."""
-        path = Path(text)
-        if path.is_dir():
-            return path.resolve()
-        packs = self.library_packs()
-        if text in packs:
-            return packs[text].path
+        found = self.library.pack_named(text)
+        if found is not None:
+            return found
         raise PhoneError(f"{text} is neither a pack folder nor the name of a pack in the library.")
 
     def read_folder(

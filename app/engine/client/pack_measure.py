@@ -2,6 +2,8 @@
 pair's recipes as they are, or a Quick tune (draft length 1-4) whose best setting is
 taken. A pair that cannot work (the compatibility rules block it) or cannot gain on
 this MNN (linear attention) is not measured: it is recorded as disabled, with why.
+A caller may stop it (`cancelled`): a bench or a Quick tune stops after its current run
+pair, and MeasureCancelled says that nothing measured is to be written.
 """
 
 from __future__ import annotations
@@ -42,10 +44,24 @@ class MeasureOptions:
 
 
 Progress = Callable[[str, int, int], None]  # target name, pairs done, pairs planned
+Cancelled = Callable[[], bool]
+
+
+class MeasureCancelled(Exception):
+    """The measuring was stopped: nothing it measured is to be written."""
+
+
+def _never() -> bool:
+    return False
 
 
 def _bench(
-    client: EngineClient, target: Path, draft: Path, options: MeasureOptions, progress: Progress
+    client: EngineClient,
+    target: Path,
+    draft: Path,
+    options: MeasureOptions,
+    progress: Progress,
+    cancelled: Cancelled,
 ) -> list[SettingResult]:
     current = Setting(**recipe_defaults(target, draft))
     plan = BenchPlan(
@@ -56,12 +72,23 @@ def _bench(
         runs=options.runs,
         min_run_seconds=options.min_run_seconds,
     )
-    summary = run_bench(client, plan, lambda done, total: progress(target.name, done, total))
+
+    def on_pair(done: int, total: int) -> None:
+        progress(target.name, done, total)
+        if cancelled():
+            raise MeasureCancelled(f"the bench against {target.name} was stopped")
+
+    summary = run_bench(client, plan, on_pair)
     return [SettingResult(current, summary.to_json())]
 
 
 def _quick_tune(
-    client: EngineClient, target: Path, draft: Path, options: MeasureOptions, progress: Progress
+    client: EngineClient,
+    target: Path,
+    draft: Path,
+    options: MeasureOptions,
+    progress: Progress,
+    cancelled: Cancelled,
 ) -> list[SettingResult]:
     plan = replace(
         plan_for("quick", recipe_defaults(target, draft)),
@@ -75,15 +102,21 @@ def _quick_tune(
         target,
         draft,
         plan,
+        cancelled,
         on_progress=lambda done, total: progress(target.name, done, total),
     )
     if run.cancelled:
-        raise KeyboardInterrupt  # the sweep was stopped: nothing is written
+        raise MeasureCancelled(f"the Quick tune against {target.name} was stopped")
     return run.results
 
 
 def measure_target(
-    client: EngineClient, draft: Path, target: Path, options: MeasureOptions, progress: Progress
+    client: EngineClient,
+    draft: Path,
+    target: Path,
+    options: MeasureOptions,
+    progress: Progress,
+    cancelled: Cancelled = _never,
 ) -> TargetMeasurement:
     target_info = read_bundle(target)
     target_run, draft_run = run_recipes(target, draft)
@@ -103,7 +136,7 @@ def measure_target(
         return measurement
     measure = _quick_tune if options.quick else _bench
     try:
-        measurement.results = measure(client, target, draft, options, progress)
+        measurement.results = measure(client, target, draft, options, progress, cancelled)
     except SpeculationCannotPay as exc:
         measurement.refused = exc.message
     return measurement
@@ -117,7 +150,11 @@ def measure_targets(
     progress: Progress = lambda _name, _done, _total: None,
 ) -> list[TargetMeasurement]:
     """Each target in turn; two targets that would share a key get numbered keys."""
-    measurements = [measure_target(client, draft, t, options, progress) for t in targets]
+    return numbered_keys([measure_target(client, draft, t, options, progress) for t in targets])
+
+
+def numbered_keys(measurements: list[TargetMeasurement]) -> list[TargetMeasurement]:
+    """The measurements, a key met again numbered (`qwen3_8b`, `qwen3_8b_2`)."""
     seen: dict[str, int] = {}
     for m in measurements:
         seen[m.key] = seen.get(m.key, 0) + 1

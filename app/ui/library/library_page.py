@@ -50,6 +50,7 @@ class LibraryPage(QWidget):
 
     message = Signal(str)
     use_in_pair = Signal(str, Path)  # ("target" or "draft", the pack's folder)
+    measure_pack = Signal(Path)  # a draft pack's folder: measure it against targets
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -260,7 +261,9 @@ class LibraryPage(QWidget):
         if entry is None:
             return
         actions = [self.act_open, self.act_remove]
-        menu = pack_menu(self, entry, actions, self.use_in_pair.emit, self.message.emit)
+        menu = pack_menu(
+            self, entry, actions, self.use_in_pair.emit, self.message.emit, self.measure_pack.emit
+        )
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.popup(viewport.mapToGlobal(at))
 

@@ -4,8 +4,9 @@ source, and add the pack to the Library.
 The steps, each off the GUI thread: fetch the source (a repo id), check the choices
 (export_checks), ask before creating the export environment (its folder and disk), build
 it (ExportEnvJob), export (ExportJob), verify (the verify-export client), add the pack to
-the Library by reference (it stays where the user made it). Esc cancels the running step
-(and closes the dialog when nothing runs); Return starts.
+the Library by reference (it stays where the user made it), and offer a made draft's
+next step, Measure…. Esc cancels the running step (and closes the dialog when nothing
+runs); Return starts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from app.core.hub.hub_api import HubConfig
 from app.core.infra.errors import AlreadyExistsError, FileError
@@ -38,6 +39,7 @@ Plans = tuple[ExportPlan, ExportEnvPlan]
 
 class MakePackDialog(JobDialog):
     made = Signal(object)  # the made pack's folder (Path), once it is in the Library
+    measure_requested = Signal(object)  # a made draft's folder: measure it next
 
     def __init__(
         self, library: Library, hub: HubConfig | None = None, parent: QWidget | None = None
@@ -53,6 +55,8 @@ class MakePackDialog(JobDialog):
         self._queue: JobQueue[ExportEnvJob | ExportJob] | None = None
         self._job: ExportEnvJob | ExportJob | None = None
         self._after_env: ExportPlan | None = None  # the export waiting for the environment
+        self._made_draft: Path | None = None  # the draft pack just made and verified
+        self._verifying_draft = False  # the pack under verification is a draft
         self._verify = VerifyStep(self)
         self._verify.finished.connect(self._on_verified)
         self._verify.progress.connect(self._on_verify_progress)
@@ -63,6 +67,15 @@ class MakePackDialog(JobDialog):
         self.figures = QTextBrowser()
         self.figures.setObjectName("details")
         self.figures.setOpenExternalLinks(False)
+        self.measure_button = self.buttons.addButton(
+            "Measure…", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.measure_button.setToolTip(
+            "Measure the new draft against targets from the Library (File → Measure Pack…)"
+        )
+        self.measure_button.setAutoDefault(False)
+        self.measure_button.hide()
+        self.measure_button.clicked.connect(self._measure)
         self.figures.setPlaceholderText(
             "After the export, the pack is run beside its source model on prose, code, "
             "Chinese and a chat turn; the figures show here."
@@ -141,6 +154,8 @@ class MakePackDialog(JobDialog):
         if self.running() or not self.start_button.isEnabled():
             return
         self.figures.clear()
+        self._made_draft = None
+        self.measure_button.hide()
         source, out, settings = self.form.source(), self.form.out_folder(), self.form.settings()
         assert out is not None
         hub = self._hub
@@ -220,6 +235,7 @@ class MakePackDialog(JobDialog):
 
     def _verify_pack(self, job: ExportJob) -> None:
         pack = Path(job.status().path)
+        self._verifying_draft = job.plan.settings.role == "draft"
         self._set_step("verifying", f"Verifying {pack.name} against its source…")
         self._verify.start(job.env, pack, job.plan.source.folder)
 
@@ -246,12 +262,25 @@ class MakePackDialog(JobDialog):
         except FileError as exc:
             self._stopped(f"The pack was made but not added: {problem_words(exc)}", True)
             return
+        draft = self._verifying_draft
+        next_step = (
+            "Measure… measures it against targets and writes its runtime_config.json"
+            if draft
+            else "File → Publish to Hugging Face… puts it on the Hub"
+        )
         self._stopped(
             f"Export verified. {pack.name} is in the Library ({pack}): pair it, chat, tune "
-            "or push it there; File → Publish to Hugging Face… puts it on the Hub. " + card_problem,
+            f"or push it there; {next_step}. " + card_problem,
             problem=bool(card_problem),
         )
+        if draft:
+            self._made_draft = pack
+            self.measure_button.show()
         self.made.emit(pack)
+
+    def _measure(self) -> None:
+        if self._made_draft is not None:
+            self.measure_requested.emit(self._made_draft)
 
     def _failed(self, error: Exception) -> None:
         log.warning("make pack: %s failed: %s", self._step or "a step", error)

@@ -188,7 +188,9 @@ class MainWindow(QMainWindow):
             self.settings,
             lambda: entry.path if (entry := selected()) is not None else None,
             lambda path: self._on_pack_installed(str(path)),
+            lambda: "a Tune sweep is measuring" if self.tune_sweeps.running() else "",
         )
+        page.measure_pack.connect(self.pack_making.open_measure)
         file_menu.addActions(self.pack_making.actions)
         file_menu.addSeparator()
         library_folder = QAction("&Library Folder…", self)

@@ -73,12 +73,21 @@ def test_right_click_a_pack_offers_what_can_be_done_with_it(
     assert _texts(menu) == [
         "Use as Target",
         "Use as Draft",
+        "Measure Pack…",
         "Copy Path",
         "Open Location",
         "Remove…",
     ]
     use_target = _action(menu, "Use as Target")
     assert not use_target.isEnabled()  # a draft-only pack: not offered as a target
+    measure = _action(menu, "Measure Pack…")
+    assert measure.isEnabled()  # a draft: measured against targets
+    measure.trigger()  # the window opens File → Measure Pack… on it
+    dialog = window.pack_making.measure_dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: dialog.choices.draft_box.currentText() == "qwen3-draft-noisy")
+    dialog.close()
+    menu = _menu_on(qtbot, window, "qwen3-draft-noisy")
     _action(menu, "Copy Path").trigger()
     path = str(window.library.root / "qwen3-draft-noisy")
     assert QGuiApplication.clipboard().text() == path
@@ -109,6 +118,7 @@ def test_the_menu_key_opens_it_on_the_selected_pack(qtbot: QtBot, window: MainWi
     selected = page.selected_entry()
     assert selected is not None and selected.name == "qwen3-target"
     assert _action(menu, "Use as Target").isEnabled()  # qwen3-target can be either
+    assert _action(menu, "Measure Pack…").isEnabled()  # and so a draft too
     _action(menu, "Use as Target").trigger()
     assert window.current_page_key() == "pair"
     qtbot.waitUntil(lambda: not window.pair_page.loading())  # read on a worker thread

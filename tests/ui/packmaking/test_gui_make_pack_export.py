@@ -71,6 +71,13 @@ def test_a_tiny_llama_is_made_verified_and_listed(
     listed = window.library_page.selected_entry()
     assert listed is not None and listed.export_check is not None  # the Library shows it
     assert listed.export_check.headline().startswith("Export verified (faithful ")
+    # A made draft's next step: Measure… opens File → Measure Pack… on it.
+    assert "Measure… measures it against targets" in said
+    dialog.measure_button.click()
+    measure = window.pack_making.measure_dialog
+    assert measure is not None and measure.isVisible()
+    qtbot.waitUntil(lambda: measure.choices.draft_box.currentText() == out.name, timeout=CHECK_MS)
+    measure.close()
     QTest.keyClick(dialog, Qt.Key.Key_Escape)  # idle: Esc closes
     qtbot.waitUntil(lambda: window.pack_making.make_dialog is None, timeout=CHECK_MS)
 

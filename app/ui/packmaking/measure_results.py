@@ -1,0 +1,65 @@
+"""What the Measure Pack dialog shows once the pack's files are written: the measured
+table (target, method, uplift with its interval, enabled or why not) and the host the
+figures came from, read from the runtime_config.json written, so it shows what the
+file says."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from app.core.packmaking.measured import TargetMeasurement, percent
+from app.core.packmaking.writing import Written
+from app.ui.base.labels import WARNING_COLOUR
+
+
+def _uplift(figures: Mapping[str, Any]) -> str:
+    level = figures.get("uplift_interval_level") or 0.0
+    interval = "95 %" if level >= 0.95 else f"{level:.0%} (too few pairs for 95 %)"
+    return (
+        f"{percent(figures['uplift'])} ({interval} interval "
+        f"{percent(figures['uplift_low'])} to {percent(figures['uplift_high'])})"
+    )
+
+
+def _row(m: TargetMeasurement, entry: Mapping[str, Any]) -> str:
+    figures = entry.get("measured")
+    uplift = _uplift(figures) if isinstance(figures, Mapping) else "not measured"
+    if entry.get("enabled"):
+        state = "enabled"
+    else:
+        reason = html.escape(str(entry.get("reason") or "disabled"))
+        state = f'<span style="color:{WARNING_COLOUR}">disabled: {reason}</span>'
+    return (
+        f"<tr><td>{html.escape(m.name)}<br><small>{html.escape(m.key)}</small></td>"
+        f"<td>{html.escape(m.method)}</td><td>{html.escape(uplift)}</td><td>{state}</td></tr>"
+    )
+
+
+def results_html(measurements: list[TargetMeasurement], config: Mapping[str, Any]) -> str:
+    targets = config.get("compatible_targets", {})
+    rows = "".join(_row(m, targets.get(m.key, {})) for m in measurements)
+    notes = config.get("notes", {})
+    lengths = notes.get("draft_predict_length")
+    return (
+        '<table cellpadding="4" width="100%"><tr><th align="left">Target</th>'
+        '<th align="left">Method</th><th align="left">Uplift</th>'
+        f'<th align="left">Enabled</th></tr>{rows}</table>'
+        + (f"<p>{html.escape(lengths)}</p>" if lengths else "")
+        + f"<p><b>Host</b>: {html.escape(str(notes.get('measured_on', '')))}</p>"
+    )
+
+
+def written_words(written: Written) -> str:
+    """Which files were written where, the copies kept and the files left alone."""
+    names = ", ".join(p.name for p in written.files)
+    folder = written.files[0].parent if written.files else None
+    lines = [f"Wrote {names} into {folder}." if folder else "Nothing was written."]
+    lines += [f"The file it replaced is kept as {p.name}." for p in written.backups]
+    lines += [
+        f"{p.name} is kept as it is (DraftDeck did not write it), though it does not "
+        "name every setting the draft was measured with."
+        for p in written.kept
+    ]
+    return " ".join(lines)
