@@ -1,7 +1,7 @@
 """The busy states, in an order that keeps each one's set-up short: a library with
 fixture packs and a broken one, then a blocked pair, a broken pair, an edited recipe,
-a download, a reply being generated, a sweep, a push, then the Make Pack and Publish
-dialogs."""
+a download, a reply being generated, a sweep, a push, then the Make Pack, Measure Pack
+and Publish dialogs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from time import monotonic
 from gallery.chat import shoot_chat
 from gallery.downloads import shoot_downloads
 from gallery.library_pair import shoot_blocked_pair, shoot_broken_pair, shoot_library
-from gallery.packmaking import shoot_make_pack, shoot_publish
+from gallery.packmaking import shoot_make_pack, shoot_measure_pack, shoot_publish
 from gallery.phone import shoot_phone
 from gallery.recipes import shoot_recipes
 from gallery.stage import Scene
@@ -26,6 +26,7 @@ BUILDERS = (
     shoot_tune,
     shoot_phone,
     shoot_make_pack,
+    shoot_measure_pack,
     shoot_publish,
 )
 

@@ -5,6 +5,8 @@
 - make-pack-verified: the committed tiny Llama exported and verified for real, when an
   export environment is ready (DRAFTDECK_EXPORT_ENV, else the tests' .venv-export-cache);
   without one the shot is skipped and said so;
+- measure-pack: a fixture draft measured against the library's targets (a bench of
+  each compatible one, for real), its runtime_config.json written;
 - publish: a fixture pack with its card, ready to go to the local Hub stand-in.
 """
 
@@ -96,6 +98,15 @@ def shoot_make_pack(scene: Scene) -> None:
         dialog.start()
         wait_until(scene.app, lambda: not dialog.running(), "the export and its check")
         shoot_dialog(scene, dialog, "make-pack-verified")
+    dialog.close()
+
+
+def shoot_measure_pack(scene: Scene) -> None:
+    dialog = scene.window.pack_making.open_measure(scene.library / "fast-draft")
+    wait_until(scene.app, dialog.start_button.isEnabled, "the library's targets")
+    dialog.start()
+    wait_until(scene.app, lambda: not dialog.running(), "the measuring")
+    shoot_dialog(scene, dialog, "measure-pack")
     dialog.close()
 
 

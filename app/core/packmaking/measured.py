@@ -189,7 +189,7 @@ def _length_note(measurements: list[TargetMeasurement]) -> str | None:
     how = (
         "the best of 1-4 by Quick tune"
         if quick
-        else "as the recipes run it (not swept: measure-pack --quick sweeps 1-4)"
+        else "as the recipes run it (not swept: a Quick tune, measure-pack --quick, sweeps 1-4)"
     )
     return f"Draft length per target: {lengths}; {how}."
 
