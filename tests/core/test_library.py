@@ -291,7 +291,7 @@ def test_zip_that_would_not_fit_is_refused(
 ) -> None:
     archive = _zip_folder(bundle_copy("qwen3-target"), tmp_path / "big.zip", "p/")
     # No disk can be filled here: ask for more spare room than any disk has instead.
-    monkeypatch.setattr("app.core.pack.library.FREE_SPACE_MARGIN", 1 << 62)
+    monkeypatch.setattr("app.core.pack.zip_unpack.FREE_SPACE_MARGIN", 1 << 62)
     with pytest.raises(errors.WriteFailedError, match="not enough free space"):
         library.import_zip(archive)
 
