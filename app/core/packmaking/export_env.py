@@ -194,15 +194,31 @@ def write_mnnconvert_shim(python: Path, folder: Path) -> Path:
     llmexport joins the converter's arguments into one shell command line (os.popen), so
     the command is a small script whose own name has no spaces, run by `python` wherever
     that is (macOS's data folder, "Application Support", has a space)."""
-    if os.name == "nt":
+    if sys.platform == "win32":
         path = folder / "mnnconvert.cmd"
-        path.write_text(f'@"{python}" -c "{MNNCONVERT_CODE}" %*\r\n', encoding="utf-8")
+        # newline="": written as it is (text mode on Windows would make "\r\r\n").
+        line = f'@"{python}" -c "{MNNCONVERT_CODE}" %*\r\n'
+        path.write_text(line, encoding="utf-8", newline="")
         return path
     path = folder / "mnnconvert"
     code = shlex.quote(MNNCONVERT_CODE)
     path.write_text(f'#!/bin/sh\nexec {shlex.quote(str(python))} -c {code} "$@"\n')
     path.chmod(0o755)
     return path
+
+
+def mnnconvert_arg(shim: Path) -> str:
+    """What llmexport's `--mnnconvert` is given for `shim`, run from the shim's folder.
+
+    llmexport checks the path with os.path.exists, then makes it the first word of a
+    command line it joins with spaces and hands to the shell (utils/mnn_converter.py
+    `convert`: os.popen), so the path is relative: a folder with a space could not be
+    named whole. POSIX sh runs `./mnnconvert`; cmd.exe reads the `/` of
+    `./mnnconvert.cmd` as a switch ("'.' is not recognized as an internal or external
+    command"), so Windows gets `.\\mnnconvert.cmd`."""
+    if sys.platform == "win32":
+        return f".\\{shim.name}"
+    return f"./{shim.name}"
 
 
 def exporter_env(package_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
