@@ -15,8 +15,9 @@ import psutil
 import pytest
 
 from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
+from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_run import DONE, PARTIAL_SUFFIX, ExportJob
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load

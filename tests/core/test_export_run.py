@@ -21,8 +21,9 @@ import pytest
 from app.cli.export import run_export
 from app.core.pack.bundle import read_bundle
 from app.core.packmaking.card import CARD_MARK
-from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
+from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import STAMP, ExportEnv, write_mnnconvert_shim
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_run import (
     DONE,
     FAILED,

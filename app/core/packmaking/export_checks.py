@@ -16,6 +16,7 @@ from typing import Any
 
 from app.core.infra.errors import CodedError, FileError
 from app.core.infra.jsonfile import read_json_object
+from app.core.packmaking.export_mark import EXPORT_MARK, made_by_export
 from app.core.packmaking.verify_result import CHECK_FILE
 from app.core.packmaking.writing import MADE_FILES, foreign_files
 
@@ -24,7 +25,6 @@ ROLES = ("draft", "target")
 # 1 bit is left out of what an export may ask for: no draft answers usefully at 1 bit.
 EXPORTER_BITS = (1, 2, 4, 8)
 BITS = (2, 4, 8)
-EXPORT_MARK = ".draftdeck-export.json"  # in every folder an export made: source, settings
 
 
 class ExportRefused(CodedError):
@@ -233,16 +233,6 @@ def check_out_folder(out: Path) -> None:
             " choose a new or empty folder",
             "bad_out",
         )
-
-
-def made_by_export(folder: Path) -> set[str] | None:
-    """The file names an export wrote into `folder` (its mark), or None if none did."""
-    try:
-        mark = read_json_object(folder / EXPORT_MARK)
-    except FileError:
-        return None
-    files = mark.get("files")
-    return {str(f) for f in files} if isinstance(files, list) else None
 
 
 def plan_export(

@@ -24,18 +24,14 @@ from app.core.infra.jsonfile import atomic_write_bytes
 from app.core.infra.words import Word
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.files import DRAFT_RECIPE
-from app.core.packmaking.export_checks import (
-    EXPORT_MARK,
-    ExportPlan,
-    ExportRefused,
-    check_out_folder,
-)
+from app.core.packmaking.export_checks import ExportPlan, ExportRefused, check_out_folder
 from app.core.packmaking.export_env import (
     ExportEnv,
     mnnconvert_arg,
     pinned_requirements,
     write_mnnconvert_shim,
 )
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 
 

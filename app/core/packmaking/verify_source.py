@@ -7,7 +7,7 @@ block and bits of the embedding (tie_embeddings), and whether the embedding is b
 quantized apart or the lm_head's rows. llmexport 0.0.5 quantizes the lm_head like the
 other layers unless told otherwise, so a tied pack's lm_head is at the embedding's bits.
 What the pack does not say (a bf16-embedding pack records no block) comes from the
-export's own record (export_checks.EXPORT_MARK) or the caller.
+export's own record (export_mark.py) or the caller.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import numpy.typing as npt
 from app.core.infra.errors import CodedError
 from app.core.infra.resources import resource
 from app.core.pack.bundle import BundleInfo
-from app.core.packmaking.export_checks import EXPORT_MARK, EXPORTER_BITS
+from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.export_mark import recorded_settings
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.verify_texts import VerifyText
 
@@ -67,23 +68,13 @@ class QuantSpec:
         return f"{words}; lm_head {self.lm_bits}-bit; embedding {embedding}"
 
 
-def _recorded(pack: Path) -> dict[str, Any]:
-    """The export's own settings record, if this pack was made by `draftdeck export`."""
-    try:
-        data = json.loads((pack / EXPORT_MARK).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    settings = data.get("settings") if isinstance(data, dict) else None
-    return settings if isinstance(settings, dict) else {}
-
-
 def quant_spec(info: BundleInfo, bits: int | None = None, block: int | None = None) -> QuantSpec:
     """The pack's quantization; `bits`/`block` fill in what the pack does not record.
 
     The linear layers' bits come from the weight file's size (bundle.py), which a
     misread block skews (a width that block does not divide gets more scales than the
     pack records): a count the exporter cannot write falls back to the embedding's."""
-    record = _recorded(info.path)
+    record = recorded_settings(info.path)
     inferred = info.quant_bits if info.quant_bits in EXPORTER_BITS else None
     bits = bits or _whole(record.get("bits")) or inferred or info.embedding_bits
     block = block if block is not None else _whole(record.get("block"))
