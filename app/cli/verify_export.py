@@ -11,6 +11,7 @@ from pathlib import Path
 
 from app.cli.arg_types import whole_number
 from app.core.infra.errors import FileError
+from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ready_export_env
 from app.core.packmaking.export_process import ProcessCancelled
 from app.core.packmaking.verify_result import save_check
@@ -34,7 +35,7 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
             "creates it (it asks first)"
         )
         return BAD_INPUT
-    options = VerifyOptions(bits=args.bits, block=args.block)
+    options = VerifyOptions(args.bits, args.block, args.sym, args.lm_bits)
     pack = Path(args.pack)
     try:
         with EngineClient() as client:
@@ -77,5 +78,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--block", type=whole_number(0), help="the export's block, when the pack does not say"
+    )
+    p.add_argument(
+        "--sym",
+        action="store_const",
+        const=True,
+        help="the export was made with llmexport --sym, when the pack does not say (the "
+        "result names what was assumed)",
+    )
+    p.add_argument(
+        "--lm-bits",
+        type=int,
+        choices=EXPORTER_BITS,
+        metavar="N",
+        help="the lm_head's bits (llmexport --lm_quant_bit), when the pack does not say",
     )
     p.set_defaults(func=cmd_verify_export)

@@ -42,6 +42,8 @@ MNN_DEFAULT_MEMORY = "low"  # what MNN runs at when config.json names no memory
 class VerifyOptions:
     bits: int | None = None  # when the pack does not record them
     block: int | None = None
+    symmetric: bool | None = None  # llmexport --sym
+    lm_bits: int | None = None  # llmexport --lm_quant_bit
     texts: Sequence[VerifyText] = TEXTS
 
 
@@ -85,7 +87,7 @@ def verify_export(
     info = read_bundle(pack)
     if not (hf_folder / CONFIG).is_file():
         raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
-    spec = quant_spec(info, options.bits, options.block)
+    spec = quant_spec(info, options.bits, options.block, options.symmetric, options.lm_bits)
     say(f"quantization: {spec.describe()}")
     process = process or StreamedProcess()
     with tempfile.TemporaryDirectory(prefix="draftdeck-verify-") as tmp:
