@@ -16,12 +16,14 @@ from pathlib import Path
 import psutil
 import pytest
 
+from app.cli.main import main
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, read_source
 from app.core.packmaking.export_env import EXPORT_ENV_VAR, mnnconvert_arg, write_mnnconvert_shim
 from app.core.packmaking.export_run import DONE, ExportJob
 from app.core.packmaking.verify_result import CHECK_FILE, FAITHFUL_FLOOR, LOGIT_TOLERANCE
 from tests.helpers.cli import APP, run_cli
 from tests.helpers.export_env import export_env, hf_folder
+from tests.helpers.paths import FIXTURES
 from tests.helpers.read_only import read_only_folder
 
 pytestmark = pytest.mark.slow
@@ -203,8 +205,31 @@ def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: 
     assert alive == []
 
 
-def test_without_the_export_environment_nothing_runs(tmp_path: Path) -> None:
-    env = {**os.environ, EXPORT_ENV_VAR: str(tmp_path / "no-env")}
-    done = run_cli("verify-export", str(tmp_path), str(tmp_path), env=env)
-    assert done.returncode == 2
-    assert "the export environment is not built yet" in done.stderr
+def test_yes_creates_the_environment_with_exports_own_builder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The folder named is the user's own: the builder that --yes starts refuses it at
+    # once (a real build takes minutes; test_export_env.py builds one).
+    folder = tmp_path / "env"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(folder))
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "qwen3-target", pack)
+    assert main(["verify-export", str(pack), str(hf_folder("llama-tiny")), "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "pass --yes" not in err  # not asked
+    assert "not empty and DraftDeck did not make it" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
+
+
+def test_bad_input_is_said_before_the_environment_is_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(tmp_path / "no-env"))
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "qwen3-target", pack)
+    # A typo is no reason to offer a 1.4 GB download.
+    assert main(["verify-export", str(pack), str(tmp_path / "typo")]) == 2
+    err = capsys.readouterr().err
+    assert "not a Hugging Face model folder" in err and "1.4 GB" not in err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -34,7 +35,9 @@ from app.core.packmaking.export_env_build import (
     FAILED,
     ExportEnvJob,
 )
+from app.core.packmaking.verify_result import CHECK_FILE
 from tests.helpers.export_env import HF_FIXTURES, export_env
+from tests.helpers.paths import FIXTURES
 
 pytestmark = pytest.mark.slow
 
@@ -214,16 +217,30 @@ def test_a_build_that_cannot_take_the_lock_leaves_the_folder_alone(tmp_path: Pat
     assert sorted(p.name for p in folder.iterdir()) == sorted([OWNER_MARK, "pyvenv.cfg"])
 
 
-def test_the_command_asks_before_creating_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("command", "code", "nothing_done"),
+    [("export", 1, "nothing was exported"), ("verify-export", 2, "nothing was verified")],
+)
+def test_the_commands_ask_before_creating_the_environment(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    code: int,
+    nothing_done: str,
 ) -> None:
     folder = tmp_path / "env"
     monkeypatch.setenv(EXPORT_ENV_VAR, str(folder))
-    out = tmp_path / "pack"
-    assert (
-        main(["export", str(HF_FIXTURES / "llama-tiny"), "--out", str(out), "--block", "64"]) == 1
-    )
+    llama, out = HF_FIXTURES / "llama-tiny", tmp_path / "pack"
+    if command == "export":
+        args = [str(llama), "--out", str(out), "--block", "64"]
+    else:  # a pack to verify (no matter which: nothing runs)
+        shutil.copytree(FIXTURES / "qwen3-target", out)
+        args = [str(out), str(llama)]
+    assert main([command, *args]) == code
     err = capsys.readouterr().err
     assert f"about 1.4 GB in {folder}" in err  # the size and the folder, before anything
     assert "pass --yes to create it without asking" in err  # no terminal to answer on
-    assert not folder.exists() and not out.exists()
+    assert f"{nothing_done} (the export environment is needed)" in err
+    assert not folder.exists()
+    assert not (out / CHECK_FILE).exists() if command == "verify-export" else not out.exists()
