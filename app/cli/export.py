@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
-from app.cli.export_jobs import export_env_asking, printing_lines, run_cancellable
+from app.cli.export_jobs import export_env_asking, printing_lines, run_cancellable, say
 from app.cli.verify_export import CANCELLED as VERIFY_CANCELLED
 from app.cli.verify_export import verify_and_report
 from app.core.infra.errors import AlreadyExistsError, FileError
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
     from app.core.packmaking.export_run import ExportJob
 
 REFUSED, CANCELLED = 2, 130
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -64,7 +60,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if made != 0:
         return made
     if args.no_verify:
-        _say(
+        say(
             f"draftdeck: not verified (--no-verify), so not added to the Library; "
             f"`draftdeck verify-export {plan.out} {plan.source.folder}` checks it"
         )
@@ -77,16 +73,16 @@ def verify_made_pack(env: ExportEnv, pack: Path, source: Path) -> int:
     exit code (0 verified and listed)."""
     from app.engine.client.export_verify import VerifyOptions
 
-    _say(f"verifying {pack} against its source model…")
+    say(f"verifying {pack} against its source model…")
     code, check = verify_and_report(env, pack, source, VerifyOptions())
     if code == VERIFY_CANCELLED:
-        _say(f"draftdeck: {pack} was made but not verified (cancelled)")
+        say(f"draftdeck: {pack} was made but not verified (cancelled)")
         return CANCELLED
     if check is None:
-        _say(f"draftdeck: export not verified: the check could not run; {pack} is as made")
+        say(f"draftdeck: export not verified: the check could not run; {pack} is as made")
         return 1
     if not check.verified:
-        _say(
+        say(
             f"draftdeck: export not verified (what differs is above, and in "
             f"{pack / CHECK_FILE}); {pack} is left as made and not added to the Library"
         )
@@ -104,7 +100,7 @@ def _add_to_library(pack: Path) -> int:
     except AlreadyExistsError:
         pass  # made inside the library folder, or made again: it is listed already
     except FileError as exc:
-        _say(f"draftdeck: {pack} is made and verified but was not added to the Library: {exc}")
+        say(f"draftdeck: {pack} is made and verified but was not added to the Library: {exc}")
         return 1
     print(
         f"{pack.name} is in the Library ({pack.absolute()}): pair it, chat, tune or push it; "

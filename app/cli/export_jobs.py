@@ -15,6 +15,11 @@ from app.core.packmaking.export_env import ExportEnv, plan_export_env, ready_exp
 WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
 
 
+def say(line: str) -> None:
+    """A progress or problem line, on stderr (stdout carries the results)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class _Job(Protocol):
     def run(self) -> object: ...
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
-from app.cli.export_jobs import export_env_asking
+from app.cli.export_jobs import export_env_asking, say
 from app.core.infra.errors import FileError
 from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
@@ -27,10 +26,6 @@ if TYPE_CHECKING:
 VERIFIED, NOT_VERIFIED, BAD_INPUT, CANCELLED = 0, 1, 2, 130
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def verify_and_report(
     env: ExportEnv, pack: Path, source: Path, options: VerifyOptions, as_json: bool = False
 ) -> tuple[int, ExportCheck | None]:
@@ -41,12 +36,12 @@ def verify_and_report(
 
     try:
         with EngineClient() as client:
-            check = verify_export(client, env, pack, source, _say, options)
+            check = verify_export(client, env, pack, source, say, options)
     except (VerifyInputError, FileError) as exc:
-        _say(f"draftdeck: {exc}")
+        say(f"draftdeck: {exc}")
         return BAD_INPUT, None
     except (KeyboardInterrupt, ProcessCancelled):
-        _say("draftdeck: cancelled; nothing was written")
+        say("draftdeck: cancelled; nothing was written")
         return CANCELLED, None
     # Printed before it is saved: a pack folder that cannot be written keeps the result.
     if as_json:
@@ -56,9 +51,9 @@ def verify_and_report(
     try:
         saved = save_check(pack, check)
     except OSError as exc:
-        _say(f"draftdeck: the result above was not saved beside the pack: {exc}")
+        say(f"draftdeck: the result above was not saved beside the pack: {exc}")
     else:
-        _say(f"wrote {saved}; `draftdeck card` puts it in the model card")
+        say(f"wrote {saved}; `draftdeck card` puts it in the model card")
     return (VERIFIED if check.verified else NOT_VERIFIED), check
 
 
@@ -70,7 +65,7 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
     try:  # before the environment is offered: a typo is no reason to download 1.4 GB
         check_inputs(pack, source, options)
     except (VerifyInputError, FileError) as exc:
-        _say(f"draftdeck: {exc}")
+        say(f"draftdeck: {exc}")
         return BAD_INPUT
     try:
         env = export_env_asking(args.yes, "nothing was verified")
