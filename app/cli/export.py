@@ -1,16 +1,24 @@
 """`draftdeck export`: make an MNN pack from a Hugging Face model with MNN's exporter,
-run in the separate export environment (created on first use, after asking)."""
+run in the separate export environment (created on first use, after asking), then prove
+it against its source (`draftdeck verify-export`'s check; `--no-verify` skips it) and add
+a verified pack to the Library by reference, as the Make Pack window does.
+
+Exit 0 made and verified (or made, with --no-verify), 1 failed or not verified (the pack
+and its export_check.json are left as made, to look at), 2 refused, 130 cancelled.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
+from app.cli.export_jobs import export_env_asking, printing_lines, run_cancellable, say
+from app.cli.verify_export import CANCELLED as VERIFY_CANCELLED
+from app.cli.verify_export import verify_and_report
+from app.core.infra.errors import AlreadyExistsError, FileError
 from app.core.packmaking.export_checks import (
     BITS,
     ROLES,
@@ -18,111 +26,13 @@ from app.core.packmaking.export_checks import (
     ExportSettings,
     plan_export,
 )
-from app.core.packmaking.export_env import ExportEnv, plan_export_env, ready_export_env
+from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.verify_result import CHECK_FILE
 
 if TYPE_CHECKING:
     from app.core.packmaking.export_run import ExportJob
 
-WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
 REFUSED, CANCELLED = 2, 130
-
-
-class _Job(Protocol):
-    def run(self) -> object: ...
-
-    def cancel(self) -> None: ...
-
-
-class _Lines(Protocol):
-    """What the export jobs' statuses have in common: their latest output line."""
-
-    @property
-    def line(self) -> str: ...
-
-    @property
-    def lines(self) -> int: ...
-
-
-def _run_cancellable(job: _Job) -> bool:
-    """Run `job` on a thread of its own; Ctrl+C cancels it and waits until it has cleaned
-    up. Whether it ran to its end (done or failed) without a cancel."""
-    ended = threading.Event()
-
-    def work() -> None:
-        try:
-            job.run()
-        finally:
-            ended.set()
-
-    # Waited for with an Event, not Thread.join: a join that Ctrl+C interrupts can leave
-    # the thread looking finished (CPython 3.11), and the exit would then cut the clean-up.
-    threading.Thread(target=work, name="draftdeck-export").start()
-    try:
-        while not ended.wait(WAIT_STEP):
-            pass
-    except KeyboardInterrupt:
-        print("draftdeck: cancelling…", file=sys.stderr, flush=True)
-        job.cancel()
-        _wait_through_interrupts(ended)
-        return False
-    return True
-
-
-def _wait_through_interrupts(ended: threading.Event) -> None:
-    """Wait for the clean-up to end, whatever more Ctrl+C come meanwhile."""
-    while True:
-        try:
-            if ended.wait(WAIT_STEP):
-                return
-        except KeyboardInterrupt:
-            continue
-
-
-def _printing_lines(prefix: str, status: Callable[[], _Lines]) -> Callable[[], None]:
-    """A listener that prints each new output line of a job's status on stderr."""
-    last = [0]
-
-    def on_change() -> None:
-        s = status()
-        if s.lines != last[0] and s.line:
-            last[0] = s.lines
-            print(f"{prefix}{s.line}", file=sys.stderr, flush=True)
-
-    return on_change
-
-
-def _export_env(yes: bool) -> ExportEnv | None:
-    """The ready export environment, built first (after asking) when needed; None when
-    the user said no, cancelled, or the build failed (said on stderr)."""
-    from app.core.packmaking.export_env_build import DONE, ExportEnvJob
-
-    env = ready_export_env()
-    if env is not None:
-        return env
-    plan = plan_export_env()
-    print(plan.describe(), file=sys.stderr)
-    if not plan.fits():
-        print(f"draftdeck: not enough free space in {plan.folder}", file=sys.stderr)
-        return None
-    if not yes and not _confirm("Create it now? [y/N] "):
-        print("draftdeck: nothing was exported (the export environment is needed)", file=sys.stderr)
-        return None
-    job = ExportEnvJob(plan)
-    job.listen(_printing_lines("export environment: ", job.status))
-    if not _run_cancellable(job):
-        print("draftdeck: cancelled; the half-built environment was removed", file=sys.stderr)
-        raise KeyboardInterrupt
-    if job.status().state != DONE:
-        print(f"draftdeck: {job.status().error}", file=sys.stderr)
-        return None
-    return job.env()
-
-
-def _confirm(question: str) -> bool:
-    if not sys.stdin or not sys.stdin.isatty():
-        print("draftdeck: pass --yes to create it without asking", file=sys.stderr)
-        return False
-    return input(question).strip().lower() in ("y", "yes")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -139,14 +49,65 @@ def cmd_export(args: argparse.Namespace) -> int:
     for note in plan.adjusted:
         print(f"draftdeck: {note}", file=sys.stderr)
     try:
-        env = _export_env(args.yes)
+        env = export_env_asking(args.yes, "nothing was exported")
     except KeyboardInterrupt:
         return CANCELLED
     if env is None:
         return 1
     job = ExportJob(env, plan)
-    job.listen(_printing_lines("", job.status))
-    return run_export(job)
+    job.listen(printing_lines("", job.status))
+    made = run_export(job)
+    if made != 0:
+        return made
+    if args.no_verify:
+        say(
+            f"draftdeck: not verified (--no-verify), so not added to the Library; "
+            f"`draftdeck verify-export {plan.out} {plan.source.folder}` checks it"
+        )
+        return 0
+    return verify_made_pack(env, plan.out, plan.source.folder)
+
+
+def verify_made_pack(env: ExportEnv, pack: Path, source: Path) -> int:
+    """Prove the made pack against its source; a verified one joins the Library. The
+    exit code (0 verified and listed)."""
+    from app.engine.client.export_verify import VerifyOptions
+
+    say(f"verifying {pack} against its source model…")
+    code, check = verify_and_report(env, pack, source, VerifyOptions())
+    if code == VERIFY_CANCELLED:
+        say(f"draftdeck: {pack} was made but not verified (cancelled)")
+        return CANCELLED
+    if check is None:
+        say(f"draftdeck: export not verified: the check could not run; {pack} is as made")
+        return 1
+    if not check.verified:
+        say(
+            f"draftdeck: export not verified (what differs is above, and in "
+            f"{pack / CHECK_FILE}); {pack} is left as made and not added to the Library"
+        )
+        return 1
+    return _add_to_library(pack)
+
+
+def _add_to_library(pack: Path) -> int:
+    """Add the pack by reference: it stays where it was made."""
+    from app.core.infra.settings import load_settings, save_settings
+    from app.core.pack.library import Library
+
+    try:
+        Library(load_settings(), save_settings).add_folder(pack)
+    except AlreadyExistsError:
+        pass  # made inside the library folder, or made again: it is listed already
+    except FileError as exc:
+        say(f"draftdeck: {pack} is made and verified but was not added to the Library: {exc}")
+        return 1
+    print(
+        f"{pack.name} is in the Library ({pack.absolute()}): pair it, chat, tune or push it; "
+        "`draftdeck publish` puts it on the Hub",
+        flush=True,
+    )
+    return 0
 
 
 def run_export(job: ExportJob) -> int:
@@ -155,7 +116,7 @@ def run_export(job: ExportJob) -> int:
     from app.core.packmaking.export_run import DONE
 
     plan = job.plan
-    ran = _run_cancellable(job)
+    ran = run_cancellable(job)
     status = job.status()
     if status.state == EXPORT_CANCELLED:
         print(f"draftdeck: export cancelled; nothing was left in {plan.out}", file=sys.stderr)
@@ -177,7 +138,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser(
         "export",
         help="make an MNN pack from a Hugging Face model folder or repo (MNN's exporter, "
-        "in an environment DraftDeck creates on first use)",
+        "in an environment DraftDeck creates on first use), prove it against its source and "
+        "add it to the Library",
     )
     p.add_argument("source", metavar="HF_FOLDER_OR_REPO")
     p.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
@@ -203,5 +165,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument(
         "--yes", action="store_true", help="create the export environment without asking"
+    )
+    p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not prove the pack against its source (then it is not added to the Library)",
     )
     p.set_defaults(func=cmd_export)

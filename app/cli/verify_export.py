@@ -1,62 +1,79 @@
 """`draftdeck verify-export PACK HF_FOLDER`: prove an MNN pack computes what its source
-model does (app/engine/client/export_verify.py). Exit 0 verified, 1 not verified, 2 bad
-input, 130 cancelled (Ctrl+C)."""
+model does (app/engine/client/export_verify.py); `draftdeck export` runs the same check
+after every export (`verify_and_report`). The export environment is created first when
+there is none, after asking, as `draftdeck export` does. Exit 0 verified, 1 not
+verified, 2 bad input (or no export environment), 130 cancelled (Ctrl+C)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
+from app.cli.export_jobs import export_env_asking, say
 from app.core.infra.errors import FileError
-from app.core.packmaking.export_env import ready_export_env
+from app.core.packmaking.export_checks import EXPORTER_BITS
+from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import ProcessCancelled
-from app.core.packmaking.verify_result import save_check
+from app.core.packmaking.verify_result import ExportCheck, save_check
 from app.core.packmaking.verify_source import VerifyInputError
+
+if TYPE_CHECKING:
+    from app.engine.client.export_verify import VerifyOptions
 
 VERIFIED, NOT_VERIFIED, BAD_INPUT, CANCELLED = 0, 1, 2, 130
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def cmd_verify_export(args: argparse.Namespace) -> int:
+def verify_and_report(
+    env: ExportEnv, pack: Path, source: Path, options: VerifyOptions, as_json: bool = False
+) -> tuple[int, ExportCheck | None]:
+    """Check `pack` against `source`, print the result (progress on stderr) and save it
+    beside the pack; the exit code, and the check unless it could not run."""
     from app.engine.client.engine_client import EngineClient
-    from app.engine.client.export_verify import VerifyOptions, verify_export
+    from app.engine.client.export_verify import verify_export
 
-    env = ready_export_env()
-    if env is None:
-        _say(
-            "draftdeck: the export environment is not built yet; `draftdeck export` "
-            "creates it (it asks first)"
-        )
-        return BAD_INPUT
-    options = VerifyOptions(bits=args.bits, block=args.block)
-    pack = Path(args.pack)
     try:
         with EngineClient() as client:
-            check = verify_export(client, env, pack, Path(args.hf_folder), _say, options)
+            check = verify_export(client, env, pack, source, say, options)
     except (VerifyInputError, FileError) as exc:
-        _say(f"draftdeck: {exc}")
-        return BAD_INPUT
+        say(f"draftdeck: {exc}")
+        return BAD_INPUT, None
     except (KeyboardInterrupt, ProcessCancelled):
-        _say("draftdeck: cancelled; nothing was written")
-        return CANCELLED
+        say("draftdeck: cancelled; nothing was written")
+        return CANCELLED, None
     # Printed before it is saved: a pack folder that cannot be written keeps the result.
-    if args.json:
+    if as_json:
         print(json.dumps(check.to_json(), indent=2, ensure_ascii=False), flush=True)
     else:
         print("\n".join(check.summary()), flush=True)
     try:
         saved = save_check(pack, check)
     except OSError as exc:
-        _say(f"draftdeck: the result above was not saved beside the pack: {exc}")
+        say(f"draftdeck: the result above was not saved beside the pack: {exc}")
     else:
-        _say(f"wrote {saved}; `draftdeck card` puts it in the model card")
-    return VERIFIED if check.verified else NOT_VERIFIED
+        say(f"wrote {saved}; `draftdeck card` puts it in the model card")
+    return (VERIFIED if check.verified else NOT_VERIFIED), check
+
+
+def cmd_verify_export(args: argparse.Namespace) -> int:
+    from app.engine.client.export_verify import VerifyOptions, check_inputs
+
+    options = VerifyOptions(args.bits, args.block, args.sym, args.lm_bits)
+    pack, source = Path(args.pack), Path(args.hf_folder)
+    try:  # before the environment is offered: a typo is no reason to download 1.4 GB
+        check_inputs(pack, source, options)
+    except (VerifyInputError, FileError) as exc:
+        say(f"draftdeck: {exc}")
+        return BAD_INPUT
+    try:
+        env = export_env_asking(args.yes, "nothing was verified")
+    except KeyboardInterrupt:
+        return CANCELLED
+    if env is None:
+        return BAD_INPUT
+    return verify_and_report(env, pack, source, options, args.json)[0]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,15 +84,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(MNN) teacher-forced on fixed texts and compare them position by position: top-1 "
         "agreement with the source quantized like the export (export faithful, at least "
         "0.99 at memory normal) and with the source as it is (quantization cost). Writes "
-        "export_check.json beside the pack. Exit 0 verified, 1 not verified, 2 bad input.",
+        "export_check.json beside the pack. Creates the export environment first when there "
+        "is none, after asking (--yes: without). Exit 0 verified, 1 not verified, 2 bad "
+        "input or no export environment, 130 cancelled.",
     )
     p.add_argument("pack", metavar="PACK")
     p.add_argument("hf_folder", metavar="HF_FOLDER", help="the source model's folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
+        "--yes", action="store_true", help="create the export environment without asking"
+    )
+    p.add_argument(
         "--bits", type=whole_number(1), help="the export's bits, when the pack does not say"
     )
     p.add_argument(
         "--block", type=whole_number(0), help="the export's block, when the pack does not say"
+    )
+    p.add_argument(
+        "--sym",
+        action="store_const",
+        const=True,
+        help="the export was made with llmexport --sym, when the pack does not say (the "
+        "result names what was assumed)",
+    )
+    p.add_argument(
+        "--lm-bits",
+        type=int,
+        choices=EXPORTER_BITS,
+        metavar="N",
+        help="the lm_head's bits (llmexport --lm_quant_bit), when the pack does not say",
     )
     p.set_defaults(func=cmd_verify_export)

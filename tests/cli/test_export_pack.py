@@ -1,11 +1,14 @@
-"""Making packs with MNN's exporter in the export environment: a tiny Qwen3 with the real
-Qwen tokenizer (a draft) and a tiny Llama (a target, through `draftdeck export`), read
-back as packs and run by the engine; Ctrl+C in the middle of an export leaves nothing."""
+"""Making packs with MNN's exporter in the export environment, through `draftdeck
+export`: a tiny Qwen3 with the real Qwen tokenizer (a draft, --no-verify) and a tiny
+Llama (a target, verified against its source and added to the Library), read back as
+packs and run by the engine; a made pack that fails its verification is left as made
+and not listed; Ctrl+C in the middle of an export leaves nothing."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,10 +17,15 @@ from pathlib import Path
 import psutil
 import pytest
 
+from app.cli.export import verify_made_pack
+from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.bundle import BundleInfo, read_bundle
-from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
+from app.core.pack.library import Library
+from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
-from app.core.packmaking.export_run import DONE, PARTIAL_SUFFIX, ExportJob
+from app.core.packmaking.export_mark import EXPORT_MARK
+from app.core.packmaking.export_run import PARTIAL_SUFFIX, ExportJob
+from app.core.packmaking.verify_result import CHECK_FILE
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load
 from tests.helpers.cli import APP
@@ -27,32 +35,63 @@ pytestmark = pytest.mark.slow
 NORMAL = {"memory": "normal", "thread_num": 1}
 
 
-def _cli_env() -> dict[str, str]:
-    return {**os.environ, EXPORT_ENV_VAR: str(export_env().folder)}
+def _cli_env(home: Path) -> dict[str, str]:
+    """The command's environment: the cached export environment and a DraftDeck home of
+    the test's own (module fixtures run before the per-test home is set)."""
+    return {**os.environ, EXPORT_ENV_VAR: str(export_env().folder), "DRAFTDECK_HOME": str(home)}
 
 
-@pytest.fixture(scope="module")
-def qwen3_pack(tmp_path_factory: pytest.TempPathFactory) -> BundleInfo:
-    out = tmp_path_factory.mktemp("made") / "qwen3 draft"  # a space: llmexport uses a shell
-    plan = plan_export(hf_folder("qwen3-realtok"), out, ExportSettings(block=64, role="draft"))
-    job = ExportJob(export_env(), plan)
-    status = job.run()
-    assert status.state == DONE, status.error
-    assert status.lines > 0  # the exporter's progress came through
-    return job.bundle()
-
-
-@pytest.fixture(scope="module")
-def llama_pack(tmp_path_factory: pytest.TempPathFactory) -> BundleInfo:
-    out = tmp_path_factory.mktemp("made") / "llama"
-    args = [str(hf_folder("llama-tiny")), "--out", str(out), "--block", "32", "--role", "target"]
-    done = subprocess.run(
+def _export(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [*APP, "export", *args],
-        env=_cli_env(),
+        env=_cli_env(home),
         capture_output=True,
         text=True,
         timeout=900,
     )
+
+
+def _listed(home: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The packs the Library of `home` lists by reference."""
+    monkeypatch.setenv("DRAFTDECK_HOME", str(home))
+    return [
+        p
+        for p, by_reference in Library(load_settings(), save_settings).pack_folders()
+        if by_reference
+    ]
+
+
+@pytest.fixture(scope="module")
+def qwen3_export(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    root = tmp_path_factory.mktemp("made")
+    out = root / "qwen3 draft"  # a space: llmexport uses a shell
+    args = ["--out", str(out), "--block", "64", "--role", "draft", "--no-verify"]
+    return _export(root / "home", str(hf_folder("qwen3-realtok")), *args), out, root / "home"
+
+
+@pytest.fixture(scope="module")
+def qwen3_pack(qwen3_export: tuple[subprocess.CompletedProcess[str], Path, Path]) -> BundleInfo:
+    done, out, _ = qwen3_export
+    assert done.returncode == 0, done.stderr
+    assert "load pretrained model" in done.stderr  # the exporter's progress came through
+    return read_bundle(out)
+
+
+@pytest.fixture(scope="module")
+def llama_export(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    root = tmp_path_factory.mktemp("made")
+    out = root / "llama"
+    args = ["--out", str(out), "--block", "32", "--role", "target"]
+    return _export(root / "home", str(hf_folder("llama-tiny")), *args), out, root / "home"
+
+
+@pytest.fixture(scope="module")
+def llama_pack(llama_export: tuple[subprocess.CompletedProcess[str], Path, Path]) -> BundleInfo:
+    done, out, _ = llama_export
     assert done.returncode == 0, done.stderr
     assert f"made {out}" in done.stdout
     assert "export onnx model" in done.stderr  # the exporter's progress, on stderr
@@ -70,14 +109,64 @@ def test_a_qwen3_with_the_real_tokenizer_becomes_a_draft_pack(qwen3_pack: Bundle
     mark = json.loads((qwen3_pack.path / EXPORT_MARK).read_text())
     assert mark["settings"] == {"bits": 4, "block": 64, "role": "draft"}
     assert mark["source"] == str(hf_folder("qwen3-realtok"))
-    siblings = [p.name for p in qwen3_pack.path.parent.iterdir()]
+    siblings = [p.name for p in qwen3_pack.path.parent.iterdir() if p.name != "home"]
     assert siblings == [qwen3_pack.path.name]  # no partial folder left beside it
+
+
+def test_an_export_not_verified_on_request_is_said_and_not_listed(
+    qwen3_export: tuple[subprocess.CompletedProcess[str], Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    done, out, home = qwen3_export
+    assert done.returncode == 0, done.stderr
+    assert "not verified (--no-verify), so not added to the Library" in done.stderr
+    assert f"`draftdeck verify-export {out} " in done.stderr  # how to check it later
+    assert not (out / CHECK_FILE).exists()
+    assert _listed(home, monkeypatch) == []
 
 
 def test_a_tiny_llama_becomes_a_target_pack(llama_pack: BundleInfo) -> None:
     assert llama_pack.model_type == "llama"
     assert (llama_pack.hidden_size, llama_pack.quant_block) == (64, 32)
     assert llama_pack.role != "draft" and "config_cpu.json" not in llama_pack.recipe_files
+
+
+def test_the_export_is_verified_and_the_pack_added_to_the_library(
+    llama_pack: BundleInfo,
+    llama_export: tuple[subprocess.CompletedProcess[str], Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    done, out, home = llama_export
+    assert "pack at memory normal" in done.stderr  # verify-export's check ran, with progress
+    quantization = "asymmetric 4-bit, block 32; lm_head and embedding tied at 4-bit"
+    assert f"Export verified ({quantization})" in done.stdout
+    assert json.loads((out / CHECK_FILE).read_text(encoding="utf-8"))["verified"] is True
+    assert f"llama is in the Library ({out})" in done.stdout  # where it is
+    assert _listed(home, monkeypatch) == [out]  # by reference: it stays where it was made
+
+
+def test_a_made_pack_that_fails_verification_is_left_as_made_and_not_listed(
+    llama_pack: BundleInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = tmp_path / "tampered"
+    shutil.copytree(llama_pack.path, pack)
+    (pack / CHECK_FILE).unlink()
+    # The tied embedding / lm_head rows' 4-bit values flipped, no header touched: MNN
+    # loads the file and computes another function (test_verify_export.py's way).
+    tie = json.loads((pack / "llm_config.json").read_text())["tie_embeddings"]
+    start, end = tie[:2] if isinstance(tie, list) else (tie["weight_offset"], tie["alpha_offset"])
+    data = bytearray((pack / "llm.mnn.weight").read_bytes())
+    data[start:end] = bytes(b ^ 0x5A for b in data[start:end])
+    (pack / "llm.mnn.weight").write_bytes(bytes(data))
+    # What `draftdeck export` runs once the exporter has made the pack.
+    assert verify_made_pack(export_env(), pack, hf_folder("llama-tiny")) == 1
+    said = capsys.readouterr()
+    assert "Export not verified" in said.out and "its weights are not the source's" in said.out
+    assert "draftdeck: export not verified (what differs is above" in said.err
+    assert f"{pack} is left as made and not added to the Library" in said.err
+    assert json.loads((pack / CHECK_FILE).read_text(encoding="utf-8"))["verified"] is False
+    assert read_bundle(pack).path == pack  # the pack is left to look at
+    assert Library(load_settings(), save_settings).pack_folders() == []
 
 
 def test_the_engine_runs_the_made_packs(qwen3_pack: BundleInfo, llama_pack: BundleInfo) -> None:
@@ -108,7 +197,7 @@ def test_ctrl_c_in_the_middle_of_an_export_leaves_nothing(tmp_path: Path) -> Non
     out.parent.mkdir()
     with subprocess.Popen(
         [*APP, "export", str(hf_folder("llama-tiny")), "--out", str(out), "--block", "64"],
-        env=_cli_env(),
+        env=_cli_env(tmp_path / "home"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

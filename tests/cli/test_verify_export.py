@@ -16,13 +16,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.pack.files import EXPORT_CHECK
+from app.cli.main import main
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, read_source
-from app.core.packmaking.export_env import EXPORT_ENV_VAR
+from app.core.packmaking.export_env import EXPORT_ENV_VAR, mnnconvert_arg, write_mnnconvert_shim
 from app.core.packmaking.export_run import DONE, ExportJob
 from app.core.packmaking.verify_result import FAITHFUL_FLOOR, LOGIT_TOLERANCE
 from tests.helpers.cli import APP, run_cli
 from tests.helpers.export_env import export_env, hf_folder
+from tests.helpers.paths import FIXTURES
 from tests.helpers.read_only import read_only_folder
 
 pytestmark = pytest.mark.slow
@@ -47,6 +48,29 @@ def packs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         assert status.state == DONE, status.error
         made[key] = root / key
     return made
+
+
+@pytest.fixture(scope="module")
+def symmetric_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """llama-tiny exported by llmexport itself (not `draftdeck export`, so no record of
+    its settings) with symmetric blocks and the lm_head at 8 bits."""
+    env = export_env()
+    pack = tmp_path_factory.mktemp("foreign") / "sym"
+    pack.mkdir()
+    shim = write_mnnconvert_shim(env.python, pack)
+    exporter = [str(env.python), str(env.llmexport_dir() / "llmexport.py")]
+    args = ["--path", str(hf_folder("llama-tiny")), "--export", "mnn", "--dst_path", "."]
+    quant = ["--quant_bit", "4", "--quant_block", "32", "--sym", "--lm_quant_bit", "8"]
+    done = subprocess.run(
+        [*exporter, *args, *quant, "--mnnconvert", mnnconvert_arg(shim)],
+        cwd=pack,
+        env=env.environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return pack
 
 
 def verify(pack: Path, source: str) -> tuple[int, dict[str, object], str]:
@@ -75,6 +99,16 @@ def test_a_good_export_verifies(packs: dict[str, Path], key: str, source: str) -
     assert "source 10/10" in stderr and "pack at memory normal" in stderr  # progress
     saved = json.loads((packs[key] / EXPORT_CHECK).read_text(encoding="utf-8"))
     assert saved["verdict"] == "export verified"
+
+
+def test_a_symmetric_export_with_an_8_bit_lm_head_verifies(symmetric_pack: Path) -> None:
+    # Checked as asymmetric with the lm_head at the layers' bits, this good export's
+    # logits differ by 6 % of the largest: "its weights are not the source's".
+    code, data, stderr = verify(symmetric_pack, "llama-tiny")
+    assert code == 0, stderr
+    quantization = "symmetric 4-bit, block 32; lm_head and embedding tied at 8-bit"
+    assert data["quantization"] == quantization  # read from the pack: nothing assumed
+    assert data["verdict"] == "export verified"
 
 
 def test_a_pack_folder_that_cannot_be_written_still_gets_the_result(
@@ -171,8 +205,31 @@ def test_ctrl_c_while_the_source_runs_cancels(packs: dict[str, Path], tmp_path: 
     assert alive == []
 
 
-def test_without_the_export_environment_nothing_runs(tmp_path: Path) -> None:
-    env = {**os.environ, EXPORT_ENV_VAR: str(tmp_path / "no-env")}
-    done = run_cli("verify-export", str(tmp_path), str(tmp_path), env=env)
-    assert done.returncode == 2
-    assert "the export environment is not built yet" in done.stderr
+def test_yes_creates_the_environment_with_exports_own_builder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The folder named is the user's own: the builder that --yes starts refuses it at
+    # once (a real build takes minutes; test_export_env.py builds one).
+    folder = tmp_path / "env"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(folder))
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "qwen3-target", pack)
+    assert main(["verify-export", str(pack), str(hf_folder("llama-tiny")), "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "pass --yes" not in err  # not asked
+    assert "not empty and DraftDeck did not make it" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
+
+
+def test_bad_input_is_said_before_the_environment_is_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(tmp_path / "no-env"))
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "qwen3-target", pack)
+    # A typo is no reason to offer a 1.4 GB download.
+    assert main(["verify-export", str(pack), str(tmp_path / "typo")]) == 2
+    err = capsys.readouterr().err
+    assert "not a Hugging Face model folder" in err and "1.4 GB" not in err

@@ -16,13 +16,13 @@ from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import (
     BITS,
-    EXPORT_MARK,
     ExportRefused,
     ExportSettings,
     check_out_folder,
     plan_export,
     read_source,
 )
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_run import source_folder
 from tests.helpers.export_env import HF_FIXTURES
 from tests.hub_server import FakeHub

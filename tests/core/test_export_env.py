@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ from app.core.packmaking.export_env import (
     OWNER_MARK,
     STAMP,
     ExportEnv,
+    installed_as_pinned,
     pinned_requirements,
     plan_export_env,
     ready_export_env,
@@ -33,7 +35,9 @@ from app.core.packmaking.export_env_build import (
     FAILED,
     ExportEnvJob,
 )
+from app.core.packmaking.verify_result import CHECK_FILE
 from tests.helpers.export_env import HF_FIXTURES, export_env
+from tests.helpers.paths import FIXTURES
 
 pytestmark = pytest.mark.slow
 
@@ -48,8 +52,10 @@ def _wait_until(condition: Callable[[], bool], timeout: float = 300) -> None:
 
 def test_the_built_environment_has_its_pins_and_a_cpu_torch() -> None:
     env = export_env()
-    stamp = json.loads((env.folder / STAMP).read_text())
-    assert stamp["requirements"] == list(pinned_requirements())
+    # Stamped with today's pins, or stamped before a pin was made exact and holding
+    # exactly the versions pinned now: either way the packages are today's pins.
+    assert ready_export_env(env.folder) == env
+    assert installed_as_pinned(env, pinned_requirements())
     assert (env.llmexport_dir() / "llmexport.py").is_file()
     assert plan_export_env(env.folder).ready
     got = subprocess.run(
@@ -110,6 +116,56 @@ def test_ready_means_stamped_with_todays_pins(
     assert ready_export_env(env.folder) is None
 
 
+def test_every_requirement_is_pinned_to_one_version() -> None:
+    for platform in ("linux", "win32", "darwin"):
+        for pin in pinned_requirements(platform):
+            assert "==" in pin and not any(c in pin.split(";")[0] for c in "<>,"), pin
+
+
+def _installed(env: ExportEnv, python: str, versions: dict[str, str]) -> None:
+    """What pip leaves that the check reads: pyvenv.cfg and each package's metadata."""
+    (env.folder / "pyvenv.cfg").write_text(f"home = /usr/bin\nversion = {python}\n")
+    site = env.llmexport_dir().parent
+    for name, version in versions.items():
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+# The packages of the cache this was written against (its pip freeze).
+BUILT = {
+    "torch": "2.13.0+cpu",
+    "transformers": "4.57.6",
+    "llmexport": "0.0.5",
+    "onnxscript": "0.7.2",
+    "protobuf": "7.36.2",
+    "mnn": "3.6.1",
+    "safetensors": "0.8.0",
+    "numpy": "2.4.6",
+}
+LOOSE_PINS = (
+    *("torch==2.13.0+cpu", "transformers==4.57.*", "llmexport==0.0.5", "onnxscript"),
+    *("protobuf>=6.31.1", "mnn==3.6.1", "safetensors", "numpy"),
+)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="the +cpu torch of Linux and Windows")
+def test_an_environment_stamped_with_looser_pins_is_kept_when_it_holds_todays_versions(
+    tmp_path: Path,
+) -> None:
+    env = _fake_env(tmp_path / "env", LOOSE_PINS)
+    _installed(env, "3.11.7", BUILT)
+    assert ready_export_env(env.folder) == env  # not built again
+    older = _fake_env(tmp_path / "older", LOOSE_PINS)
+    _installed(older, "3.11.7", {**BUILT, "protobuf": "6.31.1"})
+    assert ready_export_env(older.folder) is None  # what the loose pin installed then
+    # A Python 3.10 environment is held to numpy's pin for 3.10.
+    py310 = _fake_env(tmp_path / "py310", LOOSE_PINS)
+    _installed(py310, "3.10.12", BUILT)
+    assert ready_export_env(py310.folder) is None
+    assert installed_as_pinned(py310, (*pinned_requirements()[:-2], "numpy==2.4.6")) is True
+
+
 def test_the_plan_says_where_and_how_much_before_anything_is_made(tmp_path: Path) -> None:
     plan = plan_export_env(tmp_path / "deep" / "env")
     assert not plan.ready and plan.fits() and plan.free_bytes > 0
@@ -161,16 +217,30 @@ def test_a_build_that_cannot_take_the_lock_leaves_the_folder_alone(tmp_path: Pat
     assert sorted(p.name for p in folder.iterdir()) == sorted([OWNER_MARK, "pyvenv.cfg"])
 
 
-def test_the_command_asks_before_creating_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("command", "code", "nothing_done"),
+    [("export", 1, "nothing was exported"), ("verify-export", 2, "nothing was verified")],
+)
+def test_the_commands_ask_before_creating_the_environment(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    code: int,
+    nothing_done: str,
 ) -> None:
     folder = tmp_path / "env"
     monkeypatch.setenv(EXPORT_ENV_VAR, str(folder))
-    out = tmp_path / "pack"
-    assert (
-        main(["export", str(HF_FIXTURES / "llama-tiny"), "--out", str(out), "--block", "64"]) == 1
-    )
+    llama, out = HF_FIXTURES / "llama-tiny", tmp_path / "pack"
+    if command == "export":
+        args = [str(llama), "--out", str(out), "--block", "64"]
+    else:  # a pack to verify (no matter which: nothing runs)
+        shutil.copytree(FIXTURES / "qwen3-target", out)
+        args = [str(out), str(llama)]
+    assert main([command, *args]) == code
     err = capsys.readouterr().err
     assert f"about 1.4 GB in {folder}" in err  # the size and the folder, before anything
     assert "pass --yes to create it without asking" in err  # no terminal to answer on
-    assert not folder.exists() and not out.exists()
+    assert f"{nothing_done} (the export environment is needed)" in err
+    assert not folder.exists()
+    assert not (out / CHECK_FILE).exists() if command == "verify-export" else not out.exists()

@@ -83,8 +83,10 @@ def test_2025_target_at_real_vocabulary(fixture_bundle: Fixture) -> None:
     assert stops == {151645: "<|im_end|>", 151643: "<|endoftext|>"}
     assert info.tokenizer.token_id("<think>") == 151667
     assert info.tokenizer.token_id("</think>") == 151668
-    assert info.embedding_bits == 16 and info.quant_bits is None  # 3.1 records no block
-    assert info.quantization == "unknown; embedding 16-bit"
+    # 3.1 records no block (the weight file's size cannot tell 4 bits at block 64 from 5
+    # per row), but the graph keeps each layer's bits.
+    assert info.embedding_bits == 16 and info.quant_bits == 4
+    assert info.quantization == "4-bit; embedding 16-bit"
 
 
 def test_3_3_embedding_bits_are_not_the_models(fixture_bundle: Fixture) -> None:

@@ -22,8 +22,9 @@ from app.cli.export import run_export
 from app.core.pack.bundle import read_bundle
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
-from app.core.packmaking.export_checks import EXPORT_MARK, ExportSettings, plan_export
-from app.core.packmaking.export_env import STAMP, ExportEnv
+from app.core.packmaking.export_checks import ExportSettings, plan_export
+from app.core.packmaking.export_env import STAMP, ExportEnv, write_mnnconvert_shim
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_run import (
     DONE,
     FAILED,
@@ -146,3 +147,30 @@ def test_ctrl_c_while_the_pack_is_read_back_ends_with_the_pack_made(
     assert "too late to cancel: the export had finished" in said.err
     assert "nothing was left" not in said.err and f"made {out}" in said.out
     assert job.status().state == DONE and read_bundle(out).path == out
+
+
+@pytest.mark.parametrize(
+    ("platform", "shim_name", "argument"),
+    [("win32", "mnnconvert.cmd", ".\\mnnconvert.cmd"), ("linux", "mnnconvert", "./mnnconvert")],
+)
+def test_the_converter_is_named_so_the_platforms_shell_runs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str, shim_name: str, argument: str
+) -> None:
+    # No Windows here: the command is built with sys.platform patched. llmexport checks
+    # the converter with os.path.exists and runs it through the shell from the export's
+    # folder; cmd.exe takes the "/" of "./mnnconvert.cmd" for a switch.
+    monkeypatch.setattr(sys, "platform", platform)
+    job = _job(tmp_path, "", tmp_path / "pack")
+    folder = tmp_path / "partial"
+    folder.mkdir()
+    shim = write_mnnconvert_shim(Path("C:/Program Files/Python/python.exe"), folder)
+    cmd = job.command(shim)
+    assert shim.name == shim_name
+    assert cmd[cmd.index("--mnnconvert") + 1] == argument
+    assert cmd[cmd.index("--dst_path") + 1] == "."  # the shim's folder is the exporter's
+    text = shim.read_bytes().decode()
+    if platform == "win32":  # the interpreter quoted (a space), the arguments passed on
+        assert text.startswith('@"C:/Program Files/Python/python.exe" -c ')
+        assert text.endswith(" %*\r\n") and not text.endswith("\r\r\n")
+    else:
+        assert "exec 'C:/Program Files/Python/python.exe' -c " in text

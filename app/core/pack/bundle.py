@@ -49,6 +49,7 @@ from app.core.pack.graph_facts import GraphFacts, read_graph_facts
 from app.core.pack.known_models import identify_shape
 from app.core.pack.model_family import infer_family
 from app.core.pack.model_shape import Dimensions, ModelShape, linear_bits, model_shape
+from app.core.pack.quant_facts import QuantFacts, quant_facts
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
 
@@ -79,7 +80,7 @@ class BundleInfo:
     hidden_size: int
     layers: int
     vocab_size: int | None
-    quant_bits: int | None  # the linear layers' (model_shape.linear_bits)
+    quant_bits: int | None  # the linear layers' (the graph's, else model_shape.linear_bits)
     quant_block: int | None
     embedding_bits: int | None  # the token embedding's (16: bf16), when known
     tokenizer: TokenizerInfo
@@ -93,6 +94,7 @@ class BundleInfo:
     shape: ModelShape  # exact widths from the graph when it can be read (model_shape.py)
     export_format: ExportFormat  # which exporter wrote the pack, and what was inferred
     context: ContextWindow  # what fits under config.json and the model's own limit
+    quant_facts: QuantFacts  # the graph's own quantization facts (symmetric, lm_head bits)
 
     @property
     def quantization(self) -> str:
@@ -184,6 +186,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     shape = model_shape(dims, llm_config, graph.linears, weight_path)
     params = shape.params
     visual = bool(llm_config.get("is_visual")) or (folder / VISUAL_MODEL).is_file()
+    quant = quant_facts(graph.linears, layout.symmetric)
     return BundleInfo(
         path=folder,
         name=folder.name,
@@ -195,7 +198,9 @@ def read_bundle(folder: Path) -> BundleInfo:
         hidden_size=hidden,
         layers=layers,
         vocab_size=layout.vocab,
-        quant_bits=linear_bits(
+        # The graph's own word first: the size assumes asymmetric blocks that divide.
+        quant_bits=quant.layer_bits
+        or linear_bits(
             shape.weight_bytes, graph.linears, layout.weight_share, layout.block, layout.alpha_fp16
         )
         or layout.bits,
@@ -213,6 +218,7 @@ def read_bundle(folder: Path) -> BundleInfo:
         shape=shape,
         export_format=export_format(llm_config, layout.spelling, tokenizer.file, inferred),
         context=context_window(merged, *_trained_window(merged, model_type, hidden, layers)),
+        quant_facts=quant,
     )
 
 

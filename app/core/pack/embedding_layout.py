@@ -15,7 +15,9 @@ Every spelling MNN 3.6.1 reads (llmconfig.hpp `tie_embeddings_info()`):
 The quantized rows come first, so `(alpha_off - w_off) * 8 / (bits * hidden)` is the row
 count whatever the scales' type. The layout's offsets point into
 `embeddings_int<bits>.bin` when the exporter wrote the embedding apart, else into the
-weight file.
+weight file. The scales (`alpha_size` bytes) hold one value per block when the rows are
+quantized symmetrically, a zero point and a scale when asymmetrically: MNN tells the two
+apart by that size (diskembedding.cpp), and so does `symmetric`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class EmbeddingLayout:
     file: str | None  # the file holding the rows
     tied: bool  # the rows are the lm_head's, inside the weight file
     weight_share: int = 0  # bytes of the weight file the tied rows and scales take
+    symmetric: bool | None = None  # one scale per block; None: bf16, or sizes that do not say
 
 
 def _whole(value: Any) -> bool:
@@ -144,6 +147,15 @@ def _tied(
         )
     tied = target == weight_path
     share = alpha_off + alpha_size - w_off if tied else 0
-    return EmbeddingLayout(
-        row_bits // (bits * hidden), bits, block, fp16, spelling, target.name, tied, share
-    )
+    rows = row_bits // (bits * hidden)
+    symmetric = _symmetric(alpha_size, rows * (hidden // block if block else 1), fp16)
+    return EmbeddingLayout(rows, bits, block, fp16, spelling, target.name, tied, share, symmetric)
+
+
+def _symmetric(alpha_size: int, blocks: int, fp16: bool) -> bool | None:
+    """One scale per block (symmetric) or a zero point and a scale (asymmetric), as MNN
+    reads `alpha_size`; None when it is neither (a block that does not divide hidden)."""
+    if not blocks:
+        return None
+    per_block = alpha_size / ((2 if fp16 else 4) * blocks)
+    return {1.0: True, 2.0: False}.get(per_block)

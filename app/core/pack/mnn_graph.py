@@ -25,10 +25,14 @@ OP_MAIN_TYPE, OP_MAIN, OP_NAME = 1, 2, 3
 # Blob, CastParam, Convolution2D, ...
 PARAM_CONVOLUTION2D = 9
 # Convolution2D: common, weight, bias, quanParameter, symmetricQuan, sparseParameter, ...
-CONV_COMMON = 0
+CONV_COMMON, CONV_QUANT = 0, 3
 # Convolution2DCommon: padX, padY, kernelX, kernelY, strideX, strideY, dilateX, dilateY,
 # padMode, group, outputCount, inputCount, ...
 COMMON_OUTPUT_COUNT, COMMON_INPUT_COUNT = 10, 11
+# IDSTQuan: buffer, alpha, type, useInt32, quantScale, scaleIn, scaleOut, aMaxOrBits, aMin,
+# readType, ...; type 1 is block-quantized integers (aMaxOrBits their bits), 3 is fp16.
+QUANT_TYPE, QUANT_BITS, QUANT_MIN, QUANT_READ_TYPE = 2, 7, 8, 9
+QUANT_INT, QUANT_FP16 = 1, 3
 
 
 class GraphFormatError(ValueError):
@@ -40,6 +44,11 @@ class Linear:
     name: str
     inputs: int
     outputs: int
+    bits: int | None = None  # its weights' bits as stored (16: fp16); None: not said
+    # Quantized with one scale per block (no zero point); None: not said. llmexport
+    # writes aMin 0 and readType 0 for symmetric blocks, aMin 1 (its q_min) for
+    # asymmetric ones (utils/mnn_converter.py rebuild_linear).
+    symmetric: bool | None = None
 
     @property
     def params(self) -> int:
@@ -120,11 +129,31 @@ def _linear_layers(buf: _Buffer) -> tuple[Linear, ...]:
             continue
         common = buf.deref(common_at)
         name_at = buf.field(op, OP_NAME)
+        quant_at = buf.field(conv, CONV_QUANT)
+        bits, symmetric = _quantization(buf, buf.deref(quant_at)) if quant_at else (None, None)
         found.append(
             Linear(
                 name=buf.string(name_at) if name_at is not None else "",
                 inputs=buf.int_field(common, COMMON_INPUT_COUNT),
                 outputs=buf.int_field(common, COMMON_OUTPUT_COUNT),
+                bits=bits,
+                symmetric=symmetric,
             )
         )
     return tuple(found)
+
+
+def _quantization(buf: _Buffer, quant: int) -> tuple[int | None, bool | None]:
+    """A layer's bits and whether its blocks are symmetric, from its IDSTQuan table."""
+    kind = buf.int_field(quant, QUANT_TYPE)
+    if kind == QUANT_FP16:
+        return 16, None
+    if kind != QUANT_INT:
+        return None, None
+    minimum, read_type = buf.int_field(quant, QUANT_MIN), buf.int_field(quant, QUANT_READ_TYPE)
+    symmetric: bool | None = None  # aMin 0 with a readType: not llmexport's writing
+    if minimum:
+        symmetric = False
+    elif read_type == 0:
+        symmetric = True
+    return buf.int_field(quant, QUANT_BITS) or None, symmetric

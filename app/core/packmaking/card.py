@@ -3,8 +3,12 @@ from the pack's runtime_config.json, the recipe, and what was (not) verified.
 
 The header is the Hub's model-card metadata (huggingface_hub's ModelCardData writes it,
 so the Hub parses it as its own): license, base_model when known, library mnn, tags
-mnn / speculative-decoding / draft-model. A card DraftDeck wrote carries CARD_MARK on
-its first line after the header, so a later run may replace it and no other.
+mnn / speculative-decoding, and draft-model for a draft. A card DraftDeck wrote carries
+CARD_MARK on its first line after the header, so a later run may replace it and no other.
+
+The card speaks of the pack's role: the one it was exported as (`draftdeck export
+--role`, in its mark), else a target when the pack is a target by size (bundle.py), else
+a draft (the packs cards are made for).
 """
 
 from __future__ import annotations
@@ -17,15 +21,18 @@ from typing import Any
 from huggingface_hub import ModelCardData
 
 from app.core.infra.units import format_bytes
-from app.core.pack.advice import read_advice
+from app.core.pack.advice import PackAdvice, read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.files import NOT_PACK_SUFFIXES
 from app.core.pack.known_models import identify
+from app.core.packmaking.export_mark import recorded_settings
 from app.core.packmaking.verify_result import card_section
 
 CARD = "README.md"
 CARD_MARK = "<!-- Written by DraftDeck (draftdeck card / measure-pack)."
-TAGS = ("mnn", "speculative-decoding", "draft-model")
+TAGS = ("mnn", "speculative-decoding", "draft-model")  # a draft's
+TARGET_TAGS = ("mnn", "speculative-decoding")
+DRAFT, TARGET = "draft", "target"
 UNKNOWN_LICENSE = "other"
 
 
@@ -39,6 +46,14 @@ class CardFacts:
     verification: str | None = None
 
 
+def card_role(info: BundleInfo) -> str:
+    """DRAFT or TARGET: what the card says the pack is."""
+    recorded = recorded_settings(info.path).get("role")
+    if recorded in (DRAFT, TARGET):
+        return str(recorded)
+    return TARGET if info.role == TARGET else DRAFT
+
+
 def card_header(info: BundleInfo, facts: CardFacts) -> str:
     model = identify(info)
     base = facts.base_model or (model.repo if model else None)
@@ -47,7 +62,7 @@ def card_header(info: BundleInfo, facts: CardFacts) -> str:
         license=license_,
         base_model=base,
         library_name="mnn",
-        tags=list(TAGS),
+        tags=list(TARGET_TAGS if card_role(info) == TARGET else TAGS),
         pipeline_tag="text-generation",
     )
     return f"---\n{data.to_yaml()}\n---\n"
@@ -98,6 +113,18 @@ def _json_block(value: object) -> list[str]:
     return ["```json", json.dumps(value, indent=2, ensure_ascii=False), "```"]
 
 
+def _recipe(advice: PackAdvice | None, draft_recipe: Mapping[str, Any]) -> list[str]:
+    """The recipe section's lines: the recommended settings and the draft's recipe."""
+    lines: list[str] = []
+    if advice is not None and advice.recommended:
+        lines += ["Recommended (runtime_config.json, TokForge's keys):", ""]
+        lines += [*_json_block(dict(advice.recommended)), ""]
+    if draft_recipe:
+        lines += ["The draft's recipe (config_cpu.json):", ""]
+        lines += [*_json_block(dict(draft_recipe)), ""]
+    return lines
+
+
 def card_text(
     info: BundleInfo,
     runtime_config: Mapping[str, Any],
@@ -113,34 +140,31 @@ def card_text(
         else f"{info.model_type}, hidden {info.hidden_size}, {info.layers} layers"
     )
     files = [f for f in info.files if not f.name.endswith(NOT_PACK_SUFFIXES) and f.name != CARD]
+    facts_in_words = (
+        f"{shape}, {info.quantization}, vocabulary {info.vocab_size or 'unknown'}, "
+        f"{format_bytes(info.size_bytes)}"
+    )
+    target = card_role(info) == TARGET
     lines = [
         f"{CARD_MARK} Remove this line to keep your own edits: DraftDeck then leaves "
         "the file alone. -->",
         "",
         f"# {info.name}",
         "",
-        f"A draft model for speculative decoding with MNN ({shape}, "
-        f"{info.quantization}, vocabulary {info.vocab_size or 'unknown'}, "
-        f"{format_bytes(info.size_bytes)}). A large target model verifies the tokens "
-        "this draft proposes; the output is the target's.",
-        "",
-        "## Measured",
-        "",
-        *measured_table(runtime_config),
+        f"A target model for speculative decoding with MNN ({facts_in_words}). It verifies "
+        "the tokens a small draft model proposes; the output is its own."
+        if target
+        else f"A draft model for speculative decoding with MNN ({facts_in_words}). A large "
+        "target model verifies the tokens this draft proposes; the output is the target's.",
         "",
     ]
+    if not target or (advice is not None and advice.targets):
+        lines += ["## Measured", "", *measured_table(runtime_config), ""]
     if advice is not None and advice.notes:
         lines += [f"- {note}" for note in advice.notes.values()] + [""]
-    lines += ["## Recipe", ""]
-    if advice is not None and advice.recommended:
-        lines += [
-            "Recommended (runtime_config.json, TokForge's keys):",
-            "",
-            *_json_block(dict(advice.recommended)),
-            "",
-        ]
-    if draft_recipe:
-        lines += ["The draft's recipe (config_cpu.json):", "", *_json_block(dict(draft_recipe)), ""]
+    recipe = _recipe(advice, draft_recipe)
+    if recipe or not target:
+        lines += ["## Recipe", "", *recipe]
     lines += [
         "## Export verification",
         "",

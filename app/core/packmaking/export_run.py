@@ -24,17 +24,14 @@ from app.core.infra.jsonfile import atomic_write_bytes
 from app.core.infra.words import Word
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.files import DRAFT_RECIPE
-from app.core.packmaking.export_checks import (
-    EXPORT_MARK,
-    ExportPlan,
-    ExportRefused,
-    check_out_folder,
-)
+from app.core.packmaking.export_checks import ExportPlan, ExportRefused, check_out_folder
 from app.core.packmaking.export_env import (
     ExportEnv,
+    mnnconvert_arg,
     pinned_requirements,
     write_mnnconvert_shim,
 )
+from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 
 
@@ -146,15 +143,7 @@ class ExportJob(TrackedJob[ExportStatus]):
         _remove_partial(partial)
         partial.mkdir(parents=True)
         (partial / PARTIAL_MARK).write_text("an export DraftDeck is making\n", encoding="utf-8")
-        shim = write_mnnconvert_shim(self.env.python, partial)
-        settings = self.plan.settings
-        cmd = [
-            str(self.env.python),
-            str(self.env.llmexport_dir() / "llmexport.py"),
-            *("--path", str(self.plan.source.folder.absolute()), "--export", "mnn"),
-            *("--quant_bit", str(settings.bits), "--quant_block", str(settings.block)),
-            *("--dst_path", ".", "--mnnconvert", f"./{shim.name}"),
-        ]
+        cmd = self.command(write_mnnconvert_shim(self.env.python, partial))
         started = time.monotonic()
 
         def on_line(line: str) -> None:
@@ -167,6 +156,18 @@ class ExportJob(TrackedJob[ExportStatus]):
             what = f"exit code {done.returncode}" if done.returncode else f"no {missing[0]}"
             raise ExportFailed(f"the exporter failed ({what}):\n{tail}")
         self._tidy(partial, time.monotonic() - started)
+
+    def command(self, shim: Path) -> list[str]:
+        """The exporter's command line, run in the partial folder beside `shim` (the
+        converter command written there)."""
+        settings = self.plan.settings
+        return [
+            str(self.env.python),
+            str(self.env.llmexport_dir() / "llmexport.py"),
+            *("--path", str(self.plan.source.folder.absolute()), "--export", "mnn"),
+            *("--quant_bit", str(settings.bits), "--quant_block", str(settings.block)),
+            *("--dst_path", ".", "--mnnconvert", mnnconvert_arg(shim)),
+        ]
 
     def _tidy(self, partial: Path, seconds: float) -> None:
         """Leave only the pack: the exporter's leftovers out, the role's recipe and the

@@ -2,12 +2,14 @@
 model's teacher-forced logits (as it is and quantized like the export), computed by
 resources/torch_side/source_logits.py in the export environment.
 
-The pack says its quantization: the linear layers' bits (bundle.py's linear_bits), the
-block and bits of the embedding (tie_embeddings), and whether the embedding is bf16,
-quantized apart or the lm_head's rows. llmexport 0.0.5 quantizes the lm_head like the
-other layers unless told otherwise, so a tied pack's lm_head is at the embedding's bits.
-What the pack does not say (a bf16-embedding pack records no block) comes from the
-export's own record (export_checks.EXPORT_MARK) or the caller.
+The pack says its quantization: the graph keeps each linear layer's bits and whether its
+blocks are symmetric (quant_facts.py), tie_embeddings the block and bits of the
+embedding and its scales' layout, and the files whether the embedding is bf16, quantized
+apart or the lm_head's rows. What the pack does not say (a bf16-embedding pack records
+no block) comes from the caller or the export's own record (export_mark.py: `draftdeck
+export` passes llmexport neither `--sym` nor `--lm_quant_bit`); what none of them says
+is taken as llmexport's default (asymmetric, the lm_head at the layers' bits) and named
+as assumed in the result, so a failing pack is not blamed for a guess.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import numpy.typing as npt
 from app.core.infra.errors import CodedError
 from app.core.infra.resources import resource
 from app.core.pack.bundle import BundleInfo
-from app.core.packmaking.export_checks import EXPORT_MARK, EXPORTER_BITS
+from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.export_mark import recorded_settings
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.verify_texts import VerifyText
 
@@ -55,37 +58,45 @@ class QuantSpec:
     embedding_bits: int
     embedding_block: int
     symmetric: bool = False  # llmexport's default (asymmetric: a zero point per block)
+    assumed: tuple[str, ...] = ()  # what nothing said, in words ("asymmetric", ...)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def describe(self) -> str:
-        words = f"{self.bits}-bit, block {self.block}"
+        kind = "symmetric" if self.symmetric else "asymmetric"
+        words = f"{kind} {self.bits}-bit, block {self.block}"
         if self.embedding == "tied":
-            return f"{words}; lm_head and embedding tied at {self.lm_bits}-bit"
-        embedding = "bf16" if self.embedding == "bf16" else f"{self.embedding_bits}-bit"
-        return f"{words}; lm_head {self.lm_bits}-bit; embedding {embedding}"
+            words += f"; lm_head and embedding tied at {self.lm_bits}-bit"
+        else:
+            embedding = "bf16" if self.embedding == "bf16" else f"{self.embedding_bits}-bit"
+            words += f"; lm_head {self.lm_bits}-bit; embedding {embedding}"
+        if self.assumed:
+            words += f"; assumed, the pack does not say: {', '.join(self.assumed)}"
+        return words
 
 
-def _recorded(pack: Path) -> dict[str, Any]:
-    """The export's own settings record, if this pack was made by `draftdeck export`."""
-    try:
-        data = json.loads((pack / EXPORT_MARK).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    settings = data.get("settings") if isinstance(data, dict) else None
-    return settings if isinstance(settings, dict) else {}
+def quant_spec(
+    info: BundleInfo,
+    bits: int | None = None,
+    block: int | None = None,
+    symmetric: bool | None = None,
+    lm_bits: int | None = None,
+) -> QuantSpec:
+    """The pack's quantization; the arguments fill in what the pack does not record.
 
-
-def quant_spec(info: BundleInfo, bits: int | None = None, block: int | None = None) -> QuantSpec:
-    """The pack's quantization; `bits`/`block` fill in what the pack does not record.
-
-    The linear layers' bits come from the weight file's size (bundle.py), which a
-    misread block skews (a width that block does not divide gets more scales than the
-    pack records): a count the exporter cannot write falls back to the embedding's."""
-    record = _recorded(info.path)
+    Without the graph's word, the linear layers' bits come from the weight file's size
+    (bundle.py), which a misread block skews (a width that block does not divide gets
+    more scales than the pack records): a count the exporter cannot write falls back to
+    the embedding's."""
+    record = recorded_settings(info.path)  # draftdeck export: neither --sym nor --lm_quant_bit
+    facts = info.quant_facts
+    assumed: list[str] = []
     inferred = info.quant_bits if info.quant_bits in EXPORTER_BITS else None
-    bits = bits or _whole(record.get("bits")) or inferred or info.embedding_bits
+    bits = bits or _whole(record.get("bits")) or inferred
+    if bits is None and info.embedding_bits in EXPORTER_BITS:
+        bits = info.embedding_bits
+        assumed.append(f"layers at the embedding's {bits}-bit")
     block = block if block is not None else _whole(record.get("block"))
     block = block if block is not None else info.quant_block
     if bits not in EXPORTER_BITS or block is None:
@@ -93,13 +104,29 @@ def quant_spec(info: BundleInfo, bits: int | None = None, block: int | None = No
             f"{info.path}: the pack does not record its quantization (bits {bits}, block "
             f"{block}); give them (--bits 4 --block 128, say) as the export was made"
         )
+    if symmetric is None:
+        symmetric = False if record else facts.symmetric
+    if symmetric is None:
+        symmetric = False
+        assumed.append("asymmetric")
     names = {f.name for f in info.files}
     emb_bits = info.embedding_bits or bits
+    kind = "tied"
     if emb_bits == BF16_BITS:
-        return QuantSpec(bits, block, bits, block, "bf16", BF16_BITS, block)
-    if f"embeddings_int{emb_bits}.bin" in names:
-        return QuantSpec(bits, block, bits, block, "quantized", emb_bits, block)
-    return QuantSpec(bits, block, emb_bits, block, "tied", emb_bits, block)
+        kind = "bf16"
+    elif f"embeddings_int{emb_bits}.bin" in names:
+        kind = "quantized"
+    if lm_bits is None:  # a tied embedding's bits are the lm_head's: it is its layout
+        lm_bits = bits if record else facts.lm_bits or (emb_bits if kind == "tied" else None)
+    if lm_bits is None:
+        lm_bits = bits
+        assumed.append(f"lm_head {bits}-bit")
+    if lm_bits not in EXPORTER_BITS:
+        raise VerifyInputError(
+            f"{info.path}: the pack's lm_head is stored at {lm_bits} bits; the check "
+            f"knows the exporter's {', '.join(map(str, EXPORTER_BITS))}"
+        )
+    return QuantSpec(bits, block, lm_bits, block, kind, emb_bits, block, symmetric, tuple(assumed))
 
 
 def _whole(value: Any) -> int | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.infra.jsonfile import read_json_object
-from app.core.pack.bundle import read_bundle
+from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.export_check import NORMAL
 from app.core.pack.files import CONFIG
 from app.core.packmaking.export_env import ExportEnv
@@ -26,6 +26,7 @@ from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.core.packmaking.verify_compare import compare_text
 from app.core.packmaking.verify_result import ExportCheck, RunCheck, verdict_reasons
 from app.core.packmaking.verify_source import (
+    QuantSpec,
     SourceRun,
     VerifyInputError,
     quant_spec,
@@ -43,6 +44,8 @@ MNN_DEFAULT_MEMORY = "low"  # what MNN runs at when config.json names no memory
 class VerifyOptions:
     bits: int | None = None  # when the pack does not record them
     block: int | None = None
+    symmetric: bool | None = None  # llmexport --sym
+    lm_bits: int | None = None  # llmexport --lm_quant_bit
     texts: Sequence[VerifyText] = TEXTS
 
 
@@ -70,6 +73,18 @@ def _run_pack(
     return RunCheck(memory, texts, written.seconds)
 
 
+def check_inputs(
+    pack: Path, hf_folder: Path, options: VerifyOptions
+) -> tuple[BundleInfo, QuantSpec]:
+    """The pack read and its quantization known, and `hf_folder` a model folder, before
+    anything runs: VerifyInputError (or a FileError from reading the pack) when not."""
+    info = read_bundle(pack)
+    if not (hf_folder / CONFIG).is_file():
+        raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
+    spec = quant_spec(info, options.bits, options.block, options.symmetric, options.lm_bits)
+    return info, spec
+
+
 def verify_export(
     client: EngineClient,
     env: ExportEnv,
@@ -83,10 +98,7 @@ def verify_export(
     the pack) for bad input; ProcessCancelled when `process` is cancelled (before the
     source's run ends, or before a pack run starts)."""
     started = time.perf_counter()
-    info = read_bundle(pack)
-    if not (hf_folder / CONFIG).is_file():
-        raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
-    spec = quant_spec(info, options.bits, options.block)
+    info, spec = check_inputs(pack, hf_folder, options)
     say(f"quantization: {spec.describe()}")
     process = process or StreamedProcess()
     with tempfile.TemporaryDirectory(prefix="draftdeck-verify-") as tmp:

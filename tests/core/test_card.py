@@ -1,0 +1,57 @@
+"""The model card speaks of the pack's role: a pack exported as a target is a target for
+speculative decoding, without the draft-model tag (card.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from huggingface_hub import ModelCard
+
+from app.core.pack.bundle import read_bundle
+from app.core.packmaking.card import CardFacts, card_text
+from app.core.packmaking.export_mark import EXPORT_MARK
+
+Copy = Callable[..., Path]
+
+
+def _exported_as(pack: Path, role: str) -> None:
+    """The mark `draftdeck export --role ROLE` leaves."""
+    mark = {"source": "/models/tiny", "settings": {"bits": 4, "block": 128, "role": role}}
+    (pack / EXPORT_MARK).write_text(json.dumps(mark), encoding="utf-8")
+
+
+def _card(pack: Path) -> tuple[list[str], str]:
+    info = read_bundle(pack)
+    text = card_text(info, info.runtime_config, {}, CardFacts(license="apache-2.0"))
+    tags = ModelCard(text).data.get("tags")
+    assert isinstance(tags, list)
+    return tags, text
+
+
+def test_a_pack_exported_as_a_target_has_a_target_card(bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target")
+    _exported_as(pack, "target")
+    tags, text = _card(pack)
+    assert tags == ["mnn", "speculative-decoding"]
+    assert "A target model for speculative decoding with MNN" in text
+    assert "A draft model" not in text and "this draft proposes" not in text
+    # A target measures no targets and ships no draft recipe: no empty sections.
+    assert "## Measured" not in text and "## Recipe" not in text
+
+
+def test_a_pack_exported_as_a_draft_has_a_draft_card(bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-target")  # the same files: only the role differs
+    _exported_as(pack, "draft")
+    tags, text = _card(pack)
+    assert tags == ["mnn", "speculative-decoding", "draft-model"]
+    assert "A draft model for speculative decoding with MNN" in text
+    assert "## Measured" in text and "## Recipe" in text
+
+
+def test_a_pack_draftdeck_did_not_export_is_a_draft_unless_a_target_by_size(
+    bundle_copy: Copy,
+) -> None:
+    tags, text = _card(bundle_copy("qwen3-draft-noisy"))  # ships a draft recipe
+    assert "draft-model" in tags and "A draft model" in text
