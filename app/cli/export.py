@@ -19,6 +19,7 @@ from app.cli.export_jobs import export_env_asking, printing_lines, run_cancellab
 from app.cli.verify_export import CANCELLED as VERIFY_CANCELLED
 from app.cli.verify_export import verify_and_report
 from app.core.infra.errors import AlreadyExistsError, FileError
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.export_checks import (
     BITS,
     ROLES,
@@ -27,7 +28,6 @@ from app.core.packmaking.export_checks import (
     plan_export,
 )
 from app.core.packmaking.export_env import ExportEnv
-from app.core.packmaking.verify_result import CHECK_FILE
 
 if TYPE_CHECKING:
     from app.core.packmaking.export_run import ExportJob
@@ -84,7 +84,7 @@ def verify_made_pack(env: ExportEnv, pack: Path, source: Path) -> int:
     if not check.verified:
         say(
             f"draftdeck: export not verified (what differs is above, and in "
-            f"{pack / CHECK_FILE}); {pack} is left as made and not added to the Library"
+            f"{pack / EXPORT_CHECK}); {pack} is left as made and not added to the Library"
         )
         return 1
     return _add_to_library(pack)

@@ -20,12 +20,12 @@ import pytest
 from app.cli.export import verify_made_pack
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.files import EXPORT_CHECK
 from app.core.pack.library import Library
 from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_run import PARTIAL_SUFFIX, ExportJob
-from app.core.packmaking.verify_result import CHECK_FILE
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load
 from tests.helpers.cli import APP
@@ -121,7 +121,7 @@ def test_an_export_not_verified_on_request_is_said_and_not_listed(
     assert done.returncode == 0, done.stderr
     assert "not verified (--no-verify), so not added to the Library" in done.stderr
     assert f"`draftdeck verify-export {out} " in done.stderr  # how to check it later
-    assert not (out / CHECK_FILE).exists()
+    assert not (out / EXPORT_CHECK).exists()
     assert _listed(home, monkeypatch) == []
 
 
@@ -140,7 +140,7 @@ def test_the_export_is_verified_and_the_pack_added_to_the_library(
     assert "pack at memory normal" in done.stderr  # verify-export's check ran, with progress
     quantization = "asymmetric 4-bit, block 32; lm_head and embedding tied at 4-bit"
     assert f"Export verified ({quantization})" in done.stdout
-    assert json.loads((out / CHECK_FILE).read_text(encoding="utf-8"))["verified"] is True
+    assert json.loads((out / EXPORT_CHECK).read_text(encoding="utf-8"))["verified"] is True
     assert f"llama is in the Library ({out})" in done.stdout  # where it is
     assert _listed(home, monkeypatch) == [out]  # by reference: it stays where it was made
 
@@ -150,7 +150,7 @@ def test_a_made_pack_that_fails_verification_is_left_as_made_and_not_listed(
 ) -> None:
     pack = tmp_path / "tampered"
     shutil.copytree(llama_pack.path, pack)
-    (pack / CHECK_FILE).unlink()
+    (pack / EXPORT_CHECK).unlink()
     # The tied embedding / lm_head rows' 4-bit values flipped, no header touched: MNN
     # loads the file and computes another function (test_verify_export.py's way).
     tie = json.loads((pack / "llm_config.json").read_text())["tie_embeddings"]
@@ -164,7 +164,7 @@ def test_a_made_pack_that_fails_verification_is_left_as_made_and_not_listed(
     assert "Export not verified" in said.out and "its weights are not the source's" in said.out
     assert "draftdeck: export not verified (what differs is above" in said.err
     assert f"{pack} is left as made and not added to the Library" in said.err
-    assert json.loads((pack / CHECK_FILE).read_text(encoding="utf-8"))["verified"] is False
+    assert json.loads((pack / EXPORT_CHECK).read_text(encoding="utf-8"))["verified"] is False
     assert read_bundle(pack).path == pack  # the pack is left to look at
     assert Library(load_settings(), save_settings).pack_folders() == []
 

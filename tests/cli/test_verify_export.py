@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from app.cli.main import main
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, read_source
 from app.core.packmaking.export_env import EXPORT_ENV_VAR, mnnconvert_arg, write_mnnconvert_shim
 from app.core.packmaking.export_run import DONE, ExportJob

@@ -7,12 +7,11 @@ extra package index for torch's CPU build is `DRAFTDECK_TORCH_INDEX` (default Py
 CPU index; an empty value turns it off, for a machine whose pip finds the CPU wheel by
 its own configuration, e.g. find-links).
 
-Every requirement is pinned to one version, so two machines build the same environment.
-An environment is ready when its stamp file lists exactly today's pinned requirements, or
-the packages installed in it are exactly the versions they pin: the stamp is written
-last, after pip finished and the exporter imported, so a half-built environment (a
-cancel, a crash, a full disk) is never taken for a ready one, and a changed pin rebuilds
-it. DraftDeck only ever deletes a folder it marked as its own when it began creating it.
+Every requirement is pinned, so two machines build the same environment. An environment
+is ready when its stamp file lists exactly today's pinned requirements: the stamp is
+written last, after pip finished and the exporter imported, so a half-built environment
+(a cancel, a crash, a full disk) is never taken for a ready one, and a changed pin
+rebuilds it. DraftDeck only ever deletes a folder it marked as its own when it began creating it.
 """
 
 from __future__ import annotations
@@ -173,64 +172,16 @@ def _read_stamp(folder: Path) -> dict[str, Any]:
 
 
 def ready_export_env(folder: Path | None = None) -> ExportEnv | None:
-    """The environment at `folder` if it is built (stamped) with today's pins, or with
-    pins that installed exactly the versions today's pin (an environment stamped before
-    a loose pin was made exact is kept), else None."""
+    """The environment at `folder` if it is built with today's pins, else None."""
     folder = folder or export_env_folder()
     stamp = _read_stamp(folder)
     env = ExportEnv(folder)
-    pins = pinned_requirements()
-    if stamp.get("version") != stamp_for(pins, "")["version"] or not env.python.is_file():
+    wanted = stamp_for(pinned_requirements(), torch_index())
+    if any(stamp.get(k) != v for k, v in wanted.items() if k != "torch_index"):
+        return None  # a changed pin (the index it came from does not matter once built)
+    if not env.python.is_file():
         return None
-    if not (env.llmexport_dir() / "llmexport.py").is_file():
-        return None
-    # The index torch came from does not matter once it is built.
-    if stamp.get("requirements") == list(pins) or installed_as_pinned(env, pins):
-        return env
-    return None  # a changed pin: built again
-
-
-def installed_as_pinned(env: ExportEnv, requirements: tuple[str, ...]) -> bool:
-    """Whether `env` holds exactly the versions `requirements` pin (those whose marker
-    holds for its Python), read from its packages' metadata without running it."""
-    # Imported here: make_bundles uses this module where only the standard library is.
-    from importlib import metadata
-
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    python = _venv_python(env.folder)
-    site = env.llmexport_dir().parent  # llmexport is installed in its site-packages
-    if python is None or not site.is_dir():
-        return False
-    installed = {
-        canonicalize_name(d.metadata["Name"] or ""): d.version
-        for d in metadata.distributions(path=[str(site)])
-    }
-    for text in requirements:
-        try:
-            pin = Requirement(text)
-        except InvalidRequirement:
-            return False
-        if pin.marker is not None and not pin.marker.evaluate({"python_version": python}):
-            continue
-        version = installed.get(canonicalize_name(pin.name))
-        if version is None or not pin.specifier.contains(version, prereleases=True):
-            return False
-    return True
-
-
-def _venv_python(folder: Path) -> str | None:
-    """The environment's Python as "3.11", from the pyvenv.cfg venv wrote."""
-    try:
-        lines = (folder / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        key, _, value = line.partition("=")
-        if key.strip() in ("version", "version_info"):
-            return ".".join(value.strip().split(".")[:2])
-    return None
+    return env if (env.llmexport_dir() / "llmexport.py").is_file() else None
 
 
 # The converter llmexport is told to use: pymnn's converter core called directly.
