@@ -56,6 +56,7 @@ from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
 from app.engine.client.tune_runner import run_sweep
+from app.engine.load_rules import planned
 from app.engine.protocol import (
     AgreementMeasured,
     Done,
@@ -687,6 +688,10 @@ class _ScriptedEngine:
         self.d = 1
         self.loads: list[int] = []
         self.calls = 0
+
+    def load(self, request: Load) -> object:
+        planned(request)  # as EngineClient.load: the load plan first
+        return self.run(request)
 
     def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
         if isinstance(request, Load):
