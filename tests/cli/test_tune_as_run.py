@@ -46,7 +46,7 @@ from app.engine.protocol import (
     ResetDone,
 )
 from app.engine.worker.mnn_llm import runtime_config
-from tests.helpers.engine_events import loaded_event
+from tests.helpers.engine_events import ScriptedClient, loaded_event
 from tests.helpers.tune_results import setting_result
 
 Copy = Callable[..., Path]
@@ -209,7 +209,7 @@ def test_greedy_says_exact_only_when_the_recipe_verifies_exactly() -> None:
 # -- time left --------------------------------------------------------------------------
 
 
-class _TimedEngine:
+class _TimedEngine(ScriptedClient):
     """The engine as a script on a made-up clock: a load and warm-up cost `setup`
     seconds, every measured generation `pair / 2`. Plain decoding 100 tokens in 1 s;
     speculative at `speed[d]`, every other run 1.3x faster still, so no interval

@@ -56,7 +56,6 @@ from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
 from app.engine.client.tune_runner import run_sweep
-from app.engine.load_rules import planned
 from app.engine.protocol import (
     AgreementMeasured,
     Done,
@@ -67,7 +66,7 @@ from app.engine.protocol import (
     ResetDone,
 )
 from tests.helpers.cli import run_cli
-from tests.helpers.engine_events import loaded_event
+from tests.helpers.engine_events import ScriptedClient, loaded_event
 
 Copy = Callable[..., Path]
 # Short runs and budgets keep the sweeps quick; the figures are not asserted anyway.
@@ -678,7 +677,7 @@ def test_cpu_name_falls_back_to_platform(monkeypatch: pytest.MonkeyPatch) -> Non
     assert tune_run._cpu_model() == "arm"
 
 
-class _ScriptedEngine:
+class _ScriptedEngine(ScriptedClient):
     """Stands in for the engine worker: decode times from a script, no clock involved.
     Plain decoding: 100 tokens in 1 s. Speculative: 100 tokens in 1 / speed[d] s,
     times (1 + wobble[d]) on every other call of that mode."""
@@ -688,10 +687,6 @@ class _ScriptedEngine:
         self.d = 1
         self.loads: list[int] = []
         self.calls = 0
-
-    def load(self, request: Load) -> object:
-        planned(request)  # as EngineClient.load: the load plan first
-        return self.run(request)
 
     def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
         if isinstance(request, Load):

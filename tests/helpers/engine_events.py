@@ -1,11 +1,14 @@
-"""Engine events made by hand, for tests that feed the window what the engine would."""
+"""Engine events made by hand, for tests that feed the window what the engine would, and
+a base for scripted engines that stand in for EngineClient."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from app.engine.protocol import Loaded, Round, Rounds
+from app.engine.load_rules import planned
+from app.engine.protocol import Load, Loaded, Request, Round, Rounds
 
 
 def loaded_event(**fields: Any) -> Loaded:
@@ -38,3 +41,16 @@ def rounds_event(
         elapsed=elapsed,
         rounds=tuple(Round(e, a, d, 0.0, 0.0) for e, a, d in rounds),
     )
+
+
+class ScriptedClient(ABC):
+    """The part of EngineClient a scripted engine keeps: `load` asks the load plan first,
+    then hands the request to the subclass's `run`."""
+
+    @abstractmethod
+    def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
+        """The scripted answer to `request`."""
+
+    def load(self, request: Load) -> object:
+        planned(request)
+        return self.run(request)
