@@ -61,12 +61,16 @@ def draft(bundle_copy: Copy) -> Path:
 
 def test_the_exports_recipe_gets_the_measured_settings_and_keeps_its_own(draft: Path) -> None:
     # The export's recipe left memory to config.json and carries a key of its own.
-    _recipe(draft, {"thread_num": 1, "precision": "low", "dynamic_option": 2})
+    before = _recipe(draft, {"thread_num": 1, "precision": "low", "dynamic_option": 2})
     _mark_as_exported(draft)
     done = _measure(draft)
     recipe = json.loads((draft / "config_cpu.json").read_text())
     assert recipe == {**MEASURED, "dynamic_option": 2}
-    assert draft / "config_cpu.json" in done.files and done.backups == [] and done.kept == []
+    assert list(recipe)[:3] == ["thread_num", "precision", "dynamic_option"]  # its order
+    # Saved as the Recipes page saves: the version before is the .bak.
+    assert (draft / "config_cpu.json.bak").read_bytes() == before
+    assert draft / "config_cpu.json" in done.files and done.kept == []
+    assert done.backups == [draft / "config_cpu.json.bak"]
 
 
 def test_a_recipe_draftdeck_did_not_write_is_kept_unless_forced(draft: Path) -> None:
@@ -101,10 +105,11 @@ def test_a_twin_draftdeck_did_not_write_keeps_both_as_they_are(draft: Path) -> N
     assert (draft / "config_cpu.json").read_bytes() == ours
     assert (draft / "draft_config_cpu.json").read_bytes() == twin
     assert done.kept == [draft / "config_cpu.json"]
-    done = _measure(draft, force=True)  # forced: both, in step, the twin kept as .bak
+    done = _measure(draft, force=True)  # forced: both, in step, each kept as .bak
     for name in ("config_cpu.json", "draft_config_cpu.json"):
         assert json.loads((draft / name).read_text()) == MEASURED
-    assert done.backups == [draft / "draft_config_cpu.json.bak"]
+    assert done.backups == [draft / "config_cpu.json.bak", draft / "draft_config_cpu.json.bak"]
+    assert (draft / "draft_config_cpu.json.bak").read_bytes() == twin
 
 
 def test_a_pack_without_a_draft_recipe_gets_the_measured_one(draft: Path) -> None:

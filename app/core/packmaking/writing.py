@@ -19,7 +19,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,9 @@ from app.core.pack.files import BACKUP_SUFFIX, DRAFT_RECIPE, DRAFT_RECIPE_ALT, R
 from app.core.packmaking.card import CARD, is_draftdeck_card
 from app.core.packmaking.export_mark import made_by_export
 from app.core.packmaking.measured import written_by_draftdeck
-from app.core.recipe.draft_recipes import draft_recipes
-from app.core.recipe.files import read_recipe
+from app.core.recipe.copies import backup_path
+from app.core.recipe.draft_recipes import draft_recipes, save_in_step
+from app.core.recipe.files import RecipeDocument
 
 
 def _runtime_config_is_ours(path: Path) -> bool:
@@ -121,20 +121,21 @@ def write_card(pack: Path, text: str, force: bool, done: Written) -> None:
 
 
 def write_draft_recipe(pack: Path, measured: dict[str, Any], force: bool, done: Written) -> None:
-    """The draft recipe as measured (the module's rule). A twin draft_config_cpu.json that
-    holds the same recipe is kept in step; one that differs is not touched."""
+    """The draft recipe as measured (the module's rule), saved as the Recipes page saves
+    it (core/recipe: the save lock, a change by another program refused, a .bak, the
+    file's own key order and spacing). A twin draft_config_cpu.json that holds the same
+    recipe is kept in step; one that differs is not touched."""
     recipes = draft_recipes(pack)
-    if not recipes.used.exists():
-        atomic_write_json(recipes.used, measured, indent=4, shared=True)
-        done.files.append(recipes.used)
+    doc = RecipeDocument.replacing(recipes.used)  # empty when absent or not a JSON object
+    wanted = {**doc.data, **measured}
+    if doc.on_disk and wanted == doc.data:
         return
-    current = read_recipe(recipes.used)  # {} when unreadable: ours is then rewritten
-    if {**current, **measured} == current:
-        return
-    paths = recipes.in_step()
-    if not force and not all(OWNERSHIP[p.name](p) for p in paths):
+    paths = recipes.in_step() if doc.on_disk else [recipes.used]
+    if doc.on_disk and not force and not all(OWNERSHIP[p.name](p) for p in paths):
         done.kept.append(recipes.used)
         return
-    wanted = {**current, **measured}
-    for path in paths:
-        _replace(path, partial(atomic_write_json, path, wanted, indent=4, shared=True), True, done)
+    twins = [RecipeDocument.replacing(p) for p in paths if p != recipes.used]
+    save_in_step(doc, twins, wanted)
+    done.files.extend(paths)
+    if doc.on_disk:  # each file saved over has its version before as .bak
+        done.backups.extend(backup_path(p) for p in paths)
