@@ -61,12 +61,18 @@ def test_the_tune_job_fails_with_the_plans_words(
     assert client.pid is None
 
 
-def test_measuring_a_pack_records_a_target_the_plan_refuses(
+def test_measuring_a_pack_records_only_a_pair_that_cannot_work(
     fixture_bundle: Fixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    client = EngineClient()
+    qwen3, qwen35 = fixture_bundle("qwen3-target"), fixture_bundle("qwen35-draft")
+    blocked = measure_target(client, qwen35, qwen3, MeasureOptions(), lambda *_: None)
+    assert blocked.refused is not None and blocked.refused.startswith("This pair cannot work")
+    # Too little memory here is this computer's, not the pack's: never written as
+    # "disabled" into a runtime_config.json others read; the load refuses it.
     target, draft = fixture_bundle("fast-target"), fixture_bundle("fast-draft")
     monkeypatch.setattr(ram_estimate, "available_memory", lambda: 1_000_000)
-    client = EngineClient()
-    measured = measure_target(client, draft, target, MeasureOptions(), lambda *_: None)
-    assert measured.refused is not None and measured.refused.startswith("Not enough memory")
-    assert not measured.results and client.pid is None
+    with pytest.raises(EngineError) as caught:
+        measure_target(client, draft, target, MeasureOptions(), lambda *_: None)
+    assert caught.value.code == "not_enough_memory"
+    assert client.pid is None  # neither reached a worker

@@ -18,6 +18,7 @@ from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
 from app.core.measure.load_plan import Refusal, plan_paths
 from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults
 from app.core.measure.tune_results import SettingResult
+from app.core.measure.words import FailureCode
 from app.core.pack.bundle import read_bundle
 from app.core.packmaking.measured import (
     BENCH,
@@ -128,9 +129,11 @@ def measure_target(
         target_backend=str(target_run.get("backend_type", "cpu")),
         draft_recipe=draft_run,
     )
-    # The engine's own rules: a pair it would refuse (blocked, too big) is not measured.
+    # A pair that cannot work together is recorded as such (a fact of the two packs,
+    # for everyone who reads runtime_config.json). A refusal of this computer's (too
+    # little memory) or of a recipe is no fact of the pack: the load says it.
     plan = plan_paths(target, draft)
-    if isinstance(plan, Refusal):
+    if isinstance(plan, Refusal) and plan.code == FailureCode.BLOCKED_PAIR:
         measurement.refused = plan.message
         log.info("not measured against %s: %s", target, measurement.refused)
         return measurement
