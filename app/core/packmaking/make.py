@@ -69,8 +69,12 @@ def finish_pack(
     force: bool = False,
     host: dict[str, Any] | None = None,
     date: str | None = None,
+    force_recipe: bool | None = None,
 ) -> tuple[Written, dict[str, Any]]:
-    """Write the pack's files from its measurements; what was written and the config."""
+    """Write the pack's files from its measurements; what was written and the config.
+    `force` replaces a runtime_config.json or card DraftDeck did not write; a draft recipe
+    DraftDeck did not write gets the measured settings only with `force_recipe` (default:
+    as `force`; the window never does, and says it kept the recipe)."""
     refuse_foreign(draft, force)
     config = build_runtime_config(
         measurements,
@@ -82,7 +86,8 @@ def finish_pack(
     write_runtime_config(draft, config, force, done)
     lead = leading_measurement(measurements)
     if lead is not None:
-        write_draft_recipe(draft, measured_draft_recipe(lead), force, done)
+        recipe_force = force if force_recipe is None else force_recipe
+        write_draft_recipe(draft, measured_draft_recipe(lead), recipe_force, done)
     info = read_bundle(draft)  # again: it now has the files just written
     recipe = read_recipe(draft_recipe_path(draft))
     write_card(draft, card_text(info, info.runtime_config, recipe, facts), force, done)

@@ -48,7 +48,9 @@ Finished = tuple[Path, Written, dict[str, Any], list[TargetMeasurement]]
 
 
 def _write(draft: Path, measured: list[TargetMeasurement], force: bool) -> Finished:
-    done, config = finish_pack(draft, measured, CardFacts(), force)
+    # The question before measuring was about runtime_config.json and the card: a draft
+    # recipe DraftDeck did not write is kept as it is (the results say so).
+    done, config = finish_pack(draft, measured, CardFacts(), force, force_recipe=False)
     return draft, done, config, measured
 
 

@@ -182,12 +182,18 @@ def test_a_runtime_config_draftdeck_did_not_write_is_replaced_only_when_asked(
     draft = _draft(library)
     theirs = (fixture_bundle("qwen3-draft-noisy") / "runtime_config.json").read_bytes()
     (draft / "runtime_config.json").write_bytes(theirs)  # as TokForge or a person wrote it
+    # Their draft recipe leaves the sampler to config.json: measuring would name it.
+    recipe = json.loads((draft / "config_cpu.json").read_text())
+    del recipe["sampler_type"]
+    (draft / "config_cpu.json").write_text(json.dumps(recipe, indent=2))
+    their_recipe = (draft / "config_cpu.json").read_bytes()
     dialog = _dialog(qtbot, library, QUICK)
     dialog.choices.quick.setChecked(True)
     dialog.start_button.click()
     box = _question()
     assert box.text().startswith("fast-draft has a runtime_config.json DraftDeck did not")
     assert "kept beside as runtime_config.json.bak" in box.text()
+    assert "config_cpu.json" not in box.text()  # the question is not about the recipe
     _press(box, "Cancel")
     assert not dialog.running()
     assert (draft / "runtime_config.json").read_bytes() == theirs
@@ -199,6 +205,9 @@ def test_a_runtime_config_draftdeck_did_not_write_is_replaced_only_when_asked(
     said = _finish(qtbot, dialog)
     assert said.startswith("Wrote runtime_config.json"), said
     assert "kept as runtime_config.json.bak" in said
+    # The answer was about runtime_config.json: their recipe is kept, and said so.
+    assert (draft / "config_cpu.json").read_bytes() == their_recipe
+    assert "config_cpu.json is kept as it is (DraftDeck did not write it)" in said
     assert (draft / "runtime_config.json.bak").read_bytes() == theirs
     written = json.loads((draft / "runtime_config.json").read_text())
     assert written_by_draftdeck(written)
