@@ -55,3 +55,18 @@ def test_a_pack_draftdeck_did_not_export_is_a_draft_unless_a_target_by_size(
 ) -> None:
     tags, text = _card(bundle_copy("qwen3-draft-noisy"))  # ships a draft recipe
     assert "draft-model" in tags and "A draft model" in text
+
+
+def test_a_license_and_base_model_chosen_once_outlive_a_later_card(bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    info = read_bundle(pack)
+    chosen = CardFacts(license="mit", base_model="someone/Tiny-Qwen3")
+    (pack / "README.md").write_text(card_text(info, info.runtime_config, {}, chosen))
+    # Measuring again writes the card with no facts given: the earlier choice stays.
+    data = ModelCard(card_text(info, info.runtime_config, {}, CardFacts())).data
+    assert (data.license, data.base_model) == ("mit", "someone/Tiny-Qwen3")
+    # Facts given now win; a card DraftDeck did not write is never read for them.
+    data = ModelCard(card_text(info, info.runtime_config, {}, CardFacts(license="gpl-3.0"))).data
+    assert (data.license, data.base_model) == ("gpl-3.0", "someone/Tiny-Qwen3")
+    (pack / "README.md").write_text("---\nlicense: mit\n---\nTheir own card.\n")
+    assert ModelCard(card_text(info, info.runtime_config, {}, CardFacts())).data.license != "mit"

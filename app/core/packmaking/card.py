@@ -40,8 +40,10 @@ UNKNOWN_LICENSE = "other"
 class CardFacts:
     """What the card says that the pack's files do not."""
 
-    license: str | None = None  # None: the known base model's, else "other"
-    base_model: str | None = None  # a Hub repo id; None: the known model's, if any
+    # None: what DraftDeck's card in the pack says already, else the known base model's
+    # (for the license, else "other").
+    license: str | None = None
+    base_model: str | None = None  # a Hub repo id
     # The export check's result; None: the pack's export_check.json, if any.
     verification: str | None = None
 
@@ -54,10 +56,34 @@ def card_role(info: BundleInfo) -> str:
     return TARGET if info.role == TARGET else DRAFT
 
 
+def _earlier_choice(info: BundleInfo) -> dict[str, str]:
+    """The license and base model the pack's card says, if DraftDeck wrote it: a
+    `draftdeck card --license/--base-model` choice outlives a later measuring."""
+    try:
+        text = (info.path / CARD).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not text.startswith("---\n") or not is_draftdeck_card(text):
+        return {}
+    header = text[4:].split("\n---\n", 1)[0]
+    said = {}
+    for line in header.splitlines():  # ModelCardData's YAML: one "key: value" a line
+        key, sep, value = line.partition(": ")
+        if sep and key in ("license", "base_model") and value.strip():
+            said[key] = value.strip().strip("'\"")
+    return said
+
+
 def card_header(info: BundleInfo, facts: CardFacts) -> str:
     model = identify(info)
-    base = facts.base_model or (model.repo if model else None)
-    license_ = facts.license or (model.license if model else None) or UNKNOWN_LICENSE
+    earlier = _earlier_choice(info)
+    base = facts.base_model or earlier.get("base_model") or (model.repo if model else None)
+    license_ = (
+        facts.license
+        or earlier.get("license")
+        or (model.license if model else None)
+        or UNKNOWN_LICENSE
+    )
     data = ModelCardData(
         license=license_,
         base_model=base,
