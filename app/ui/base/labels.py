@@ -15,3 +15,11 @@ def wrap_to_width(label: QLabel) -> QLabel:
 
 
 WARNING_COLOUR = "#a1261b"  # a warning inside a label's rich text
+
+
+def not_started_while(busy: str) -> str:
+    """Why a measurement did not start while `busy` ("a Tune sweep is measuring")."""
+    return (
+        f"Not started: {busy}. Two measurements at once slow each other and both figures "
+        "would be wrong; start again when it has ended."
+    )

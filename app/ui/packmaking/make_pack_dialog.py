@@ -311,7 +311,8 @@ class MakePackDialog(JobDialog):
     def shutdown(self) -> None:
         self._verify.cancel()
         if self._queue is not None:
-            self._queue.shutdown()  # pauses (cancels) the job, then waits for its thread
+            # Pauses (cancels: kills the exporter's processes), then waits a little.
+            self._queue.shutdown(timeout=2.0)
             self._queue = None
 
 

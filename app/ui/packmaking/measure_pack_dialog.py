@@ -38,6 +38,7 @@ from app.engine.client.pack_measure_job import (
 )
 from app.ui.base import background
 from app.ui.base.dialogs import ask
+from app.ui.base.labels import not_started_while
 from app.ui.base.open_folder import open_folder
 from app.ui.packmaking.job_dialog import JobDialog, problem_words
 from app.ui.packmaking.measure_choices import PROGRESS, DraftLook, MeasureChoices, look_at
@@ -189,11 +190,7 @@ class MeasurePackDialog(JobDialog):
             return
         busy = self._elsewhere()
         if busy:
-            self.say(
-                f"Not started: {busy}. Two measurements at once slow each other and both "
-                "figures would be wrong; start again when it has ended.",
-                problem=True,
-            )
+            self.say(not_started_while(busy), problem=True)
             return
         if not look.foreign:
             self._begin(look.draft, force=False)
@@ -325,5 +322,5 @@ class MeasurePackDialog(JobDialog):
 
     def shutdown(self) -> None:
         if self._queue is not None:
-            self._queue.shutdown()  # cancels the job, then waits for its thread
+            self._queue.shutdown(timeout=2.0)  # cancels (kills its worker); never freezes
             self._queue = None

@@ -63,6 +63,10 @@ class PackMakingActions(QObject):
         self.make_dialog.activateWindow()
         return self.make_dialog
 
+    def measuring(self) -> bool:
+        """Whether Measure Pack is measuring now."""
+        return self.measure_dialog is not None and self.measure_dialog.running()
+
     def open_measure(self, draft: Path | None = None) -> MeasurePackDialog:
         """The dialog on `draft` (default: the Library's selected pack, if a draft)."""
         if self.measure_dialog is None:

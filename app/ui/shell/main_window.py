@@ -138,7 +138,13 @@ class MainWindow(QMainWindow):
         self.add_page("recipes", "Recipes", self.recipes_page)
         self.chat_page = ChatPage(self.selection, self.engine, settings=self.settings)
         self.add_page("chat", "Chat", self.chat_page)
-        self.tune_page = TunePage(self.selection, self.tune_sweeps)
+        self.tune_page = TunePage(
+            self.selection,
+            self.tune_sweeps,
+            measuring_elsewhere=lambda: (
+                "a pack is being measured (Measure Pack)" if self.pack_making.measuring() else ""
+            ),
+        )
         self.add_page("tune", "Tune", self.tune_page)
         for page in (self.recipes_page, self.chat_page, self.tune_page):
             page.needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))

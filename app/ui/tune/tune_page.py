@@ -7,6 +7,7 @@ and never hears from the sweep's thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from app.core.infra.errors import DraftDeckError, FileError
 from app.core.measure.tune_apply import current_row
 from app.core.measure.tune_eta import WIDEST_TIME_LEFT, time_left_text
 from app.core.measure.tune_plan import (
+    SweepPlan,
     plan_for,
     recipe_defaults,
     sampling_text,
@@ -40,7 +42,7 @@ from app.engine.client.tune_job import FAILED, FINISHED, MEASURING, REFUSED, Tun
 from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base import background
 from app.ui.base.dialogs import show_error, show_file_error
-from app.ui.base.labels import wrap_to_width
+from app.ui.base.labels import not_started_while, wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.base.verdict_label import VerdictLabel
@@ -57,10 +59,15 @@ CANCEL_KEYS = QKeySequence("Escape")
 
 class TunePage(QWidget):
     def __init__(
-        self, selection: PairSelection, sweeps: TuneSweeps, parent: QWidget | None = None
+        self,
+        selection: PairSelection,
+        sweeps: TuneSweeps,
+        parent: QWidget | None = None,
+        measuring_elsewhere: Callable[[], str] = str,  # what else measures ("": nothing)
     ) -> None:
         super().__init__(parent)
         self.selection = selection
+        self._elsewhere = measuring_elsewhere
         self.run: TuneRun | None = None
         self.sweeps = sweeps
         self.queue = sweeps.queue
@@ -228,9 +235,10 @@ class TunePage(QWidget):
         if self.run is not None or self._running() or target is None:
             return
         plan = self.form.current_plan()
+        self._say_sampling(replace(plan, sample=True) if self.form.sampler() else plan, target)
+
+    def _say_sampling(self, plan: SweepPlan, target: Path) -> None:
         sampler = self.form.sampler()
-        if sampler is not None:
-            plan = replace(plan, sample=True)
         described = sampler.describe() if sampler else None
         self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
 
@@ -257,12 +265,13 @@ class TunePage(QWidget):
             return
         if self._running():
             return
+        if busy := self._elsewhere():
+            self.verdict.setText(not_started_while(busy))
+            return
         self.run = None
         self._current = recipe_defaults(target, draft)  # as the job's run will keep it
         self.results.show_results([], plan)
-        sampler = self.form.sampler()
-        described = sampler.describe() if sampler else None
-        self.sampler_label.setText(sampling_text(plan, described, verifies_exactly(target)))
+        self._say_sampling(plan, target)
         self._hold_heights(True)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -367,9 +376,6 @@ class TunePage(QWidget):
         if box is None:
             raise AttributeError("confirm_box: Apply Best has asked nothing yet")
         return box
-
-    def undo_apply(self) -> None:
-        self.apply_bar.undo_apply()
 
     # -- past runs -------------------------------------------------------------------------
 

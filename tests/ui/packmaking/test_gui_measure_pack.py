@@ -250,3 +250,30 @@ def test_it_does_not_start_while_something_else_measures(qtbot: QtBot, library: 
     assert not dialog.running()
     assert dialog.status.text().startswith("Not started: a Tune sweep is measuring.")
     assert not (_draft(library) / "runtime_config.json").exists()
+
+
+def test_the_window_lets_one_measurement_run_at_a_time(qtbot: QtBot, bundle_copy: Copy) -> None:
+    """Measure Pack and a Tune sweep each refuse to start while the other measures."""
+    with open_window(qtbot) as window:
+        root = add_packs(window, bundle_copy, ("fast-draft", "fast-target"), desktop=True)
+        window.pair_page.choose(root / "fast-target", root / "fast-draft")
+        dialog = window.pack_making.open_measure(root / "fast-draft")
+        qtbot.waitUntil(dialog.start_button.isEnabled, timeout=WAIT_MS)
+        dialog.start()
+        assert dialog.running()
+        tune = window.tune_page
+        tune.start()
+        assert tune.job is None
+        assert tune.verdict.text().startswith(
+            "Not started: a pack is being measured (Measure Pack)."
+        )
+        dialog.cancel()
+        qtbot.waitUntil(lambda: not dialog.running(), timeout=WAIT_MS)
+        tune.start()  # Measure Pack has stopped: the sweep starts
+        assert tune.job is not None
+        dialog.start()
+        assert not dialog.running()
+        assert dialog.status.text().startswith("Not started: a Tune sweep is measuring.")
+        tune.cancel()
+        qtbot.waitUntil(lambda: not window.tune_sweeps.running(), timeout=WAIT_MS)
+        dialog.close()
