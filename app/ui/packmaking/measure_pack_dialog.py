@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
+from app.core.infra.errors import AlreadyExistsError
 from app.core.infra.job_queue import JobQueue
 from app.core.infra.units import counted
 from app.core.pack.files import BACKUP_SUFFIX
@@ -274,10 +275,32 @@ class MeasurePackDialog(JobDialog):
             "write",
             lambda: _write(draft, measured, force),
             on_done=self._on_written,
-            on_error=lambda error: self._stopped(
-                f"Measured, but not written: {problem_words(error)}", problem=True
-            ),
+            on_error=lambda error: self._on_write_failed(draft, measured, error),
         )
+
+    def _on_write_failed(
+        self, draft: Path, measured: list[TargetMeasurement], error: Exception
+    ) -> None:
+        if not isinstance(error, AlreadyExistsError):
+            self._stopped(f"Measured, but not written: {problem_words(error)}", problem=True)
+            return
+        # A file of someone else's came while it measured: asked now, measurements kept.
+        self._stopped(
+            f"Measured, but not written yet: {error.path.name} is not DraftDeck's.", problem=True
+        )
+        ask(
+            self,
+            "Replace a file DraftDeck did not write?",
+            f"{error.path.name} appeared in {draft.name} while it was measured, and "
+            f"DraftDeck did not write it: replace it with the measured one? It is kept "
+            f"as {error.path.name}{BACKUP_SUFFIX}.",
+            "Replace",
+            lambda: self._write_anyway(draft, measured),
+        )
+
+    def _write_anyway(self, draft: Path, measured: list[TargetMeasurement]) -> None:
+        self._force = True
+        self._write(draft, measured)  # the measurements are kept: nothing is measured again
 
     def _on_written(self, finished: Finished) -> None:
         draft, done, config, measured = finished

@@ -25,11 +25,18 @@ from app.core.pack.advice import read_advice, recommendation
 from app.core.pack.bundle import read_bundle
 from app.core.pack.known_models import identify
 from app.core.pack.library import Library
-from app.core.packmaking.measured import QUICK_TUNE, percent, written_by_draftdeck
+from app.core.packmaking.measured import (
+    BENCH,
+    QUICK_TUNE,
+    TargetMeasurement,
+    percent,
+    written_by_draftdeck,
+)
 from app.engine.client.pack_measure import MeasureOptions
 from app.engine.client.pack_measure_job import MeasureState
 from app.ui.packmaking.measure_choices import NAME, PAIRING, PROGRESS
 from app.ui.packmaking.measure_pack_dialog import MeasurePackDialog
+from tests.helpers.tune_results import setting_result
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]
@@ -277,3 +284,38 @@ def test_the_window_lets_one_measurement_run_at_a_time(qtbot: QtBot, bundle_copy
         tune.cancel()
         qtbot.waitUntil(lambda: not window.tune_sweeps.running(), timeout=WAIT_MS)
         dialog.close()
+
+
+def _asking() -> bool:
+    return any(
+        isinstance(w, QMessageBox) and w.objectName() == "confirmDialog" and w.isVisible()
+        for w in QApplication.topLevelWidgets()
+    )
+
+
+def test_a_file_that_appears_while_measuring_is_asked_about_and_the_figures_kept(
+    qtbot: QtBot, library: Library
+) -> None:
+    dialog = _dialog(qtbot, library)
+    draft = _draft(library)
+    # Written by someone else after the dialog looked at the pack (its measuring done).
+    (draft / "runtime_config.json").write_text('{"recommended": {}}\n')
+    measured = TargetMeasurement(
+        "fast_target",
+        "fast-target",
+        str(draft.parent / "fast-target"),
+        BENCH,
+        results=[setting_result(3, 1.5, 1.2, 1.8)],
+        draft_recipe={"backend_type": "cpu"},
+    )
+    dialog._write(draft, [measured])
+    qtbot.waitUntil(_asking, timeout=WAIT_MS)
+    box = _question()
+    assert "runtime_config.json appeared in fast-draft while it was measured" in box.text()
+    said = dialog.status.text()
+    assert said == "Measured, but not written yet: runtime_config.json is not DraftDeck's."
+    _press(box, "Replace")
+    said = _finish(qtbot, dialog)
+    assert said.startswith("Wrote runtime_config.json"), said
+    assert written_by_draftdeck(json.loads((draft / "runtime_config.json").read_text()))
+    assert (draft / "runtime_config.json.bak").read_text() == '{"recommended": {}}\n'
