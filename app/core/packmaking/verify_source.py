@@ -104,8 +104,8 @@ def quant_spec(
             f"{info.path}: the pack does not record its quantization (bits {bits}, block "
             f"{block}); give them (--bits 4 --block 128, say) as the export was made"
         )
-    if symmetric is None:
-        symmetric = False if record else facts.symmetric
+    if symmetric is None:  # the graph says, else DraftDeck's own export (never --sym)
+        symmetric = facts.symmetric if facts.symmetric is not None else (False if record else None)
     if symmetric is None:
         symmetric = False
         assumed.append("asymmetric")
@@ -116,8 +116,8 @@ def quant_spec(
         kind = "bf16"
     elif f"embeddings_int{emb_bits}.bin" in names:
         kind = "quantized"
-    if lm_bits is None:  # a tied embedding's bits are the lm_head's: it is its layout
-        lm_bits = bits if record else facts.lm_bits or (emb_bits if kind == "tied" else None)
+    if lm_bits is None:  # the graph says; a tied embedding's bits are the lm_head's
+        lm_bits = facts.lm_bits or (bits if record else emb_bits if kind == "tied" else None)
     if lm_bits is None:
         lm_bits = bits
         assumed.append(f"lm_head {bits}-bit")

@@ -159,8 +159,9 @@ def measure_targets(
 def numbered_keys(measurements: list[TargetMeasurement]) -> list[TargetMeasurement]:
     """The measurements, a key met again numbered (`qwen3_8b`, `qwen3_8b_2`)."""
     seen: dict[str, int] = {}
+    numbered = []
     for m in measurements:
         seen[m.key] = seen.get(m.key, 0) + 1
-        if seen[m.key] > 1:
-            m.key = f"{m.key}_{seen[m.key]}"
-    return measurements
+        # A copy: a status snapshot the window may be reading holds the measurement.
+        numbered.append(replace(m, key=f"{m.key}_{seen[m.key]}") if seen[m.key] > 1 else m)
+    return numbered

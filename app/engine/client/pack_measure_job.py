@@ -71,10 +71,8 @@ class PackMeasureJob(TrackedJob[PackMeasureStatus]):
         self._client: EngineClient | None = None
         super().__init__(PackMeasureStatus())
 
-    @property
-    def fraction(self) -> float:
-        """The share of the whole measuring done, as shown."""
-        status = self.status()
+    def fraction(self, status: PackMeasureStatus) -> float:
+        """The share of the whole measuring `status` (one of this job's) has done."""
         done = len(status.measurements) + (
             0.0 if status.state in FINISHED else status.target_fraction
         )

@@ -35,13 +35,14 @@ from app.engine.client.pack_measure_job import (
     FINISHED,
     MeasureState,
     PackMeasureJob,
+    PackMeasureStatus,
     measure_queue,
 )
 from app.ui.base import background
 from app.ui.base.dialogs import ask
 from app.ui.base.labels import not_started_while
 from app.ui.base.open_folder import open_folder
-from app.ui.packmaking.job_dialog import JobDialog, problem_words
+from app.ui.packmaking.job_dialog import BAR_STEPS, JobDialog, problem_words
 from app.ui.packmaking.measure_choices import PROGRESS, DraftLook, MeasureChoices, look_at
 from app.ui.packmaking.measure_results import results_html, written_words
 
@@ -227,8 +228,7 @@ class MeasurePackDialog(JobDialog):
         self.results.clear()
         for item in self.choices.items():
             item.setText(PROGRESS, "")
-        self.bar.setRange(0, 1000)
-        self.bar.setValue(0)
+        self.show_progress(0, BAR_STEPS)
         method = "Quick tune" if options.quick else "bench"
         self.say(f"Measuring {draft.name} against {counted(len(targets), 'target')} ({method})…")
         self._update_buttons()
@@ -238,10 +238,10 @@ class MeasurePackDialog(JobDialog):
         job = self._job
         if job is None:
             return
-        status = job.status()
-        self.bar.setValue(round(job.fraction * 1000))
+        status = job.status()  # one snapshot for the bar and every row
+        self.show_progress(round(job.fraction(status) * BAR_STEPS), BAR_STEPS)
         for index, item in enumerate(self.choices.ticked()):
-            item.setText(PROGRESS, self._progress_words(index, status.current, job))
+            item.setText(PROGRESS, self._progress_words(index, status))
         if status.state not in FINISHED:
             return
         self._job = None
@@ -254,12 +254,11 @@ class MeasurePackDialog(JobDialog):
             self._write(job.draft, list(status.measurements))
 
     @staticmethod
-    def _progress_words(index: int, current: int, job: PackMeasureJob) -> str:
-        status = job.status()
+    def _progress_words(index: int, status: PackMeasureStatus) -> str:
         if index < len(status.measurements):
             m = status.measurements[index]
             return "recorded as disabled" if m.refused else "measured"
-        if index == current and status.state == MeasureState.MEASURING:
+        if index == status.current and status.state == MeasureState.MEASURING:
             if not status.pairs_total:
                 return "loading…"
             return f"{status.pairs_done}/{status.pairs_total} run pairs"
