@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.hub.publish import UploadProgress, publish_plan
+from app.core.hub.publish import SMALL_FILE, UploadProgress, publish_plan
 from app.core.pack.files import EXPORT_CHECK
 from tests.helpers.cli import run_cli
 from tests.helpers.export_checks import record_check
@@ -78,6 +78,7 @@ def test_publish_notes_a_pack_never_checked_and_counts_the_files_sent(
     hub: FakeHub, hub_env: dict[str, str], bundle_copy: Copy
 ) -> None:
     pack = bundle_copy("qwen3-draft-independent")
+    (pack / "weights-2.bin").write_bytes(os.urandom(SMALL_FILE))  # large: sent on its own
     plan = publish_plan(pack, REPO)
     done = run_cli("publish", str(pack), REPO, "--json", env=hub_env, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -85,9 +86,11 @@ def test_publish_notes_a_pack_never_checked_and_counts_the_files_sent(
     said = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     heard = [UploadProgress.from_json(data) for data in said]
     n = len(plan.files)
-    # Before each file, then before the commit: files and bytes sent so far.
+    # Before the small files (one request), before each large one, then before the
+    # commit: files and bytes sent so far.
     assert [(p.files_done, p.current) for p in heard if p is not None] == [
-        *((i, f.name) for i, f in enumerate(plan.files)),
+        (0, f"{n - 1} small files"),
+        (n - 1, "weights-2.bin"),
         (n, ""),
     ]
     assert all(p is not None and p.files == n for p in heard)

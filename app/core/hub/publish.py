@@ -126,8 +126,8 @@ def publish(
     progress: Progress | None = None,
 ) -> Published:
     """Create the repo if needed (an existing one keeps its visibility) and upload the
-    plan's files in one commit; `progress` hears before each file and before the commit
-    (on this thread)."""
+    plan's files in one commit; `progress` hears before the small files, before each
+    large one and before the commit (on this thread)."""
     token = _token(config)
     api = config.api()
     tell = progress or (lambda _: None)
@@ -137,14 +137,20 @@ def publish(
             plan.repo_id, token=token, private=private, exist_ok=True, repo_type="model"
         )
         additions = _additions(plan)
-        done = 0
-        for index, (file, addition) in enumerate(zip(plan.files, additions, strict=True)):
-            tell(UploadProgress(index, len(plan.files), done, plan.total_bytes, file.name))
+        files_done = bytes_done = 0
+        for group in _upload_groups(plan.files):
+            name = group[0].name if len(group) == 1 else f"{len(group)} small files"
+            tell(UploadProgress(files_done, len(plan.files), bytes_done, plan.total_bytes, name))
             api.preupload_lfs_files(
-                plan.repo_id, [addition], token=token, repo_type="model", free_memory=False
+                plan.repo_id,
+                [additions[plan.files.index(f)] for f in group],
+                token=token,
+                repo_type="model",
+                free_memory=False,
             )
-            done += file.size
-        tell(UploadProgress(len(plan.files), len(plan.files), done, plan.total_bytes))
+            files_done += len(group)
+            bytes_done += sum(f.size for f in group)
+        tell(UploadProgress(files_done, len(plan.files), bytes_done, plan.total_bytes))
         commit = api.create_commit(
             plan.repo_id,
             additions,
@@ -153,6 +159,18 @@ def publish(
             repo_type="model",
         )
     return Published(plan.repo_id, commit.oid, str(repo_url), private)
+
+
+SMALL_FILE = 8 << 20  # bytes: files below go up together (one round of Hub requests)
+
+
+def _upload_groups(files: tuple[BundleFile, ...]) -> list[tuple[BundleFile, ...]]:
+    """The files in the order they are sent: the small ones in one request (each of
+    huggingface_hub's pre-uploads is several round trips to the Hub), then each large
+    one alone, so progress moves with every large file."""
+    small = tuple(f for f in files if f.size < SMALL_FILE)
+    large = [(f,) for f in files if f.size >= SMALL_FILE]
+    return ([small] if small else []) + large
 
 
 def _additions(plan: PublishPlan) -> list[CommitOperationAdd]:

@@ -10,6 +10,7 @@ has no Xet store (tests/hub_upload.py)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.hub.downloads import Downloads
 from app.core.hub.job import DONE
-from app.core.hub.publish import publish_plan
+from app.core.hub.publish import SMALL_FILE, publish_plan
 from app.core.infra.settings import load_settings
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD, CardFacts
@@ -106,14 +107,17 @@ def test_the_dialog_publishes_a_pack_that_downloads_back_equal(
 
 
 def test_the_bar_counts_the_files_and_bytes_sent(
-    qtbot: QtBot, hub_env: FakeHub, bundle_copy: Copy
+    qtbot: QtBot, hub_env: FakeHub, bundle_copy: Copy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pack = bundle_copy("qwen3-draft-independent")
+    (pack / "weights-2.bin").write_bytes(os.urandom(SMALL_FILE))  # large: sent on its own
     record_check(pack, faithful=1.0, cost=0.9)  # verified: published without a question
     plan = publish_plan(pack, REPO)
-    # The PUTs wait: the upload stops at the first file large enough for the LFS path.
-    held = next(i for i, f in enumerate(plan.files) if f.size > hub_upload.LFS_THRESHOLD)
-    sent = sum(f.size for f in plan.files[:held])
+    # As on the Hub (10 MB), only the large file takes the LFS path: the PUTs wait, so
+    # the upload stops at it, the small files sent (together, in one request).
+    monkeypatch.setattr(hub_upload, "LFS_THRESHOLD", SMALL_FILE - 1)
+    small = [f for f in plan.files if f.size < SMALL_FILE]
+    held, sent = len(small), sum(f.size for f in small)
     upload = hub_upload.state(hub_env)
     upload.hold = threading.Event()
     try:
@@ -123,7 +127,7 @@ def test_the_bar_counts_the_files_and_bytes_sent(
         dialog.start_button.click()
         assert dialog.running() and not dialog.findChildren(QMessageBox)
         assert dialog.bar.maximum() == 0  # busy until the child counts
-        now = f"sending {plan.files[held].name}…"
+        now = "sending weights-2.bin…"
         qtbot.waitUntil(
             lambda: upload.puts_started > 0 and now in dialog.status.text(), timeout=WAIT_MS
         )
