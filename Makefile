@@ -78,6 +78,7 @@ bench: $(VENV)/.installed bench-pair
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/download.py
 	$(PY) benchmarks/push.py
+	$(PY) benchmarks/publish.py
 
 clean:
 	rm -rf $(VENV) $(FIXVENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
