@@ -15,9 +15,8 @@ import pytest
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.make import finish_pack
-from app.core.packmaking.measured import BENCH, TargetMeasurement
 from app.core.packmaking.writing import Written
-from tests.helpers.tune_results import setting_result
+from tests.helpers.tune_results import fast_target_measurement
 
 Copy = Callable[..., Path]
 # What setting_result's best setting ran with: one draft thread, precision low, memory
@@ -32,14 +31,7 @@ MEASURED = {
 
 
 def _measure(draft: Path, force: bool = False) -> Written:
-    measured = TargetMeasurement(
-        "fast_target",
-        "fast-target",
-        str(draft.parent / "fast-target"),
-        BENCH,
-        results=[setting_result(3, 1.5, 1.2, 1.8)],
-        draft_recipe={"backend_type": "cpu"},
-    )
+    measured = fast_target_measurement(draft)
     done, _config = finish_pack(draft, [measured], CardFacts(), force)
     return done
 

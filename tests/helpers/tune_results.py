@@ -1,5 +1,6 @@
 """A sweep's result for one draft length, with made-up figures, to feed the Tune page's
-table and chart without running a sweep; and the smallest real plan, for one that runs."""
+table and chart without running a sweep (and a pack's measurement against a fast-target
+beside it, for writing a pack's files); and the smallest real plan, for one that runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from app.core.measure.tune_plan import Setting, SweepPlan
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun
+from app.core.packmaking.measured import BENCH, TargetMeasurement
 from app.ui.tune.tune_plan_form import PlanForm
 
 
@@ -78,3 +80,15 @@ def tiny_plan(form: PlanForm) -> None:
     form.min_run.setValue(0.0)
     form.budget.setValue(1)
     form.prompts.setPlainText("Tell me about rivers.")
+
+
+def fast_target_measurement(draft: Path) -> TargetMeasurement:
+    """A bench of `draft` against the fast-target beside it: d=3 at 1.5x (1.2-1.8)."""
+    return TargetMeasurement(
+        "fast_target",
+        "fast-target",
+        str(draft.parent / "fast-target"),
+        BENCH,
+        results=[setting_result(3, 1.5, 1.2, 1.8)],
+        draft_recipe={"backend_type": "cpu"},
+    )

@@ -26,9 +26,7 @@ from app.core.pack.bundle import read_bundle
 from app.core.pack.known_models import identify
 from app.core.pack.library import Library
 from app.core.packmaking.measured import (
-    BENCH,
     QUICK_TUNE,
-    TargetMeasurement,
     percent,
     written_by_draftdeck,
 )
@@ -36,7 +34,7 @@ from app.engine.client.pack_measure import MeasureOptions
 from app.engine.client.pack_measure_job import MeasureState
 from app.ui.packmaking.measure_choices import NAME, PAIRING, PROGRESS
 from app.ui.packmaking.measure_pack_dialog import MeasurePackDialog
-from tests.helpers.tune_results import setting_result
+from tests.helpers.tune_results import fast_target_measurement
 from tests.helpers.windows import add_packs, open_window
 
 Copy = Callable[..., Path]
@@ -300,15 +298,7 @@ def test_a_file_that_appears_while_measuring_is_asked_about_and_the_figures_kept
     draft = _draft(library)
     # Written by someone else after the dialog looked at the pack (its measuring done).
     (draft / "runtime_config.json").write_text('{"recommended": {}}\n')
-    measured = TargetMeasurement(
-        "fast_target",
-        "fast-target",
-        str(draft.parent / "fast-target"),
-        BENCH,
-        results=[setting_result(3, 1.5, 1.2, 1.8)],
-        draft_recipe={"backend_type": "cpu"},
-    )
-    dialog._write(draft, [measured])
+    dialog._write(draft, [fast_target_measurement(draft)])
     qtbot.waitUntil(_asking, timeout=WAIT_MS)
     box = _question()
     assert "runtime_config.json appeared in fast-draft while it was measured" in box.text()
