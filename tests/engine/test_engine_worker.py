@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -226,7 +227,8 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
     assert result["per_position_acceptance"] == [1.0, 1.0, 1.0]
     assert result["mean_accepted_length"] == pytest.approx(59 / 15)
     c = result["cost_ratio"]
-    assert 0.5 < c < 2.0  # the same model drafts and verifies
+    # A measured ratio: its size depends on the machine's load (benchmarks/ measure it).
+    assert math.isfinite(c) and c > 0
     assert result["iid_speedup"] == pytest.approx(4 / (3 * c + 1))
     low, high = result["uplift_spread"]
     assert low <= result["uplift"] <= high
