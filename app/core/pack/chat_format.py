@@ -12,8 +12,8 @@ Packs spell it in one of two ways:
 MNN 3.6.1 no longer reads the second spelling: with no jinja template its
 `apply_chat_template` joins the messages' texts with nothing between them, so a 2025
 pack would chat with no turn markers at all. `engine_template()` gives such a pack a
-jinja template that renders exactly what its prompt templates say; the engine hands it
-to MNN.
+jinja template that renders exactly what its prompt templates say; the engine sets it
+in MNN's config, though it renders every prompt itself (`engine_prompt`).
 
 Two packs use the same format when they render the same prompt for the same
 conversation (`prompt_sha256`), however they spell it.
