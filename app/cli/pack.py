@@ -33,7 +33,11 @@ def _print_info(info: BundleInfo, check: SavedExportCheck | None) -> None:
             ", ".join(f"{s.id} {s.text or '?'} ({', '.join(s.sources)})" for s in tok.stop_tokens)
             or "-",
         ),
-        ("Chat template", f"{info.chat.source}, sha256 {info.chat.sha256[:12]}"),
+        (
+            "Chat template",
+            f"{info.chat.source}, sha256 {info.chat.sha256[:12]}"
+            + (f"; {info.chat.problem}" if info.chat.problem else ""),
+        ),
         ("Visual", "yes" if info.visual else "no"),
         ("Recipes", ", ".join(info.recipe_files) or "none"),
         ("Size", format_bytes(info.size_bytes)),

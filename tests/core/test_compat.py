@@ -455,7 +455,8 @@ def test_differing_files_are_told_apart_in_words(
             handle.write(last)
     same = other
     config = json.loads((same / "llm_config.json").read_text())
-    config["jinja"]["chat_template"] = original[:-1] + ("x" if original[-1] != "x" else "y")
+    # (Text the prompt shows: a template cut to not compile is one that cannot render.)
+    config["jinja"]["chat_template"] = original.replace("<|im_start|>", "<|im_staRt|>")
     (same / "llm_config.json").write_text(json.dumps(config))
     reasons = {r.code: r for r in assess(read_bundle(one), read_bundle(same)).reasons}
     for code in ("tokenizer_same_vocabulary", "chat_template_differs"):

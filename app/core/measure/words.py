@@ -38,6 +38,7 @@ class FailureCode(Word):
     BAD_REQUEST = "bad_request"
     BAD_TEXT = "bad_text"  # not valid Unicode, or NUL: MNN would crash or cut it
     BAD_TOKENS = "bad_tokens"
+    BAD_TEMPLATE = "bad_template"  # the pack's chat template fails or passes its budget
     BLOCKED_PAIR = "blocked_pair"
     NOT_ENOUGH_MEMORY = "not_enough_memory"
     CONTEXT_FULL = "context_full"

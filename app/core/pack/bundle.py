@@ -136,6 +136,7 @@ class BundleInfo:
             "chat_template_chars": self.chat_template_chars,
             "chat_template_source": self.chat.source,
             "chat_prompt_sha256": self.chat.prompt_sha256,
+            "chat_template_problem": self.chat.problem,
             "visual": self.visual,
             "recipe_files": list(self.recipe_files),
             "size_bytes": self.size_bytes,

@@ -12,26 +12,31 @@ Packs spell it in one of two ways:
 MNN 3.6.1 no longer reads the second spelling: with no jinja template its
 `apply_chat_template` joins the messages' texts with nothing between them, so a 2025
 pack would chat with no turn markers at all. `engine_template()` gives such a pack a
-jinja template that renders exactly what its prompt templates say; the engine hands it
-to MNN.
+jinja template that renders exactly what its prompt templates say; the engine sets it
+in MNN's config, though it renders every prompt itself (`engine_prompt`).
 
 Two packs use the same format when they render the same prompt for the same
 conversation (`prompt_sha256`), however they spell it.
+
+A jinja template is a stranger's program: it is only ever rendered under a budget
+(template_budget.py), and one that fails there is that pack's `problem`, never an error
+for whoever asked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
-import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from app.core.pack.template_budget import TemplateFailed, TemplateRefused, render
 
 log = logging.getLogger("draftdeck.pack")
+
+UNRENDERABLE = "template could not be rendered"
 
 JINJA, PROMPT_TEMPLATES, MNN_DEFAULTS = "jinja", "prompt templates", "MNN defaults"
 ROLES = ("system", "user", "assistant")
@@ -65,23 +70,54 @@ class ChatFormat:
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
-    def render(self, messages: tuple[Mapping[str, str], ...] = SAMPLE_CONVERSATION) -> str | None:
-        """The prompt for `messages` ending where the assistant's reply starts; None when
-        the jinja template cannot be rendered here."""
+    def render(self, messages: Sequence[Mapping[str, str]] = SAMPLE_CONVERSATION) -> str:
+        """The prompt for `messages` ending where the assistant's reply starts. Raises
+        TemplateFailed (TemplateRefused: the template refuses these messages)."""
+        return self._rendered(messages, self.bos)
+
+    def engine_prompt(self, messages: Sequence[Mapping[str, str]]) -> str:
+        """The prompt MNN 3.6.1's apply_chat_template makes of `messages` (measured: it
+        gives a jinja template an empty bos_token, whatever the pack says). Raises
+        TemplateFailed like `render`."""
+        return self._rendered(messages, "" if self.source == JINJA else self.bos)
+
+    def _rendered(self, messages: Sequence[Mapping[str, str]], bos: str) -> str:
         if self.source == JINJA:
-            return _render_jinja(self.text, self.bos, self.eos or "", messages)
-        prompt = self.bos
+            return _render_jinja(self.text, bos, self.eos or "", messages)
+        prompt = bos
         for message in messages:
             prompt += self.templates[message["role"]].replace(SLOT, message["content"], 1)
         return prompt + self.templates["assistant"].split(SLOT, 1)[0]
 
     @cached_property
     def prompt_sha256(self) -> str | None:
-        """The sample conversation's prompt, hashed: equal means the same format. Kept:
-        every pair a pack is judged in asks (a jinja render each was 85 % of judging a
-        pair, 0.8 ms)."""
-        prompt = self.render()
-        return None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        """The sample conversation's prompt, hashed: equal means the same format; None
+        when the template does not render it. Kept: every pair a pack is judged in asks
+        (a jinja render each was 85 % of judging a pair, 0.8 ms)."""
+        return self._sample[0]
+
+    @cached_property
+    def problem(self) -> str | None:
+        """Why this pack cannot chat: "template could not be rendered: <why>"; None when
+        the template renders, or only refuses the sample conversation (as Gemma's refuses
+        a system message)."""
+        return self._sample[1]
+
+    @cached_property
+    def _sample(self) -> tuple[str | None, str | None]:
+        known = _FAILED_SAMPLES.get((self.text, self.bos, self.eos))
+        if known is not None:
+            return None, known
+        try:
+            return _digest(self.render()), None
+        except TemplateRefused as exc:
+            log.info("chat template refuses the sample conversation: %s", exc.why)
+            return None, None
+        except TemplateFailed as exc:
+            log.info("chat template could not be rendered: %s", exc.why)
+            problem = f"{UNRENDERABLE}: {exc.why}"
+            _remember_failure((self.text, self.bos, self.eos), problem)
+            return None, problem
 
     def engine_template(self) -> str | None:
         """A jinja template MNN renders like these prompt templates; None for JINJA (MNN
@@ -154,37 +190,29 @@ def jinja_setting(fmt: ChatFormat) -> dict[str, str] | None:
     return {"chat_template": template, "eos": fmt.eos or ""}
 
 
-@lru_cache(maxsize=16)
-def _compiled(template: str) -> jinja2.Template | None:
-    # Hugging Face renders chat templates in this sandbox with these whitespace rules,
-    # and MNN's jinja.cpp defaults to the same.
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals["raise_exception"] = _raise
-    try:
-        return env.from_string(template)
-    except jinja2.TemplateError as exc:
-        log.info("chat template does not compile: %s", exc)
-        return None
+def _digest(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 
 
-def _raise(message: str) -> None:
-    raise jinja2.TemplateError(message)
+# Templates that failed the sample conversation, by (text, bos, eos): a hostile one
+# costs its budget once, not once per read of its pack (a library rescan reads anew).
+_FAILED_SAMPLES: dict[tuple[str, str, str | None], str] = {}
+_FAILED_KEPT = 64
 
 
-def _render_jinja(
-    template: str, bos: str, eos: str, messages: tuple[Mapping[str, str], ...]
-) -> str | None:
-    compiled = _compiled(template)
-    if compiled is None:
-        return None
-    try:
-        prompt: str = compiled.render(
-            messages=[dict(m) for m in messages],
-            add_generation_prompt=True,
-            bos_token=bos,
-            eos_token=eos,
-        )
-    except (jinja2.TemplateError, TypeError, ValueError, AttributeError) as exc:
-        log.info("chat template does not render: %s", exc)
-        return None
-    return prompt
+def _remember_failure(key: tuple[str, str, str | None], problem: str) -> None:
+    if len(_FAILED_SAMPLES) >= _FAILED_KEPT:
+        del _FAILED_SAMPLES[next(iter(_FAILED_SAMPLES))]
+    _FAILED_SAMPLES[key] = problem
+
+
+def _render_jinja(template: str, bos: str, eos: str, messages: Sequence[Mapping[str, str]]) -> str:
+    return render(
+        template,
+        {
+            "messages": [dict(m) for m in messages],
+            "add_generation_prompt": True,
+            "bos_token": bos,
+            "eos_token": eos,
+        },
+    )

@@ -67,7 +67,7 @@ def assess_either(target: BundleInfo | FileError, draft: BundleInfo | FileError)
 
 def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     model = identify(target)
-    reasons = pairing_reasons(target, draft)
+    reasons = pairing_reasons(target, draft) + template_reasons(target, draft)
     if not any(reason.severity == BLOCKED for reason in reasons):
         reasons += _warnings(target, draft)
     advice = read_advice(draft.runtime_config)
@@ -76,6 +76,26 @@ def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     reasons += _identified(model)
     reasons += advice_information(advice, rec, model)
     return verdict_of(reasons, rec, model.name if model else None)
+
+
+def template_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
+    """A side whose chat template could not be rendered (chat_format.py `problem`): the
+    target's blocks the pair (the engine refuses to chat with it); the draft's only
+    means its format cannot be compared, as the engine renders the target's alone."""
+    return [
+        Reason(
+            "chat_template_unrenderable",
+            severity,
+            f"The {side} pack {info.name}: {info.chat.problem}.{consequence}",
+            target.chat.problem,
+            draft.chat.problem,
+        )
+        for side, info, severity, consequence in (
+            ("target", target, BLOCKED, " Chats with it are refused."),
+            ("draft", draft, WARNING, " Its chat format cannot be compared with the target's."),
+        )
+        if info.chat.problem is not None
+    ]
 
 
 def pairing_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
@@ -285,6 +305,8 @@ def _family_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
 
 
 def _template_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
+    if target.chat.problem or draft.chat.problem:
+        return None  # said by template_reasons
     if _prompt_digest(target) == _prompt_digest(draft):
         return None
     return Reason(

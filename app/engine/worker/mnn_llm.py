@@ -14,6 +14,9 @@ Facts this relies on (MNN 3.6.1, see DESIGN.md):
   next multi-token forward then uses the prefill module (no module clone per length).
 - `tokenizer_decode()` gives empty text for every added token of a `tokenizer.mtok`
   (`<think>`, `</think>`, `<|im_end|>`...): their text is read from the file itself.
+- The chat prompt is rendered here (chat_format.py, under template_budget.py's budget),
+  not by MNN's apply_chat_template: MNN's jinja.cpp has no bounds, so a hostile
+  template hung it at 5 GB. Measured: for every fixture pack the two give the same text.
 - MNN's Windows build opens files through the ANSI APIs: it is given "config.json" and
   called from inside the pack folder, so no path it sees holds the folder's name
   (pack_folder.py).
@@ -31,8 +34,9 @@ import numpy.typing as npt
 
 from app.core.infra.errors import EngineError, FileError
 from app.core.infra.jsonfile import read_json_object
-from app.core.pack.chat_format import chat_format, jinja_setting
+from app.core.pack.chat_format import UNRENDERABLE, ChatFormat, chat_format, jinja_setting
 from app.core.pack.files import CONFIG, LLM_CONFIG, TOKENIZER_CANDIDATES
+from app.core.pack.template_budget import TemplateFailed
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from app.core.recipe.schema import FIELDS, physical_cores
 from app.engine.protocol import FailureCode
@@ -62,7 +66,9 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         wanted = saved if isinstance(saved, int) and saved > 0 else FIELDS["thread_num"].default
         config["thread_num"] = min(wanted, physical_cores())
     if "jinja" not in config:
-        jinja = _prompt_templates_as_jinja(bundle, config)
+        # A 2025 pack's prompt templates as the jinja template MNN 3.6.1 needs: without
+        # one its apply_chat_template joins the messages with no turn markers.
+        jinja = jinja_setting(engine_chat_format(bundle, config))
         if jinja is not None:
             config["jinja"] = jinja
     # The KV cache must survive generate_init() so turns and rounds can build on it.
@@ -70,9 +76,9 @@ def runtime_config(bundle: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _prompt_templates_as_jinja(bundle: Path, config: dict[str, Any]) -> dict[str, str] | None:
-    """A 2025 pack's prompt templates as the jinja template MNN 3.6.1 needs: without one
-    its apply_chat_template joins the messages with no turn markers (chat_format.py)."""
+def engine_chat_format(bundle: Path, config: Mapping[str, Any]) -> ChatFormat:
+    """The chat format MNN reads with `config` (settings over config.json over
+    llm_config.json, then the tokenizer file's template)."""
     saved = read_json_object(bundle / CONFIG)
     llm_config = read_json_object(bundle / str(saved.get("llm_config", LLM_CONFIG)))
     named = config.get("tokenizer_file", saved.get("tokenizer_file"))
@@ -82,7 +88,7 @@ def _prompt_templates_as_jinja(bundle: Path, config: dict[str, Any]) -> dict[str
             template = read_tokenizer_info(bundle / named).chat_template
         except FileError as exc:
             raise EngineError(str(exc), exc.code) from None
-    return jinja_setting(chat_format({**llm_config, **saved}, template))
+    return chat_format({**llm_config, **saved, **config}, template)
 
 
 def added_token_bytes(bundle: Path, config: dict[str, Any]) -> Mapping[int, bytes]:
@@ -116,6 +122,7 @@ class MnnLlm:
             config["speculative_type"] = "draftmodel"
             config["draft_predict_length"] = verify_length - 1
         self.config = config
+        self.chat = engine_chat_format(bundle, config)
         # Read before MNN loads: a tokenizer file it cannot parse fails here, not in MNN.
         self.added_tokens = added_token_bytes(bundle, config)
         with self._folder.inside():
@@ -147,7 +154,14 @@ class MnnLlm:
         return list(self._c.tokenizer_encode(text))
 
     def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str:
-        return str(self._c.apply_chat_template([dict(m) for m in messages]))
+        """What MNN's apply_chat_template would give, rendered under a budget; a
+        template that fails is this pack's error, not a hang or a crash."""
+        try:
+            return self.chat.engine_prompt(messages)
+        except TemplateFailed as exc:
+            raise EngineError(
+                f"{self.bundle}: {UNRENDERABLE}: {exc.why}", FailureCode.BAD_TEMPLATE
+            ) from None
 
     def token_bytes(self, token: int) -> bytes:
         """The raw bytes of one token, even when they end inside a UTF-8 sequence."""

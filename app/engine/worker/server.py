@@ -51,6 +51,7 @@ from app.engine.protocol import (
     decode_request,
     encode_event,
 )
+from app.engine.worker.orphan_guard import start_orphan_guard
 
 if TYPE_CHECKING:
     from app.engine.worker.session import Session
@@ -200,6 +201,7 @@ def _point_windows_stdout_at_stderr() -> None:
 def main() -> int:
     protocol = claim_stdout()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    start_orphan_guard()
     worker = Worker(protocol)
     reader = threading.Thread(
         target=worker.read_requests, args=(sys.stdin,), name="requests", daemon=True

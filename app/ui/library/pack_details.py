@@ -68,7 +68,11 @@ def details_html(entry: PackEntry) -> str:
         ("Special ids", _ids(tok.special_ids)),
         ("Stop ids", _ids(tok.stop_ids)),
         ("Prefix ids", _ids(tok.prefix_ids)),
-        ("Chat template", f"{info.chat.source}, sha256 {info.chat.sha256}"),
+        (
+            "Chat template",
+            f"{info.chat.source}, sha256 {info.chat.sha256}"
+            + (f"; {info.chat.problem}" if info.chat.problem else ""),
+        ),
         ("Visual parts", "yes" if info.visual else "no"),
         ("Recipe files", ", ".join(info.recipe_files) or "none"),
         ("Size on disk", format_bytes(info.size_bytes)),
