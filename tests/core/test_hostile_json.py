@@ -17,6 +17,7 @@ from app.core.infra import errors
 from app.core.pack import bundle
 from app.core.pack.bundle import read_bundle
 from app.core.pack.context_window import BOUND, CONTEXT_BOUND
+from app.core.pack.stop_tokens import with_pack_stops
 from app.core.recipe.files import RecipeDocument
 from tests.helpers.cli import run_cli
 
@@ -162,10 +163,9 @@ def test_a_folder_removed_while_read_is_a_message(
 ) -> None:
     """Removed after its files were checked and before the weights' size is taken."""
     pack = bundle_copy("qwen3-target")
-    read_stops = bundle.with_pack_stops
 
     def remove_the_pack(*args: Any) -> Any:
-        stops = read_stops(*args)
+        stops = with_pack_stops(*args)
         shutil.rmtree(pack)
         return stops
 

@@ -4,9 +4,10 @@ The layout follows MNN's LlmConfig: `config.json` (runtime settings, may name th
 files) merged over `llm_config.json` (model facts written by llmexport). Reading takes
 milliseconds: it parses two small JSON files, the tokenizer's header and added tokens
 (the first read of a Qwen3-sized tokenizer takes 20-30 ms, then it is cached; the stop
-ids come from stop_tokens.py), and scans the graph file (weights live in the separate
-`.weight` file) for linear-attention ops and the widths of its linear layers (the
-parameter count, model_shape.py).
+ids come from stop_tokens.py), and parses the graph file (weights live in the separate
+`.weight` file) for its operators' types (a type MNN 3.6.1 lacks is refused), its
+linear-attention ops and the widths of its linear layers (the parameter count,
+model_shape.py).
 """
 
 from __future__ import annotations
