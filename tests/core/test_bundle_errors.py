@@ -218,6 +218,8 @@ def test_each_defect_has_its_own_code() -> None:
         errors.OutsideFolderError,
         errors.TieEmbeddingsError,
         errors.TokenizerError,
+        errors.NotAGraphError,
+        errors.NeedsNewerMnnError,
     ]
     assert len({c.code for c in classes}) == len(classes)
 

@@ -15,7 +15,7 @@ import pytest
 from app.core.infra import errors
 from app.core.infra.jsonfile import read_regular_bytes
 from app.core.pack.bundle import read_bundle
-from app.core.pack.mnn_graph import read_linear_layers
+from app.core.pack.graph_facts import read_graph_facts
 from app.core.pack.tokenizer_info import read_tokenizer_info
 from tests.helpers.cli import APP
 from tests.helpers.unprivileged import run_unprivileged
@@ -62,7 +62,7 @@ def test_device_files_are_refused_by_every_reader(tmp_path: Path) -> None:
     with pytest.raises(errors.UnreadableFileError, match="device"):
         read_tokenizer_info(zero)
     with pytest.raises(errors.UnreadableFileError, match="device"):
-        read_linear_layers(zero)
+        read_graph_facts(zero)
     with pytest.raises(errors.UnreadableFileError, match="folder"):
         read_regular_bytes(tmp_path, "tokenizer file")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.core.pack.bundle import read_bundle
-from app.core.pack.mnn_graph import GraphFormatError, read_linear_layers
+from app.core.pack.graph_facts import read_graph_facts
 from app.core.pack.model_shape import (
     GRAPH,
     LLM_CONFIG,
@@ -19,6 +19,7 @@ from app.core.pack.model_shape import (
     shape_from_config,
     shape_from_weight_size,
 )
+from tests.helpers.mnn_graphs import graph_bytes, transformer_ops
 
 Fixture = Callable[[str], Path]
 Copy = Callable[..., Path]
@@ -111,7 +112,7 @@ def test_fixture_graphs_give_exact_widths(name: str, fixture_bundle: Fixture) ->
     assert shape.kv_values_per_token == want["layers"] * 2 * want["kv_heads"] * want["head_dim"]
     assert shape.mlp_width == want["mlp"]
     assert shape.weight_bytes == (fixture_bundle(name) / "llm.mnn.weight").stat().st_size
-    layers = read_linear_layers(fixture_bundle(name) / "llm.mnn")
+    layers = read_graph_facts(fixture_bundle(name) / "llm.mnn").linears
     assert len(layers) == 7 * want["layers"] + 1  # q k v o gate up down, and lm_head
 
 
@@ -129,7 +130,8 @@ def test_fixture_roles_and_size_ratio_hold(fixture_bundle: Fixture) -> None:
 
 
 def _big_bundle(bundle_copy: Copy, shape_keys: dict[str, int] | None) -> Path:
-    """A Qwen3-0.6B-shaped bundle: sparse 4-bit weights, an unreadable graph."""
+    """A Qwen3-0.6B-shaped bundle: sparse 4-bit weights, a graph without linear layers
+    (its projections fused or named otherwise)."""
     folder = bundle_copy("qwen3-target")
     exact = qwen3_params(**QWEN3_06B, vocab=VOCAB)
     norms = 28 * (2 * 1024 + 2 * 128) + 1024
@@ -144,14 +146,13 @@ def _big_bundle(bundle_copy: Copy, shape_keys: dict[str, int] | None) -> Path:
     config_path.write_text(json.dumps(config))
     with (folder / "llm.mnn.weight").open("r+b") as weights:
         os.truncate(weights.fileno(), size)
-    (folder / "llm.mnn").write_bytes(bytes(64))  # not a graph this reader understands
+    (folder / "llm.mnn").write_bytes(graph_bytes(transformer_ops(28)))
     return folder
 
 
-def test_unreadable_graph_falls_back_to_llm_config(bundle_copy: Copy) -> None:
+def test_a_graph_without_linear_layers_falls_back_to_llm_config(bundle_copy: Copy) -> None:
     folder = _big_bundle(bundle_copy, QWEN3_06B_KEYS)
-    with pytest.raises(GraphFormatError):
-        read_linear_layers(folder / "llm.mnn")
+    assert read_graph_facts(folder / "llm.mnn").linears == ()
     info = read_bundle(folder)
     assert info.vocab_size == VOCAB
     assert info.shape.source == LLM_CONFIG

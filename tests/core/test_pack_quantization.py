@@ -17,6 +17,7 @@ import pytest
 
 from app.core.pack.bundle import read_bundle
 from app.core.packmaking.verify_source import quant_spec
+from tests.helpers.mnn_graphs import graph_bytes, transformer_ops
 from tests.helpers.paths import FIXTURES
 
 Copy = Callable[..., Path]
@@ -76,9 +77,9 @@ def test_the_embeddings_scales_tell_symmetric_from_asymmetric(bundle_copy: Copy)
     assert quant_spec(info, symmetric=True).assumed == ()  # --sym settles it
 
 
-def test_without_a_readable_graph_what_is_assumed_is_named(bundle_copy: Copy) -> None:
+def test_without_linear_layers_in_the_graph_what_is_assumed_is_named(bundle_copy: Copy) -> None:
     pack = bundle_copy("era-3.1.4")
-    (pack / "llm.mnn").write_bytes(b"\x08\x00\x00\x00not a graph at all" * 64)
+    (pack / "llm.mnn").write_bytes(graph_bytes(transformer_ops(2)))  # fused or renamed
     info = read_bundle(pack)
     assert info.quant_facts.symmetric is None and info.quant_facts.lm_bits is None
     spec = quant_spec(info, bits=4, block=128)

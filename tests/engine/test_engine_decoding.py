@@ -22,6 +22,7 @@ from app.engine.protocol import ChatTurn, Generate, Mode, Rounds
 from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
 from app.engine.worker.session import Session
+from tests.helpers.mnn_graphs import graph_bytes, transformer_ops
 
 NORMAL = {"memory": "normal", "thread_num": 1}
 PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
@@ -360,7 +361,8 @@ def test_failed_draft_load_leaves_nothing_half_loaded(
     session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
 ) -> None:
     draft = bundle_copy("qwen3-draft-noisy")
-    (draft / "llm.mnn").write_bytes(b"\0" * 64)  # reads as a bundle, MNN cannot load it
+    # A graph DraftDeck reads (its ops are MNN 3.6.1's) that MNN cannot load: no tensors.
+    (draft / "llm.mnn").write_bytes(graph_bytes(transformer_ops(2)))
     with pytest.raises(EngineError):
         session.load(str(fixture_bundle("qwen3-target")), str(draft))
     assert session.target is None and session.target_info is None

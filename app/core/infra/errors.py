@@ -63,6 +63,16 @@ class TokenizerError(FileError):
     code = "bad_tokenizer"
 
 
+class NotAGraphError(FileError):
+    code = "not_a_graph"
+
+
+class NeedsNewerMnnError(FileError):
+    """A pack exported for a newer MNN than the one DraftDeck runs."""
+
+    code = "needs_newer_mnn"
+
+
 class UnsafeArchiveError(FileError):
     code = "unsafe_archive"
 

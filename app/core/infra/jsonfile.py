@@ -31,6 +31,10 @@ from app.core.infra.errors import (
 
 # Far above any settings, recipe or pack config.json; a bigger "JSON" file is a mistake.
 JSON_SIZE_LIMIT = 16 << 20
+# Integers as MNN's reader (rapidjson) holds them: int64 or uint64; a longer literal
+# becomes an inexact double there.
+WHOLE_NUMBER_DIGITS = 20
+WHOLE_NUMBER_RANGE = (-(1 << 63), 1 << 64)
 
 # Never wait on open (a FIFO without a writer) nor take a terminal as controlling one.
 _READ_FLAGS = (
@@ -135,16 +139,84 @@ def decode_text(data: bytes, path: Path) -> str:
         raise UnreadableFileError(path, f"not UTF-8 text (byte {exc.start})") from None
 
 
+class _Refused(ValueError):
+    """A value JSON allows but no reader agrees on (raised inside the parse)."""
+
+
+class _Repeated(dict[str, Any]):
+    """An object that gave `key` twice; kept to say where once the parse is done."""
+
+    key = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            repeated = _Repeated(obj)
+            repeated.key = key
+            return repeated
+        seen.add(key)
+    return obj  # not reached: fewer keys than pairs means one came twice
+
+
+def _whole_number(digits: str) -> int:
+    """An integer literal within 64 bits, what MNN's reader (rapidjson) takes as one;
+    the length is checked first, as Python refuses to convert one of 4,300 digits."""
+    if len(digits.lstrip("-")) <= WHOLE_NUMBER_DIGITS:
+        value = int(digits)
+        if WHOLE_NUMBER_RANGE[0] <= value < WHOLE_NUMBER_RANGE[1]:
+            return value
+    shown = digits if len(digits) <= 24 else f"{digits[:12]}…"
+    raise _Refused(
+        f"the number {shown} ({len(digits.lstrip('-')):,} digits) is beyond any sane size "
+        "(at most 64 bits)"
+    )
+
+
+def _repeated_key(value: Any) -> str | None:
+    """Where the first object with a repeated key is, as `key` or `outer.key`; walked
+    without recursion, as the nesting is as deep as the file makes it."""
+    todo: list[tuple[Any, str]] = [(value, "")]
+    while todo:
+        item, where = todo.pop()
+        if isinstance(item, _Repeated):
+            return f"{where}.{item.key}" if where else item.key
+        if isinstance(item, dict):
+            children = [(v, f"{where}.{k}" if where else k) for k, v in item.items()]
+        elif isinstance(item, list):
+            children = [(v, f"{where}[{i}]") for i, v in enumerate(item)]
+        else:
+            continue
+        todo.extend(reversed(children))  # depth first, in the file's order
+    return None
+
+
 def parse_json(text: str, path: Path) -> Any:
-    """Parse JSON text; errors carry line and column."""
+    """Parse JSON text; errors carry line and column. Refused too, as readers disagree
+    on them: a key given twice in one object (MNN's reader takes the first, Python's
+    the last, so a check of one reading proves nothing about the other) and a number
+    beyond 64 bits."""
     if not text.strip():
         raise EmptyFileError(path, "file is empty")
     try:
-        return json.loads(text)
+        value = json.loads(text, object_pairs_hook=_object, parse_int=_whole_number)
     except json.JSONDecodeError as exc:
         raise InvalidJsonError(path, exc.msg, exc.lineno, exc.colno) from None
+    except _Refused as exc:
+        raise InvalidJsonError(path, str(exc)) from None
     except RecursionError:
         raise InvalidJsonError(path, "nested too deeply") from None
+    repeated = _repeated_key(value)
+    if repeated is not None:
+        raise InvalidJsonError(
+            path,
+            f"the key {repeated!r} is given twice: MNN reads the first, other readers the last",
+        )
+    return value
 
 
 def read_json(path: Path) -> Any:

@@ -4,9 +4,10 @@ The layout follows MNN's LlmConfig: `config.json` (runtime settings, may name th
 files) merged over `llm_config.json` (model facts written by llmexport). Reading takes
 milliseconds: it parses two small JSON files, the tokenizer's header and added tokens
 (the first read of a Qwen3-sized tokenizer takes 20-30 ms, then it is cached; the stop
-ids come from stop_tokens.py), and scans the graph file (weights live in the separate
-`.weight` file) for linear-attention ops and the widths of its linear layers (the
-parameter count, model_shape.py).
+ids come from stop_tokens.py), and parses the graph file (weights live in the separate
+`.weight` file) for its operators' types (a type MNN 3.6.1 lacks is refused), its
+linear-attention ops and the widths of its linear layers (the parameter count,
+model_shape.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.core.infra.errors import (
     BadValueError,
     MissingFileError,
     NotABundleError,
+    UnreadableFileError,
 )
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
@@ -157,6 +159,18 @@ def looks_like_bundle(folder: Path) -> bool:
 def read_bundle(folder: Path) -> BundleInfo:
     """Describe the bundle in `folder`; raises a FileError subclass naming the bad file."""
     folder = Path(folder)
+    try:
+        return _read_bundle(folder)
+    except FileNotFoundError as exc:
+        # Each reader names its own missing file; a file (or the whole folder) removed
+        # between those checks and a later read ends up here.
+        gone = Path(exc.filename) if exc.filename else folder
+        raise MissingFileError(gone, "disappeared while the pack was read") from None
+    except OSError as exc:
+        raise UnreadableFileError(Path(exc.filename or folder), exc.strerror or str(exc)) from None
+
+
+def _read_bundle(folder: Path) -> BundleInfo:
     config, llm_config, llm_config_path = _read_configs(folder)
     # MNN merges config.json over llm_config.json: runtime settings win.
     merged = {**llm_config, **config}
@@ -164,7 +178,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     model_path = _resolve(folder, merged, "llm_model")
     weight_path = _resolve(folder, merged, "llm_weight")
     require_nonempty(model_path, "model graph")
-    require_nonempty(weight_path, "weight file")
+    weight_bytes = require_nonempty(weight_path, "weight file")
 
     hidden = _positive_int(llm_config, "hidden_size", llm_config_path)
     layout = embedding_layout(folder, merged, llm_config_path, weight_path, hidden)
@@ -174,6 +188,7 @@ def read_bundle(folder: Path) -> BundleInfo:
     inferred: dict[str, str] = {}
     model_type = _model_type(llm_config, llm_config_path, tokenizer, graph, inferred)
     layers = _layers(llm_config, llm_config_path, graph, model_path, inferred)
+    _require_weights_for(layers, hidden, weight_bytes, llm_config_path, weight_path)
     tokenizer = with_pack_stops(
         tokenizer, folder, config, llm_config, llm_config_path.name, model_type
     )
@@ -302,9 +317,17 @@ def _layers(
     model_path: Path,
     inferred: dict[str, str],
 ) -> int:
-    """layer_nums, or (MNN's exporter 3.4 omits it) the layers the graph's ops name."""
+    """layer_nums, or (MNN's exporter 3.4 omits it) the layers the graph's ops name.
+    Both given, they must agree: sizes, roles and memory are figured from the count."""
     if "layer_nums" in llm_config:
-        return _positive_int(llm_config, "layer_nums", path)
+        declared = _positive_int(llm_config, "layer_nums", path)
+        if graph.layers and declared != graph.layers:
+            raise BadValueError(
+                path,
+                f"layer_nums is {declared:,} but {model_path.name} holds {graph.layers:,} "
+                "layers: the pack describes a different model than its graph",
+            )
+        return declared
     if not graph.layers:
         raise BadValueError(
             path,
@@ -313,6 +336,21 @@ def _layers(
         )
     inferred["layers"] = f"{graph.layers}: the layers {model_path.name}'s linear ops are named in"
     return graph.layers
+
+
+def _require_weights_for(
+    layers: int, hidden: int, weight_bytes: int, path: Path, weight_path: Path
+) -> None:
+    """Each decoder layer holds at least one hidden x hidden matrix of at least one bit
+    per weight: a layer count (or width) the weight file cannot hold is not this model's
+    (the graph may not name its layers, so this is the check that always applies)."""
+    needed = layers * hidden * hidden // 8
+    if needed > weight_bytes:
+        raise BadValueError(
+            path,
+            f"layer_nums {layers:,} at hidden_size {hidden:,} needs at least {needed:,} bytes "
+            f"of weights, but {weight_path.name} holds {weight_bytes:,}",
+        )
 
 
 def _resolve(folder: Path, config: Mapping[str, Any], key: str) -> Path:

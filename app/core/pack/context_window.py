@@ -7,6 +7,8 @@ Two limits apply, and the window is the smaller:
 - the model's trained positions: `max_position_embeddings` when the exporter wrote it
   into llm_config.json, else the well-known model's (resources/known_models.json).
   Past them a model produces garbage, slowly, with ever more memory.
+Neither known to be sane, `CONTEXT_BOUND` caps the window: a recipe asking for 10^30
+tokens must not plan a KV cache (or a loop) for them.
 A pair's window is the smaller of its two models'.
 """
 
@@ -17,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 MNN_DEFAULT_MAX_ALL_TOKENS = 2048
-RECIPE, MODEL = "recipe", "model"
+# 2^20: above the longest window of any model MNN runs (Qwen2.5-1M: 1,010,000).
+CONTEXT_BOUND = 1 << 20
+RECIPE, MODEL, BOUND = "recipe", "model", "bound"
 
 
 @dataclass(frozen=True)
@@ -29,11 +33,11 @@ class ContextWindow:
 
     @property
     def limited_by(self) -> str:
-        return (
-            MODEL
-            if self.model_limit is not None and self.model_limit < self.recipe_limit
-            else RECIPE
-        )
+        if self.tokens == self.recipe_limit:
+            return RECIPE
+        if self.tokens == self.model_limit:
+            return MODEL
+        return BOUND
 
     def under(self, recipe: Mapping[str, Any]) -> ContextWindow:
         """The same model's window when it runs with `recipe`."""
@@ -45,6 +49,10 @@ class ContextWindow:
         if self.limited_by == MODEL:
             return f"{words} (the model's trained window; the recipe allows {self.recipe_limit:,})"
         model = f"; the model was trained for {self.model_limit:,}" if self.model_limit else ""
+        if self.limited_by == BOUND:
+            model = model or " and the model's trained window is unknown"
+            allows = f"the recipe allows {self.recipe_limit:,}{model}"
+            return f"{words} (DraftDeck's upper bound: {allows})"
         return f"{words} (the recipe's max_all_tokens{model})"
 
     def to_json(self) -> dict[str, Any]:
@@ -68,7 +76,7 @@ def context_window(
     recipe: Mapping[str, Any], model_limit: int | None, model_source: str | None
 ) -> ContextWindow:
     limit = recipe_limit(recipe)
-    tokens = min(limit, model_limit) if model_limit else limit
+    tokens = min(limit, model_limit or limit, CONTEXT_BOUND)
     return ContextWindow(tokens, limit, model_limit, model_source)
 
 

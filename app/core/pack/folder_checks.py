@@ -62,17 +62,31 @@ def require_folder(folder: Path) -> None:
 def check_paths_inside(folder: Path, config: Mapping[str, Any], config_path: Path) -> None:
     root = os.path.realpath(folder)
     base_dir = config.get("base_dir")
-    if base_dir is not None and os.path.realpath(folder / str(base_dir)) != root:
-        raise OutsideFolderError(config_path, f"base_dir {base_dir!r} points away from the pack")
+    if base_dir is not None:
+        _refuse_nul(str(base_dir), "base_dir", config_path)
+        if os.path.realpath(folder / str(base_dir)) != root:
+            raise OutsideFolderError(
+                config_path, f"base_dir {base_dir!r} points away from the pack"
+            )
     for key in PATH_KEYS:
         value = config.get(key)
         if value is None:
             continue
         if not isinstance(value, str) or not value:
             raise BadValueError(config_path, f"{key} must be a file name, found {value!r}")
+        _refuse_nul(value, key, config_path)
         target = os.path.realpath(folder / value)
         if os.path.commonpath([root, target]) != root:
             raise OutsideFolderError(config_path, f"{key} {value!r} points outside the pack folder")
+
+
+def _refuse_nul(value: str, key: str, config_path: Path) -> None:
+    """No file name holds a NUL: MNN's C strings end at it (it would open the name
+    before it) and Python refuses such a path outright."""
+    if "\0" in value:
+        raise BadValueError(
+            config_path, f"{key} {value!r} holds a NUL character, which no file name can"
+        )
 
 
 def require_nonempty(path: Path, what: str) -> int:

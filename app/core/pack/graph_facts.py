@@ -14,8 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.infra.errors import NeedsNewerMnnError, NotAGraphError
 from app.core.infra.jsonfile import open_regular
-from app.core.pack.mnn_graph import GraphFormatError, Linear, read_linear_layers
+from app.core.pack.mnn_graph import GraphFormatError, Linear, read_graph
+from app.core.pack.mnn_op_types import PINNED_MNN, known_to_pinned_mnn, op_type_name
 
 LINEAR_ATTENTION_OP = b"LinearAttention"
 # Qwen3 (unlike Qwen2) normalises queries and keys per head.
@@ -25,7 +27,7 @@ _LAYER_INDEX = re.compile(r"(?:^|/)layers\.(\d+)/")
 
 @dataclass(frozen=True)
 class GraphFacts:
-    linears: tuple[Linear, ...]  # empty when the graph could not be walked
+    linears: tuple[Linear, ...]  # empty when the graph names none (fused, renamed)
     linear_attention: bool  # LinearAttention ops (Qwen3.5, Qwen3-Next)
     qk_norm: bool
 
@@ -37,16 +39,28 @@ class GraphFacts:
 
 
 def read_graph_facts(model_path: Path) -> GraphFacts:
-    """Raises a FileError when the graph is not a regular readable file; a graph this
-    reader cannot walk gives no linear layers, not an error (MNN is the judge of that)."""
-    with (
-        open_regular(model_path, "model graph") as handle,
-        mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as graph,
-    ):
-        linear_attention = graph.find(LINEAR_ATTENTION_OP) != -1
-        qk_norm = all(graph.find(marker) != -1 for marker in QK_NORM_MARKERS)
-    try:
-        linears = read_linear_layers(model_path)
-    except (GraphFormatError, OSError):
-        linears = ()
-    return GraphFacts(linears, linear_attention, qk_norm)
+    """The graph is read before it is believed: a file that is not an MNN graph raises
+    NotAGraphError, one with operators the pinned MNN lacks NeedsNewerMnnError, one that
+    is not a regular readable file another FileError, each naming the file."""
+    name = model_path.name
+    with open_regular(model_path, "model graph") as handle:
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped (emptied since it was checked)
+            raise NotAGraphError(model_path, f"{name} is empty") from None
+        with mapped:
+            try:
+                graph = read_graph(mapped)
+            except GraphFormatError as exc:
+                raise NotAGraphError(model_path, f"{name} is not an MNN graph: {exc}") from None
+            linear_attention = mapped.find(LINEAR_ATTENTION_OP) != -1
+            qk_norm = all(mapped.find(marker) != -1 for marker in QK_NORM_MARKERS)
+    unknown = sorted(t for t in graph.op_types if not known_to_pinned_mnn(t))
+    if unknown:
+        raise NeedsNewerMnnError(
+            model_path,
+            f"{name} needs a newer MNN than {PINNED_MNN}: "
+            f"{', '.join(op_type_name(t) for t in unknown)} (operators MNN {PINNED_MNN} does "
+            "not have; MNN's exporter writes graphs for it with --disable_transformer_c4)",
+        )
+    return GraphFacts(graph.linears, linear_attention, qk_norm)
