@@ -134,13 +134,19 @@ class _Collection:
 
 class _HttpError(Exception):
     def __init__(
-        self, status: int, message: str, code: str | None = None, commit: str | None = None
+        self,
+        status: int,
+        message: str,
+        code: str | None = None,
+        commit: str | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
         self.commit = commit
+        self.retry_after = retry_after
 
 
 class _Server(ThreadingHTTPServer):
@@ -406,6 +412,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-Error-Message", error.message)
         if error.commit is not None:
             self.send_header("X-Repo-Commit", error.commit)
+        if error.retry_after is not None:
+            self.send_header("Retry-After", str(error.retry_after))
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -3,7 +3,8 @@ huggingface_hub 2.x's ``create_repo`` and ``upload_folder`` call on the classic 
 (with ``HF_HUB_DISABLE_XET=1``; the Xet path talks to a content-addressed store this
 stand-in does not have):
 
-- ``POST /api/repos/create`` (``{"name", "organization", "visibility"}``; 409 when it exists)
+- ``POST /api/repos/create`` (``{"name", "organization", "visibility"}``; 409 with its url
+  when it exists)
 - ``POST /api/validate-yaml`` (the README's header, parsed with PyYAML)
 - ``POST /api/models/{repo}/preupload/{rev}``: each file's upload mode (``lfs`` above the
   hub's LFS threshold, else ``regular``) and the oid it has now, if any
@@ -17,13 +18,24 @@ stand-in does not have):
 Every call but the cdn's PUT (a presigned URL on the Hub) needs the hub's token.
 ``UploadState.hold`` (an Event) makes the cdn keep each PUT waiting until it is set, so
 a test can interrupt an upload in the middle; ``UploadState.commits`` lists the commits.
+
+Faults (plain attributes of ``UploadState``, may be changed while the servers run):
+``stall`` names steps that take their whole request and then never answer (until the
+hub closes): ``"create"``, ``"preupload"``, ``"batch"``, ``"put"``, ``"commit"`` (before
+the commit is made) and ``"committed"`` (after: the answer is what gets lost); a
+stalled request stays unanswered when the stall is lifted;
+``fail_puts`` answers every PUT 500 (with ``Retry-After: 0``, so the client's retries
+come a second apart rather than after its 23 s of back-off); ``drop_puts`` cuts every PUT's
+connection halfway through its body. ``puts_started`` counts the PUTs.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +52,9 @@ LFS_THRESHOLD = 1000  # bytes; FakeHub.add_repo's default, so uploads look like 
 @dataclass
 class UploadState:
     hold: threading.Event | None = None  # PUTs wait for it when set to an Event
+    stall: set[str] = field(default_factory=set)
+    fail_puts: bool = False
+    drop_puts: bool = False
     puts_started: int = 0
     commits: list[dict[str, Any]] = field(default_factory=list)
     pending: dict[str, bytes] = field(default_factory=dict)  # sha256 -> uploaded content
@@ -66,12 +81,47 @@ def _body(handler: _Handler) -> bytes:
     return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
 
 
+def _step(segments: list[str], cdn: bool) -> str:
+    """Which upload step a request is, as ``UploadState.stall`` names them."""
+    if cdn:
+        return "put"
+    if segments[:3] == ["api", "repos", "create"]:
+        return "create"
+    if segments[:2] == ["api", "models"] and "preupload" in segments:
+        return "preupload"
+    if segments[:2] == ["api", "models"] and "commit" in segments:
+        return "commit"
+    return "batch" if segments[-4:] == ["info", "lfs", "objects", "batch"] else ""
+
+
+def _stall(hub: FakeHub, step: str) -> None:
+    """When ``step`` stalls, never answer this request: not even once the stall is
+    over (a commit made late would race the next publish), only hang up at close."""
+    if step in state(hub).stall:
+        hub._stopping.wait()
+        raise ConnectionAbortedError(f"{step} stalled")  # the handler closes the connection
+
+
+def _drop_halfway(handler: _Handler) -> None:
+    """Take half of the body, then cut the connection, as a network that fails does."""
+    handler.rfile.read(int(handler.headers.get("Content-Length") or 0) // 2)
+    handler.close_connection = True
+    with contextlib.suppress(OSError):
+        handler.connection.shutdown(socket.SHUT_RDWR)
+
+
 def handle(handler: _Handler, segments: list[str]) -> None:
     """Route one POST or PUT (the caller maps _HttpError to an error answer)."""
     from tests.hub_server import _HttpError
 
     hub = handler.server.hub
+    upload = state(hub)
+    step = _step(segments, handler.server.role == "cdn")
+    if step == "put" and upload.drop_puts:
+        _drop_halfway(handler)
+        return
     body = _body(handler)
+    _stall(hub, step)
     if handler.server.role == "cdn":  # like a presigned S3 URL: the href is the pass
         if handler.command == "PUT" and len(segments) == 2 and segments[0] == "upload":
             _put(hub, segments[1], body)
@@ -83,17 +133,21 @@ def handle(handler: _Handler, segments: list[str]) -> None:
     data = (
         json.loads(body) if body and "ndjson" not in handler.headers.get("Content-Type", "") else {}
     )
-    if segments[:3] == ["api", "repos", "create"]:
-        handler._send_json(_create(hub, data), False)
+    if step == "create":
+        made = _create(hub, data)
+        # The Hub's 409 names the repo too: create_repo(exist_ok=True) reads its url.
+        handler._send_json(made, False, 200 if made.pop("created") else 409)
     elif segments[:2] == ["api", "validate-yaml"]:
         _validate_yaml(handler, data)
-    elif segments[:2] == ["api", "models"] and "preupload" in segments:
+    elif step == "preupload":
         repo = unquote("/".join(segments[2 : segments.index("preupload")]))
         handler._send_json(_preupload(hub, repo, data), False)
-    elif segments[:2] == ["api", "models"] and "commit" in segments:
+    elif step == "commit":
         repo = unquote("/".join(segments[2 : segments.index("commit")]))
-        handler._send_json(_commit(hub, repo, body), False)
-    elif segments[-4:] == ["info", "lfs", "objects", "batch"]:
+        made = _commit(hub, repo, body)
+        _stall(hub, "committed")
+        handler._send_json(made, False)
+    elif step == "batch":
         handler._send_json(_batch(hub, data), False)
     elif segments[-4:] == ["info", "lfs", "objects", "verify"]:
         if data.get("oid") not in state(hub).pending and hub._blob(data.get("oid", ""), "") is None:
@@ -104,11 +158,11 @@ def handle(handler: _Handler, segments: list[str]) -> None:
 
 
 def _create(hub: FakeHub, data: dict[str, Any]) -> dict[str, Any]:
-    from tests.hub_server import _HttpError
 
     repo_id = "/".join(p for p in (data.get("organization"), data.get("name")) if p)
     if repo_id in hub._repo_ids():
-        raise _HttpError(409, "You already created this model repo")
+        url = f"{hub.endpoint}/{repo_id}"
+        return {"error": "You already created this model repo", "url": url, "created": False}
     attributes = (
         b"*.mnn filter=lfs diff=lfs merge=lfs -text\n*.weight filter=lfs diff=lfs merge=lfs -text\n"
     )
@@ -119,7 +173,7 @@ def _create(hub: FakeHub, data: dict[str, Any]) -> dict[str, Any]:
         tags=(),
         library_name=None,
     )
-    return {"url": f"{hub.endpoint}/{repo_id}", "name": repo_id, "id": repo_id}
+    return {"url": f"{hub.endpoint}/{repo_id}", "name": repo_id, "id": repo_id, "created": True}
 
 
 def _validate_yaml(handler: _Handler, data: dict[str, Any]) -> None:
@@ -176,6 +230,8 @@ def _put(hub: FakeHub, oid: str, body: bytes) -> None:
     if upload.hold is not None:
         while not upload.hold.wait(0.05) and not hub._stopping.is_set():
             pass
+    if upload.fail_puts:
+        raise _HttpError(500, "Internal Server Error", retry_after=0)
     if hashlib.sha256(body).hexdigest() != oid:
         raise _HttpError(400, "The uploaded content does not match its oid")
     with hub._lock:

@@ -140,7 +140,7 @@ def _check_before_publishing(plan: PublishPlan, force: bool) -> bool:
             return False
         print(f"draftdeck: publishing anyway (--force): {check.words()}", file=sys.stderr)
     elif check.verdict == ExportVerdict.UNREADABLE:
-        print(f"draftdeck: note: {check.words()}", file=sys.stderr)
+        print(f"draftdeck: note: {check.words()}; it is not uploaded", file=sys.stderr)
     return True
 
 

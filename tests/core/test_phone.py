@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -275,6 +276,42 @@ def test_push_copies_a_verified_pack_and_leaves_clutter_behind(
     )
     assert not phone.local(f"{ROOT}/fast-draft.partial").exists()
     assert status.dest == f"{ROOT}/fast-draft"
+
+
+SECRET = b"hf_not_for_the_phone_0123456789"
+
+
+def _everything_on(phone: FakePhone) -> list[bytes]:
+    return [p.read_bytes() for p in phone.root.rglob("*") if p.is_file() and not p.is_symlink()]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_link_out_of_the_pack_refuses_the_push_and_never_reaches_the_phone(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    token = tmp_path / "hf-home" / "token"
+    token.parent.mkdir()
+    token.write_bytes(SECRET)
+    (pack / "LICENSE.txt").symlink_to(os.path.relpath(token, pack))
+    status = _push(phone, pack).status()
+    assert status.state == FAILED
+    assert f"LICENSE.txt is a symbolic link to {token}, outside the pack" in status.error
+    assert status.pushed == () and not phone.local(f"{ROOT}/fast-draft.partial").exists()
+    assert not any(SECRET in content for content in _everything_on(phone))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_link_to_a_file_of_the_pack_reaches_the_phone_as_that_file(
+    tmp_path: Path, phone: FakePhone, bundle_copy: Callable[..., Path]
+) -> None:
+    pack = _pack(bundle_copy, tmp_path)
+    (pack / "LICENSE").write_text("Apache-2.0\n")
+    (pack / "LICENSE.txt").symlink_to("LICENSE")
+    status = _push(phone, pack).status()
+    assert status.state == DONE, status.error
+    on_phone = _phone_copy(phone) / "LICENSE.txt"
+    assert not on_phone.is_symlink() and on_phone.read_bytes() == b"Apache-2.0\n"
 
 
 def test_push_again_skips_files_already_verified(

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,16 @@ from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DONE
 from app.core.hub.publish import UploadProgress, publish, publish_plan
-from app.core.infra.errors import HubError
+from app.core.infra.errors import HubError, UnreadableFileError
+from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD, TAGS, CardFacts
 from app.core.packmaking.make import write_card_only
+from app.core.packmaking.verify_compare import TextAgreement
+from app.core.packmaking.verify_result import save_check
 from tests import hub_upload
-from tests.helpers.cli import APP
+from tests.helpers.cli import APP, run_cli
 from tests.helpers.downloads import finish, wait_for
+from tests.helpers.export_checks import check_of
 from tests.hub_server import DEFAULT_TOKEN, FakeHub
 
 Copy = Callable[..., Path]
@@ -70,7 +75,7 @@ def test_a_published_pack_downloads_back_byte_for_byte(
     plan = publish_plan(pack, REPO)
     published = publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), plan)
     assert published.commit == hub.sha(REPO)
-    names = {f.name for f in plan.files}
+    names = {f.rel for f in plan.files}
     assert CARD in names and "runtime_config.json" in names
     # DraftDeck's own files are never uploaded: only the pack and the Hub's .gitattributes.
     listed = {s.rfilename for s in HfApi(endpoint=hub.endpoint).model_info(REPO).siblings or []}
@@ -195,3 +200,99 @@ def test_progress_lines_read_back_and_nothing_else_reads_as_one() -> None:
     ]
     for other in others:
         assert UploadProgress.from_json(other) is None, other
+
+
+SECRET = b"hf_not_for_strangers_0123456789"
+
+
+def _everything_the_hub_holds(hub: FakeHub) -> list[bytes]:
+    """Every file of every revision and every upload not committed yet."""
+    revisions = [rev for repo in hub._repos.values() for rev in repo.revisions]
+    held = [f.content for rev in revisions for f in rev.files.values()]
+    return held + list(hub_upload.state(hub).pending.values())
+
+
+def _token_outside(tmp_path: Path) -> Path:
+    """A user's Hub token, where a Hub home keeps it: outside any pack."""
+    token = tmp_path / "hf-home" / "token"
+    token.parent.mkdir()
+    token.write_bytes(SECRET)
+    return token
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_link_out_of_the_pack_refuses_the_publish_and_the_token_never_goes_up(
+    hub: FakeHub, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    token = _token_outside(tmp_path)
+    (pack / "LICENSE.txt").symlink_to(os.path.relpath(token, pack))
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.endpoint,
+        "HF_TOKEN": DEFAULT_TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+    }
+    done = run_cli("publish", str(pack), REPO, env=env, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"LICENSE.txt is a symbolic link to {token}, outside the pack" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not [r for r in hub.requests if r[0] in ("POST", "PUT")]  # nothing was sent
+    assert not any(SECRET in content for content in _everything_the_hub_holds(hub))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_link_to_a_file_of_the_pack_goes_up_as_that_file(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    (pack / "LICENSE").write_text("Apache-2.0\n")
+    (pack / "LICENSE.txt").symlink_to("LICENSE")
+    publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), publish_plan(pack, REPO))
+    assert hub.file(REPO, "LICENSE.txt").content == b"Apache-2.0\n"
+    assert hub.file(REPO, "LICENSE").content == b"Apache-2.0\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_file_that_becomes_a_link_after_the_plan_is_not_uploaded(
+    hub: FakeHub, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    pack = bundle_copy("qwen3-draft-independent")
+    (pack / "LICENSE.txt").write_text("MIT\n")
+    plan = publish_plan(pack, REPO)
+    (pack / "LICENSE.txt").unlink()
+    (pack / "LICENSE.txt").symlink_to(_token_outside(tmp_path))
+    with pytest.raises(UnreadableFileError, match=r"LICENSE\.txt: .*symbolic link"):
+        publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), plan)
+    assert hub_upload.state(hub).commits == []
+    assert not any(SECRET in content for content in _everything_the_hub_holds(hub))
+
+
+def test_the_export_check_goes_up_without_this_computers_folders(
+    hub: FakeHub, bundle_copy: Copy
+) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    text = TextAgreement("prose", 500, 0, 1.0, 0.9, 0.0, 10.0, 0, None)
+    source = Path("/home/someone/models/Qwen3-0.6B")
+    save_check(pack, replace(check_of((text,)), pack=str(pack), source=str(source)))
+    publish(HubConfig(endpoint=hub.endpoint, token=DEFAULT_TOKEN), publish_plan(pack, REPO))
+    sent = hub.file(REPO, EXPORT_CHECK).content
+    assert b"/home/someone" not in sent and str(pack.parent).encode() not in sent
+    local = json.loads((pack / EXPORT_CHECK).read_text())
+    assert json.loads(sent) == {**local, "pack": pack.name, "source": "Qwen3-0.6B"}
+
+
+def test_an_unreadable_export_check_is_not_uploaded(hub: FakeHub, bundle_copy: Copy) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    (pack / EXPORT_CHECK).write_text(f'{{"pack": "{pack}", ')
+    plan = publish_plan(pack, REPO)
+    assert plan.export_check is not None and EXPORT_CHECK not in {f.rel for f in plan.files}
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.endpoint,
+        "HF_TOKEN": DEFAULT_TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+    }
+    done = run_cli("publish", str(pack), REPO, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "note: Export check unreadable" in done.stderr and "it is not uploaded" in done.stderr
+    listed = {s.rfilename for s in HfApi(endpoint=hub.endpoint).model_info(REPO).siblings or []}
+    assert EXPORT_CHECK not in listed and "config.json" in listed

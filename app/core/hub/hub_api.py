@@ -3,6 +3,15 @@
 The client does what it does well: endpoint (HF_ENDPOINT or an explicit mirror),
 tokens (HF_TOKEN or one from settings), offline mode, error mapping. Only the byte
 transfer is DraftDeck's own (transfer.py), for resume, progress and cancel.
+
+Every call has deadlines: huggingface_hub 2.x's shared httpx client has none
+(`timeout=None`), and its uploads (create_repo, preupload, the LFS batch and PUT, the
+commit) pass none, so a Hub that stopped answering kept a publish waiting forever. The
+client DraftDeck gives it (`set_client_factory`) connects within CONNECT_TIMEOUT and
+fails after HUB_TIMEOUT seconds without a byte either way (DRAFTDECK_HUB_TIMEOUT sets
+it; tests use a second or two). Such silence is not retried: the client retries a
+timeout five times with back-off, which made one silent Hub a wait of six timeouts and
+more; the user is told instead, and publishing or downloading again resumes.
 """
 
 from __future__ import annotations
@@ -12,10 +21,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-from huggingface_hub import HfApi, constants
+from huggingface_hub import HfApi, constants, set_client_factory
 from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
@@ -25,21 +35,67 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
+from huggingface_hub.utils._http import hf_request_event_hook
 
 from app.core.hub.plan import PlanFile, RepoPlan, build_plan
 from app.core.infra.errors import HubError
 from app.core.infra.settings import Settings
 
-API_TIMEOUT = 20.0  # seconds; a Hub that never answers must not hang a download
+CONNECT_TIMEOUT = 10.0  # seconds to reach the Hub
+# Seconds of silence while waiting for an answer or sending a body. Generous: the Hub
+# may think for a while over the commit of a large repo.
+HUB_TIMEOUT = 30.0
+TIMEOUT_VARIABLE = "DRAFTDECK_HUB_TIMEOUT"
 log = logging.getLogger("draftdeck.hub")
+
+
+def hub_seconds() -> float:
+    """HUB_TIMEOUT, or the seconds DRAFTDECK_HUB_TIMEOUT says."""
+    try:
+        seconds = float(os.environ.get(TIMEOUT_VARIABLE, ""))
+    except ValueError:
+        return HUB_TIMEOUT
+    return seconds if 0 < seconds < float("inf") else HUB_TIMEOUT
+
+
+def hub_timeout() -> httpx2.Timeout:
+    seconds = hub_seconds()
+    return httpx2.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
+
+
+class HubSilent(httpx2.TransportError):
+    """The Hub said nothing within the deadline. A TransportError, not a timeout, so
+    that huggingface_hub's back-off (which retries timeouts) passes it on at once."""
+
+
+class _ClientWithDeadlines(httpx2.Client):
+    def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        try:
+            return super().send(request, **kwargs)
+        except httpx2.TimeoutException as exc:
+            raise HubSilent(str(exc) or type(exc).__name__, request=request) from exc
+
+
+def _client_with_deadlines() -> httpx2.Client:
+    """huggingface_hub's own client (default_client_factory) with deadlines."""
+    return _ClientWithDeadlines(
+        event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True,
+        timeout=hub_timeout(),
+    )
+
+
+# For the whole process: every Hub call DraftDeck makes goes through this module.
+set_client_factory(_client_with_deadlines)
 
 
 class HubUnreachable(HubError):
     """No connection to the Hub at all (offline, DNS, refused). The message says it in
     plain words; `reason` keeps the network's own words for the log and a tooltip."""
 
-    def __init__(self, what: str, where: str, reason: str) -> None:
-        super().__init__(f"{what}: no connection to {where}; check the network", "unreachable")
+    def __init__(self, what: str, where: str, reason: str, words: str = "") -> None:
+        words = words or f"no connection to {where}; check the network"
+        super().__init__(f"{what}: {words}", "unreachable")
         self.where = where
         self.reason = reason
 
@@ -70,7 +126,13 @@ class HubConfig:
 def hub_errors(what: str, config: HubConfig | None = None) -> Iterator[None]:
     """Map the client's exceptions to HubError with a sentence a user understands."""
     try:
-        yield
+        try:
+            yield
+        except RuntimeError as exc:
+            # The client wraps a failed LFS upload so ("Error while uploading 'x'").
+            if isinstance(exc.__cause__, (HfHubHTTPError, httpx2.HTTPError)):
+                raise exc.__cause__ from None
+            raise
     except (RepositoryNotFoundError, GatedRepoError) as exc:
         status = exc.response.status_code if exc.response is not None else None
         hint = " (a private or gated repo needs a token: set HF_TOKEN)" if status == 401 else ""
@@ -90,8 +152,18 @@ def hub_errors(what: str, config: HubConfig | None = None) -> Iterator[None]:
         raise HubError(f"{what}: the Hub refused ({said})", "http_error") from None
     except httpx2.HTTPError as exc:
         where = config.place() if config is not None else "the Hub"
-        log.warning("%s: no connection to %s: %s", what, where, exc)
-        raise HubUnreachable(what, where, str(exc) or type(exc).__name__) from None
+        reason = str(exc) or type(exc).__name__
+        log.info("%s: %s: %s", what, where, reason)  # the message says it; the log keeps why
+        if isinstance(exc, HubSilent) and not isinstance(exc.__cause__, httpx2.ConnectTimeout):
+            seconds = hub_seconds()
+            raise HubError(
+                f"{what}: {where} stopped answering (nothing for {seconds:g} s)", "stalled"
+            ) from None
+        if isinstance(exc, (httpx2.ConnectError, HubSilent)):
+            raise HubUnreachable(what, where, reason) from None
+        raise HubUnreachable(
+            what, where, reason, f"the connection to {where} broke off; check the network"
+        ) from None
 
 
 def fetch_plan(
@@ -100,7 +172,7 @@ def fetch_plan(
     """The files of `repo_id` at `revision` (default: main), with sizes and hashes."""
     with hub_errors(repo_id, config):
         info = config.api().model_info(
-            repo_id, revision=revision, files_metadata=True, timeout=API_TIMEOUT
+            repo_id, revision=revision, files_metadata=True, timeout=hub_seconds()
         )
     entries = [
         PlanFile(
@@ -118,7 +190,7 @@ def fetch_plan(
 
 def latest_revision(config: HubConfig, repo_id: str, revision: str | None = None) -> str:
     with hub_errors(repo_id, config):
-        sha = config.api().model_info(repo_id, revision=revision, timeout=API_TIMEOUT).sha
+        sha = config.api().model_info(repo_id, revision=revision, timeout=hub_seconds()).sha
     if not sha:
         raise HubError(f"{repo_id}: the Hub did not say which revision this is", "http_error")
     return sha

@@ -28,7 +28,7 @@ from huggingface_hub import hf_hub_url
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import get_session, hf_raise_for_status
 
-from app.core.hub.hub_api import HubConfig, hub_errors
+from app.core.hub.hub_api import HubConfig, hub_errors, hub_timeout
 from app.core.hub.plan import PlanFile
 from app.core.infra.errors import DraftDeckError, HubError, WriteFailedError
 
@@ -41,7 +41,6 @@ CHUNK = 1024 * 1024
 REPORT_EVERY = 0.25
 SYNC_EVERY = 8 * 1024 * 1024
 RETRIES = 5
-TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
 
 
 class DownloadCancelled(DraftDeckError):
@@ -341,7 +340,7 @@ def _stream(
 ) -> int:
     # Transport errors go to the caller's retry loop; HTTP errors become HubError.
     with get_session().stream(
-        "GET", url, headers=headers, follow_redirects=True, timeout=TIMEOUT
+        "GET", url, headers=headers, follow_redirects=True, timeout=hub_timeout()
     ) as response:
         if response.status_code == 416:  # the rest we asked for is past the server's end
             raise _size_mismatch(what, str(size), plan_file)

@@ -77,6 +77,13 @@ class UnsafeArchiveError(FileError):
     code = "unsafe_archive"
 
 
+class NotSendableError(FileError):
+    """A pack holds something that is not one of its own regular files (a link out of
+    it, a FIFO, a device): nothing of it is published or pushed."""
+
+    code = "not_sendable"
+
+
 class WriteFailedError(FileError):
     code = "write_failed"
 

@@ -2,7 +2,9 @@
 
 Only regular files are read: a FIFO would block the open or the read forever and a
 device such as /dev/zero (even behind a symlink) never ends, so both are refused by
-their type before any byte is read. JSON files are capped at `JSON_SIZE_LIMIT`.
+their type before any byte is read. JSON files are capped at `JSON_SIZE_LIMIT`. A file
+that must not be a link at all (a pack's file about to be sent: pack/sendable.py) is
+opened without following one.
 
 Atomic writes follow qutebrowser's savefile idea: write a temporary file in the same
 folder, fsync it, then replace the target, so a crash leaves the old or the new file,
@@ -43,6 +45,7 @@ _READ_FLAGS = (
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_BINARY", 0)
 )
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # none on Windows: the lstat before is the check
 
 
 @contextmanager
@@ -58,7 +61,10 @@ def reading(path: Path, what: str = "file") -> Iterator[None]:
         raise UnreadableFileError(path, exc.strerror or str(exc)) from None
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -72,7 +78,7 @@ def _file_kind(mode: int) -> str:
 
 def _refuse_irregular(path: Path, mode: int, what: str) -> None:
     if not stat.S_ISREG(mode):
-        raise UnreadableFileError(path, f"{what} is {_file_kind(mode)}, not a regular file")
+        raise UnreadableFileError(path, f"{what} is {file_kind(mode)}, not a regular file")
 
 
 def _refuse_oversized(path: Path, size: int, limit: int | None, what: str) -> None:
@@ -82,20 +88,22 @@ def _refuse_oversized(path: Path, size: int, limit: int | None, what: str) -> No
         )
 
 
-@contextmanager
-def open_regular(path: Path, what: str = "file", limit: int | None = None) -> Iterator[BinaryIO]:
-    """Open `path` for reading if it is (or links to) a regular file of at most `limit`
-    bytes; a FIFO, a device or a folder is refused, naming the file, before any read
-    (a FIFO would wait for a writer, /dev/zero never ends)."""
+def open_regular_file(
+    path: Path, what: str = "file", limit: int | None = None, follow_links: bool = True
+) -> BinaryIO:
+    """`path` open for reading if it is (or, with `follow_links`, links to) a regular file
+    of at most `limit` bytes; a FIFO, a device or a folder is refused, naming the file,
+    before any read (a FIFO would wait for a writer, /dev/zero never ends). The caller
+    closes it; OS errors while reading it are the caller's to word."""
     with reading(path, what):
-        _refuse_irregular(path, os.stat(path).st_mode, what)
-        fd = os.open(path, _READ_FLAGS)
+        _refuse_irregular(path, (os.stat if follow_links else os.lstat)(path).st_mode, what)
+        fd = os.open(path, _READ_FLAGS | (0 if follow_links else _NO_FOLLOW))
     try:
         handle = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
-    with handle:
+    try:
         # Checked again on the open file: it could have been swapped since the stat.
         status = os.fstat(fd)
         _refuse_irregular(path, status.st_mode, what)
@@ -103,8 +111,17 @@ def open_regular(path: Path, what: str = "file", limit: int | None = None) -> It
         # Opened non-blocking (where that exists) only so a FIFO cannot wait.
         if sys.platform != "win32" and hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)
-        with reading(path, what):
-            yield handle
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+@contextmanager
+def open_regular(path: Path, what: str = "file", limit: int | None = None) -> Iterator[BinaryIO]:
+    """`open_regular_file` for a `with` block, whose OS errors name the file."""
+    with open_regular_file(path, what, limit) as handle, reading(path, what):
+        yield handle
 
 
 def read_regular_bytes(path: Path, what: str = "file", limit: int | None = None) -> bytes:

@@ -3,24 +3,29 @@ by `draftdeck verify-export` and Make Pack: app/core/packmaking/verify_result.py
 back for the Library, `draftdeck info` and Publish.
 
 Only the verdict and its figures at `memory: normal` (where the verdict is taken) are
-read. One small file per pack: the Library reads it with the pack, only when the pack's
-files changed (its scan is cached by folder stamps). A file that cannot be read is
+read. The file also names the pack's and the source model's folders on this computer;
+Publish uploads it with their names only (`without_local_paths`). One small file per
+pack: the Library reads it with the pack, only when the pack's files changed (its scan
+is cached by folder stamps). A file that cannot be read is
 reported as unreadable, naming it; it never stops the pack from being listed.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from app.core.infra.errors import BadValueError, FileError, MissingFileError
-from app.core.infra.jsonfile import read_json_object
+from app.core.infra.jsonfile import decode_text, parse_json, read_json_object
 from app.core.infra.words import Word
 from app.core.pack.files import EXPORT_CHECK
 
 NORMAL = "normal"  # the memory setting the verdict is taken at
+# The keys that hold folders of this computer (verify_result.ExportCheck.to_json).
+LOCAL_PATHS = ("pack", "source")
 
 
 class ExportVerdict(Word):
@@ -145,3 +150,16 @@ def _agreement(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) and 0 <= value <= 1 else None
+
+
+def without_local_paths(raw: bytes, path: Path) -> bytes:
+    """export_check.json's bytes as they are published: the folders it names (the
+    pack's, the source model's) cut to their names, everything else as written."""
+    data = parse_json(decode_text(raw, path), path)
+    if not isinstance(data, dict):
+        raise BadValueError(path, "is not a JSON object")
+    for key in LOCAL_PATHS:
+        if isinstance(data.get(key), str):
+            # Either separator: the file may have been written on another system.
+            data[key] = PureWindowsPath(data[key]).name
+    return (json.dumps(data, indent=4, ensure_ascii=False) + "\n").encode("utf-8")

@@ -26,33 +26,22 @@ import posixpath
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
-from app.core.infra.errors import PhoneError, UnreadableFileError
+from app.core.infra.errors import PhoneError
 from app.core.infra.units import format_bytes
+from app.core.pack.sendable import SendableFile
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.pack_marker import TEMP_SUFFIX
 from app.core.phone.stream_send import Digest, stream_file
-from app.core.phone.sync_send import PushCancelled, send_file
+from app.core.phone.sync_send import PushCancelled, read_block, send_file
 
 log = logging.getLogger("draftdeck.phone")
 
 # Below this a cut costs little to send again, and one `df` per file would cost more.
 LARGE_FILE = 8 * 1024 * 1024
 RESUMABLE = ".resume"
-
-
-class PackFile(Protocol):
-    @property
-    def rel(self) -> str: ...
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def size(self) -> int: ...
 
 
 class Sha256(Digest, Protocol):
@@ -81,7 +70,7 @@ def resumable_copy(final: str) -> str:
 
 
 def find_resumes(
-    phone: Phone, folder: str, files: Sequence[PackFile], cancelled: Callable[[], bool]
+    phone: Phone, folder: str, files: Sequence[SendableFile], cancelled: Callable[[], bool]
 ) -> dict[str, Resume]:
     """For each large file with a copy cut short in `folder` whose bytes match the local
     file's first bytes, how far that copy goes (two shell commands for all)."""
@@ -98,7 +87,7 @@ def find_resumes(
     found: dict[str, Resume] = {}
     for path, size in sizes.items():
         item = copies[path]
-        prefix = prefix_sha256(item.path, size, cancelled)
+        prefix = prefix_sha256(item, size, cancelled)
         if prefix.hexdigest() == theirs.get(path):
             found[item.rel] = Resume(size, prefix)
         else:
@@ -112,19 +101,16 @@ def find_resumes(
     return found
 
 
-def prefix_sha256(path: Path, length: int, cancelled: Callable[[], bool]) -> Sha256:
-    """sha256 over the first `length` bytes of a local file."""
+def prefix_sha256(item: SendableFile, length: int, cancelled: Callable[[], bool]) -> Sha256:
+    """sha256 over the first `length` bytes of a pack's file."""
     digest = hashlib.sha256()
     left = length
-    try:
-        with path.open("rb") as handle:
-            while left and (block := handle.read(min(left, 1 << 20))):
-                if cancelled():
-                    raise PushCancelled(str(path))
-                digest.update(block)
-                left -= len(block)
-    except OSError as exc:
-        raise UnreadableFileError(path, exc.strerror or str(exc)) from exc
+    with item.open() as handle:
+        while left and (block := read_block(handle, item.path, min(left, 1 << 20))):
+            if cancelled():
+                raise PushCancelled(str(item.path))
+            digest.update(block)
+            left -= len(block)
     return digest
 
 
@@ -148,7 +134,7 @@ def check_room(
 
 def send_large(
     phone: Phone,
-    item: PackFile,
+    item: SendableFile,
     final: str,
     resume: Resume | None,
     margin: Callable[[int], int],
@@ -161,7 +147,7 @@ def send_large(
     check_room(phone, posixpath.dirname(final), item.rel, item.size - start, margin)
     if not phone.has_shell_v2:
         remote = temp_copy(final)
-        return remote, send_file(phone, item.path, remote, on_bytes, cancelled)
+        return remote, send_file(phone, item, remote, on_bytes, cancelled)
     remote = resumable_copy(final)
     digest = resume.prefix.copy() if resume else hashlib.sha256()
-    return remote, stream_file(phone, item.path, remote, start, digest, on_bytes, cancelled)
+    return remote, stream_file(phone, item, remote, start, digest, on_bytes, cancelled)

@@ -11,7 +11,7 @@ from app.core.pack.files import CONFIG, PHONE_MARKER
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone
 from app.core.phone.destinations import PARTIAL, pack_path
-from app.core.phone.local_files import files_of
+from app.core.phone.local_files import wanted_files
 from app.core.phone.pack_marker import not_ours, read_marker
 
 SAME, DIFFERS, NOT_IN_LIBRARY, INCOMPLETE = "same", "differs", "not in library", "incomplete"
@@ -54,7 +54,7 @@ def list_packs(phone: Phone, root: str, library: Mapping[str, BundleInfo]) -> li
 def _compare(listing: dict[str, int], local: BundleInfo | None) -> str:
     if local is None:
         return NOT_IN_LIBRARY
-    wanted = {f.rel: f.size for f in files_of(local)}
+    wanted = {f.name: f.size for f in wanted_files(local)}
     shown = {name: size for name, size in listing.items() if not name.startswith(".")}
     return SAME if shown == wanted else DIFFERS
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -25,11 +25,12 @@ from app.core.infra.transfer_stats import TransferFigures, disk_margin
 from app.core.infra.units import format_bytes
 from app.core.infra.words import Word
 from app.core.pack.files import CONFIG
+from app.core.pack.sendable import SendableFile
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Adb, Phone
 from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.large_files import LARGE_FILE, Resume, find_resumes, send_large, temp_copy
-from app.core.phone.local_files import LocalFile, local_sha256, pack_files
+from app.core.phone.local_files import local_sha256, pack_files
 from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
 from app.core.phone.sync_send import PushCancelled, send_file
 
@@ -201,7 +202,7 @@ class PushJob(TrackedJob[PushStatus]):
             self._push_pack(phone, files, dest)
 
     def _already_there(
-        self, phone: Phone, files: list[LocalFile], folders: list[str]
+        self, phone: Phone, files: Sequence[SendableFile], folders: list[str]
     ) -> list[set[str]]:
         """For each folder, the files whose copy there has the local sha256 (one
         sha256sum on the phone for all). Only files the phone has are hashed here; the
@@ -213,13 +214,13 @@ class PushJob(TrackedJob[PushStatus]):
             theirs = [remote.get(posixpath.join(folder, item.rel)) for folder in folders]
             if any(theirs):
                 self._set(current_file=item.rel)
-                mine = local_sha256(item.path, self._cancelled)
+                mine = local_sha256(item, self._cancelled)
                 for same, sha in zip(found, theirs, strict=True):
                     if sha == mine:
                         same.add(item.rel)
         return found
 
-    def _push_pack(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
+    def _push_pack(self, phone: Phone, files: Sequence[SendableFile], dest: str) -> None:
         partial = dest + PARTIAL
         in_dest, in_partial = self._already_there(phone, files, [dest, partial])
         present = fs.existing(phone, [dest, partial])
@@ -277,7 +278,7 @@ class PushJob(TrackedJob[PushStatus]):
         write_marker(phone, partial, self.pack.name, rels)
         fs.move(phone, partial, dest)
 
-    def _push_recipes(self, phone: Phone, files: list[LocalFile], dest: str) -> None:
+    def _push_recipes(self, phone: Phone, files: Sequence[SendableFile], dest: str) -> None:
         if not fs.existing(phone, [posixpath.join(dest, CONFIG)]):
             raise PhoneError(
                 f"{self.pack.name} is not on {phone.name} in {self.root}: push the whole "
@@ -302,7 +303,7 @@ class PushJob(TrackedJob[PushStatus]):
     def _send_verified(
         self,
         phone: Phone,
-        item: LocalFile,
+        item: SendableFile,
         final: str,
         early: bool = False,
         resume: Resume | None = None,
@@ -319,7 +320,7 @@ class PushJob(TrackedJob[PushStatus]):
             )
         else:
             remote = temp_copy(final)
-            sha = send_file(phone, item.path, remote, self._on_bytes, self._cancelled)
+            sha = send_file(phone, item, remote, self._on_bytes, self._cancelled)
         then = f"mv {fs.quote(remote)} {fs.quote(final)}" if early else ""
         got = fs.sha256_of(phone, [remote], then=then).get(remote)
         if got != sha:
@@ -342,7 +343,7 @@ class PushJob(TrackedJob[PushStatus]):
         self,
         phone: Phone,
         folder: str,
-        files: list[LocalFile],
+        files: Sequence[SendableFile],
         stale: frozenset[str] | set[str],
         check: bool,
     ) -> None:

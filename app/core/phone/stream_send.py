@@ -13,10 +13,10 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
-from app.core.infra.errors import PhoneError, UnreadableFileError
+from app.core.infra.errors import PhoneError
+from app.core.pack.sendable import SendableFile
 from app.core.phone import remote_fs as fs
 from app.core.phone.adb import Phone, lost, read_v2_result
 from app.core.phone.adb_wire import AdbRefused
@@ -38,7 +38,7 @@ class Digest(Protocol):
 
 def stream_file(
     phone: Phone,
-    local: Path,
+    local: SendableFile,
     remote: str,
     start: int,
     digest: Digest,
@@ -48,10 +48,7 @@ def stream_file(
     """Write `local` from byte `start` on to `remote` (appended when `start` > 0, else
     `remote` is written afresh); `digest` holds the first `start` bytes. The sha256 of
     the whole file."""
-    try:
-        handle = local.open("rb")
-    except OSError as exc:
-        raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
+    handle = local.open()
     redirect = ">>" if start else ">"
     command = f"cat {redirect} {fs.quote(remote)}"
     with handle:
@@ -60,7 +57,7 @@ def stream_file(
             with phone.connect(f"shell,v2,raw:{command}", SYNC_TIMEOUT) as conn:
                 # As in sync_send: bytes counted as sent stay close to what the phone took.
                 conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-                while block := read_block(handle, local):
+                while block := read_block(handle, local.path):
                     if cancelled():
                         raise PushCancelled(remote)
                     digest.update(block)

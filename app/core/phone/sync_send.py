@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from app.core.infra.errors import PhoneError, UnreadableFileError
+from app.core.pack.sendable import SendableFile
 from app.core.phone.adb import Phone, lost
 from app.core.phone.adb_wire import AdbRefused, AdbSocket
 
@@ -38,20 +39,16 @@ class PushCancelled(Exception):
 
 def send_file(
     phone: Phone,
-    local: Path,
+    local: SendableFile,
     remote: str,
     on_bytes: Callable[[int], None],
     cancelled: Callable[[], bool],
 ) -> str:
-    """Copy `local` to `remote`; the sha256 of what was sent."""
+    """Copy the pack's file `local` to `remote`; the sha256 of what was sent."""
     digest = hashlib.sha256()
-    try:
-        handle = local.open("rb")
-    except OSError as exc:
-        raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
-    with handle:
+    with local.open() as handle:
         try:
-            _send(phone, handle, local, remote, digest.update, on_bytes, cancelled)
+            _send(phone, handle, local.path, remote, digest.update, on_bytes, cancelled)
         except (AdbRefused, OSError) as exc:
             raise lost(phone.name, exc) from exc
     return digest.hexdigest()
@@ -96,10 +93,10 @@ def _send(
         conn.sock.sendall(b"QUIT" + struct.pack("<I", 0))
 
 
-def read_block(handle: BinaryIO, local: Path) -> bytes:
+def read_block(handle: BinaryIO, local: Path, size: int = SEND_BLOCK) -> bytes:
     """The next block; a failing disk is the computer's problem, not the cable's."""
     try:
-        return handle.read(SEND_BLOCK)
+        return handle.read(size)
     except OSError as exc:
         raise UnreadableFileError(local, exc.strerror or str(exc)) from exc
 
