@@ -79,6 +79,7 @@ bench: $(VENV)/.installed bench-pair
 	$(PY) benchmarks/download.py
 	$(PY) benchmarks/push.py
 	$(PY) benchmarks/publish.py
+	$(PY) benchmarks/big_listing.py
 
 clean:
 	rm -rf $(VENV) $(FIXVENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -11,14 +11,17 @@ from typing import Any
 
 from app.cli.progress import run_with_progress
 from app.core.hub.downloads import Downloads
+from app.core.hub.hub_api import fetch_plan
 from app.core.hub.job import DONE, PAUSED, DownloadJob, JobStatus
-from app.core.hub.plan import SKIPPED_KINDS, check_repo_id
+from app.core.hub.plan import EXPORT_REASON, SKIPPED_KINDS, RepoPlan, check_repo_id, skip_reason
 from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
 from app.core.pack.library import Library
 
 WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
+# Files named one per line at most (a repo may list 100,000); --list-all names them all.
+LISTED = 20
 
 
 def _downloads() -> Downloads:
@@ -78,12 +81,58 @@ class _Queued:
         return self.job.status()
 
 
+def _capped(lines: list[str], every: bool, more: str) -> list[str]:
+    """The first LISTED of `lines` (all when `every`), then how many more: `more` says
+    how to see them, with {n} for the count."""
+    if every or len(lines) <= LISTED:
+        return lines
+    return [*lines[:LISTED], "… " + more.format(n=f"{len(lines) - LISTED:,}")]
+
+
+def _skipped_lines(paths: list[str], include_all: bool) -> list[str]:
+    lines = []
+    for path in paths:
+        reason = skip_reason(path, include_all) or "not needed"
+        hint = "; --all-files fetches it" if reason == EXPORT_REASON else ""
+        lines.append(f"skipped {path} ({reason}{hint})")
+    return lines
+
+
+def _print_plan(plan: RepoPlan, include_all: bool, every: bool) -> None:
+    """What `download` would fetch, a file a line (the first LISTED unless `every`)."""
+    print(
+        f"{plan.repo_id} at revision {plan.revision[:12]}: {len(plan.files):,} files, "
+        f"{format_bytes(plan.total_bytes)}"
+    )
+    files = [f"{format_bytes(f.size):>10}  {f.path}" for f in plan.files]
+    for line in _capped(files, every, "and {n} more files (--list-all lists them all)"):
+        print(line)
+    skipped = _skipped_lines([f.path for f in plan.skipped], include_all)
+    for line in _capped(skipped, every, "and {n} more skipped (--list-all lists them all)"):
+        print(line)
+
+
+def _list_plan(args: argparse.Namespace) -> int:
+    downloads = _downloads()
+    try:
+        plan = fetch_plan(downloads.config(), args.repo, args.revision, args.all_files)
+    finally:
+        downloads.shutdown()
+    if args.json:
+        print(json.dumps({**plan.to_json(), "bytes": plan.total_bytes}))
+    else:
+        _print_plan(plan, args.all_files, args.list_all)
+    return 0
+
+
 def cmd_download(args: argparse.Namespace) -> int:
     try:
         check_repo_id(args.repo)
     except HubError as exc:
         print(f"draftdeck: {exc}", file=sys.stderr)
         return 2  # a usage error, like argparse's
+    if args.list or args.list_all:
+        return _list_plan(args)
     downloads = _downloads()
     started = time.monotonic()
     job = downloads.start(args.repo, args.revision, include_all=args.all_files, force=args.force)
@@ -100,11 +149,9 @@ def cmd_download(args: argparse.Namespace) -> int:
         )
         print(f"draftdeck: download of {args.repo} did not finish: {why}", file=sys.stderr)
         return 1
-    for skipped in status.skipped:
-        print(
-            f"skipped {skipped} (not needed to run the pack; --all-files fetches it)",
-            file=sys.stderr,
-        )
+    skipped = _skipped_lines(list(status.skipped), args.all_files)
+    for line in _capped(skipped, False, "and {n} more skipped (--json lists them all)"):
+        print(line, file=sys.stderr)
     for note in status.notes:
         print(note, file=sys.stderr)
     result: dict[str, object] = {
@@ -159,8 +206,15 @@ def add_parsers(sub: Any) -> None:
         help="download again even when this revision is installed and its files are intact",
     )
     download.add_argument(
+        "--list",
+        action="store_true",
+        help=f"only list the files a download would fetch (the first {LISTED}) and stop",
+    )
+    download.add_argument("--list-all", action="store_true", help="as --list, naming every file")
+    download.add_argument(
         "--json",
         action="store_true",
-        help="last line of stdout: repo, revision, path, files, bytes, up_to_date",
+        help="last line of stdout: repo, revision, path, files, bytes, up_to_date "
+        "(with --list: the plan, every file)",
     )
     download.set_defaults(func=cmd_download)

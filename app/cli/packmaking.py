@@ -18,6 +18,7 @@ from app.core.infra.errors import MissingFileError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.measure_lock import measuring
 from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import Library
 from app.core.packmaking.card import CardFacts
@@ -75,7 +76,7 @@ def cmd_measure_pack(args: argparse.Namespace) -> int:
         print(f"{target}: {done}/{total} run pairs", file=sys.stderr)
 
     try:
-        with EngineClient() as client:
+        with measuring("draftdeck measure-pack"), EngineClient() as client:
             measurements = measure_targets(client, draft, targets, options, progress)
     except KeyboardInterrupt:
         print("draftdeck: cancelled; nothing was written", file=sys.stderr)

@@ -17,6 +17,7 @@ from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
 from app.core.measure.chat_record import context_note
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.measure_lock import measuring
 from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
@@ -141,7 +142,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"run {done}/{total}", file=sys.stderr)
 
     try:
-        with EngineClient() as client:
+        # Bench times runs: refused (exit 1) while another measurement runs.
+        with measuring("draftdeck bench"), EngineClient() as client:
             result = run_bench(client, plan, progress, force=args.force).to_json()
     except SpeculationCannotPay as exc:
         print(f"draftdeck: {exc.message} Pass --force to measure it anyway.", file=sys.stderr)

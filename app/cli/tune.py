@@ -11,6 +11,7 @@ from typing import Any
 
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure.measure_lock import measuring
 from app.core.measure.tune_apply import best_changes, refusal_now
 from app.core.measure.tune_plan import (
     Setting,
@@ -68,7 +69,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     sweeps = TuneSweeps()  # the Tune page's service; here the sweep runs in this thread
     try:
-        run = sweeps.sweep(target, draft, plan, args.force, on_progress=progress)
+        with measuring("draftdeck tune"):  # refused (exit 1) while another measures
+            run = sweeps.sweep(target, draft, plan, args.force, on_progress=progress)
     except KeyboardInterrupt:
         print("draftdeck: cancelled", file=sys.stderr)
         return 1

@@ -119,7 +119,7 @@ def test_download_cli_names_the_skipped_graph_dump(
     env = dict(os.environ, HF_ENDPOINT=hub.endpoint)
     proc = run_cli("download", GRAPH_DUMP, "--json", env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "skipped llm.mnn.json (not needed to run the pack; --all-files fetches it)" in (
+    assert "skipped llm.mnn.json (an export file no runtime reads; --all-files fetches it)" in (
         proc.stderr
     )
     result = json.loads(proc.stdout)

@@ -2,19 +2,27 @@
 
 The Hub API gives each file's size, git blob id and, for LFS files, sha256; that is
 enough to verify every byte before anything is installed. File names are checked
-here: a name that is absolute or climbs out of the pack folder refuses the whole repo.
+here: a name that is absolute or climbs out of the pack folder refuses the whole repo;
+a name DraftDeck gives its own files, or repo plumbing (.git, .cache), is skipped with
+its reason (a listing of other files is still a pack worth having).
+
+A repo may list 100,000 files: everything here is one pass over them (no per-file
+pattern loop, no message naming them all).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils._validators import validate_repo_id
 
 from app.core.infra.errors import HubError
+from app.core.pack.files import NOT_PACK_SUFFIXES, OWN_NAME_PREFIX
 
 # Export artifacts and repo plumbing that no runtime reads: ONNX exports, and the JSON
 # dump of the graph that MNN's exporter (3.1.x) leaves beside llm.mnn (1-17 MB; MNN
@@ -31,6 +39,15 @@ SKIPPED_PATTERNS = (
 )
 # What the skipped files are, in the words of the Downloads page and `--all-files`.
 SKIPPED_KINDS = "ONNX exports, llm.mnn.json graph dumps"
+_EXPORT_FILE = re.compile("|".join(fnmatch.translate(p) for p in SKIPPED_PATTERNS))
+# Folders of repo plumbing: git's, and the Hub client's download state.
+PLUMBING_FOLDERS = (".git", ".cache")
+# Why a file is not fetched, as the plan shows it.
+EXPORT_REASON = "an export file no runtime reads"
+PLUMBING_REASON = "repository plumbing, not part of a pack"
+OWN_NAME_REASON = "named like DraftDeck's own files"
+# How many refused names an error names (a listing may hold thousands).
+NAMED_AT_MOST = 5
 
 
 @dataclass(frozen=True)
@@ -64,7 +81,7 @@ class RepoPlan:
     files: tuple[PlanFile, ...]
     skipped: tuple[PlanFile, ...] = field(default=())
 
-    @property
+    @cached_property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
 
@@ -115,23 +132,66 @@ def check_repo_id(repo_id: str) -> None:
         )
 
 
+def _own_name(part: str) -> bool:
+    """A file name DraftDeck gives its own files in a pack folder (files.py): its records
+    (.draftdeck-source.json says where a pack came from), a recipe's backup (restored
+    over the user's recipe), and the temporary files of a save (.NAME.*.tmp, which the
+    next save removes)."""
+    return (
+        part.startswith(OWN_NAME_PREFIX)
+        or part.endswith(NOT_PACK_SUFFIXES)
+        or (part.startswith(".") and part.endswith(".tmp"))
+    )
+
+
+def skip_reason(name: str, include_all: bool = False) -> str | None:
+    """Why the file `name` is not fetched (None: it is). Case does not matter: on
+    Windows and macOS `.DraftDeck-Source.json` is the same file as ours."""
+    parts = name.lower().split("/")
+    if any(part in PLUMBING_FOLDERS for part in parts) or parts[-1] == ".gitattributes":
+        return PLUMBING_REASON
+    if any(_own_name(part) for part in parts):
+        return OWN_NAME_REASON
+    if not include_all and _EXPORT_FILE.match(name.lower()):
+        return EXPORT_REASON
+    return None
+
+
 def is_skipped(name: str, include_all: bool = False) -> bool:
-    if include_all:
-        return name == ".gitattributes"
-    lowered = name.lower()
-    return any(fnmatch.fnmatch(lowered, pattern) for pattern in SKIPPED_PATTERNS)
+    return skip_reason(name, include_all) is not None
+
+
+def some_names(names: list[str]) -> str:
+    """The first few of `names`, quoted, and how many more there are."""
+    shown = ", ".join(repr(n) for n in names[:NAMED_AT_MOST])
+    more = len(names) - NAMED_AT_MOST
+    return f"{shown} and {more:,} more" if more > 0 else shown
 
 
 def build_plan(
     repo_id: str, revision: str, entries: list[PlanFile], include_all: bool = False
 ) -> RepoPlan:
-    refused = sorted(f.path for f in entries if unsafe_name(f.path))
+    """The files to fetch and the ones skipped, each sorted by path."""
+    keep: list[PlanFile] = []
+    skipped: list[PlanFile] = []
+    refused: list[str] = []
+    for entry in entries:
+        if unsafe_name(entry.path):
+            refused.append(entry.path)
+        elif is_skipped(entry.path, include_all):
+            skipped.append(entry)
+        else:
+            keep.append(entry)
     if refused:
         raise HubError(
             f"{repo_id}: refused file names that would land outside the pack folder: "
-            + ", ".join(repr(n) for n in refused),
+            + some_names(sorted(refused)),
             "unsafe_names",
         )
-    keep = tuple(f for f in entries if not is_skipped(f.path, include_all))
-    skipped = tuple(f for f in entries if is_skipped(f.path, include_all))
-    return RepoPlan(repo_id, revision, keep, skipped)
+
+    def by_path(f: PlanFile) -> str:
+        return f.path
+
+    return RepoPlan(
+        repo_id, revision, tuple(sorted(keep, key=by_path)), tuple(sorted(skipped, key=by_path))
+    )

@@ -76,3 +76,20 @@ def exclusive_lock(lock_file: Path) -> Iterator[None]:
             unlock(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def lock_if_free(lock_file: Path) -> Iterator[bool]:
+    """Hold the lock on `lock_file` (created if needed) unless another holder has it:
+    yields whether it is held, without waiting."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        taken = try_lock(fd)
+        try:
+            yield taken
+        finally:
+            if taken:
+                unlock(fd)
+    finally:
+        os.close(fd)

@@ -43,7 +43,8 @@ def quantized_embeddings(bits: int) -> str:
 # Any one of these makes a folder look like an MNN bundle.
 BUNDLE_MARKERS = (CONFIG, LLM_CONFIG, LLM_MODEL)
 
-# What DraftDeck adds to a pack folder.
+# What DraftDeck adds to a pack folder; its own files' names all start with this.
+OWN_NAME_PREFIX = ".draftdeck"
 SOURCE_FILE = ".draftdeck-source.json"  # where a downloaded pack came from
 ORIGINALS = ".draftdeck-original"  # the pack's own recipes, before the user's edits
 BACKUP_SUFFIX = ".bak"  # the recipe before the last save

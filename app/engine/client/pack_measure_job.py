@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.core.infra.job_queue import JobQueue, TrackedJob
 from app.core.infra.words import Word
+from app.core.measure.measure_lock import measuring
 from app.core.packmaking.measured import TargetMeasurement
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.pack_measure import (
@@ -101,7 +102,7 @@ class PackMeasureJob(TrackedJob[PackMeasureStatus]):
         self._set(state=MeasureState.MEASURING)
         final: dict[str, object]
         try:
-            with self._engine() as client:
+            with measuring("the window's Measure Pack"), self._engine() as client:
                 with self._client_lock:
                     self._client = client
                 try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.job_queue import JobQueue, TrackedJob
 from app.core.infra.words import Word
+from app.core.measure.measure_lock import measuring
 from app.core.measure.tune_eta import SweepClock, seconds_left
 from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_results import SettingResult, leading
@@ -138,7 +139,7 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._set(state=MEASURING)
         final: dict[str, object]
         try:
-            with self._engine() as client:
+            with measuring("the window's Tune page"), self._engine() as client:
                 run = run_sweep(
                     client,
                     self.target,

@@ -1,5 +1,6 @@
 """The Downloads page's right-hand pane: the selected repo's files as a download would
-fetch them, and what can be done with it — Download, or for a pack installed at the
+fetch them (a summary, and a table of every file: plan_model.py), and what can be done
+with it — Download, or for a pack installed at the
 Hub's revision Re-download and Verify (nothing is fetched again without asking), and
 Remove from List for a repo the user typed."""
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -25,11 +27,15 @@ from app.core.hub.plan import SKIPPED_KINDS, RepoPlan
 from app.core.infra.errors import HubError
 from app.core.infra.units import format_bytes
 from app.ui.base import background
+from app.ui.base.fitted_table import FittedTable
 from app.ui.base.job_models import offer
+from app.ui.base.table_model import setup_table
+from app.ui.downloads.plan_model import PlanModel
 
 NOTHING_CHOSEN = "Select a repository in the list first"
 NOTHING_SHOWN = "Select a repository to see its files and sizes."
 ADDED = "added"  # CatalogEntry.source of a repo the user typed
+NAMED_SKIPPED = 10  # skipped files named in the summary; more are only counted
 
 
 class RepoDetails(QWidget):
@@ -46,6 +52,16 @@ class RepoDetails(QWidget):
         self.details = QTextBrowser()
         self.details.setObjectName("details")
         self.details.setPlaceholderText(NOTHING_SHOWN)
+        self.files_model = PlanModel()
+        columns = PlanModel.COLUMNS
+        # The names give way (elided, whole in the tooltip) before the sizes are cut.
+        self.files_view = FittedTable(((columns.index("File"), 160),))
+        setup_table(self.files_view)
+        # Fitted by the table from a window's height of rows: a column sized to its
+        # contents would measure a thousand rows of a big listing at every layout.
+        self.files_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.files_view.setModel(self.files_model)
+        self.files_view.hide()
         self.include_all = QCheckBox("Also fetch export files (ONNX, llm.mnn.json)")
         self.include_all.setToolTip(
             f"Files no runtime reads ({SKIPPED_KINDS}); the file list shows what is skipped"
@@ -57,6 +73,7 @@ class RepoDetails(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.details, 1)
+        layout.addWidget(self.files_view, 2)
         layout.addWidget(self.include_all)
         # Under the box, not beside it: one row of both would narrow the catalog at 1024 px.
         row = QHBoxLayout()
@@ -75,6 +92,8 @@ class RepoDetails(QWidget):
         """Show `entry` and read its file list from the Hub (None: nothing selected)."""
         self.entry, self._plan, self._up_to_date = entry, None, False
         self.details.setToolTip("")
+        self.files_model.set_plan(None)
+        self.files_view.hide()
         self._offer_actions()
         if entry is None:
             self.details.clear()
@@ -132,19 +151,16 @@ class RepoDetails(QWidget):
         self._plan = plan
         found = self.downloads.installed_pack(entry.repo_id)
         self._up_to_date = found is not None and found[1] == plan.revision
-        rows = "".join(
-            f"<tr><td>{escape(f.path)}</td><td align='right'>{format_bytes(f.size)}</td>"
-            f"<td>{'LFS sha256' if f.lfs else 'git blob'}</td></tr>"
-            for f in plan.files
-        )
-        skipped = ", ".join(escape(f.path) for f in plan.skipped) or "none"
+        # The files go to the table (one row each, made as shown); the text says only
+        # the totals: a 100,000-file listing as HTML was 935 MB and froze the window.
+        self.files_model.set_plan(plan, include_all)
+        self.files_view.show()
         installs_to = self.downloads.root / plan.folder_name
         self.details.setHtml(
             f"{self._heading()}<p>{self._installed_line(plan)}</p>"
-            f"<p><b>Revision</b> {plan.revision[:12]} · <b>{len(plan.files)} files</b>, "
+            f"<p><b>Revision</b> {plan.revision[:12]} · <b>{len(plan.files):,} files</b>, "
             f"{format_bytes(plan.total_bytes)} · installs to {escape(str(installs_to))}</p>"
-            f"<table cellpadding='2'>{rows}</table><p><b>Skipped</b> (not needed to run): "
-            f"{skipped}</p>"
+            f"<p><b>Skipped</b> (not fetched; the list says why): {_skipped_words(plan)}</p>"
         )
         self._offer_download("")
 
@@ -238,3 +254,10 @@ class RepoDetails(QWidget):
         if entry is not None and self.downloads.remove_repo(entry.repo_id):
             self.message.emit(f"Removed {entry.repo_id} from the list")
             self.removed.emit(entry.repo_id)
+
+
+def _skipped_words(plan: RepoPlan) -> str:
+    """The skipped files by name, or only how many when there are more than a few."""
+    if len(plan.skipped) > NAMED_SKIPPED:
+        return f"{len(plan.skipped):,} files, listed below the files fetched"
+    return ", ".join(escape(f.path) for f in plan.skipped) or "none"

@@ -107,6 +107,10 @@ class DownloadsPage(QWidget):
         self.repo_details = RepoDetails(self.downloads)
         # The pane's parts, as the page's (tests and screenshots reach them here).
         self.details, self.include_all = self.repo_details.details, self.repo_details.include_all
+        self.files_model, self.files_view = (
+            self.repo_details.files_model,
+            self.repo_details.files_view,
+        )
         self.download_button = self.repo_details.download_button
         self.verify_button = self.repo_details.verify_button
         self.remove_button = self.repo_details.remove_button

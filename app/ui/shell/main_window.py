@@ -23,6 +23,7 @@ from app.core.hub.downloads import Downloads
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import Settings, unwritable_folders
 from app.core.infra.system_figures import system_figures
+from app.core.measure.measure_lock import measuring_elsewhere
 from app.core.pack.library import Library
 from app.core.phone.desk import PhoneDesk
 from app.engine.client.tune_sweeps import TuneSweeps
@@ -142,7 +143,9 @@ class MainWindow(QMainWindow):
             self.selection,
             self.tune_sweeps,
             measuring_elsewhere=lambda: (
-                "a pack is being measured (Measure Pack)" if self.pack_making.measuring() else ""
+                "a pack is being measured (Measure Pack)"
+                if self.pack_making.measuring()
+                else measuring_elsewhere()
             ),
         )
         self.add_page("tune", "Tune", self.tune_page)
@@ -194,7 +197,9 @@ class MainWindow(QMainWindow):
             self.settings,
             lambda: entry.path if (entry := selected()) is not None else None,
             lambda path: self._on_pack_installed(str(path)),
-            lambda: "a Tune sweep is measuring" if self.tune_sweeps.running() else "",
+            lambda: (
+                "a Tune sweep is measuring" if self.tune_sweeps.running() else measuring_elsewhere()
+            ),
         )
         page.measure_pack.connect(self.pack_making.open_measure)
         file_menu.addActions(self.pack_making.actions)

@@ -18,6 +18,7 @@ from app.ui.base.job_models import FRACTION_ROLE, ProgressDelegate
 from app.ui.downloads.download_models import QueueModel
 from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
+from tests.helpers.plan_rows import shown_files
 from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 
@@ -45,7 +46,7 @@ def test_a_discarded_download_offers_no_resume_and_no_bar(
     page = window.downloads_page
     hub.throttle_bytes_per_s = 40_000
     page.select_repo(REPO)
-    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in shown_files(page.files_model), timeout=10_000)
     assert page.download_button.isEnabled()
     job = page.start_download(REPO)
     qtbot.waitUntil(lambda: page.queue_model.status(0).done_bytes > 0, timeout=20_000)

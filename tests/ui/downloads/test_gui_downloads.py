@@ -16,6 +16,7 @@ from app.ui.downloads.download_models import QueueModel
 from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
+from tests.helpers.plan_rows import plan_rows, shown_files
 from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
@@ -65,8 +66,8 @@ def test_plan_then_download_installs_into_the_library(
 ) -> None:
     page = window.downloads_page
     page.select_repo(REPO)
-    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
-    assert "LFS sha256" in page.details.toPlainText()
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in shown_files(page.files_model), timeout=10_000)
+    assert ("llm.mnn.weight", "LFS sha256") in [r[::2] for r in plan_rows(page.files_model)]
     page.download_button.click()
     _wait_state(qtbot, window, DONE)
     qtmodeltester.check(page.queue_model)  # type: ignore[attr-defined]
@@ -219,7 +220,7 @@ def test_download_is_offered_only_once_the_files_are_listed(
     assert not page.download_button.isEnabled()
     assert page.download_button.toolTip() == "Select a repository in the list first"
     page.select_repo(REPO)
-    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in shown_files(page.files_model), timeout=10_000)
     assert page.download_button.isEnabled()
 
 
@@ -264,11 +265,17 @@ def test_the_graph_dump_is_listed_as_skipped_and_fetched_when_asked(
     assert page.include_all.text() == "Also fetch export files (ONNX, llm.mnn.json)"
     page.add_edit.setText("someone/with-graph-dump-MNN")
     page.add_button.click()
-    qtbot.waitUntil(lambda: "llm.mnn.weight" in page.details.toPlainText(), timeout=10_000)
-    assert "Skipped (not needed to run): llm.mnn.json" in page.details.toPlainText()
+    qtbot.waitUntil(lambda: "llm.mnn.weight" in shown_files(page.files_model), timeout=10_000)
+    assert "Skipped (not fetched; the list says why): llm.mnn.json" in page.details.toPlainText()
+    assert plan_rows(page.files_model)[-1][::3] == (
+        "llm.mnn.json",
+        "skipped: an export file no runtime reads",
+    )
     # Asking for every file lists the dump again before anything is downloaded.
     page.include_all.setChecked(True)
-    qtbot.waitUntil(lambda: "Skipped (not needed to run): none" in page.details.toPlainText())
+    qtbot.waitUntil(
+        lambda: "Skipped (not fetched; the list says why): none" in page.details.toPlainText()
+    )
     page.download_button.click()
     _wait_state(qtbot, window, DONE)
     assert (window.library.root / "with-graph-dump-MNN" / "llm.mnn.json").read_bytes() == b"{}"
