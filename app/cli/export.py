@@ -1,10 +1,13 @@
 """`draftdeck export`: make an MNN pack from a Hugging Face model with MNN's exporter,
 run in the separate export environment (created on first use, after asking), then prove
 it against its source (`draftdeck verify-export`'s check; `--no-verify` skips it) and add
-a verified pack to the Library by reference, as the Make Pack window does.
+a verified pack to the Library by reference, as the Make Pack window does. The pack is
+made and checked in a hidden partial folder and moved into place last, with its check
+recorded (an interrupted one as such).
 
 Exit 0 made and verified (or made, with --no-verify), 1 failed or not verified (the pack
-and its export_check.json are left as made, to look at), 2 refused, 130 cancelled.
+and its export_check.json are left as made, to look at), 2 refused (also a source folder
+with code of its own, without --trust-remote-code), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -15,11 +18,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
-from app.cli.export_jobs import export_env_asking, printing_lines, run_cancellable, say
+from app.cli.export_jobs import (
+    add_trust_arg,
+    export_env_asking,
+    printing_lines,
+    run_cancellable,
+    say,
+    say_code_refused,
+)
 from app.cli.verify_export import CANCELLED as VERIFY_CANCELLED
 from app.cli.verify_export import verify_and_report
 from app.core.infra.errors import AlreadyExistsError, FileError
 from app.core.pack.files import EXPORT_CHECK
+from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import (
     BITS,
     ROLES,
@@ -28,6 +39,12 @@ from app.core.packmaking.export_checks import (
     plan_export,
 )
 from app.core.packmaking.export_env import ExportEnv
+from app.core.packmaking.verify_result import (
+    COULD_NOT_RUN,
+    INTERRUPTED,
+    save_check,
+    unfinished_check,
+)
 
 if TYPE_CHECKING:
     from app.core.packmaking.export_run import ExportJob
@@ -36,12 +53,18 @@ REFUSED, CANCELLED = 2, 130
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from app.core.packmaking.export_partials import remove_abandoned
     from app.core.packmaking.export_run import ExportJob, source_folder
 
+    remove_abandoned()  # what a killed export left: hidden, as large as a model
     settings = ExportSettings(bits=args.bits, block=args.block, role=args.role)
-    out = Path(args.out)
+    out, trust = Path(args.out), args.trust_remote_code
     try:
-        plan = plan_export(source_folder(args.source), out, settings, args.adjust)
+        source = source_folder(args.source, trust_remote_code=trust)
+        plan = plan_export(source, out, settings, args.adjust, trust)
+    except CustomCodeRefused as exc:
+        say_code_refused(exc)
+        return REFUSED
     except ExportRefused as exc:
         flags = f" (--block {exc.block}, or --adjust)" if exc.block is not None else ""
         print(f"draftdeck: {exc.message}{flags}", file=sys.stderr)
@@ -59,35 +82,52 @@ def cmd_export(args: argparse.Namespace) -> int:
     made = run_export(job)
     if made != 0:
         return made
-    if args.no_verify:
+    if not args.no_verify:
+        return verify_made_pack(env, job)
+    placed = place_made_pack(job)
+    if placed == 0:
         say(
             f"draftdeck: not verified (--no-verify), so not added to the Library; "
             f"`draftdeck verify-export {plan.out} {plan.source.folder}` checks it"
         )
-        return 0
-    return verify_made_pack(env, plan.out, plan.source.folder)
+    return placed
 
 
-def verify_made_pack(env: ExportEnv, pack: Path, source: Path) -> int:
-    """Prove the made pack against its source; a verified one joins the Library. The
-    exit code (0 verified and listed)."""
+def verify_made_pack(env: ExportEnv, job: ExportJob) -> int:
+    """Prove the pack `job` made (still in its partial folder) against its source, record
+    the outcome in it (a check that was interrupted or could not run as such: never as
+    if it had not been checked), then move it into place; a verified one joins the
+    Library. The exit code (0 verified and listed)."""
     from app.engine.client.export_verify import VerifyOptions
 
-    say(f"verifying {pack} against its source model…")
-    code, check = verify_and_report(env, pack, source, VerifyOptions())
+    plan, pack = job.plan, job.partial
+    source = plan.source.folder
+    say(f"verifying {plan.out} against its source model…")
+    options = VerifyOptions(trust_remote_code=plan.trust_remote_code)
+    code, check = verify_and_report(env, pack, source, options, recorded_as=plan.out)
+    if check is None:
+        why = INTERRUPTED if code == VERIFY_CANCELLED else COULD_NOT_RUN
+        try:
+            save_check(pack, unfinished_check(plan.out, source, why))
+        except OSError as exc:
+            say(f"draftdeck: the check's outcome was not recorded beside the pack: {exc}")
+    placed = place_made_pack(job)
+    if placed != 0:
+        return placed
     if code == VERIFY_CANCELLED:
-        say(f"draftdeck: {pack} was made but not verified (cancelled)")
+        say(f"draftdeck: {plan.out} was made but not verified: the check was interrupted")
         return CANCELLED
     if check is None:
-        say(f"draftdeck: export not verified: the check could not run; {pack} is as made")
+        say(f"draftdeck: export not verified: the check could not run; {plan.out} is as made")
         return 1
     if not check.verified:
         say(
             f"draftdeck: export not verified (what differs is above, and in "
-            f"{pack / EXPORT_CHECK}); {pack} is left as made and not added to the Library"
+            f"{plan.out / EXPORT_CHECK}); {plan.out} is left as made and not added to the "
+            "Library"
         )
         return 1
-    return _add_to_library(pack)
+    return _add_to_library(plan.out)
 
 
 def _add_to_library(pack: Path) -> int:
@@ -111,7 +151,8 @@ def _add_to_library(pack: Path) -> int:
 
 
 def run_export(job: ExportJob) -> int:
-    """Run `job` until it ends or Ctrl+C cancels it, saying how it ended; the exit code."""
+    """Run `job` until it ends or Ctrl+C cancels it, saying how it ended; the exit code
+    (0: the pack is made, in its partial folder until `place_made_pack`)."""
     from app.core.packmaking.export_run import CANCELLED as EXPORT_CANCELLED
     from app.core.packmaking.export_run import DONE
 
@@ -126,10 +167,25 @@ def run_export(job: ExportJob) -> int:
     if status.state != DONE:
         print(f"draftdeck: {status.error}", file=sys.stderr)
         return 1
+    return 0
+
+
+def place_made_pack(job: ExportJob) -> int:
+    """Move the made pack where it was asked for, saying so; the exit code."""
+    plan = job.plan
+    try:
+        job.place()
+    except ExportRefused as exc:
+        say(f"draftdeck: {exc.message}; the export was removed")
+        return 1
+    except OSError as exc:
+        say(f"draftdeck: the pack could not be put in {plan.out}: {exc}; the export was removed")
+        return 1
     info = job.bundle()
     print(
         f"made {info.path} ({plan.source.architecture or info.model_type}, "
-        f"{plan.settings.bits}-bit, block {plan.settings.block}, {plan.settings.role})"
+        f"{plan.settings.bits}-bit, block {plan.settings.block}, {plan.settings.role})",
+        flush=True,
     )
     return 0
 
@@ -171,4 +227,5 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="do not prove the pack against its source (then it is not added to the Library)",
     )
+    add_trust_arg(p)
     p.set_defaults(func=cmd_export)

@@ -5,11 +5,13 @@ folder; `--yes` answers yes, no terminal and no `--yes` creates nothing)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_env import ExportEnv, plan_export_env, ready_export_env
 
 WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
@@ -18,6 +20,14 @@ WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in
 def say(line: str) -> None:
     """A progress or problem line, on stderr (stdout carries the results)."""
     print(line, file=sys.stderr, flush=True)
+
+
+def say_code_refused(refused: CustomCodeRefused) -> None:
+    """The folder's code, and how to trust it."""
+    say(
+        f"draftdeck: {refused.message}. Only if you trust where it came from, pass "
+        "--trust-remote-code to run it."
+    )
 
 
 class _Job(Protocol):
@@ -34,6 +44,18 @@ class _Lines(Protocol):
 
     @property
     def lines(self) -> int: ...
+
+
+def add_trust_arg(p: argparse.ArgumentParser) -> None:
+    """--trust-remote-code, as export and verify-export take it."""
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run the model folder's own Python code (auto_map in its config, *.py files) "
+        "with your rights; only for a folder you trust. Without it such a folder is refused, "
+        "a Hub repo is downloaded without its *.py files, and transformers is kept from "
+        "running any of the folder's code",
+    )
 
 
 def run_cancellable(job: _Job) -> bool:
@@ -99,7 +121,8 @@ def export_env_asking(yes: bool, nothing_done: str) -> ExportEnv | None:
     if not plan.fits():
         print(f"draftdeck: not enough free space in {plan.folder}", file=sys.stderr)
         return None
-    if not yes and not _confirm("Create it now? [y/N] "):
+    question = "Make it again now? [y/N] " if plan.damaged else "Create it now? [y/N] "
+    if not yes and not _confirm(question):
         print(f"draftdeck: {nothing_done} (the export environment is needed)", file=sys.stderr)
         return None
     job = ExportEnvJob(plan)

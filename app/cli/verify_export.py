@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
-from app.cli.export_jobs import export_env_asking, say
+from app.cli.export_jobs import add_trust_arg, export_env_asking, say, say_code_refused
 from app.core.infra.errors import FileError
+from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import ProcessCancelled
@@ -27,22 +29,32 @@ VERIFIED, NOT_VERIFIED, BAD_INPUT, CANCELLED = 0, 1, 2, 130
 
 
 def verify_and_report(
-    env: ExportEnv, pack: Path, source: Path, options: VerifyOptions, as_json: bool = False
+    env: ExportEnv,
+    pack: Path,
+    source: Path,
+    options: VerifyOptions,
+    as_json: bool = False,
+    recorded_as: Path | None = None,
 ) -> tuple[int, ExportCheck | None]:
     """Check `pack` against `source`, print the result (progress on stderr) and save it
-    beside the pack; the exit code, and the check unless it could not run."""
+    beside the pack (naming the pack `recorded_as`, where it is moved next, if given);
+    the exit code, and the check unless it could not run or was cancelled."""
     from app.engine.client.engine_client import EngineClient
     from app.engine.client.export_verify import verify_export
 
     try:
         with EngineClient() as client:
             check = verify_export(client, env, pack, source, say, options)
+    except CustomCodeRefused as exc:
+        say_code_refused(exc)
+        return BAD_INPUT, None
     except (VerifyInputError, FileError) as exc:
         say(f"draftdeck: {exc}")
         return BAD_INPUT, None
     except (KeyboardInterrupt, ProcessCancelled):
-        say("draftdeck: cancelled; nothing was written")
         return CANCELLED, None
+    if recorded_as is not None:
+        check = replace(check, pack=str(recorded_as))
     # Printed before it is saved: a pack folder that cannot be written keeps the result.
     if as_json:
         print(json.dumps(check.to_json(), indent=2, ensure_ascii=False), flush=True)
@@ -53,17 +65,23 @@ def verify_and_report(
     except OSError as exc:
         say(f"draftdeck: the result above was not saved beside the pack: {exc}")
     else:
-        say(f"wrote {saved}; `draftdeck card` puts it in the model card")
+        shown = (recorded_as or pack) / saved.name
+        say(f"wrote {shown}; `draftdeck card` puts it in the model card")
     return (VERIFIED if check.verified else NOT_VERIFIED), check
 
 
 def cmd_verify_export(args: argparse.Namespace) -> int:
     from app.engine.client.export_verify import VerifyOptions, check_inputs
 
-    options = VerifyOptions(args.bits, args.block, args.sym, args.lm_bits)
+    options = VerifyOptions(
+        args.bits, args.block, args.sym, args.lm_bits, trust_remote_code=args.trust_remote_code
+    )
     pack, source = Path(args.pack), Path(args.hf_folder)
     try:  # before the environment is offered: a typo is no reason to download 1.4 GB
         check_inputs(pack, source, options)
+    except CustomCodeRefused as exc:
+        say_code_refused(exc)
+        return BAD_INPUT
     except (VerifyInputError, FileError) as exc:
         say(f"draftdeck: {exc}")
         return BAD_INPUT
@@ -73,7 +91,10 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
         return CANCELLED
     if env is None:
         return BAD_INPUT
-    return verify_and_report(env, pack, source, options, args.json)[0]
+    code = verify_and_report(env, pack, source, options, args.json)[0]
+    if code == CANCELLED:
+        say("draftdeck: cancelled; nothing was written")
+    return code
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,7 +107,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "0.99 at memory normal) and with the source as it is (quantization cost). Writes "
         "export_check.json beside the pack. Creates the export environment first when there "
         "is none, after asking (--yes: without). Exit 0 verified, 1 not verified, 2 bad "
-        "input or no export environment, 130 cancelled.",
+        "input or no export environment, 130 cancelled. A source folder that carries code "
+        "of its own (auto_map, *.py) is refused unless --trust-remote-code.",
     )
     p.add_argument("pack", metavar="PACK")
     p.add_argument("hf_folder", metavar="HF_FOLDER", help="the source model's folder")
@@ -97,6 +119,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--bits", type=whole_number(1), help="the export's bits, when the pack does not say"
     )
+    add_trust_arg(p)
     p.add_argument(
         "--block", type=whole_number(0), help="the export's block, when the pack does not say"
     )

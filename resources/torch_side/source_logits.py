@@ -5,7 +5,8 @@ app: `python source_logits.py JOB.json`. It imports nothing from DraftDeck, so i
 among the resources (plain files to the app; mypy and import-linter do not see it).
 
 The job (written by app/core/packmaking/verify_source.py) names the HF folder, the
-texts, the output folder and the pack's quantization. For each text this writes
+texts, the output folder, the pack's quantization and whether the folder's own code is
+trusted (else transformers may not run it: no_remote_code.py). For each text this writes
 `<n>.ids.npy` (int64 token ids), `<n>.source.npy` and `<n>.quantized.npy` (float32
 logits, one row per position: row i predicts token i+1), and at the end `source.json`
 with what was done. Progress goes to stdout as `progress DONE TOTAL WHAT` lines.
@@ -130,14 +131,21 @@ def main(job_path: str) -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    trust = job.get("trust_remote_code") is True  # the folder's own code: only if trusted
+    if not trust:
+        from no_remote_code import forbid_remote_code
+
+        forbid_remote_code()
     out = Path(job["out_dir"])
     texts = job["texts"]
     total = 2 + 2 * len(texts)
     started = time.perf_counter()
     print(f"progress 0 {total} loading the source model", flush=True)
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(job["hf_folder"])
-    source = AutoModelForCausalLM.from_pretrained(job["hf_folder"], dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(job["hf_folder"], trust_remote_code=trust)
+    source = AutoModelForCausalLM.from_pretrained(
+        job["hf_folder"], dtype=torch.float32, trust_remote_code=trust
+    )
     source.eval()
     done = 1
     records = []

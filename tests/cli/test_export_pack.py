@@ -2,7 +2,8 @@
 export`: a tiny Qwen3 with the real Qwen tokenizer (a draft, --no-verify) and a tiny
 Llama (a target, verified against its source and added to the Library), read back as
 packs and run by the engine; a made pack that fails its verification is left as made
-and not listed; Ctrl+C in the middle of an export leaves nothing."""
+and not listed; Ctrl+C in the middle of an export leaves nothing, and during its
+verification puts the pack in place recorded as not verified (interrupted)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ import pytest
 from app.cli.export import verify_made_pack
 from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.export_check import read_export_check
 from app.core.pack.files import EXPORT_CHECK
 from app.core.pack.library import Library
 from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.core.packmaking.export_mark import EXPORT_MARK
-from app.core.packmaking.export_run import PARTIAL_SUFFIX, ExportJob
+from app.core.packmaking.export_run import DONE, PARTIAL_SUFFIX, ExportJob
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load
 from tests.helpers.cli import APP
@@ -158,15 +160,66 @@ def test_a_made_pack_that_fails_verification_is_left_as_made_and_not_listed(
     data = bytearray((pack / "llm.mnn.weight").read_bytes())
     data[start:end] = bytes(b ^ 0x5A for b in data[start:end])
     (pack / "llm.mnn.weight").write_bytes(bytes(data))
-    # What `draftdeck export` runs once the exporter has made the pack.
-    assert verify_made_pack(export_env(), pack, hf_folder("llama-tiny")) == 1
+    # What `draftdeck export` runs once the exporter has made the pack (here: copied
+    # the tampered one into its partial folder).
+    out = tmp_path / "made"
+    job = _Copying(
+        export_env(), plan_export(hf_folder("llama-tiny"), out, ExportSettings(block=32))
+    )
+    job.pack = pack
+    assert job.run().state == DONE, job.status().error
+    assert not out.exists()  # checked where it was made, before it is put in place
+    assert verify_made_pack(export_env(), job) == 1
     said = capsys.readouterr()
     assert "Export not verified" in said.out and "its weights are not the source's" in said.out
     assert "draftdeck: export not verified (what differs is above" in said.err
-    assert f"{pack} is left as made and not added to the Library" in said.err
-    assert json.loads((pack / EXPORT_CHECK).read_text(encoding="utf-8"))["verified"] is False
-    assert read_bundle(pack).path == pack  # the pack is left to look at
+    assert f"{out} is left as made and not added to the Library" in said.err
+    check = json.loads((out / EXPORT_CHECK).read_text(encoding="utf-8"))
+    assert check["verified"] is False and check["pack"] == str(out)
+    assert read_bundle(out).path == out  # the pack is left to look at
+    assert not job.partial.exists()
     assert Library(load_settings(), save_settings).pack_folders() == []
+
+
+class _Copying(ExportJob):
+    """An export job whose "exporter" copies the pack `pack` into its folder."""
+
+    pack = Path()
+
+    def command(self, shim: Path) -> list[str]:
+        copy = f"import shutil; shutil.copytree({str(self.pack)!r}, '.', dirs_exist_ok=True)"
+        return [sys.executable, "-c", copy]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl+C is a POSIX signal here")
+def test_ctrl_c_during_the_verification_records_it_as_not_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, home = tmp_path / "pack", tmp_path / "home"
+    args = [str(hf_folder("llama-tiny")), "--out", str(out), "--block", "64"]
+    with subprocess.Popen(
+        [*APP, "export", *args],
+        env=_cli_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stderr is not None and proc.stdout is not None
+        seen = []
+        for line in proc.stderr:  # the check has begun: it knows the pack's quantization
+            seen.append(line)
+            if line.startswith("quantization:"):
+                break
+        assert not out.exists(), seen  # the pack is checked in its partial folder
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=300) == 130, rest
+    assert "made but not verified: the check was interrupted" in rest
+    check = read_export_check(out)  # in place, and never as if it had not been checked
+    assert check is not None and not check.verified
+    assert check.words().startswith("Export not verified: Interrupted:")
+    assert _listed(home, monkeypatch) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_the_engine_runs_the_made_packs(qwen3_pack: BundleInfo, llama_pack: BundleInfo) -> None:

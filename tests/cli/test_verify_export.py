@@ -45,9 +45,10 @@ def packs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ):
         # The plan is made by hand, past check_settings (which refuses BAD_BLOCK).
         plan = ExportPlan(read_source(hf_folder(name)), root / key, ExportSettings(4, block), ())
-        status = ExportJob(env, plan).run()
+        job = ExportJob(env, plan)
+        status = job.run()
         assert status.state == DONE, status.error
-        made[key] = root / key
+        made[key] = job.place()
     return made
 
 

@@ -4,7 +4,6 @@ cancelled or refused leaves nothing of its own behind and nothing of the user's 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -23,11 +22,9 @@ from app.core.packmaking.export_env import (
     EXPORT_ENV_VAR,
     OWNER_MARK,
     STAMP,
-    ExportEnv,
     pinned_requirements,
     plan_export_env,
     ready_export_env,
-    stamp_for,
 )
 from app.core.packmaking.export_env_build import (
     CANCELLED,
@@ -35,7 +32,7 @@ from app.core.packmaking.export_env_build import (
     FAILED,
     ExportEnvJob,
 )
-from tests.helpers.export_env import HF_FIXTURES, export_env
+from tests.helpers.export_env import HF_FIXTURES, export_env, fake_export_env
 from tests.helpers.paths import FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -82,23 +79,10 @@ def test_the_apps_own_python_path_does_not_reach_the_exporter(
     assert paths == [str(env.llmexport_dir()), str(tmp_path / "tools")]
 
 
-def _fake_env(folder: Path, requirements: tuple[str, ...]) -> ExportEnv:
-    """An environment's files as the ready check sees them (no packages inside)."""
-    env = ExportEnv(folder)
-    env.python.parent.mkdir(parents=True)
-    env.python.write_text("")
-    llmexport = folder / "llmexport"
-    llmexport.mkdir()
-    (llmexport / "llmexport.py").write_text("")
-    stamp = {**stamp_for(requirements, ""), "llmexport_dir": str(llmexport)}
-    (folder / STAMP).write_text(json.dumps(stamp))
-    return env
-
-
 def test_ready_means_stamped_with_todays_pins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = _fake_env(tmp_path / "env", pinned_requirements())
+    env = fake_export_env(tmp_path / "env")
     assert ready_export_env(env.folder) == env
     # A changed pin (a new transformers, say) rebuilds it.
     monkeypatch.setattr(
@@ -110,6 +94,27 @@ def test_ready_means_stamped_with_todays_pins(
     # Half-built: everything but the stamp, which is written last.
     (env.folder / STAMP).unlink()
     assert ready_export_env(env.folder) is None
+
+
+def test_a_stamped_environment_whose_packages_are_gone_is_offered_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = fake_export_env(tmp_path / "env")
+    site = env.llmexport_dir().parent
+    shutil.rmtree(site / "onnx")  # a `pip uninstall onnx`, the stamp left as it was
+    assert ready_export_env(env.folder) is None  # not "No module named 'onnx'" mid-export
+    plan = plan_export_env(env.folder)
+    assert not plan.ready and plan.damaged == f"no onnx in {site}"
+    assert f"The export environment in {env.folder} is damaged: no onnx" in plan.describe()
+    assert "made again" in plan.describe()
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(env.folder))
+    out = tmp_path / "pack"
+    assert (
+        main(["export", str(HF_FIXTURES / "llama-tiny"), "--out", str(out), "--block", "64"]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "is damaged: no onnx" in err and "pass --yes" in err
+    assert not out.exists() and (site / "torch").is_dir()  # nothing removed unasked
 
 
 def test_every_requirement_is_pinned_to_one_version() -> None:

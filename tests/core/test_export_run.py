@@ -1,7 +1,8 @@
-"""How an export job finishes (export_run.py): the pack moves into place only when it reads
-back, a failure at any step removes the hidden partial folder (so the next export to the
-same folder runs), an earlier export is replaced only once the new one is in place, and
-Ctrl+C after the exporter has finished is said as such.
+"""How an export job finishes (export_run.py): the pack waits in its hidden partial folder
+until `place()` moves it where it was asked for, only when it reads back; a failure at any
+step removes the partial folder (so the next export to the same folder runs), an earlier
+export is replaced only once the new one is in place, and Ctrl+C after the exporter has
+finished is said as such.
 
 The exporter here is a small script run by this Python in place of llmexport.py: it writes
 what the test says into the folder the job gives it (the checks after it are the real
@@ -18,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.export import run_export
+from app.cli.export import place_made_pack, run_export
 from app.core.pack.bundle import read_bundle
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
-from app.core.packmaking.export_checks import ExportSettings, plan_export
+from app.core.packmaking.export_checks import ExportRefused, ExportSettings, plan_export
 from app.core.packmaking.export_env import STAMP, ExportEnv, write_mnnconvert_shim
 from app.core.packmaking.export_mark import EXPORT_MARK
+from app.core.packmaking.export_partials import PARTIAL_MARK
 from app.core.packmaking.export_run import (
     DONE,
     FAILED,
     NEEDED,
-    PARTIAL_MARK,
     READING,
     ExportJob,
 )
@@ -92,8 +93,10 @@ def test_a_file_put_in_the_output_meanwhile_fails_the_export_and_is_kept(
     # Someone writes into the output folder while the exporter runs.
     meanwhile = f"import os; os.makedirs({str(out)!r}); open({str(out / 'notes.txt')!r}, 'w')"
     job = _job(tmp_path, _copying(PACK, meanwhile), out)
-    status = job.run()
-    assert status.state == FAILED and "not empty and DraftDeck did not make it" in status.error
+    assert job.run().state == DONE, job.status().error
+    assert read_bundle(job.partial).path == job.partial  # made, not in place yet
+    with pytest.raises(ExportRefused, match="not empty and DraftDeck did not make it"):
+        job.place()
     assert not job.partial.exists()
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
@@ -102,6 +105,8 @@ def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Pat
     out = tmp_path / "pack"
     job = _job(tmp_path, _copying(PACK), out)
     assert job.run().state == DONE, job.status().error
+    assert not out.exists()  # in the partial folder until placed
+    assert job.place() == out
     mark = json.loads((out / EXPORT_MARK).read_text(encoding="utf-8"))
     assert not (out / PARTIAL_MARK).exists() and PARTIAL_MARK not in mark["files"]
     # What Make Pack adds after the export: the verification and DraftDeck's card.
@@ -112,6 +117,7 @@ def test_an_earlier_make_pack_folder_is_replaced_by_the_new_export(tmp_path: Pat
     )
     again = _job(tmp_path / "again", _copying(PACK), out)
     assert again.run().state == DONE, again.status().error
+    again.place()
     assert "old" not in json.loads((out / "llm_config.json").read_text())
     assert not (out / EXPORT_CHECK).exists()  # the new export is not verified yet
     assert read_bundle(out).path == out
@@ -143,6 +149,7 @@ def test_ctrl_c_while_the_pack_is_read_back_ends_with_the_pack_made(
 
     job.listen(on_change)
     assert run_export(job) == 0
+    assert place_made_pack(job) == 0
     said = capsys.readouterr()
     assert "too late to cancel: the export had finished" in said.err
     assert "nothing was left" not in said.err and f"made {out}" in said.out

@@ -17,16 +17,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from app.core.packmaking.export_env import (
     EXPORT_ENV_VAR,
+    KEY_PACKAGES,
+    STAMP,
     ExportEnv,
+    pinned_requirements,
     plan_export_env,
     ready_export_env,
+    stamp_for,
 )
 from app.core.packmaking.export_env_build import DONE, ExportEnvJob
 from tests.helpers.paths import ROOT
@@ -87,3 +93,32 @@ def hf_folder(name: str) -> Path:
     (making / MADE_STAMP).write_text(digest)
     making.rename(out)
     return out
+
+
+def fake_export_env(
+    folder: Path,
+    exporter: str = "",
+    requirements: tuple[str, ...] | None = None,
+    python: Path | None = None,
+) -> ExportEnv:
+    """An export environment as the ready check sees it, without torch: `bin/python` is
+    `python` (linked; default an empty file), its site-packages holds the key packages as
+    empty folders and an `llmexport/llmexport.py` that runs `exporter` (stdlib only: it
+    stands in for MNN's exporter), and the stamp lists `requirements` (today's pins)."""
+    env = ExportEnv(folder)
+    env.python.parent.mkdir(parents=True)
+    if python is None:
+        env.python.write_text("")
+    else:
+        env.python.symlink_to(python)
+    site = folder / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    for name in KEY_PACKAGES:
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("")
+    llmexport = site / "llmexport"
+    llmexport.mkdir()
+    (llmexport / "llmexport.py").write_text(exporter, encoding="utf-8")
+    pins = pinned_requirements() if requirements is None else requirements
+    stamp = {**stamp_for(pins, ""), "llmexport_dir": str(llmexport)}
+    (folder / STAMP).write_text(json.dumps(stamp))
+    return env

@@ -17,8 +17,10 @@ from typing import Any
 from app.core.infra.errors import CodedError, FileError
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.files import EXPORT_CHECK
+from app.core.packmaking.custom_code import refuse_untrusted_code
 from app.core.packmaking.export_mark import EXPORT_MARK as EXPORT_MARK
 from app.core.packmaking.export_mark import made_by_export
+from app.core.packmaking.export_space import space_problem
 from app.core.packmaking.writing import MADE_FILES, foreign_files
 
 ROLES = ("draft", "target")
@@ -66,6 +68,9 @@ class ExportPlan:
     out: Path
     settings: ExportSettings
     adjusted: tuple[str, ...]  # one sentence per setting changed (with `adjust=True`)
+    # The user trusts the folder's own code (custom_code.py): only then may the exporter
+    # and the verification's torch side run it.
+    trust_remote_code: bool = False
 
 
 def read_source(folder: Path) -> SourceModel:
@@ -236,12 +241,27 @@ def check_out_folder(out: Path) -> None:
         )
 
 
+def check_export_space(source: Path, out: Path) -> None:
+    """Refuse an export the disk of `out` has no room for (export_space.py)."""
+    problem = space_problem(source, out)
+    if problem:
+        raise ExportRefused(problem, "disk_full")
+
+
 def plan_export(
-    folder: Path, out: Path, settings: ExportSettings, adjust: bool = False
+    folder: Path,
+    out: Path,
+    settings: ExportSettings,
+    adjust: bool = False,
+    trust_remote_code: bool = False,
 ) -> ExportPlan:
     """Every check, in order: the source's files and its tokenizer's eos, the settings
-    against its sizes, the output folder. Raises ExportRefused with the first problem."""
+    against its sizes, the output folder, the free space there, and last the folder's own
+    code (so a question about trusting it comes only for an export that can run). Raises
+    ExportRefused, or CustomCodeRefused, with the first problem."""
     source = read_source(folder)
     used, adjusted = check_settings(source, settings, adjust)
     check_out_folder(out)
-    return ExportPlan(source, out, used, adjusted)
+    check_export_space(folder, out)
+    refuse_untrusted_code(folder, trust_remote_code)
+    return ExportPlan(source, out, used, adjusted, trust_remote_code)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.infra.units import format_bytes
+from app.core.packmaking.export_space import free_bytes
 
 EXPORT_ENV_VAR = "DRAFTDECK_EXPORT_ENV"
 TORCH_INDEX_VAR = "DRAFTDECK_TORCH_INDEX"
@@ -84,12 +84,19 @@ class ExportEnvPlan:
     disk_bytes: int  # about what it takes on disk once built
     free_bytes: int  # free space where it goes now
     ready: bool  # already built with these pins: nothing to do
+    damaged: str = ""  # built once, but what it lacks now: it is made again
 
     def describe(self) -> str:
         """One paragraph for a question or a log line."""
         if self.ready:
             return f"The export environment in {self.folder} is ready."
         index = f" (torch from {self.torch_index})" if self.torch_index else ""
+        if self.damaged:
+            return (
+                f"The export environment in {self.folder} is damaged: {self.damaged}. "
+                f"It has to be made again: about {format_bytes(self.disk_bytes)} "
+                f"({format_bytes(self.free_bytes)} free there), downloaded{index}."
+            )
         return (
             f"Exporting needs a separate Python environment with torch (CPU), transformers "
             f"and MNN's exporter: about {format_bytes(self.disk_bytes)} in {self.folder} "
@@ -104,25 +111,16 @@ class ExportEnvPlan:
 def plan_export_env(folder: Path | None = None) -> ExportEnvPlan:
     """The plan for the environment at `folder` (default `export_env_folder()`)."""
     folder = folder or export_env_folder()
+    ready = ready_export_env(folder) is not None
     return ExportEnvPlan(
         folder=folder,
         requirements=pinned_requirements(),
         torch_index=torch_index(),
         disk_bytes=ESTIMATED_BYTES,
-        free_bytes=_free_bytes(folder),
-        ready=ready_export_env(folder) is not None,
+        free_bytes=free_bytes(folder),
+        ready=ready,
+        damaged="" if ready else missing_packages(folder),
     )
-
-
-def _free_bytes(folder: Path) -> int:
-    """Free space on the disk `folder` will be on (its nearest existing parent)."""
-    probe = folder.absolute()
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    try:
-        return int(shutil.disk_usage(probe).free)
-    except OSError:
-        return 0
 
 
 def stamp_for(requirements: tuple[str, ...], index: str) -> dict[str, Any]:
@@ -171,17 +169,51 @@ def _read_stamp(folder: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def ready_export_env(folder: Path | None = None) -> ExportEnv | None:
-    """The environment at `folder` if it is built with today's pins, else None."""
-    folder = folder or export_env_folder()
+def _stamped(folder: Path) -> bool:
+    """Whether `folder` was built with today's pins (the stamp says so)."""
     stamp = _read_stamp(folder)
-    env = ExportEnv(folder)
     wanted = stamp_for(pinned_requirements(), torch_index())
-    if any(stamp.get(k) != v for k, v in wanted.items() if k != "torch_index"):
-        return None  # a changed pin (the index it came from does not matter once built)
+    # The index it came from does not matter once built.
+    return all(stamp.get(k) == v for k, v in wanted.items() if k != "torch_index")
+
+
+# What the exporter and the verification import, as folders in site-packages (where
+# llmexport is): a stamp outlives packages removed since ("No module named 'onnx'").
+KEY_PACKAGES = (
+    "torch",
+    "transformers",
+    "onnx",
+    "onnxscript",
+    "MNN",
+    "safetensors",
+    "numpy",
+    "google/protobuf",
+)
+
+
+def missing_packages(folder: Path) -> str:
+    """What a stamped environment lacks now, in words ("" when it is whole or was never
+    built with today's pins)."""
+    if not _stamped(folder):
+        return ""
+    env = ExportEnv(folder)
     if not env.python.is_file():
+        return f"no {env.python.relative_to(folder)}"
+    exporter = env.llmexport_dir() / "llmexport.py"
+    if not exporter.is_file():
+        return f"no {exporter}"
+    site = exporter.parent.parent
+    gone = [name for name in KEY_PACKAGES if not (site / name / "__init__.py").is_file()]
+    return f"no {', '.join(gone)} in {site}" if gone else ""
+
+
+def ready_export_env(folder: Path | None = None) -> ExportEnv | None:
+    """The environment at `folder` if it is built with today's pins and still has its
+    interpreter and key packages, else None."""
+    folder = folder or export_env_folder()
+    if not _stamped(folder) or missing_packages(folder):
         return None
-    return env if (env.llmexport_dir() / "llmexport.py").is_file() else None
+    return ExportEnv(folder)
 
 
 # The converter llmexport is told to use: pymnn's converter core called directly.

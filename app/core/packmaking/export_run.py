@@ -1,10 +1,16 @@
 """Running MNN's exporter (llmexport, in the export environment) on a checked plan, as a
 cancellable job whose progress is the exporter's own output.
 
-The export is written into `<out>.draftdeck-partial` beside the output folder and
-renamed into place when it is complete and reads back as a pack, so a cancel, a crash or
-a failed export never leaves a half-made pack where the user asked for one; only that
-partial folder (DraftDeck's own) and an earlier export it replaces are ever removed.
+The export is written into a hidden `.<out>.draftdeck-partial` folder beside the output
+folder and stays there while the caller verifies it and records the check into it; only
+`place()` moves it where the user asked for it. So a cancel, a crash or a kill never
+leaves a half-made or half-checked pack where the user looks for one; a kill's partial
+folder is removed at the next start (export_partials.py). Only that partial folder
+(DraftDeck's own, marked) and an earlier export it replaces are ever removed.
+
+The exporter runs through resources/torch_side/run_llmexport.py, which turns
+transformers' trust in the model folder's own code off unless the plan trusts it
+(llmexport itself always asks transformers to trust it).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from app.core.infra.deletion import remove_tree
 from app.core.infra.errors import FileError
 from app.core.infra.job_queue import TrackedJob
 from app.core.infra.jsonfile import atomic_write_bytes
+from app.core.infra.resources import resource
 from app.core.infra.words import Word
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.files import DRAFT_RECIPE
@@ -32,7 +39,9 @@ from app.core.packmaking.export_env import (
     write_mnnconvert_shim,
 )
 from app.core.packmaking.export_mark import EXPORT_MARK
+from app.core.packmaking.export_partials import PARTIAL_MARK, PartialRecord, remove_partial
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
+from app.core.packmaking.export_space import disk_full_words, failed_on_full_disk, is_disk_full
 
 
 class ExportState(Word):
@@ -59,6 +68,7 @@ EXPORT_LEFTOVERS = (
     *("export_args.json", "llm.mnn.json"),
 )
 NEEDED = ("config.json", "llm_config.json", "llm.mnn", "llm.mnn.weight")
+LAUNCHER = ("torch_side", "run_llmexport.py")
 # A made draft's recipe (config_cpu.json): the settings drafts ship with (the TokForge
 # pack's), for measure-pack and Tune to improve on.
 DRAFT_RECIPE_SETTINGS = {
@@ -76,20 +86,22 @@ class ExportStatus:
     line: str = ""  # the exporter's latest output line
     lines: int = 0
     error: str = ""
-    path: str = ""  # the finished pack
+    path: str = ""  # the made pack: its partial folder once done, `out` once placed
 
 
 class ExportJob(TrackedJob[ExportStatus]):
-    """Export `plan` with the exporter of `env`; the result is read back with
-    read_bundle (`bundle()`), or the job fails saying why it does not read."""
+    """Export `plan` with the exporter of `env` into the partial folder, read back with
+    read_bundle, or fail saying why it does not read. Done, the pack waits there for
+    `place()` (or `discard()`)."""
 
     finished_states = FINISHED
 
-    def __init__(self, env: ExportEnv, plan: ExportPlan) -> None:
+    def __init__(self, env: ExportEnv, plan: ExportPlan, records: Path | None = None) -> None:
         super().__init__(ExportStatus())
         self.env = env
         self.plan = plan
         self._process = StreamedProcess()
+        self._record = PartialRecord(self.partial, records)  # records: tests' own folder
 
     @property
     def partial(self) -> Path:
@@ -99,8 +111,30 @@ class ExportJob(TrackedJob[ExportStatus]):
         return out.parent / f".{re.sub(r'[^A-Za-z0-9._-]', '_', out.name)}{PARTIAL_SUFFIX}"
 
     def bundle(self) -> BundleInfo:
-        """The made pack, once the job is done."""
-        return read_bundle(self.plan.out)
+        """The made pack, once the job is done (where it is now)."""
+        return read_bundle(Path(self.status().path))
+
+    def place(self) -> Path:
+        """Move the made pack, with what was recorded into it since (its check, its card),
+        to `plan.out`, replacing only an empty folder or an earlier export's own files.
+        ExportRefused when others' files came there meanwhile, OSError when the move
+        fails; either way the partial folder is removed."""
+        try:
+            check_out_folder(self.plan.out)  # nobody put files there meanwhile
+            self._finish()
+        except OSError as exc:
+            raise OSError(self._os_words(exc)) from None
+        finally:
+            self.discard()
+        self._set(path=str(self.plan.out), line=f"made {self.plan.out}")
+        return self.plan.out
+
+    def discard(self) -> None:
+        """Remove the partial folder (if still there) and its record; nothing when this
+        job never took the folder (another export was writing it)."""
+        if self._record.held:
+            remove_partial(self.partial)
+            self._record.release()
 
     def cancel(self) -> None:
         """Kill the exporter (its whole process group); the running job then removes the
@@ -122,25 +156,29 @@ class ExportJob(TrackedJob[ExportStatus]):
         self._set(state=EXPORTING)
         try:
             self._export()
-            self._set(state=READING, line="reading the pack back")
-            check_out_folder(self.plan.out)  # nobody put files there meanwhile
-            self._finish()
-            info = read_bundle(self.plan.out)
+            info = read_bundle(self.partial)
         except ProcessCancelled:
             self._set(state=CANCELLED, line="")
         except ExportRefused as exc:
             self._set(state=FAILED, error=exc.message)
-        except (OSError, FileError, ExportFailed) as exc:
+        except OSError as exc:
+            self._set(state=FAILED, error=self._os_words(exc))
+        except (FileError, ExportFailed) as exc:
             self._set(state=FAILED, error=str(exc))
         else:
-            self._set(state=DONE, path=str(info.path), line=f"made {info.path}")
+            self._set(state=DONE, path=str(info.path), line="exported; not in place yet")
         finally:
-            _remove_partial(self.partial)
+            if self.status().state != DONE:
+                self.discard()
         return self.status()
+
+    def _os_words(self, error: OSError) -> str:
+        return disk_full_words(self.partial.parent) if is_disk_full(error) else str(error)
 
     def _export(self) -> None:
         partial = self.partial
-        _remove_partial(partial)
+        self._record.hold()  # before the folder exists: a kill from now on is cleaned up
+        remove_partial(partial)
         partial.mkdir(parents=True)
         (partial / PARTIAL_MARK).write_text("an export DraftDeck is making\n", encoding="utf-8")
         cmd = self.command(write_mnnconvert_shim(self.env.python, partial))
@@ -152,17 +190,24 @@ class ExportJob(TrackedJob[ExportStatus]):
         done = self._process.run(cmd, self.env.environment(), partial, on_line)
         missing = [name for name in NEEDED if not (partial / name).is_file()]
         if done.returncode != 0 or missing:
+            if failed_on_full_disk(partial, done.tail):  # it says what broke next
+                raise ExportFailed(disk_full_words(partial.parent))
             tail = "\n".join(done.tail[-12:])
             what = f"exit code {done.returncode}" if done.returncode else f"no {missing[0]}"
             raise ExportFailed(f"the exporter failed ({what}):\n{tail}")
+        self._set(state=READING, line="reading the pack back")
         self._tidy(partial, time.monotonic() - started)
 
     def command(self, shim: Path) -> list[str]:
         """The exporter's command line, run in the partial folder beside `shim` (the
-        converter command written there)."""
+        converter command written there): llmexport.py through the launcher that sets
+        transformers' trust in the folder's code from the plan."""
         settings = self.plan.settings
+        trust = "trust" if self.plan.trust_remote_code else "no-trust"
         return [
             str(self.env.python),
+            str(resource(*LAUNCHER)),
+            trust,
             str(self.env.llmexport_dir() / "llmexport.py"),
             *("--path", str(self.plan.source.folder.absolute()), "--export", "mnn"),
             *("--quant_bit", str(settings.bits), "--quant_block", str(settings.block)),
@@ -172,7 +217,8 @@ class ExportJob(TrackedJob[ExportStatus]):
     def _tidy(self, partial: Path, seconds: float) -> None:
         """Leave only the pack: the exporter's leftovers out, the role's recipe and the
         mark (what was made from what) in. The partial mark stays until `_finish` has
-        put the pack in place, so a failure up to then still removes the partial folder."""
+        put the pack in place, so a failure or a kill up to then still removes the
+        partial folder."""
         for name in EXPORT_LEFTOVERS:
             path = partial / name
             if path.is_dir():
@@ -186,6 +232,7 @@ class ExportJob(TrackedJob[ExportStatus]):
             "source": str(self.plan.source.folder.absolute()),
             "settings": asdict(self.plan.settings),
             "adjusted": list(self.plan.adjusted),
+            "trust_remote_code": self.plan.trust_remote_code,
             "exporter": next(r for r in pinned_requirements() if r.startswith("llmexport")),
             "seconds": round(seconds, 1),
             "files": sorted(p.name for p in partial.iterdir() if p.name != PARTIAL_MARK),
@@ -222,24 +269,21 @@ class ExportFailed(Exception):
     """The exporter failed, or what it wrote does not read as a pack."""
 
 
-PARTIAL_MARK = ".draftdeck-partial"  # in a partial folder from its first moment
-
-
-def _remove_partial(partial: Path) -> None:
-    if (partial / PARTIAL_MARK).is_file() or (partial.is_dir() and not any(partial.iterdir())):
-        remove_tree(partial)
-
-
-# What a model's Hub repo holds that an export reads (weights, configs, tokenizer).
-MODEL_FILES = ("*.json", "*.safetensors", "tokenizer.model", "*.tiktoken", "*.txt", "*.py")
+# What a model's Hub repo holds that an export reads (weights, configs, tokenizer); its
+# code (`*.py`) only when the user trusts it.
+MODEL_FILES = ("*.json", "*.safetensors", "tokenizer.model", "*.tiktoken", "*.txt")
+CODE_FILES = ("*.py",)
 
 
 def source_folder(
-    source: str, config: HubConfig | None = None, cache_dir: Path | None = None
+    source: str,
+    config: HubConfig | None = None,
+    cache_dir: Path | None = None,
+    trust_remote_code: bool = False,
 ) -> Path:
     """An HF model folder for `source`: the folder itself, or a Hub repo id downloaded
-    (model files only) into the Hugging Face cache (`cache_dir`, default the Hub
-    client's own)."""
+    (model files only, its code only when trusted) into the Hugging Face cache
+    (`cache_dir`, default the Hub client's own)."""
     path = Path(source).expanduser()
     if path.is_dir():
         return path
@@ -247,8 +291,9 @@ def source_folder(
         raise ExportRefused(f"{source}: neither an HF model folder nor a Hub repo id (owner/name)")
     check_repo_id(source)
     config = config or HubConfig()
+    patterns = CODE_FILES if trust_remote_code else ()
     with hub_errors(f"downloading {source}", config):
         got = config.api().snapshot_download(
-            source, allow_patterns=list(MODEL_FILES), cache_dir=cache_dir
+            source, allow_patterns=[*MODEL_FILES, *patterns], cache_dir=cache_dir
         )
     return Path(got)

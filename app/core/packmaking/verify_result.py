@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -200,6 +201,29 @@ def card_section(pack: Path) -> str | None:
     if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
         return None
     return "\n".join([CARD_HEAD, "", *[f"- {line}" for line in lines]])
+
+
+# Why a check that did not finish is recorded as not verified (never as if not run).
+INTERRUPTED = (
+    "Interrupted: the check was stopped before it finished "
+    "(`draftdeck verify-export PACK SOURCE` runs it again)."
+)
+COULD_NOT_RUN = "The check could not run (what stopped it was said as it ran)."
+
+
+def unfinished_check(pack: Path, source: Path, reason: str) -> ExportCheck:
+    """The record of a check of `pack` that did not finish: not verified, saying why."""
+    return ExportCheck(
+        pack=str(pack),
+        source=str(source),
+        quantization="not checked",
+        runs=(),
+        halved_blocks={},
+        verified=False,
+        reasons=(reason,),
+        seconds=0.0,
+        date=time.strftime("%Y-%m-%d"),
+    )
 
 
 def save_check(pack: Path, check: ExportCheck) -> Path:

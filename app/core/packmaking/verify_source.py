@@ -163,10 +163,13 @@ def run_source(
     out: Path,
     process: StreamedProcess,
     progress: Progress,
+    trust_remote_code: bool = False,
 ) -> SourceRun:
-    """Run the torch side into `out`; ProcessCancelled when `process` is cancelled,
-    VerifyInputError when the source model cannot be run."""
+    """Run the torch side into `out` (the folder's own code only if `trust_remote_code`);
+    ProcessCancelled when `process` is cancelled, VerifyInputError when the source model
+    cannot be run."""
     job = {
+        "trust_remote_code": trust_remote_code,
         "hf_folder": str(hf_folder.absolute()),
         "out_dir": str(out.absolute()),
         "texts": [t.to_json() for t in texts],

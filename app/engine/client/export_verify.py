@@ -21,6 +21,7 @@ from app.core.infra.jsonfile import read_json_object
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.export_check import NORMAL
 from app.core.pack.files import CONFIG
+from app.core.packmaking.custom_code import refuse_untrusted_code
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.core.packmaking.verify_compare import compare_text
@@ -47,6 +48,7 @@ class VerifyOptions:
     symmetric: bool | None = None  # llmexport --sym
     lm_bits: int | None = None  # llmexport --lm_quant_bit
     texts: Sequence[VerifyText] = TEXTS
+    trust_remote_code: bool = False  # the source folder's own code may run
 
 
 def recipe_memory(pack: Path) -> str:
@@ -76,11 +78,13 @@ def _run_pack(
 def check_inputs(
     pack: Path, hf_folder: Path, options: VerifyOptions
 ) -> tuple[BundleInfo, QuantSpec]:
-    """The pack read and its quantization known, and `hf_folder` a model folder, before
-    anything runs: VerifyInputError (or a FileError from reading the pack) when not."""
+    """The pack read and its quantization known, and `hf_folder` a model folder whose code
+    (if any) is trusted, before anything runs: VerifyInputError (or a FileError from
+    reading the pack, CustomCodeRefused) when not."""
     info = read_bundle(pack)
     if not (hf_folder / CONFIG).is_file():
         raise VerifyInputError(f"{hf_folder}: not a Hugging Face model folder (no {CONFIG})")
+    refuse_untrusted_code(hf_folder, options.trust_remote_code)
     spec = quant_spec(info, options.bits, options.block, options.symmetric, options.lm_bits)
     return info, spec
 
@@ -111,6 +115,7 @@ def verify_export(
             work,
             process,
             lambda done, total, what: say(f"source {done}/{total}: {what}"),
+            options.trust_remote_code,
         )
         if info.vocab_size is not None and source.vocab < info.vocab_size:
             raise VerifyInputError(

@@ -1,12 +1,14 @@
 """File → Make Pack…: export an HF model to an MNN pack, prove the export against its
 source, and add the pack to the Library.
 
-The steps, each off the GUI thread: fetch the source (a repo id), check the choices
-(export_checks), ask before creating the export environment (its folder and disk), build
-it (ExportEnvJob), export (ExportJob), verify (the verify-export client), add the pack to
-the Library by reference (it stays where the user made it), and offer a made draft's
-next step, Measure…. Esc cancels the running step (and closes the dialog when nothing
-runs); Return starts.
+The steps, each off the GUI thread: fetch the source (a repo id; its code only once
+trusted), check the choices (export_checks), ask before running code the model folder
+carries (default No) and before creating the export environment (its folder and disk),
+build it (ExportEnvJob), export (ExportJob, into a hidden partial folder), verify it
+there (the verify-export client) and record the outcome in it, move it into place, add a
+verified pack to the Library by reference (it stays where the user made it), and offer a
+made draft's next step, Measure…. Esc cancels the running step (and closes the dialog
+when nothing runs); Return starts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from app.core.infra.errors import AlreadyExistsError, FileError
 from app.core.infra.job_queue import JobQueue
 from app.core.pack.library import Library
 from app.core.packmaking import export_run
+from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import ExportPlan, ExportSettings, plan_export
 from app.core.packmaking.export_env import ExportEnv, ExportEnvPlan, plan_export_env
 from app.core.packmaking.export_env_build import ExportEnvJob
@@ -56,6 +59,8 @@ class MakePackDialog(JobDialog):
         self._job: ExportEnvJob | ExportJob | None = None
         self._after_env: ExportPlan | None = None  # the export waiting for the environment
         self._made_draft: Path | None = None  # the draft pack just made and verified
+        self._trust = False  # the user said Yes to running the source folder's own code
+        self._verifying: ExportJob | None = None  # the made export under verification
         self._verifying_draft = False  # the pack under verification is a draft
         self._verify = VerifyStep(self)
         self._verify.finished.connect(self._on_verified)
@@ -118,7 +123,9 @@ class MakePackDialog(JobDialog):
 
     def _show_check(self, check: Check) -> None:
         self._check = check
-        if check.plan is not None:
+        if check.code:
+            self.form.say(check.refusal, problem=True)
+        elif check.plan is not None:
             ready = "Ready: " + describe_plan(check.plan)
             self.form.say("\n".join((*check.plan.adjusted, ready)))
         else:
@@ -138,9 +145,10 @@ class MakePackDialog(JobDialog):
     def _update_buttons(self) -> None:
         running = bool(self._step)
         source = self.form.source()
-        startable = (source.repo_id is not None and self.form.out_folder() is not None) or (
-            self._check is not None and self._check.plan is not None
+        checked = self._check is not None and (
+            self._check.plan is not None or bool(self._check.code)  # Start asks
         )
+        startable = checked or (source.repo_id is not None and self.form.out_folder() is not None)
         self.start_button.setEnabled(startable and not running)
         self.show_running(running)
         self.form.set_running(running)
@@ -153,6 +161,10 @@ class MakePackDialog(JobDialog):
     def start(self) -> None:
         if self.running() or not self.start_button.isEnabled():
             return
+        self._begin(trust=False)
+
+    def _begin(self, trust: bool) -> None:
+        self._trust = trust
         self.figures.clear()
         self._made_draft = None
         self.measure_button.hide()
@@ -161,18 +173,42 @@ class MakePackDialog(JobDialog):
         hub = self._hub
         if source.folder is not None:
             folder = source.folder
-            self._run_step("checking", "Checking…", lambda: _plans(folder, out, settings))
+            self._run_step("checking", "Checking…", lambda: _plans(folder, out, settings, trust))
         else:
             repo_id = str(source.repo_id)
             self._run_step(
                 "fetching",
                 f"Fetching {repo_id}'s model files from {hub.place()}…",
-                lambda: _plans(source_folder(repo_id, hub), out, settings),
+                lambda: _plans(source_folder(repo_id, hub, None, trust), out, settings, trust),
             )
 
     def _run_step(self, step: str, words: str, fn: Callable[[], Plans]) -> None:
         self._set_step(step, words)
-        background.run(self, "step", fn, on_done=self._with_plans, on_error=self._failed)
+        background.run(self, "step", fn, on_done=self._with_plans, on_error=self._on_step_error)
+
+    def _on_step_error(self, error: Exception) -> None:
+        if isinstance(error, CustomCodeRefused) and not self._trust:
+            self._ask_trust(error)
+        else:
+            self._failed(error)
+
+    def _ask_trust(self, refused: CustomCodeRefused) -> None:
+        """Name the folder's code and ask; No (the default) runs none of it."""
+        self._set_step("asking", "The model folder carries code of its own.")
+        found = "\n".join(f"• {what}" for what in refused.found)
+        choose(
+            self,
+            "Run the model folder's own code?",
+            f"{refused.folder} carries code of its own:\n{found}\n\nExporting and verifying "
+            "it runs that code on this computer with your rights. Say yes only if you trust "
+            "where the folder came from.",
+            [("Trust It and Export", self._trusted)],
+            on_cancel=lambda: self._stopped("Not started: the folder's code was not trusted."),
+        )
+
+    def _trusted(self) -> None:
+        self._step = ""
+        self._begin(trust=True)
 
     def _set_step(self, step: str, words: str) -> None:
         self._step = step
@@ -189,11 +225,19 @@ class MakePackDialog(JobDialog):
             )
         else:
             self._set_step("asking", "Exporting needs its own Python environment first.")
+            again = bool(env_plan.damaged)
             choose(
                 self,
-                "Create the export environment?",
-                env_plan.describe() + "\n\nCreate it now? It is made once and kept.",
-                [("Create It", lambda: self._build_env(plan, env_plan))],
+                "Make the export environment again?" if again else "Create the export environment?",
+                env_plan.describe()
+                + ("\n\nMake it again now?" if again else "\n\nCreate it now?")
+                + " It is made once and kept.",
+                [
+                    (
+                        "Make It Again" if again else "Create It",
+                        lambda: self._build_env(plan, env_plan),
+                    )
+                ],
                 on_cancel=lambda: self._stopped("Not started: nothing was downloaded."),
             )
 
@@ -234,17 +278,34 @@ class MakePackDialog(JobDialog):
             self._verify_pack(job)
 
     def _verify_pack(self, job: ExportJob) -> None:
-        pack = Path(job.status().path)
-        self._verifying_draft = job.plan.settings.role == "draft"
-        self._set_step("verifying", f"Verifying {pack.name} against its source…")
-        self._verify.start(job.env, pack, job.plan.source.folder)
+        """Verify the export in its partial folder: it moves into place with the outcome."""
+        plan = job.plan
+        self._verifying = job
+        self._verifying_draft = plan.settings.role == "draft"
+        self._set_step("verifying", f"Verifying {plan.out.name} against its source…")
+        self._verify.start(
+            job.env, job.partial, plan.source.folder, plan.trust_remote_code, plan.out
+        )
 
     def _on_verify_progress(self, line: str) -> None:
         if self._step == "verifying":
             self.say(f"verifying: {line}")
 
-    def _on_verified(self, pack: Path, figures: str, problem: str, verified: bool) -> None:
+    def _on_verified(self, _partial: Path, figures: str, problem: str, verified: bool) -> None:
+        job, self._verifying = self._verifying, None
+        if job is None:
+            return
         self.figures.setHtml(figures)
+        self._set_step("placing", f"Putting {job.plan.out.name} in place…")
+        background.run(
+            self,
+            "place",
+            job.place,
+            on_done=lambda pack: self._placed(pack, problem, verified),
+            on_error=self._failed,
+        )
+
+    def _placed(self, pack: Path, problem: str, verified: bool) -> None:
         if not verified:
             self._stopped(
                 f"Export not verified: {pack.name} was not added to the Library (it is in "
@@ -301,6 +362,8 @@ class MakePackDialog(JobDialog):
         if self._job is not None:
             self.say(f"Cancelling ({self._step})…")
             self._job.cancel()
+        elif self._step == "placing":
+            return  # a move of a finished pack, over in a moment
         elif self._step == "verifying":
             self.say("Cancelling (verifying)…")
             self._verify.cancel()
@@ -316,8 +379,8 @@ class MakePackDialog(JobDialog):
             self._queue = None
 
 
-def _plans(folder: Path, out: Path, settings: ExportSettings) -> Plans:
-    return plan_export(folder, out, settings), plan_export_env()
+def _plans(folder: Path, out: Path, settings: ExportSettings, trust: bool) -> Plans:
+    return plan_export(folder, out, settings, trust_remote_code=trust), plan_export_env()
 
 
 def describe_plan(plan: ExportPlan) -> str:

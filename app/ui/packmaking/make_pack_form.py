@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.hub.plan import check_repo_id
 from app.core.infra.errors import DraftDeckError
+from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import (
     BITS,
     ROLES,
@@ -67,6 +68,7 @@ class Check:
     refusal: str = ""
     adjusted: ExportSettings | None = None  # settings the checks would change it to
     adjust_words: tuple[str, ...] = ()
+    code: tuple[str, ...] = ()  # the folder's own code: Start asks before running it
 
 
 def check_choice(folder: Path, out: Path, settings: ExportSettings) -> Check:
@@ -74,6 +76,10 @@ def check_choice(folder: Path, out: Path, settings: ExportSettings) -> Check:
     checks know, if any. Runs off the GUI thread: it reads the source's files."""
     try:
         return Check(plan=plan_export(folder, out, settings))
+    except CustomCodeRefused as refused:  # every other check passed
+        return Check(
+            refusal=f"{refused.message}. Start asks before it runs any.", code=refused.found
+        )
     except ExportRefused as refused:
         refusal = str(refused)
     try:

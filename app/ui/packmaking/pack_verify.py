@@ -1,6 +1,8 @@
 """The Make Pack dialog's last step: prove the export against its source
 (app/engine/client/export_verify.py) on an engine worker of its own, record the result
-beside the pack (export_check.json) and in its model card, and show the figures.
+beside the pack (export_check.json) and in its model card, and show the figures. A check
+that is cancelled or cannot run is recorded too, as not verified and why: the pack is
+never moved into place as if it had not been checked.
 
 A worker of its own: the window's engine holds the chat's pair, which a check must not
 unload. Cancel stops the torch side (its process group) and kills this worker.
@@ -11,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -21,9 +24,16 @@ from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import StreamedProcess
 from app.core.packmaking.make import write_card_only
-from app.core.packmaking.verify_result import FAITHFUL_FLOOR, ExportCheck, save_check
+from app.core.packmaking.verify_result import (
+    COULD_NOT_RUN,
+    FAITHFUL_FLOOR,
+    INTERRUPTED,
+    ExportCheck,
+    save_check,
+    unfinished_check,
+)
 from app.engine.client.engine_client import EngineClient
-from app.engine.client.export_verify import verify_export
+from app.engine.client.export_verify import VerifyOptions, verify_export
 from app.ui.base import background
 from app.ui.base.labels import WARNING_COLOUR
 from app.ui.packmaking.job_dialog import Messenger, problem_words
@@ -84,26 +94,37 @@ class VerifyStep(QObject):
     def running(self) -> bool:
         return background.is_running(self, "verify")
 
-    def start(self, env: ExportEnv, pack: Path, source: Path) -> None:
+    def start(
+        self,
+        env: ExportEnv,
+        pack: Path,
+        source: Path,
+        trust_remote_code: bool = False,
+        recorded_as: Path | None = None,
+    ) -> None:
+        """Check `pack` against `source` (whose own code runs only if trusted); the record
+        names the pack `recorded_as` (where it moves next), if given."""
         with self._lock:
             self._process, self._client, self._cancelled = StreamedProcess(), None, False
         process, say = self._process, self._lines.line.emit
+        options = VerifyOptions(trust_remote_code=trust_remote_code)
+        named = recorded_as or pack
 
         def work() -> tuple[ExportCheck, str]:
             with EngineClient() as client:
                 with self._lock:
                     self._client = client
                 self._stop_if_cancelled()
-                check = verify_export(client, env, pack, source, say, process=process)
+                check = verify_export(client, env, pack, source, say, options, process)
             self._stop_if_cancelled()  # a kill that came while the worker started did nothing
-            return check, record(pack, check)
+            return check, record(pack, replace(check, pack=str(named)))
 
         background.run(
             self,
             "verify",
             work,
-            on_done=lambda answer: self._on_done(pack, *answer),
-            on_error=lambda error: self._on_error(pack, error),
+            on_done=lambda answer: self._on_done(pack, answer[0], answer[1], named, source),
+            on_error=lambda error: self._on_error(pack, error, named, source),
         )
 
     def cancel(self) -> None:
@@ -120,19 +141,26 @@ class VerifyStep(QObject):
             if self._cancelled:
                 raise _Cancelled
 
-    def _on_done(self, pack: Path, check: ExportCheck, problem: str) -> None:
+    def _on_done(
+        self, pack: Path, check: ExportCheck, problem: str, named: Path, source: Path
+    ) -> None:
         if self._cancelled:  # cancelled as the check ended: the user's word holds
-            self._on_error(pack, _Cancelled())
+            self._on_error(pack, _Cancelled(), named, source)
         else:
             self.finished.emit(pack, check_html(check), problem, check.verified)
 
-    def _on_error(self, pack: Path, error: Exception) -> None:
+    def _on_error(self, pack: Path, error: Exception, named: Path, source: Path) -> None:
         if self._cancelled:
-            self.finished.emit(pack, "", "Verification cancelled.", False)
+            words, why = "Verification cancelled.", INTERRUPTED  # recorded as interrupted
         elif isinstance(error, FileError):
-            self.finished.emit(pack, "", problem_words(error), False)
+            words, why = problem_words(error), COULD_NOT_RUN
         else:
-            self.finished.emit(pack, "", f"The check could not run: {error}", False)
+            words, why = f"The check could not run: {error}", COULD_NOT_RUN
+        try:
+            save_check(pack, unfinished_check(named, source, why))
+        except OSError as exc:
+            words += f" (not recorded beside the pack: {exc})"
+        self.finished.emit(pack, "", words, False)
 
 
 class _Cancelled(Exception):

@@ -14,6 +14,7 @@ from app.core.infra.logsetup import setup_logging
 from app.core.infra.resources import read_text, resource
 from app.core.infra.settings import load_settings
 from app.core.pack.library import Library
+from app.core.packmaking.export_partials import remove_abandoned
 from app.ui.base.background import wait_for_background
 from app.ui.base.gui_thread_gc import collect_in_gui_thread
 from app.ui.base.settings_saver import SettingsSaver
@@ -39,6 +40,7 @@ def create_main_window() -> MainWindow:
     saver = SettingsSaver()
     library = Library(settings, saver)
     library.cleanup_staging()
+    remove_abandoned()  # what a killed export left beside its output folder
     return MainWindow(settings, library, saver, app_icon())
 
 

@@ -1,6 +1,7 @@
 """File → Make Pack…, offscreen, before anything is exported: the checks' refusal of a
 block that does not divide the hidden size is shown with the block that fits, and Adjust
-applies it; creating the export environment is asked first, with its folder and disk. An
+applies it; creating the export environment is asked first, with its folder and disk;
+a folder carrying code of its own is asked about, naming it, and No runs nothing. An
 HF folder's config.json and tokenizer_config.json are enough: nothing here needs torch
 (tests/ui/packmaking/test_gui_make_pack_export.py exports and verifies a pack).
 """
@@ -22,6 +23,7 @@ from app.core.packmaking.export_checks import ExportSettings
 from app.core.packmaking.export_env import EXPORT_ENV_VAR
 from app.ui.packmaking.make_pack_dialog import MakePackDialog
 from app.ui.shell.application import create_main_window
+from tests.helpers.custom_code import evil_folder
 from tests.helpers.smol_shape import smol_shaped_folder
 
 WAIT_MS = 60_000  # a guard against a hang, not a speed limit
@@ -139,3 +141,31 @@ def test_creating_the_export_environment_is_asked_first(
     assert not dialog.running()
     assert "Not started" in dialog.status.text()
     assert not env_folder.exists()  # nothing was built
+
+
+def test_a_folder_with_code_of_its_own_is_asked_about_and_no_runs_nothing(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_folder = tmp_path / "no-env-yet"
+    monkeypatch.setenv(EXPORT_ENV_VAR, str(env_folder))
+    marker = tmp_path / "evil-ran"
+    folder = evil_folder(tmp_path / "model", marker)
+    dialog = _dialog(qtbot)
+    dialog.form.source_edit.setText(str(folder))
+    dialog.form.set_settings(ExportSettings(block=64))
+    label = dialog.form.check_label
+    qtbot.waitUntil(lambda: "carries code of its own" in label.text(), timeout=WAIT_MS)
+    assert "evil.py" in label.text() and "Start asks" in label.text()
+    assert dialog.start_button.isEnabled()  # Start asks; it runs nothing first
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: dialog._step == "asking", timeout=WAIT_MS)
+    box = _choice_box()
+    assert "Run the model folder's own code?" in box.windowTitle()
+    assert "evil.py" in box.text() and "evil.EvilConfig" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)  # No
+    QTest.keyClick(box, Qt.Key.Key_Return)  # Return takes the default: no
+    qtbot.waitUntil(lambda: not isValid(box), timeout=WAIT_MS)
+    assert not dialog.running()
+    assert dialog.status.text() == "Not started: the folder's code was not trusted."
+    assert not marker.exists() and not env_folder.exists()
+    assert not folder.with_name("model-MNN").exists()

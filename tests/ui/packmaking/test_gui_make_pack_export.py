@@ -114,13 +114,14 @@ def test_a_tampered_pack_is_not_verified_nor_listed(
     source = hf_folder("llama-tiny")
     made = tmp_path / "llama-tiny-MNN"
     plan = plan_export(source, made, ExportSettings(block=64))
-    assert ExportJob(env, plan).run().state == export_run.DONE
-    weight = made / "llm.mnn.weight"
+    job = ExportJob(env, plan)
+    assert job.run().state == export_run.DONE
+    weight = job.partial / "llm.mnn.weight"  # made; checked there, then put in place
     # The tied embedding / lm_head rows' 4-bit values flipped, no header touched: MNN
     # loads the file and computes another function (tests/cli/test_verify_export.py's way;
     # bytes flipped elsewhere crash the engine worker, which the dialog says, but that is
     # not this test's point).
-    tie = json.loads((made / "llm_config.json").read_text())["tie_embeddings"]
+    tie = json.loads((job.partial / "llm_config.json").read_text())["tie_embeddings"]
     start, end = tie[:2] if isinstance(tie, list) else (tie["weight_offset"], tie["alpha_offset"])
     data = bytearray(weight.read_bytes())
     data[start:end] = bytes(b ^ 0x5A for b in data[start:end])
@@ -129,13 +130,13 @@ def test_a_tampered_pack_is_not_verified_nor_listed(
     dialog = MakePackDialog(library)
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog._verify.finished, timeout=EXPORT_MS) as heard:
-        dialog._verify.start(env, made, source)
+        dialog._verify_pack(job)  # the dialog's step once the export is done
     pack, figures, problem, verified = heard.args
-    assert not verified and problem == ""
+    assert pack == job.partial and not verified and problem == ""
     assert "Export not verified" in figures and "What differs" in figures
+    qtbot.waitUntil(lambda: not dialog.running(), timeout=CHECK_MS)
     assert not json.loads((made / EXPORT_CHECK).read_text())["verified"]
     assert "Export not verified" in (made / CARD).read_text()
-    dialog._on_verified(pack, figures, problem, verified)
     assert dialog.status.text().startswith("Export not verified: llama-tiny-MNN was not added")
     assert made not in [p for p, _ in library.pack_folders()]
     # Added anyway (Add Folder), the Library says what the check found.

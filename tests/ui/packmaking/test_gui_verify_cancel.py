@@ -1,8 +1,8 @@
 """A cancel of the export check once the source has run is kept: while the pack's engine
 worker starts (where killing it does nothing) the check stops before the pack runs, and
 one heard as the check ends makes the dialog say "Verification cancelled.", not a
-verdict. Real export of the tiny HF Llama in the export environment
-(tests/helpers/export_env.py), real worker."""
+verdict, and the pack records it as not verified (interrupted). Real export of the tiny
+HF Llama in the export environment (tests/helpers/export_env.py), real worker."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core.pack.export_check import read_export_check
 from app.core.packmaking import export_run
 from app.core.packmaking.export_checks import ExportSettings, plan_export
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
@@ -30,8 +31,9 @@ PACK_RUN = "pack at memory"  # the line said just before a pack run
 def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made = tmp_path_factory.mktemp("verify-cancel") / "llama-tiny-MNN"
     plan = plan_export(hf_folder("llama-tiny"), made, ExportSettings(block=64))
-    assert ExportJob(export_env(), plan).run().state == export_run.DONE
-    return made
+    job = ExportJob(export_env(), plan)
+    assert job.run().state == export_run.DONE
+    return job.place()
 
 
 def test_a_cancel_after_the_source_stops_before_the_pack_runs(pack: Path) -> None:
@@ -66,3 +68,7 @@ def test_a_cancel_as_the_check_ends_is_said_not_a_verdict(qtbot: QtBot, pack: Pa
     with qtbot.waitSignal(step.finished, timeout=EXPORT_MS) as heard:
         step.start(export_env(), pack, hf_folder("llama-tiny"))
     assert heard.args == [pack, "", "Verification cancelled.", False]
+    # Recorded as such, over the verdict the check had written: never taken for "ok".
+    check = read_export_check(pack)
+    assert check is not None and not check.verified
+    assert check.reasons[0].startswith("Interrupted: the check was stopped")
