@@ -5,8 +5,11 @@ huggingface_hub) and a "cdn" origin on another port, where large (LFS) files are
 after a 302 from ``/{repo}/resolve/{rev}/{path}``, as on huggingface.co. It answers the
 calls that the real huggingface_hub 2.x client makes:
 
-- ``GET /api/models/{repo}`` and ``/api/models/{repo}/revision/{rev}`` (``?blobs=true``)
-- ``GET /api/models/{repo}/tree/{rev}[/{path}]`` (``?recursive=true|false``, one page)
+- ``GET /api/models/{repo}`` and ``/api/models/{repo}/revision/{rev}`` (``?blobs=true``,
+  ``?expand=sha`` for only the properties named)
+- ``GET /api/models/{repo}/tree/{rev}[/{path}]`` (``?recursive=true|false``), in pages of
+  TREE_PAGE entries (TREE_PAGE_EXPANDED with ``?expand=true``) with a ``Link: <…>;
+  rel="next"`` header whose URL carries a ``cursor``, as the Hub pages it
 - ``HEAD``/``GET /{repo}/resolve/{rev}/{path}`` (Range, 206, 302 to the cdn for LFS files)
 - ``HEAD``/``GET`` on the cdn ``/lfs/{sha256}/{quoted path}`` (Range, 206)
 - ``GET /api/collections/{slug}``
@@ -21,7 +24,9 @@ Switches (plain attributes, may be changed while the servers run): ``throttle_by
 ``always_drop_after_bytes`` (every answer does), ``corrupt``, ``served_size`` (a path's
 bytes cut or zero-padded to this length, while the listing keeps the true size and hash),
 ``hostile_names``, ``ignore_range`` (paths answered with the whole file, 200, whatever
-the Range header asks). Counters: ``bytes_served`` and ``requests``.
+the Range header asks), ``drop_tree_pages`` (page number of a tree listing, 0 first: how
+many more of its answers break off halfway) and ``stall_tree_pages`` (pages never
+answered). Counters: ``bytes_served`` and ``requests``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ CHUNK_SIZE = 16 * 1024
 _EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
 _TRUE = {"1", "true", "yes"}
+# Entries per page of a tree listing, as the Hub caps them: 1,000, or 50 with expand=true
+# (huggingface_hub 2.4.0's list_repo_tree and _iter_repo_tree_pages say so).
+TREE_PAGE = 1000
+TREE_PAGE_EXPANDED = 50
+_Listing = list[dict[str, Any]] | None  # a tree listing's entries; None: no such folder
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -243,13 +253,14 @@ class _Handler(BaseHTTPRequestHandler):
         hub = self.server.hub
         split = urlsplit(self.path)
         hub._record(self.command, split.path, self.headers.get("Range"))
-        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        every = parse_qs(split.query)
+        query = {k: v[-1] for k, v in every.items()}
         segments = split.path.split("/")[1:]
         try:
             if self.server.role == "cdn":
                 self._cdn(segments, head)
             elif segments[:2] == ["api", "models"]:
-                self._api_models(segments[2:], query, head)
+                self._api_models(segments[2:], query, every.get("expand", []), head)
             elif segments[:2] == ["api", "collections"]:
                 self._collection(unquote("/".join(segments[2:])), head)
             elif "resolve" in segments[1:3]:
@@ -261,21 +272,24 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # the client went away
 
-    def _api_models(self, rest: list[str], query: dict[str, str], head: bool) -> None:
+    def _api_models(
+        self, rest: list[str], query: dict[str, str], expand: list[str], head: bool
+    ) -> None:
         repo, rest = self._split_repo(rest)
         if not rest:
             revision = "main"
         elif rest[0] == "revision" and len(rest) >= 2:
             revision = unquote("/".join(rest[1:]))
         elif rest[0] == "tree" and len(rest) >= 2:
-            revision = unquote(rest[1])
-            path = unquote("/".join(rest[2:])).strip("/")
-            self._tree(repo, revision, path, query.get("recursive", "").lower() in _TRUE, head)
+            self._tree(repo, unquote(rest[1]), unquote("/".join(rest[2:])).strip("/"), query, head)
             return
         else:
             raise _HttpError(404, f"Not found: {'/'.join(rest)}")
         blobs = query.get("blobs", "").lower() in _TRUE
-        self._send_json(self.server.hub._model_info(repo, revision, self._auth(), blobs), head)
+        info = self.server.hub._model_info(repo, revision, self._auth(), blobs)
+        if expand:  # as on the Hub: only the properties asked for, besides the ids
+            info = {k: v for k, v in info.items() if k in {"_id", "id", *expand}}
+        self._send_json(info, head)
 
     def _split_repo(self, segments: list[str]) -> tuple[str, list[str]]:
         """Repo ids are "name" or "namespace/name": prefer a known repo, else guess two parts."""
@@ -290,49 +304,32 @@ class _Handler(BaseHTTPRequestHandler):
             return f"{names[0]}/{names[1]}", segments[2:]
         return (names[0] if names else ""), segments[1:]
 
-    def _tree(self, repo_id: str, revision: str, path: str, recursive: bool, head: bool) -> None:
+    def _tree(
+        self, repo_id: str, revision: str, path: str, query: dict[str, str], head: bool
+    ) -> None:
+        """One page of the listing, and a Link to the next one, as the Hub pages it."""
         hub = self.server.hub
         repo, rev = hub._lookup(repo_id, revision, self._auth())
-        files = hub._listed_files(repo, rev)
-        entries: list[dict[str, Any]] = []
-        dirs: dict[str, list[HubFile]] = {}
-        for file in rev.files.values():
-            parts = file.path.split("/")
-            for i in range(1, len(parts)):
-                dirs.setdefault("/".join(parts[:i]), []).append(file)
-        if path and path not in dirs:
+        recursive = query.get("recursive", "").lower() in _TRUE
+        expand = query.get("expand", "").lower() in _TRUE
+        entries = hub._listing(repo, rev, path, recursive)
+        if entries is None:
             raise _HttpError(404, f"{path} does not exist on {revision}", "EntryNotFound", rev.sha)
-        prefix = f"{path}/" if path else ""
-        for name, members in dirs.items():
-            if not name.startswith(prefix):
-                continue
-            if recursive or "/" not in name[len(prefix) :]:
-                tree_oid = hashlib.sha1(
-                    "".join(
-                        f"{m.path}:{m.blob_id}\n" for m in sorted(members, key=lambda m: m.path)
-                    ).encode()
-                ).hexdigest()
-                entries.append({"type": "directory", "oid": tree_oid, "size": 0, "path": name})
-        for file in files.values():
-            hostile = file.path not in rev.files
-            if hostile:
-                if path:
-                    continue
-            elif not file.path.startswith(prefix) or (
-                not recursive and "/" in file.path[len(prefix) :]
-            ):
-                continue
-            entry: dict[str, Any] = {
-                "type": "file",
-                "oid": file.blob_id,
-                "size": file.size,
-                "path": file.path,
-            }
-            if file.is_lfs:
-                entry["lfs"] = file.lfs_json()
-            entries.append(entry)
-        entries.sort(key=lambda e: (e["type"] != "directory", e["path"]))
-        self._send_json(entries, head)
+        size = TREE_PAGE_EXPANDED if expand else TREE_PAGE
+        cursor = query.get("cursor", "")
+        start = int(cursor) if cursor.isdigit() else 0
+        page = start // size
+        headers: dict[str, str] = {}
+        if start + size < len(entries):
+            where = quote(f"{repo_id}/tree/{revision}" + (f"/{path}" if path else ""))
+            flags = f"recursive={str(recursive).lower()}&expand={str(expand).lower()}"
+            url = f"{hub.endpoint}/api/models/{where}?{flags}&cursor={start + size}"
+            headers["Link"] = f'<{url}>; rel="next"'
+        if page in hub.stall_tree_pages:
+            hub._stopping.wait()  # never answers while the stand-in runs
+            return
+        drop = hub._take_tree_drop(page)
+        self._send_json(entries[start : start + size], head, headers=headers, drop=drop)
 
     def _resolve(self, segments: list[str], head: bool) -> None:
         hub = self.server.hub
@@ -395,14 +392,29 @@ class _Handler(BaseHTTPRequestHandler):
     def _auth(self) -> bool:
         return self.headers.get("Authorization") == f"Bearer {self.server.hub.token}"
 
-    def _send_json(self, data: object, head: bool, status: int = 200) -> None:
+    def _send_json(
+        self,
+        data: object,
+        head: bool,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        drop: bool = False,
+    ) -> None:
+        """The answer; with `drop`, only its first half, then the connection is cut."""
         body = json.dumps(data).encode()
         self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        if head:
+            return
+        self.wfile.write(body[: len(body) // 2] if drop else body)
+        if drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
 
     def _send_error(self, error: _HttpError, head: bool) -> None:
         body = json.dumps({"error": error.message}).encode()
@@ -484,6 +496,8 @@ class FakeHub:
         self.served_size: dict[str, int] = {}
         self.ignore_range: set[str] = set()
         self.hostile_names: dict[str, list[str]] = {}
+        self.drop_tree_pages: dict[int, int] = {}  # page (0 first): how many more cuts
+        self.stall_tree_pages: set[int] = set()
         # Counters.
         self.bytes_served: dict[str, int] = {}
         self.requests: list[tuple[str, str, str | None]] = []
@@ -493,6 +507,8 @@ class FakeHub:
         self._repos: dict[str, _Repo] = {}
         self._blobs: dict[str, HubFile] = {}  # sha256 -> an LFS file with that content
         self._collections: dict[str, _Collection] = {}
+        # Tree listings made once, then paged: (repo, sha, hostile names, path, recursive).
+        self._listings: dict[tuple[str, str, tuple[str, ...], str, bool], _Listing] = {}
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
 
@@ -590,6 +606,7 @@ class FakeHub:
                 if file.is_lfs:
                     self._blobs.setdefault(file.sha256, file)
             self._repos[repo_id] = repo
+            self._listings.clear()  # a revision pushed again under its sha may differ
         return revision_sha
 
     def add_folder(self, repo_id: str, folder: Path, **kwargs: Any) -> str:
@@ -604,6 +621,7 @@ class FakeHub:
     def remove_repo(self, repo_id: str) -> None:
         with self._lock:
             self._repos.pop(repo_id, None)
+            self._listings.clear()
 
     def sha(self, repo_id: str) -> str:
         """The current ("main") commit sha of a repo."""
@@ -648,6 +666,58 @@ class FakeHub:
                 return None
             del self.drop_after_bytes[path]
             return max(limit, 0)
+
+    def _take_tree_drop(self, page: int) -> bool:
+        """Whether this answer for this page of a tree listing breaks off."""
+        with self._lock:
+            left = self.drop_tree_pages.get(page, 0)
+            if left > 0:
+                self.drop_tree_pages[page] = left - 1
+            return left > 0
+
+    def _listing(self, repo: _Repo, rev: _Revision, path: str, recursive: bool) -> _Listing:
+        """Every entry of a tree listing, folders first (None: no such folder). Made in
+        one pass over the files, and kept: each page of a listing reads it again."""
+        names = tuple(self.hostile_names.get(repo.repo_id, []))
+        key = (repo.repo_id, rev.sha, names, path, recursive)
+        with self._lock:
+            if key in self._listings:
+                return self._listings[key]
+        trees: dict[str, hashlib._Hash] = {}  # folder: sha1 over its files, in path order
+        for file in sorted(rev.files.values(), key=lambda f: f.path):
+            parts = file.path.split("/")
+            for i in range(1, len(parts)):
+                trees.setdefault("/".join(parts[:i]), hashlib.sha1()).update(
+                    f"{file.path}:{file.blob_id}\n".encode()
+                )
+        listing: _Listing = None
+        if not path or path in trees:
+            prefix = f"{path}/" if path else ""
+
+            def shown(name: str) -> bool:
+                return name.startswith(prefix) and (recursive or "/" not in name[len(prefix) :])
+
+            listing = [
+                {"type": "directory", "oid": digest.hexdigest(), "size": 0, "path": name}
+                for name, digest in sorted(trees.items())
+                if shown(name)
+            ]
+            for file in sorted(self._listed_files(repo, rev).values(), key=lambda f: f.path):
+                hostile = file.path not in rev.files
+                if (hostile and path) or (not hostile and not shown(file.path)):
+                    continue
+                entry: dict[str, Any] = {
+                    "type": "file",
+                    "oid": file.blob_id,
+                    "size": file.size,
+                    "path": file.path,
+                }
+                if file.is_lfs:
+                    entry["lfs"] = file.lfs_json()
+                listing.append(entry)
+        with self._lock:
+            self._listings[key] = listing
+        return listing
 
     def _served_bytes(self, file: HubFile) -> bytes:
         size = self.served_size.get(file.path)

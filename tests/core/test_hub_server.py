@@ -28,7 +28,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 
 from tests.helpers.paths import FIXTURES
-from tests.hub_server import FakeHub, git_blob_sha1
+from tests.hub_server import TREE_PAGE_EXPANDED, FakeHub, git_blob_sha1
 
 REPO = "draftdeck/tiny"
 SMALL = b'{"hello": "world"}\n'
@@ -117,6 +117,23 @@ def test_model_info_by_revision_and_updates(hub: FakeHub) -> None:
     assert plain.siblings[0].size is None  # sizes only with files_metadata
     with pytest.raises(RevisionNotFoundError):
         api.model_info(REPO, revision="f" * 40)
+
+
+def test_model_info_with_expand_has_only_what_was_asked(hub: FakeHub) -> None:
+    info = HfApi(endpoint=hub.endpoint, token=False).model_info(REPO, expand=["sha"])
+    assert info.sha == hub.sha(REPO)
+    assert info.siblings is None and info.tags is None
+
+
+def test_an_expanded_tree_listing_comes_in_smaller_pages(hub: FakeHub) -> None:
+    files = {f"d{i % 3}/f{i:03d}": b"%d" % i for i in range(2 * TREE_PAGE_EXPANDED + 7)}
+    hub.add_repo("draftdeck/many", files)
+    hub.reset_counters()
+    api = HfApi(endpoint=hub.endpoint, token=False)
+    listed = [e.path for e in api.list_repo_tree("draftdeck/many", recursive=True, expand=True)]
+    assert sorted(p for p in listed if "/" in p) == sorted(files)  # each once
+    assert sorted(p for p in listed if "/" not in p) == ["d0", "d1", "d2"]
+    assert len(hub.requests) == 3
 
 
 def test_list_repo_tree(hub: FakeHub) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-from huggingface_hub import HfApi, constants, set_client_factory
+from huggingface_hub import HfApi, RepoFile, constants, set_client_factory
 from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
@@ -70,6 +70,10 @@ class HubSilent(httpx2.TransportError):
 
 class _ClientWithDeadlines(httpx2.Client):
     def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        if all(v is None for v in request.extensions.get("timeout", {}).values()):
+            # Asked for no deadline at all: list_repo_tree's pages pass timeout=None,
+            # which httpx reads as "wait forever", not as "the client's default".
+            request.extensions = {**request.extensions, "timeout": hub_timeout().as_dict()}
         try:
             return super().send(request, **kwargs)
         except httpx2.TimeoutException as exc:
@@ -169,28 +173,38 @@ def hub_errors(what: str, config: HubConfig | None = None) -> Iterator[None]:
 def fetch_plan(
     config: HubConfig, repo_id: str, revision: str | None = None, include_all: bool = False
 ) -> RepoPlan:
-    """The files of `repo_id` at `revision` (default: main), with sizes and hashes."""
+    """The files of `repo_id` at `revision` (default: main), with sizes and hashes.
+
+    The revision's sha first, then its files from the tree listing, which the Hub gives
+    in pages (1,000 entries a request). Not model_info with files_metadata: that is one
+    answer for the whole repo (10 MB for 100,000 files), and json.loads of it held the
+    GIL 60-150 ms in one C call, the window frozen for as long."""
+    sha = latest_revision(config, repo_id, revision)
     with hub_errors(repo_id, config):
-        info = config.api().model_info(
-            repo_id, revision=revision, files_metadata=True, timeout=hub_seconds()
-        )
-    entries = [
-        PlanFile(
-            path=s.rfilename,
-            size=int(s.size or 0),
-            blob_id=s.blob_id,
-            sha256=s.lfs.sha256 if s.lfs is not None else None,
-        )
-        for s in info.siblings or []
-    ]
-    if not info.sha:
-        raise HubError(f"{repo_id}: the Hub did not say which revision this is", "http_error")
-    return build_plan(repo_id, info.sha, entries, include_all)
+        entries = [
+            PlanFile(
+                path=entry.path,
+                size=int(entry.size or 0),
+                blob_id=entry.blob_id,
+                sha256=entry.lfs.sha256 if entry.lfs is not None else None,
+            )
+            # Pinned to the sha: a push to the branch between two pages cannot mix
+            # two revisions' files into one plan.
+            for entry in config.api().list_repo_tree(repo_id, revision=sha, recursive=True)
+            if isinstance(entry, RepoFile)
+        ]
+    return build_plan(repo_id, sha, entries, include_all)
 
 
 def latest_revision(config: HubConfig, repo_id: str, revision: str | None = None) -> str:
+    """The commit sha `revision` (default: main) names; only the sha is asked for, not
+    the repo's list of files that the model info carries by default."""
     with hub_errors(repo_id, config):
-        sha = config.api().model_info(repo_id, revision=revision, timeout=hub_seconds()).sha
+        sha = (
+            config.api()
+            .model_info(repo_id, revision=revision, expand=["sha"], timeout=hub_seconds())
+            .sha
+        )
     if not sha:
         raise HubError(f"{repo_id}: the Hub did not say which revision this is", "http_error")
     return sha
