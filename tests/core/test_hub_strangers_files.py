@@ -12,7 +12,8 @@ import pytest
 
 from app.core.hub.hub_api import HubConfig, fetch_plan
 from app.core.hub.job import DONE, FAILED, DownloadJob
-from app.core.hub.plan import OWN_NAME_REASON, PLUMBING_REASON, skip_reason
+from app.core.hub.plan import OWN_NAME_REASON, PLUMBING_REASON, PlanFile, build_plan, skip_reason
+from app.core.infra.errors import HubError
 from app.core.infra.settings import load_settings
 from app.core.infra.units import format_bytes
 from app.core.pack.files import SOURCE_FILE, installed_source
@@ -117,3 +118,15 @@ def test_download_list_names_the_first_files_and_counts_the_rest(big_hub: FakeHu
     proc = run_cli("download", BIG, "--list", "--json", env=env, timeout=300)
     plan = json.loads(proc.stdout)
     assert len(plan["files"]) == BIG_COUNT and plan["bytes"] == total
+
+
+def test_a_listing_that_names_a_file_twice_is_refused(hub: FakeHub) -> None:
+    # Names that differ only in case are one file on Windows and macOS: which would it hold?
+    hub.add_repo(OWN_NAMES, {"config.json": b"{}", "Config.JSON": b'{"llm_weight": "x"}'})
+    with pytest.raises(HubError) as caught:
+        fetch_plan(_config(hub), OWN_NAMES)
+    assert "more than once" in str(caught.value) and "'config.json'" in str(caught.value)
+    # The same name twice (the stand-in, like a dict, cannot list it; a Hub could).
+    twice = [PlanFile("llm.mnn", 1, "a", None), PlanFile("llm.mnn", 2, "b", None)]
+    with pytest.raises(HubError, match="more than once"):
+        build_plan(OWN_NAMES, "0" * 40, twice)

@@ -175,7 +175,15 @@ def build_plan(
     keep: list[PlanFile] = []
     skipped: list[PlanFile] = []
     refused: list[str] = []
+    twice: list[str] = []
+    seen: set[str] = set()
     for entry in entries:
+        # One name twice, or two names Windows and macOS cannot tell apart (case): which
+        # file would the pack hold?
+        folded = entry.path.casefold()
+        if folded in seen:
+            twice.append(entry.path)
+        seen.add(folded)
         if unsafe_name(entry.path):
             refused.append(entry.path)
         elif is_skipped(entry.path, include_all):
@@ -186,6 +194,12 @@ def build_plan(
         raise HubError(
             f"{repo_id}: refused file names that would land outside the pack folder: "
             + some_names(sorted(refused)),
+            "unsafe_names",
+        )
+    if twice:
+        raise HubError(
+            f"{repo_id}: the Hub lists files more than once (or in names that differ only "
+            "in case, which Windows and macOS cannot hold apart): " + some_names(sorted(twice)),
             "unsafe_names",
         )
 
