@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -78,60 +77,13 @@ def main() -> int:
 
 
 def measure(count: int, runs: int) -> int:
-    from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
-    from PySide6.QtWidgets import QApplication, QWidget
+    from PySide6.QtWidgets import QApplication
 
     from app.ui.base.background import wait_for_background
     from app.ui.shell.application import create_main_window
+    from benchmarks.gui_probes import Lateness, PaintWatch, spin_until
 
     app = QApplication(sys.argv)
-
-    class PaintWatch(QObject):
-        """When `widget` was first painted once `ready()` holds (perf_counter), or None."""
-
-        def __init__(self, widget: QWidget, ready: Callable[[], bool] = lambda: True) -> None:
-            super().__init__()
-            self.at: float | None = None
-            self.ready = ready
-            widget.installEventFilter(self)
-
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and self.at is None and self.ready():
-                self.at = time.perf_counter()
-            return False
-
-    class Lateness:
-        """Each lateness of a 5 ms timer (ms): how long the GUI thread was blocked."""
-
-        def __init__(self) -> None:
-            self.clock, self.timer = QElapsedTimer(), QTimer()
-            self.timer.setInterval(5)
-            self.timer.timeout.connect(self._tick)
-            self.last, self.late = 0.0, [0.0]
-
-        def start(self) -> None:
-            self.clock.start()
-            self.last, self.late = 0.0, [0.0]
-            self.timer.start()
-
-        def _tick(self) -> None:
-            now = self.clock.nsecsElapsed() / 1e6
-            if self.last:
-                self.late.append(max(0.0, now - self.last - 5.0))
-            self.last = now
-
-        def stop(self) -> tuple[float, float]:
-            self.timer.stop()
-            late = sorted(self.late)
-            return late[-1], late[min(len(late) - 1, int(len(late) * 0.99))]
-
-    def spin_until(done: Callable[[], bool], timeout: float = 300.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            app.processEvents()
-            if time.monotonic() > deadline:
-                raise SystemExit("timed out")
-            time.sleep(0.001)
 
     window = create_main_window()
     window.resize(1280, 800)

@@ -22,7 +22,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,6 +79,7 @@ def chat_stops(runs: int) -> list[float]:
 
     from app.ui.base.engine_bridge import GENERATING, READY
     from app.ui.shell.application import create_main_window
+    from benchmarks.gui_probes import spin_until
 
     home = Path(tempfile.mkdtemp(prefix="draftdeck-cancel-bench-"))
     os.environ["DRAFTDECK_HOME"] = str(home)
@@ -91,7 +91,7 @@ def chat_stops(runs: int) -> list[float]:
         data.update(RECIPE)
         path.write_text(json.dumps(data, indent=4))
 
-    app = QApplication.instance() or QApplication(sys.argv)
+    _app = QApplication.instance() or QApplication(sys.argv)  # kept alive for the run
     window = create_main_window()
     window.show()
     window.show_page("pair")
@@ -99,14 +99,6 @@ def chat_stops(runs: int) -> list[float]:
     window.show_page("chat")
     page = window.chat_page
     page.max_tokens.setValue(20_000)
-
-    def spin_until(done: Any, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            app.processEvents()
-            if time.monotonic() > deadline:
-                raise SystemExit("timed out")
-            time.sleep(0.001)
 
     spin_until(lambda: page.bridge.state == READY)
     millis = []

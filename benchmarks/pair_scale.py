@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -93,59 +92,15 @@ def main() -> int:
     settings.pair_draft = str(full_home / "data" / "packs" / f"{DRAFTS[3]}-003")
     save_settings(settings)
 
-    from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
-    from PySide6.QtWidgets import QApplication, QWidget
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
 
     from app.ui.base.background import wait_for_background
     from app.ui.shell.application import create_main_window
     from app.ui.shell.main_window import MainWindow
+    from benchmarks.gui_probes import Lateness, PaintWatch, spin_until
 
     app = QApplication(sys.argv)
-
-    class PaintWatch(QObject):
-        """When `widget` was last painted (perf_counter), or None."""
-
-        def __init__(self, widget: QWidget) -> None:
-            super().__init__()
-            self.at: float | None = None
-            widget.installEventFilter(self)
-
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and self.at is None:
-                self.at = time.perf_counter()
-            return False
-
-    class Lateness:
-        """The longest lateness of a 5 ms timer: how long the GUI thread was blocked."""
-
-        def __init__(self) -> None:
-            self.clock, self.timer = QElapsedTimer(), QTimer()
-            self.timer.setInterval(5)
-            self.timer.timeout.connect(self._tick)
-            self.last, self.worst = 0.0, 0.0
-
-        def start(self) -> None:
-            self.clock.start()
-            self.last, self.worst = 0.0, 0.0
-            self.timer.start()
-
-        def _tick(self) -> None:
-            now = self.clock.nsecsElapsed() / 1e6
-            if self.last:
-                self.worst = max(self.worst, now - self.last - 5.0)
-            self.last = now
-
-        def stop(self) -> float:
-            self.timer.stop()
-            return self.worst
-
-    def spin_until(done: Callable[[], bool], timeout: float = 300.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            app.processEvents()
-            if time.monotonic() > deadline:
-                raise SystemExit("timed out")
-            time.sleep(0.001)
 
     def open_window(home: Path, lateness: Lateness) -> tuple[MainWindow, float]:
         """A window on this home: it and the seconds from start to its first paint."""
@@ -202,14 +157,14 @@ def main() -> int:
             window, paint = open_window(full_home, lateness)
             spin_until(lambda w=window: not w.library_page.loading())  # type: ignore[misc]
             shown, filled = visit_pair(window)
-            block = lateness.stop()
+            block = lateness.stop()[0]
             model = window.pair_page.matrix_model
             sizes = f"{model.rowCount()} x {model.columnCount()}"
             window.show_page("library")
             app.processEvents()
             lateness.start()
             again_shown, again_filled = visit_pair(window)
-            again_block = lateness.stop()
+            again_block = lateness.stop()[0]
             window.show_page("library")  # the next window opens there (settings' last_page)
             close(window)
             if run:

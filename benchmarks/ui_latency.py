@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +45,7 @@ def main() -> int:
     from app.engine.protocol import ChatTurn, Generate, Load, Mode, Reset, Rounds
     from app.ui.base.engine_bridge import READY
     from app.ui.shell.application import create_main_window
+    from benchmarks.gui_probes import spin_until
 
     library = home / "data" / "packs"
     for name, recipe in (("fast-target", "config.json"), ("fast-draft", "config_cpu.json")):
@@ -57,7 +57,7 @@ def main() -> int:
         data.update(RECIPE)
         path.write_text(json.dumps(data, indent=4))
 
-    app = QApplication(sys.argv)
+    _app = QApplication(sys.argv)  # kept alive for the run
     window = create_main_window()
     window.resize(1280, 800)
     window.show()
@@ -66,14 +66,6 @@ def main() -> int:
     window.show_page("chat")
     page = window.chat_page
     page.max_tokens.setValue(args.tokens)
-
-    def spin_until(done: Any, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            app.processEvents()
-            if time.monotonic() > deadline:
-                raise SystemExit("timed out")
-            time.sleep(0.001)
 
     spin_until(lambda: page.bridge.state == READY)
 
