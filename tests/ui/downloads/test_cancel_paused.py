@@ -4,10 +4,9 @@ the Downloads page, whose buttons follow (issue #20)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.downloads import Downloads
@@ -21,18 +20,9 @@ from app.ui.downloads.download_models import QueueModel
 from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.fake_phone import FakePhone
-from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 
 REPO = DRAFT_REPO
-
-
-@pytest.fixture
-def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    with open_window(qtbot) as win:
-        win.show_page("downloads")
-        yield win
 
 
 def _wait_for(condition: Callable[[], bool]) -> None:

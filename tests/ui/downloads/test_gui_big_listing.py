@@ -3,17 +3,14 @@ files a stranger's repo names like DraftDeck's own (local Hub stand-in, offscree
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.hub.plan import OWN_NAME_REASON, PLUMBING_REASON, PlanFile, build_plan
 from app.core.infra.units import format_bytes
-from app.ui.base.background import wait_for_background
 from app.ui.downloads.plan_model import FILE_ROLE, PlanModel
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.core.test_hub_strangers_files import BIG, BIG_COUNT, big_listing
 from tests.helpers.plan_rows import plan_rows
@@ -21,18 +18,6 @@ from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
 STRANGER = "stranger/own-names-MNN"
-
-
-@pytest.fixture
-def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("downloads")
-    yield win
-    win.close()
-    wait_for_background()
 
 
 def _add(window: MainWindow, repo: str) -> None:

@@ -5,9 +5,6 @@ percentage is readable over the bar; a download listed after a restart says its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from PySide6.QtCore import QModelIndex, QRect
 from PySide6.QtGui import QColor, QImage, QPainter, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QMessageBox, QStyleOptionViewItem, QTableView
@@ -19,19 +16,10 @@ from app.ui.downloads.download_models import QueueModel
 from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.helpers.plan_rows import shown_files
-from tests.helpers.windows import open_window
 from tests.hub_server import FakeHub
 
 REPO = DRAFT_REPO
 PROGRESS = QueueModel.COLUMNS.index("Progress")
-
-
-@pytest.fixture
-def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    with open_window(qtbot) as win:
-        win.show_page("downloads")
-        yield win
 
 
 def _visible_box(window: MainWindow) -> QMessageBox:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -11,9 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.hub.job import DONE, FAILED
 from app.core.infra.settings import load_settings
-from app.ui.base.background import wait_for_background
 from app.ui.downloads.download_models import QueueModel
-from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
 from tests.conftest import DRAFT_REPO
 from tests.helpers.plan_rows import plan_rows, shown_files
@@ -21,18 +19,6 @@ from tests.hub_server import FakeHub
 
 Fixture = Callable[[str], Path]
 REPO = DRAFT_REPO
-
-
-@pytest.fixture
-def window(qtbot: QtBot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    win = create_main_window()
-    qtbot.addWidget(win)
-    win.show()
-    win.show_page("downloads")
-    yield win
-    win.close()
-    wait_for_background()
 
 
 def _repos(window: MainWindow) -> list[str]:
