@@ -19,6 +19,7 @@ from app.cli.main import main
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking import export_env as export_env_module
 from app.core.packmaking.export_env import (
+    CONSTRAINTS,
     EXPORT_ENV_VAR,
     OWNER_MARK,
     STAMP,
@@ -31,6 +32,7 @@ from app.core.packmaking.export_env_build import (
     CREATING,
     FAILED,
     ExportEnvJob,
+    pip_command,
 )
 from tests.helpers.export_env import HF_FIXTURES, export_env, fake_export_env
 from tests.helpers.paths import FIXTURES
@@ -93,6 +95,21 @@ def test_ready_means_stamped_with_todays_pins(
     monkeypatch.undo()
     # Half-built: everything but the stamp, which is written last.
     (env.folder / STAMP).unlink()
+    assert ready_export_env(env.folder) is None
+
+
+def test_a_changed_lock_rebuilds_and_pip_gets_the_lock_as_constraints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = fake_export_env(tmp_path / "env")
+    plan = plan_export_env(env.folder)
+    assert plan.ready and "onnx==" in plan.constraints
+    cmd = pip_command(env, plan)
+    assert cmd[cmd.index("-c") + 1] == str(env.folder / CONSTRAINTS)
+    # A regenerated lock (a new onnx, say) with the same direct pins rebuilds it.
+    monkeypatch.setattr(
+        export_env_module, "constraints_lock", lambda: plan.constraints + "onnx==9\n"
+    )
     assert ready_export_env(env.folder) is None
 
 

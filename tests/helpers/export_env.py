@@ -29,6 +29,7 @@ from app.core.packmaking.export_env import (
     KEY_PACKAGES,
     STAMP,
     ExportEnv,
+    constraints_lock,
     pinned_requirements,
     plan_export_env,
     ready_export_env,
@@ -119,6 +120,6 @@ def fake_export_env(
     llmexport.mkdir()
     (llmexport / "llmexport.py").write_text(exporter, encoding="utf-8")
     pins = pinned_requirements() if requirements is None else requirements
-    stamp = {**stamp_for(pins, ""), "llmexport_dir": str(llmexport)}
+    stamp = {**stamp_for(pins, constraints_lock(), ""), "llmexport_dir": str(llmexport)}
     (folder / STAMP).write_text(json.dumps(stamp))
     return env

@@ -7,15 +7,20 @@ extra package index for torch's CPU build is `DRAFTDECK_TORCH_INDEX` (default Py
 CPU index; an empty value turns it off, for a machine whose pip finds the CPU wheel by
 its own configuration, e.g. find-links).
 
-Every requirement is pinned, so two machines build the same environment. An environment
-is ready when its stamp file lists exactly today's pinned requirements: the stamp is
+Every requirement is pinned, and pip installs them with the lock of every indirect
+dependency as constraints (resources/export-env-lock.txt, a copy of
+locks/export-env.txt: scripts/lock.py writes both), so two machines build the same
+environment. An environment is ready when its stamp file lists exactly today's pinned
+requirements and the lock's digest: the stamp is
 written last, after pip finished and the exporter imported, so a half-built environment
-(a cancel, a crash, a full disk) is never taken for a ready one, and a changed pin
-rebuilds it. DraftDeck only ever deletes a folder it marked as its own when it began creating it.
+(a cancel, a crash, a full disk) is never taken for a ready one, and a changed pin or
+lock rebuilds it. DraftDeck only ever deletes a folder it marked as its own when it
+began creating it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.infra.resources import read_text
 from app.core.infra.units import format_bytes
 from app.core.packmaking.export_space import free_bytes
 
@@ -32,6 +38,8 @@ TORCH_INDEX_VAR = "DRAFTDECK_TORCH_INDEX"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 STAMP = "draftdeck-export-env.json"  # written last: the environment is ready
 OWNER_MARK = ".draftdeck-export-env"  # written first: DraftDeck made this folder
+CONSTRAINTS = "draftdeck-constraints.txt"  # the lock, written into the folder for pip
+LOCK_RESOURCE = "export-env-lock.txt"
 
 # Measured: these pins take 1.31 GB built on Linux x86_64 (Python 3.11,
 # benchmarks/README.md); asked for with a margin for pip's unpacking.
@@ -74,12 +82,22 @@ def pinned_requirements(platform: str = sys.platform) -> tuple[str, ...]:
     )
 
 
+def constraints_lock() -> str:
+    """The pins of every indirect dependency (pip's constraints for the build)."""
+    return read_text(LOCK_RESOURCE)
+
+
+def lock_digest(lock: str) -> str:
+    return hashlib.sha256(lock.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class ExportEnvPlan:
     """What creating the environment means, for asking the user first."""
 
     folder: Path
     requirements: tuple[str, ...]
+    constraints: str  # the lock's text (constraints_lock)
     torch_index: str  # "" = pip's own configuration only
     disk_bytes: int  # about what it takes on disk once built
     free_bytes: int  # free space where it goes now
@@ -115,6 +133,7 @@ def plan_export_env(folder: Path | None = None) -> ExportEnvPlan:
     return ExportEnvPlan(
         folder=folder,
         requirements=pinned_requirements(),
+        constraints=constraints_lock(),
         torch_index=torch_index(),
         disk_bytes=ESTIMATED_BYTES,
         free_bytes=free_bytes(folder),
@@ -123,9 +142,14 @@ def plan_export_env(folder: Path | None = None) -> ExportEnvPlan:
     )
 
 
-def stamp_for(requirements: tuple[str, ...], index: str) -> dict[str, Any]:
-    """What the stamp of an environment built from these pins holds."""
-    return {"version": 1, "requirements": list(requirements), "torch_index": index}
+def stamp_for(requirements: tuple[str, ...], constraints: str, index: str) -> dict[str, Any]:
+    """What the stamp of an environment built from these pins and lock holds."""
+    return {
+        "version": 1,
+        "requirements": list(requirements),
+        "constraints_sha256": lock_digest(constraints),
+        "torch_index": index,
+    }
 
 
 @dataclass(frozen=True)
@@ -172,7 +196,7 @@ def _read_stamp(folder: Path) -> dict[str, Any]:
 def _stamped(folder: Path) -> bool:
     """Whether `folder` was built with today's pins (the stamp says so)."""
     stamp = _read_stamp(folder)
-    wanted = stamp_for(pinned_requirements(), torch_index())
+    wanted = stamp_for(pinned_requirements(), constraints_lock(), torch_index())
     # The index it came from does not matter once built.
     return all(stamp.get(k) == v for k, v in wanted.items() if k != "torch_index")
 

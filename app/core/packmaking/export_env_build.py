@@ -1,6 +1,7 @@
 """Creating the export environment (export_env.py) as a cancellable job: a venv, then one
-`pip install` of the pinned requirements, whose output lines are the progress, then a
-check that the exporter imports, then the stamp that makes it ready.
+`pip install` of the pinned requirements with the lock as constraints, whose output lines
+are the progress, then a check that the exporter imports, then the stamp that makes it
+ready.
 
 Run it on a lane of its own (`JobQueue(1, ...)`) or call `run()` on a thread of your own;
 `cancel()` from any thread kills pip and removes the half-built folder.
@@ -22,6 +23,7 @@ from app.core.infra.job_queue import TrackedJob
 from app.core.infra.jsonfile import atomic_write_bytes
 from app.core.infra.words import Word
 from app.core.packmaking.export_env import (
+    CONSTRAINTS,
     OWNER_MARK,
     STAMP,
     ExportEnv,
@@ -127,9 +129,11 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
         (folder / OWNER_MARK).write_text("made by DraftDeck for exporting\n", encoding="utf-8")
         env = ExportEnv(folder)
         self._step(CREATING, [base_python(), "-m", "venv", str(folder)], folder)
+        # pip reads constraints from a file: the lock goes into the environment itself.
+        (folder / CONSTRAINTS).write_text(self.plan.constraints, encoding="utf-8")
         self._step(INSTALLING, pip_command(env, self.plan), folder)
         found = self._step(CHECKING, [str(env.python), "-c", _FIND_LLMEXPORT], folder)
-        stamp = stamp_for(self.plan.requirements, self.plan.torch_index)
+        stamp = stamp_for(self.plan.requirements, self.plan.constraints, self.plan.torch_index)
         stamp["llmexport_dir"] = found[-1]
         atomic_write_bytes(folder / STAMP, json.dumps(stamp, indent=2).encode())
 
@@ -175,6 +179,7 @@ def base_python() -> str:
 
 def pip_command(env: ExportEnv, plan: ExportEnvPlan) -> list[str]:
     cmd = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
+    cmd += ["-c", str(env.folder / CONSTRAINTS)]
     if plan.torch_index:
         cmd += ["--extra-index-url", plan.torch_index]
     return [*cmd, *plan.requirements]
