@@ -207,12 +207,15 @@ def torch_lines() -> str:
     )
 
 
-def uv_compile(uv: str, inputs: list[str], out: Path, python: str, upgrade: bool) -> None:
+def uv_compile(
+    uv: str, inputs: list[str], out: Path, python: str, upgrade: bool, cwd: Path = ROOT
+) -> None:
+    """Run uv in `cwd`; `inputs` relative to it (uv's annotations name them as given)."""
     cmd = [uv, "pip", "compile", *inputs, "--universal", "--python-version", python]
     cmd += ["--no-config", "--custom-compile-command", COMMAND, "-o", str(out), "--quiet"]
     if upgrade:
         cmd.append("--upgrade")
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"uv could not resolve {out.name}:\n{done.stderr.strip()}")
 
@@ -245,7 +248,7 @@ def regenerate(upgrade: bool) -> None:
         work = Path(tmp) / "export-env.txt"
         if EXPORT_LOCK.is_file():  # its pins are uv's preferences
             work.write_text(EXPORT_LOCK.read_text(encoding="utf-8"), encoding="utf-8")
-        uv_compile(uv, [str(wanted)], work, EXPORT_PYTHONS[0], upgrade)
+        uv_compile(uv, [wanted.name], work, EXPORT_PYTHONS[0], upgrade, cwd=Path(tmp))
         text = drop_cuda_only(work.read_text(encoding="utf-8")).rstrip("\n") + "\n"
     text += torch_lines()
     parse_lock(text, str(EXPORT_LOCK))  # refuse to write anything that is not a lock
