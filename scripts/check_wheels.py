@@ -96,6 +96,15 @@ class Answer:
 Ask = Callable[[list[Pin], tuple[str, ...], str, str], Answer]
 
 N_A, MISSING, NOT_CHECKED = "-", "MISSING", "not checked"
+SOURCE = "source (allowed)"
+# Packages that may install from their source archive on one platform, and why. Each is
+# still checked: the archive must be on the index (`source_archive_listed`).
+SOURCE_ALLOWED = {
+    # adbutils' wheels are platform-tagged only for the adb binary they carry; there is
+    # none for Apple Silicon, and on macOS DraftDeck uses the adb of Android's
+    # platform-tools (README). Its source archive is pure Python (pbr).
+    ("adbutils", MACOS.label): "pure Python; the macOS adb comes from platform-tools",
+}
 
 
 @dataclass(frozen=True)
@@ -162,8 +171,27 @@ def check_column(
             left = [p for p in left if p.name not in answer.wheels]
             if not left:
                 break
-        cells += [Cell(pin, column, MISSING) for pin in left]
+        cells += [Cell(pin, column, _without_wheel(pin, platform, group_index)) for pin in left]
     return cells
+
+
+def _without_wheel(pin: Pin, platform: Platform, index: str) -> str:
+    if (pin.name, platform.label) in SOURCE_ALLOWED and source_archive_listed(index, pin):
+        return SOURCE
+    return MISSING
+
+
+def source_archive_listed(index: str, pin: Pin) -> bool:
+    """Whether the index lists `pin`'s source archive (.tar.gz), named as PEP 625 or as
+    older tools wrote it."""
+    url = f"{index.rstrip('/')}/{pin.name}/"
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            page = response.read().decode("utf-8", "replace")
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise Unreachable(f"cannot reach {url}: {exc}") from exc
+    names = {pin.name, pin.name.replace("-", "_")}
+    return any(f"{name}-{pin.version}.tar.gz" in page for name in names)
 
 
 def columns(lock: Path) -> list[tuple[Platform, str, str]]:
@@ -279,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             failures += [
                 f"{c.pin.name}=={c.pin.version} ({c.column})" for c in cells if c.result == MISSING
             ]
+            for cell in cells:
+                if cell.result == SOURCE:
+                    why = SOURCE_ALLOWED[(cell.pin.name, cell.column.split(" py")[0])]
+                    print(
+                        f"{cell.pin.name} {cell.pin.version} on {cell.column}: from source ({why})"
+                    )
             if any(c.result == NOT_CHECKED for c in cells):
                 print("not checked: torch's +cpu build (--skip-torch-index)\n")
     except LockError as exc:

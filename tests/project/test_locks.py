@@ -4,9 +4,11 @@ locks with a stand-in for pip (the real run, against PyPI, belongs to `make lint
 
 from __future__ import annotations
 
+import http.server
 import shutil
 import subprocess
 import sys
+import threading
 from importlib import metadata
 from pathlib import Path
 
@@ -210,3 +212,41 @@ def test_check_wheels_says_so_when_the_index_cannot_be_reached(tmp_path: Path) -
     )
     assert done.returncode == 2
     assert "could not check the wheels: cannot reach http://127.0.0.1:9/simple/" in done.stderr
+
+
+def test_a_source_archive_is_allowed_only_where_named_and_only_when_listed() -> None:
+    # adbutils has no Apple Silicon wheel (its wheels differ only in the adb they carry);
+    # on macOS its pure-Python source archive may install, if the index lists it.
+    pins = parse_lock("adbutils==2.12.0\n", "fake")
+    listed = {"/simple/adbutils/": b'<a href="adbutils-2.12.0.tar.gz">adbutils-2.12.0.tar.gz</a>'}
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = listed.get(self.path, b"")
+            self.send_response(200 if body else 404)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    def no_wheels(
+        asked: list[Pin], tags: tuple[str, ...], python: str, index: str
+    ) -> check_wheels.Answer:
+        return check_wheels.Answer({}, asked[0].name)
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index) as server:
+        thread = threading.Thread(target=server.serve_forever)
+        thread.start()
+        try:
+            index = f"http://127.0.0.1:{server.server_address[1]}/simple"
+            mac = check_wheels.check_column(no_wheels, pins, MACOS, "3.11", "mac", index, False)
+            win = check_wheels.check_column(no_wheels, pins, WINDOWS, "3.11", "win", index, False)
+            listed["/simple/adbutils/"] = b"<html>no archive</html>"
+            gone = check_wheels.check_column(no_wheels, pins, MACOS, "3.11", "mac", index, False)
+        finally:
+            server.shutdown()
+            thread.join()
+    assert [c.result for c in mac] == [check_wheels.SOURCE]
+    assert [c.result for c in win] == [check_wheels.MISSING]
+    assert [c.result for c in gone] == [check_wheels.MISSING]
