@@ -339,3 +339,42 @@ def test_make_targets_run_the_tasks() -> None:
         assert done.returncode == 0, done.stderr
         lines = [line for line in done.stdout.splitlines() if not line.startswith("make")]
         assert lines == [f"python3 scripts/tasks.py {c}" for c in commands], target
+
+
+def _linter(name: str) -> str:
+    found = Path(sys.executable).parent / (f"{name}.exe" if sys.platform == "win32" else name)
+    if not found.is_file():
+        pytest.skip(f"{name} is not installed (the test extra has it)")
+    return str(found)
+
+
+def test_the_workflow_linters_pass_ours_and_catch_a_bad_one(tmp_path: Path) -> None:
+    """make lint's workflow checks can fail: an unpinned, outdated action that keeps the
+    token, a tag name pasted into a shell script and a malformed timeout are findings."""
+    for command in (
+        [_linter("actionlint"), *map(str, sorted(WORKFLOWS.glob("*.yml")))],
+        [_linter("zizmor"), "--offline", "--persona", "auditor", str(WORKFLOWS)],
+    ):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    bad = tmp_path / ".github" / "workflows"
+    bad.mkdir(parents=True)
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-22.04\n"
+        "    steps:\n      - uses: actions/checkout@v4\n      - run: echo ${{ github.ref_name }}\n"
+    )
+    (bad / "bad.yml").write_text(workflow)
+    # zizmor refuses to read a workflow GitHub would reject: actionlint gets that one.
+    malformed = tmp_path / "malformed.yml"
+    malformed.write_text(workflow.replace("    steps:", "    timeout-minutes: soon\n    steps:"))
+    zizmor = subprocess.run(
+        [_linter("zizmor"), "--offline", str(bad)], capture_output=True, text=True, timeout=120
+    )
+    assert zizmor.returncode != 0
+    for audit in ("unpinned-uses", "artipacked", "template-injection", "excessive-permissions"):
+        assert audit in zizmor.stdout, zizmor.stdout
+    actionlint = subprocess.run(
+        [_linter("actionlint"), str(malformed)], capture_output=True, text=True, timeout=120
+    )
+    assert actionlint.returncode != 0
+    assert "[syntax-check]" in actionlint.stdout and "[action]" in actionlint.stdout
