@@ -1,57 +1,48 @@
-# The two commands a new machine needs: `make run` and `make test`.
+# The two commands a new machine needs: `make run` and `make test`. The targets run
+# scripts/tasks.py, which Windows users (no make) and CI run directly.
 PYTHON ?= python3
 VENV ?= .venv
+export DRAFTDECK_VENV := $(VENV)
+TASKS := $(PYTHON) scripts/tasks.py
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 
-.PHONY: run test lint screenshots bench bench-pair bench-real-pair bench-real package clean
+.PHONY: run test lint check install screenshots bench bench-pair bench-real-pair bench-real \
+	package self-test clean
 
-$(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+# tasks.py redoes an install when pyproject.toml or the lock changed (stamps in the venv).
+install:
+	$(TASKS) install
 
-# Stamps re-run the install when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
-	touch $@
+run:
+	$(TASKS) run
 
-$(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(VENV)/.installed $@
-
-$(VENV)/.installed-package: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[package]'
-	touch $(VENV)/.installed $@
-
-run: $(VENV)/.installed
-	$(BIN)/draftdeck
-
-# mypy also checks the app as Windows and macOS see it: a name their Python lacks
-# (signal.SIGKILL on Windows) is an error (tests/project/test_portability.py: at run time).
-lint: $(VENV)/.installed-test
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/mypy --platform win32 --cache-dir .mypy_cache/win32 app
-	$(BIN)/mypy --platform darwin --cache-dir .mypy_cache/darwin app
-	$(BIN)/lint-imports
+# ruff, mypy as Linux, Windows and macOS see the app, import contracts, the workflows
+# (actionlint, zizmor) and the lock (scripts/tasks.py lint).
+lint:
+	$(TASKS) lint
 
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/pytest
+	$(TASKS) test
+
+# lint and the tests not marked slow.
+check:
+	$(TASKS) check
 
 # Every page at 1024x700 and 1600x1000, empty and busy, into build/screenshots/ (open
 # its index.html), and the README shots into docs/; about 3 min. SHOTS="--states empty"
 # (or --sizes, --out, --no-readme) narrows it.
-screenshots: $(VENV)/.installed
+screenshots: install
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py $(SHOTS)
 
 # The double-click app for this OS in dist/ (PyInstaller cannot cross-compile), with
 # its size and what dominates it.
-package: $(VENV)/.installed-package
-	$(PY) packaging/make_icons.py build/icons
-	$(PY) -m PyInstaller packaging/draftdeck.spec --noconfirm --distpath dist \
-		--workpath build/pyinstaller
-	$(PY) packaging/finish.py dist
+package:
+	$(TASKS) package
+
+# The built app's own --self-test (after make package).
+self-test:
+	$(TASKS) self-test
 
 # The benchmark pair needs torch: a separate environment keeps it out of .venv.
 FIXVENV := .venv-fixtures
@@ -70,10 +61,10 @@ bench-real-pair: $(FIXVENV)/.installed
 	$(FIXVENV)/bin/python tests/fixtures/make_bundles.py --real-pair benchmarks/.cache/real
 
 # The figures at real vocabulary (benchmarks/README.md records them).
-bench-real: $(VENV)/.installed bench-real-pair
+bench-real: install bench-real-pair
 	$(PY) benchmarks/real_scale.py
 
-bench: $(VENV)/.installed bench-pair
+bench: install bench-pair
 	$(PY) benchmarks/bundle_read.py
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/download.py

@@ -1,5 +1,6 @@
-"""The Linux package, built from a clean clone the way `make package` builds it, starts
-and passes its own self-test headless. Slow (a PyInstaller build, about a minute);
+"""The Linux package, built from a clean clone by `python scripts/tasks.py package` (as
+`make package` and CI build it), starts and passes its own self-test headless
+(`tasks.py self-test`, as CI runs it). Slow (a PyInstaller build, about a minute);
 CI runs it."""
 
 from __future__ import annotations
@@ -108,21 +109,13 @@ def test_linux_package_builds_from_a_clean_clone_and_passes_its_self_test(
         pytest.skip("needs a git checkout to clone")
     source = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(source)], check=True)
-    python = sys.executable
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    steps = [
-        [python, "packaging/make_icons.py", "build/icons"],
-        [
-            *(python, "-m", "PyInstaller", "packaging/draftdeck.spec", "--noconfirm"),
-            *("--distpath", "dist", "--workpath", "build/pyinstaller", "--log-level", "WARN"),
-        ],
-        [python, "packaging/finish.py", "dist"],
-    ]
-    report = ""
-    for command in steps:
-        done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{command}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
-        report = done.stdout
+    # The commands CI runs (python scripts/tasks.py package, then self-test), with this
+    # test's Python as the environment instead of a new .venv.
+    tasks = [sys.executable, "scripts/tasks.py"]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "DRAFTDECK_PYTHON": sys.executable}
+    done = subprocess.run([*tasks, "package"], cwd=source, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    report = done.stdout
     assert "MB on disk" in report and "Qt (PySide6)" in report
 
     app = source / "dist" / "DraftDeck"
@@ -143,8 +136,8 @@ def test_linux_package_builds_from_a_clean_clone_and_passes_its_self_test(
     run_env = {k: v for k, v in env.items() if k not in hidden}
     run_env.update(PATH="/usr/bin:/bin", HOME=str(tmp_path))
     test = subprocess.run(
-        [str(app / "draftdeck"), "--self-test"],
-        cwd=tmp_path,
+        [*tasks, "self-test"],
+        cwd=source,
         env=run_env,
         capture_output=True,
         text=True,
