@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from app.ui.base.engine_bridge import ERROR
 from gallery.camera import wait_until
-from gallery.stage import BROKEN, Scene
+from gallery.stage import BROKEN, Scene, select_in_library
 
 
 def shoot_library(scene: Scene) -> None:
-    page = scene.window.library_page
-    page.select_path(scene.library / "qwen3-draft-noisy")
+    select_in_library(scene, scene.library / "qwen3-draft-noisy")
     scene.app.processEvents()
     scene.camera.shoot("library", "packs", readme_name="library")
-    page.select_path(scene.library / BROKEN)
+    select_in_library(scene, scene.library / BROKEN)
     scene.app.processEvents()
     scene.camera.shoot("library", "broken-pack")
 

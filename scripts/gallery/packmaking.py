@@ -24,7 +24,7 @@ from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import EXPORT_ENV_VAR, ready_export_env
 from app.core.packmaking.make import write_card_only
 from gallery.camera import README_SIZE, GalleryError, Size, check_png, size_name, wait_until
-from gallery.stage import ROOT, Scene
+from gallery.stage import ROOT, Scene, select_in_library
 from tests.helpers.smol_shape import smol_shaped_folder
 from tests.hub_server import DEFAULT_TOKEN
 
@@ -114,7 +114,7 @@ def shoot_publish(scene: Scene) -> None:
     os.environ.setdefault("HF_TOKEN", DEFAULT_TOKEN)  # the stand-in's; the dialog names it
     pack = scene.library / "qwen3-draft-noisy"
     write_card_only(pack, CardFacts(license="apache-2.0"), force=True)
-    scene.window.library_page.select_path(pack)
+    select_in_library(scene, pack)
     dialog = scene.window.pack_making.open_publish()
     dialog.repo_edit.setText("maker/Qwen3-tiny-draft-MNN")
     wait_until(scene.app, dialog.start_button.isEnabled, "the publish plan")

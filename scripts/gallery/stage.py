@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.ui.shell.application import create_main_window
 from app.ui.shell.main_window import MainWindow
-from gallery.camera import Camera
+from gallery.camera import Camera, wait_until
 from tests.adb_harness import AdbServer
 from tests.hub_server import FakeHub
 
@@ -76,3 +76,16 @@ class Scene:
     library: Path
     hub: FakeHub
     adb: AdbServer
+
+
+def select_in_library(scene: Scene, pack: Path) -> None:
+    """Select `pack` on the Library page once its reading (a worker thread's) lists it:
+    selected before, nothing is, and a dialog opened for the selection has no pack."""
+    page = scene.window.library_page
+
+    def selected() -> bool:
+        page.select_path(pack)
+        entry = page.selected_entry()
+        return entry is not None and entry.path == pack
+
+    wait_until(scene.app, selected, f"{pack.name} listed in the Library")
