@@ -61,11 +61,10 @@ def test_a_stopped_worker_is_killed_and_reported(fixture_bundle: Fixture) -> Non
         pid = client.pid
         assert pid is not None
         os.kill(pid, signal.SIGSTOP)
-        started = time.monotonic()
         with pytest.raises(EngineUnresponsive) as caught:
             client.wait(request, timeout=120)  # a guard: the watchdog must trip first
-        # Stopped is stuck at once: well within the 60 s stall bound.
-        assert time.monotonic() - started < 10
+        # Stopped is stuck at once, not after the 60 s stall bound: the message says
+        # SIGSTOP, which only the stopped-process check writes.
         assert caught.value.code == "unresponsive"
         assert "stopped responding" in caught.value.message and "SIGSTOP" in caught.value.message
         assert not client.running
@@ -83,7 +82,8 @@ def test_a_worker_that_hangs_without_working_is_killed_after_the_stall_bound() -
         started = time.monotonic()
         with pytest.raises(EngineUnresponsive) as caught:
             client.run(Ping(), timeout=60)
-        assert 1.5 <= time.monotonic() - started < 15
+        # Not before the stall bound (a lower bound a slow machine only raises).
+        assert time.monotonic() - started >= 1.5
         assert "no progress for 1.5 s" in caught.value.message
         assert not client.running
 

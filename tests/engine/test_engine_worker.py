@@ -411,11 +411,10 @@ def _stand_in(work: str) -> EngineClient:
 
 def test_a_request_that_gets_no_answer_times_out() -> None:
     with _stand_in("time.sleep(3600)") as client:
-        started = time.monotonic()
+        # The worker sleeps an hour: only the 1 s timeout can end this wait.
         with pytest.raises(EngineError) as caught:
             client.run(Ping(), timeout=1)
         assert caught.value.code == "timeout"
-        assert time.monotonic() - started < 10
         assert client.running  # a slow answer is not a crash
 
 
@@ -424,9 +423,7 @@ def test_a_shutdown_that_hangs_ends_in_a_kill() -> None:
     client.start()
     client.send(Ping())  # now it sleeps and reads nothing, not even Shutdown
     pid = client.pid
-    started = time.monotonic()
-    client.close(timeout=1)
-    assert time.monotonic() - started < 10
+    client.close(timeout=1)  # it sleeps an hour: only the kill can end it now
     assert not client.running and client.pid is None
     assert pid is not None and not _alive(pid)
 

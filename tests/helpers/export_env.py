@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.core.infra.file_lock import exclusive_lock
 from app.core.packmaking.export_env import (
     EXPORT_ENV_VAR,
     KEY_PACKAGES,
@@ -54,14 +55,17 @@ def export_env_folder() -> Path:
 def export_env() -> ExportEnv:
     """The ready export environment (built now on the first use of a cache)."""
     folder = export_env_folder()
-    ready = ready_export_env(folder)
-    if ready is not None:
-        return ready
-    job = ExportEnvJob(plan_export_env(folder))
-    status = job.run()
-    if status.state != DONE:
-        raise RuntimeError(f"building the export environment failed: {status.error}")
-    return job.env()
+    # pytest-xdist's workers share the cache: one builds, the others wait for it.
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(folder.parent / f".{folder.name}.lock"):
+        ready = ready_export_env(folder)
+        if ready is not None:
+            return ready
+        job = ExportEnvJob(plan_export_env(folder))
+        status = job.run()
+        if status.state != DONE:
+            raise RuntimeError(f"building the export environment failed: {status.error}")
+        return job.env()
 
 
 @functools.cache
@@ -72,6 +76,12 @@ def hf_folder(name: str) -> Path:
         return committed
     env = export_env()
     root = Path(f"{env.folder}.fixtures")
+    root.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(root / f".{name}.lock"):  # one xdist worker makes it
+        return _made_hf_folder(env, root, name)
+
+
+def _made_hf_folder(env: ExportEnv, root: Path, name: str) -> Path:
     out = root / name
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in MAKERS)).hexdigest()
     stamp = out / MADE_STAMP
