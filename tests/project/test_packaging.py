@@ -5,7 +5,6 @@ CI runs it."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import struct
@@ -19,6 +18,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import ROOT
+from tests.helpers.script_modules import load_script
 
 # Modules a lean package must not carry (see packaging/README.md).
 NOT_PACKAGED = ("torch*", "PIL", "hf_xet", "**/*QtWebEngine*", "**/*QtQuick*", "**/*Qt6Qml*")
@@ -37,11 +37,7 @@ def test_self_test_passes_from_source() -> None:
 
 
 def _packaging_module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "packaging" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path("packaging") / f"{name}.py")
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,17 @@ every command it has, and the defaults it shows."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
+from pathlib import Path
+
+import pytest
 
 from app.cli.main import build_parser
 from tests.helpers.paths import ROOT
+from tests.helpers.script_modules import tasks_module
+
+tasks = tasks_module()
 
 
 def _section(title: str) -> str:
@@ -26,9 +33,16 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 def test_readme_says_how_to_run_the_command_from_a_checkout() -> None:
     section = _section("Command line")
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    # What `make run` leaves behind: $(VENV)/bin/draftdeck with VENV ?= .venv.
+    # What `make run` leaves behind and starts: .venv/bin/draftdeck (VENV ?= .venv,
+    # handed to scripts/tasks.py, whose run task starts the venv's draftdeck).
     assert re.search(r"^VENV \?= \.venv$", makefile, re.MULTILINE)
-    assert "$(BIN)/draftdeck" in makefile
+    assert re.search(r"^export DRAFTDECK_VENV := \$\(VENV\)$", makefile, re.MULTILINE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("DRAFTDECK_VENV", raising=False)
+        patch.delenv("DRAFTDECK_PYTHON", raising=False)
+        patch.setattr(tasks, "WINDOWS", False)
+        assert Path(tasks.tool("draftdeck")) == ROOT / ".venv" / "bin" / "draftdeck"
+    assert 'run(tool("draftdeck"))' in inspect.getsource(tasks.app_run)
     assert "`.venv/bin/draftdeck`" in section
     assert "python -m app" in section
 

@@ -5,7 +5,6 @@ here do what the workflows rely on. GitHub Actions itself cannot run here."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
 import shutil
@@ -13,25 +12,17 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
 from tests.helpers.paths import ROOT
+from tests.helpers.script_modules import tasks_module
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 OSES = {"ubuntu-22.04", "windows-2022", "macos-14"}
 TASK_CALL = re.compile(r"python scripts/tasks\.py ([a-z0-9-]+)(?: .*)?")
-
-
-def _tasks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tasks", ROOT / "scripts" / "tasks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _workflow(name: str) -> dict[str, Any]:
@@ -54,7 +45,7 @@ def test_both_workflows_are_there() -> None:
 
 def test_every_run_step_is_a_task_of_tasks_py() -> None:
     """What CI runs is what a Windows user without make runs."""
-    tasks = _tasks().TASKS
+    tasks = tasks_module().TASKS
     runs = 0
     for name, job_id, job in _jobs():
         for step in job["steps"]:
@@ -270,7 +261,7 @@ def test_self_test_runs_the_command_line_executable_of_each_os(
     platform: str, parts: tuple[str, ...]
 ) -> None:
     dist = Path("dist")
-    assert _tasks().built_app(dist, platform) == dist.joinpath(*parts)
+    assert tasks_module().built_app(dist, platform) == dist.joinpath(*parts)
 
 
 def test_self_test_without_a_built_app_says_what_to_do(tmp_path: Path) -> None:
@@ -315,14 +306,14 @@ def test_the_readme_lists_the_libraries_ci_installs() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"`sudo apt install ([^`]+)`", readme)
     assert found is not None
-    assert tuple(found.group(1).split()) == _tasks().APT_PACKAGES
+    assert tuple(found.group(1).split()) == tasks_module().APT_PACKAGES
 
 
 def test_the_readme_commands_for_windows_are_tasks() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     named = set(re.findall(r"python scripts[\\/]tasks\.py ([a-z][a-z0-9-]*)", readme))
     assert {"install", "test", "package", "self-test"} <= named
-    assert named <= set(_tasks().TASKS)
+    assert named <= set(tasks_module().TASKS)
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
