@@ -178,15 +178,16 @@ def check_wheels() -> None:
 
 
 def test(pytest_args: Sequence[str] = ()) -> None:
-    """The test suite (pytest arguments pass through)."""
+    """The test suite on every core (pytest-xdist); pytest arguments pass through (given
+    any, the run is as they say: `tasks.py test tests/core -x` runs in one process)."""
     install("test")
-    run(tool("pytest"), *pytest_args, env=offscreen())
+    run(tool("pytest"), *(pytest_args or ("-n", "auto")), env=offscreen())
 
 
 def check() -> None:
     """The fast tier: lint and the tests not marked slow."""
     lint()
-    test(["-m", "not slow"])
+    test(["-n", "auto", "-m", "not slow"])  # the slow ones: tests/slow_tests.txt
 
 
 def package() -> None:

@@ -38,6 +38,21 @@ QWEN3_BUNDLES = (
 ALL_BUNDLES = (*QWEN3_BUNDLES, "qwen35-draft", "fast-target", "fast-draft")
 
 
+SLOW_TESTS = frozenset(
+    line.strip()
+    for line in (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests a timed run found slow (tests/slow_tests.txt) are marked `slow`: the
+    fast tier (`make check`, `-m "not slow"`) leaves them out."""
+    for item in items:
+        if item.nodeid in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def draftdeck_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "draftdeck-home"
