@@ -159,10 +159,15 @@ class Ran:
     peak_bytes: int
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> Ran:
-    """A command as a user runs it, with its own peak memory as the kernel counted it."""
+def _run(*args: str) -> Ran:
+    """A draftdeck command as a user runs it."""
+    return _run_command([*APP, *args], f"draftdeck {' '.join(args)}")
+
+
+def _run_command(command: list[str], what: str, env: dict[str, str] | None = None) -> Ran:
+    """`command`'s outcome, with its own peak memory as the kernel counted it."""
     proc = subprocess.Popen(
-        [*APP, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     if sys.platform == "win32":  # no wait4: the memory bound is checked elsewhere
         try:
@@ -170,7 +175,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> Ran:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            pytest.fail(f"draftdeck {' '.join(args)} still ran after {TIMEOUT} s")
+            pytest.fail(f"{what} still ran after {TIMEOUT} s")
         return Ran(proc.returncode, out, err, 0)
     texts: dict[str, str] = {}
     readers = [
@@ -193,7 +198,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> Ran:
     proc.stdout.close()
     proc.stderr.close()
     if proc.returncode == -signal.SIGKILL:
-        pytest.fail(f"draftdeck {' '.join(args)} still ran after {TIMEOUT} s")
+        pytest.fail(f"{what} still ran after {TIMEOUT} s")
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
     return Ran(proc.returncode, texts["out"], texts["err"], usage.ru_maxrss * scale)
 
@@ -254,21 +259,10 @@ print(json.dumps({e.name: e.status for e in library.scan()}))
 
 def test_the_library_scan_keeps_the_good_packs(gallery: Path, tmp_path: Path) -> None:
     env = {**os.environ, "DRAFTDECK_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SCAN, str(gallery)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"the library scan still ran after {TIMEOUT} s")
-    assert proc.returncode == 0, err
-    statuses = json.loads(out)
+    ran = _run_command([sys.executable, "-c", SCAN, str(gallery)], "the library scan", env)
+    _assert_calm(ran, "the library scan")
+    assert ran.code == 0, ran.err
+    statuses = json.loads(ran.out)
     assert statuses[GOOD_TARGET] == "ok" and statuses[GOOD_DRAFT] == "ok"
     for name, hostile in GALLERY.items():
         if not hostile.readable:

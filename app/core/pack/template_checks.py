@@ -148,8 +148,8 @@ class _FieldBudget(string.Formatter):
 
 
 class BoundedFormatter(_FieldBudget, SandboxedFormatter):
-    pass
+    """`str.format` in the sandbox, each field charged to the render's budget."""
 
 
 class BoundedEscapeFormatter(_FieldBudget, SandboxedEscapeFormatter):
-    pass
+    """`Markup.format` in the sandbox, each field charged to the render's budget."""

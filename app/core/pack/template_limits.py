@@ -93,9 +93,7 @@ def size_of(value: Any, limit: int = MAX_CHARS, per_level: int = 0) -> int:
         total += 1 + depth * per_level
         if isinstance(item, str | bytes):
             total += len(item)
-        elif isinstance(item, bool) or item is None:
-            pass
-        elif isinstance(item, int):
+        elif isinstance(item, int):  # True and False too: bit_length() // 3 is 0
             total += item.bit_length() // 3
         elif isinstance(item, range):
             total += len(item) * 7
