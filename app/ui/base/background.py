@@ -75,11 +75,44 @@ def close_owner_id(owner_id: int) -> None:
             watcher.stop()
 
 
-class Task(QObject):
-    """One run: delivers on the GUI thread, if its owner still wants it."""
+class _Relay(QObject):
+    """The one QObject that other threads emit on. It lives as long as the program, on
+    the GUI thread, so no other thread ever holds the last reference to a QObject: a
+    task's QObject released by the pool thread after its answer was delivered was
+    destroyed off its own thread, and the heap was corrupted under load."""
 
-    _finished = Signal(object)
-    _failed = Signal(object)
+    call = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.call.connect(self._call)  # queued when emitted on another thread
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        fn()
+
+
+_relay = _Relay()
+
+
+def on_gui(fn: Callable[[], None]) -> None:
+    """Call `fn` on the GUI thread (now, when already there). Any thread."""
+    _relay.call.emit(fn)
+
+
+def speaker(owner: QObject, fn: Callable[..., None]) -> Callable[..., None]:
+    """A callable for another thread: each call runs `fn` with its arguments on the GUI
+    thread, unless `owner` has closed by then (what a job says as its dialog goes lands
+    nowhere)."""
+    state = _state(owner)
+
+    def say(*args: Any) -> None:
+        on_gui(lambda: None if state.closed else fn(*args))
+
+    return say
+
+
+class Task:
+    """One run: delivers on the GUI thread, if its owner still wants it."""
 
     def __init__(
         self,
@@ -88,11 +121,8 @@ class Task(QObject):
         on_done: Callable[[Any], None],
         on_error: Callable[[Exception], None],
     ) -> None:
-        super().__init__()
         self._state, self._key = state, key
         self._on_done, self._on_error = on_done, on_error
-        self._finished.connect(self._deliver_result)
-        self._failed.connect(self._deliver_error)
 
     def wanted(self) -> bool:
         return not self._state.closed and self._state.latest.get(self._key) is self
@@ -101,19 +131,15 @@ class Task(QObject):
         wanted = self.wanted()
         if self._state.latest.get(self._key) is self:
             del self._state.latest[self._key]
-        _live.discard(self)
         return wanted
 
-    def _deliver_result(self, result: object) -> None:
+    def deliver_result(self, result: object) -> None:
         if self._settle():
             self._on_done(result)
 
-    def _deliver_error(self, error: Exception) -> None:
+    def deliver_error(self, error: Exception) -> None:
         if self._settle():
             self._on_error(error)
-
-
-_live: set[Task] = set()  # keeps tasks alive until their answer is delivered
 
 
 class _Runnable(QRunnable):
@@ -122,13 +148,15 @@ class _Runnable(QRunnable):
         self.task, self.fn = task, fn
 
     def run(self) -> None:
+        task = self.task
         try:
             result = self.fn()
         except Exception as exc:  # delivered to the owner's error slot, never lost
             log.debug("background task failed: %s", exc)
-            self.task._failed.emit(exc)
+            error = exc  # `exc` is unbound once the except block ends
+            on_gui(lambda: task.deliver_error(error))
         else:
-            self.task._finished.emit(result)
+            on_gui(lambda: task.deliver_result(result))
 
 
 def _log_error(error: Exception) -> None:
@@ -147,7 +175,6 @@ def run(
     state = _state(owner)
     task = Task(state, key, on_done, on_error)
     state.latest[key] = task
-    _live.add(task)
     _pool.start(_Runnable(task, fn))
     return task
 
@@ -175,28 +202,25 @@ class WatchedQueue(Protocol):
     def subscribe(self, on_change: Callable[[], None]) -> Callable[[], None]: ...
 
 
-class _Watcher(QObject):
+class _Watcher:
     """Turns a queue's change reports (any thread) into at most one call per WATCH_MS
-    on the GUI thread. It has no Qt parent: a job thread may still report to it just
-    after its owner is gone, so it lives as long as anyone holds it, and goes quiet."""
-
-    _poke = Signal()
+    on the GUI thread. A job thread may still report to it just after its owner is
+    gone, so it lives as long as anyone holds it, and goes quiet."""
 
     def __init__(self, on_change: Callable[[], None]) -> None:
-        super().__init__()
         self._on_change: Callable[[], None] | None = on_change
         self._pending = threading.Event()
-        self._poke.connect(self._schedule)
         self.unsubscribe: Callable[[], None] = lambda: None
 
     def notify(self) -> None:  # any thread
         if not self._pending.is_set():
             self._pending.set()
-            self._poke.emit()
+            on_gui(self._schedule)
 
     def _schedule(self) -> None:
-        # A single shot aimed at this object: dropped by Qt if it is gone by then.
-        QTimer.singleShot(WATCH_MS, self, self._fire)
+        # A lambda, not the bound method: PySide keeps a bound method's object only
+        # weakly here, and a watcher stopped meanwhile was then called after it was freed.
+        QTimer.singleShot(WATCH_MS, _relay, lambda: self._fire())
 
     def _fire(self) -> None:
         self._pending.clear()

@@ -1,11 +1,10 @@
 """What the two pack-making dialogs share: a start button that is the default (Return
 starts), a bar (busy, or filling once the job counts) and a status line, Esc, Cancel or
-the title bar's close stopping the running job before they close the dialog, and a
-messenger for what a job says on its own thread."""
+the title bar's close stopping the running job before they close the dialog."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -23,15 +22,6 @@ from app.ui.base.labels import wrap_to_width
 
 # Qt's bar counts in int: the bytes of a pack over 2 GiB would overflow it.
 BAR_STEPS = 1000
-
-
-class Messenger(QObject):
-    """Carries what a job says on its own thread to the GUI thread (queued signals). No
-    Qt parent, so what is said as the dialog goes lands nowhere instead of on a deleted
-    object."""
-
-    line = Signal(str)
-    progress = Signal(object)
 
 
 def problem_words(error: Exception) -> str:

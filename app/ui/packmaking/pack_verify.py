@@ -36,7 +36,7 @@ from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import VerifyOptions, verify_export
 from app.ui.base import background
 from app.ui.base.labels import WARNING_COLOUR
-from app.ui.packmaking.job_dialog import Messenger, problem_words
+from app.ui.packmaking.job_dialog import problem_words
 
 
 def check_html(check: ExportCheck) -> str:
@@ -88,8 +88,6 @@ class VerifyStep(QObject):
         self._process: StreamedProcess | None = None
         self._client: EngineClient | None = None
         self._cancelled = False
-        self._lines = Messenger()
-        self._lines.line.connect(self.progress)
 
     def running(self) -> bool:
         return background.is_running(self, "verify")
@@ -106,7 +104,7 @@ class VerifyStep(QObject):
         names the pack `recorded_as` (where it moves next), if given."""
         with self._lock:
             self._process, self._client, self._cancelled = StreamedProcess(), None, False
-        process, say = self._process, self._lines.line.emit
+        process, say = self._process, background.speaker(self, self.progress.emit)
         options = VerifyOptions(trust_remote_code=trust_remote_code)
         named = recorded_as or pack
 

@@ -36,7 +36,7 @@ from app.ui.base import background
 from app.ui.base.dialogs import ask
 from app.ui.base.labels import wrap_to_width
 from app.ui.packmaking.hub_token import token_source
-from app.ui.packmaking.job_dialog import JobDialog, Messenger, folder_row, problem_words, say_in
+from app.ui.packmaking.job_dialog import JobDialog, folder_row, problem_words, say_in
 from app.ui.packmaking.publish_run import publish_in_child
 
 log = logging.getLogger("draftdeck.ui.publish")
@@ -98,8 +98,6 @@ class PublishDialog(JobDialog):
         self._token = token_source(settings)
         self._plan: PublishPlan | None = None
         self._process: StreamedProcess | None = None
-        self._messenger = Messenger()
-        self._messenger.progress.connect(self._on_progress)
 
         self.folder_edit = QLineEdit(str(folder) if folder is not None else "")
         self.folder_edit.setPlaceholderText("the pack folder to upload")
@@ -232,7 +230,7 @@ class PublishDialog(JobDialog):
             f"{plan.repo_id}…"
         )
         self._update_buttons()
-        tell = self._messenger.progress.emit
+        tell = background.speaker(self, self._on_progress)
 
         def work() -> Published:
             folder, repo_id = plan.folder, plan.repo_id
