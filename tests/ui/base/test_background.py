@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
@@ -25,8 +26,12 @@ def test_answers_in_flight_hold_no_qt_object_a_worker_could_free(qtbot: QtBot) -
     gate = threading.Event()
     answers: list[int] = []
     before = _qobjects()
+
+    def answer(i: int) -> Callable[[], int]:
+        return lambda: i if gate.wait(WAIT_MS / 1000) else -1
+
     for i in range(8):
-        background.run(owner, f"k{i}", lambda i=i: gate.wait(WAIT_MS / 1000) and i, answers.append)
+        background.run(owner, f"k{i}", answer(i), answers.append)
     in_flight = _qobjects()
     gate.set()
     qtbot.waitUntil(lambda: len(answers) == 8, timeout=WAIT_MS)
