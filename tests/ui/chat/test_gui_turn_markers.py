@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.engine_bridge import READY
@@ -36,7 +35,7 @@ def test_chat_flags_bare_templates_and_applies_chatml(
         assert note.apply_button.text() == "Use ChatML"
         target = page.loaded_pair[0]
         assert target is not None
-        qtbot.mouseClick(note.apply_button, Qt.MouseButton.LeftButton)
+        note.apply_button.click()
         saved = json.loads((target / "config.json").read_text())
         assert saved["jinja"]["eos"] == "<|im_end|>"
         qtbot.waitUntil(lambda: page.bridge.state == READY and not note.isVisible(), timeout=60_000)
