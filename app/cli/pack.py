@@ -19,7 +19,7 @@ def _print_info(info: BundleInfo, check: SavedExportCheck | None) -> None:
         ("Pack", info.name),
         ("Path", str(info.path)),
         ("Role", info.role),
-        ("Model type", info.model_type),
+        ("Model type", info.family_words),
         ("Attention", info.attention + (" + LinearAttention ops" if info.linear_attention else "")),
         ("Hidden size", str(info.hidden_size)),
         ("Layers", str(info.layers)),
@@ -38,6 +38,7 @@ def _print_info(info: BundleInfo, check: SavedExportCheck | None) -> None:
             f"{info.chat.source}, sha256 {info.chat.sha256[:12]}"
             + (f"; {info.chat.problem}" if info.chat.problem else ""),
         ),
+        *_turn_marker_rows(info),
         ("Visual", "yes" if info.visual else "no"),
         ("Recipes", ", ".join(info.recipe_files) or "none"),
         ("Size", format_bytes(info.size_bytes)),
@@ -47,6 +48,14 @@ def _print_info(info: BundleInfo, check: SavedExportCheck | None) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+
+
+def _turn_marker_rows(info: BundleInfo) -> list[tuple[str, str]]:
+    bare = info.turn_markers
+    if bare is None:
+        return []
+    command = bare.command(info.path)
+    return [("Turn markers", bare.message)] + ([("Apply it", command)] if command else [])
 
 
 def cmd_info(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ Fixture = Callable[[str], Path]
 
 # bundle -> (format name, what had to be inferred, tokenizer file)
 ERAS = {
-    "era-3.1.4": ("mnn-3.1", {"model_type", "chat_template"}, "tokenizer.txt"),
+    "era-3.1.4": ("mnn-3.1", {"model_type", "chat_template", "embedding"}, "tokenizer.txt"),
     "era-3.3.0": ("mnn-3.3", {"model_type"}, "tokenizer.txt"),
     "era-3.4.1": ("mnn-3.4", {"layers"}, "tokenizer.txt"),
     "era-3.6.1": ("mnn-3.6", set(), "tokenizer.mtok"),

@@ -30,7 +30,7 @@ from app.core.infra.jsonfile import read_json_object
 from app.core.pack.chat_format import JINJA, MNN_DEFAULTS, ChatFormat, chat_format
 from app.core.pack.context_window import ContextWindow, context_window
 from app.core.pack.embedding_layout import BF16_FILE, embedding_layout
-from app.core.pack.export_format import ExportFormat, export_format
+from app.core.pack.export_format import ExportFormat, copied_embedding, export_format
 from app.core.pack.files import (
     BUNDLE_MARKERS,
     CONFIG,
@@ -49,11 +49,12 @@ from app.core.pack.folder_checks import (
 )
 from app.core.pack.graph_facts import GraphFacts, read_graph_facts
 from app.core.pack.known_models import identify_shape
-from app.core.pack.model_family import infer_family
+from app.core.pack.model_family import UNKNOWN, infer_family
 from app.core.pack.model_shape import Dimensions, ModelShape, linear_bits, model_shape
 from app.core.pack.quant_facts import QuantFacts, quant_facts
 from app.core.pack.stop_tokens import with_pack_stops
 from app.core.pack.tokenizer_info import TokenizerInfo, read_tokenizer_info
+from app.core.pack.turn_markers import MissingTurnMarkers, missing_turn_markers
 
 log = logging.getLogger("draftdeck.pack")
 
@@ -97,6 +98,18 @@ class BundleInfo:
     export_format: ExportFormat  # which exporter wrote the pack, and what was inferred
     context: ContextWindow  # what fits under config.json and the model's own limit
     quant_facts: QuantFacts  # the graph's own quantization facts (symmetric, lm_head bits)
+    # How model_type was inferred, in words (model_family.py); None: the pack names it.
+    family_inferred: str | None = None
+
+    @property
+    def family_words(self) -> str:
+        """The family as every view shows it: an inferred one says so and from what."""
+        return self.family_inferred or self.model_type
+
+    @property
+    def family_short(self) -> str:  # for a table column
+        guessed = self.family_inferred and self.model_type != UNKNOWN
+        return self.model_type + (" (inferred)" if guessed else "")
 
     @property
     def quantization(self) -> str:
@@ -107,6 +120,11 @@ class BundleInfo:
         if self.embedding_bits and self.embedding_bits != self.quant_bits:
             words += f"; embedding {self.embedding_bits}-bit"
         return words
+
+    @property
+    def turn_markers(self) -> MissingTurnMarkers | None:
+        """Set when the chat format marks no turns (bare `%s` templates)."""
+        return missing_turn_markers(self.chat, self.tokenizer)
 
     @property
     def chat_template_sha256(self) -> str | None:
@@ -124,6 +142,7 @@ class BundleInfo:
             "name": self.name,
             "path": str(self.path),
             "model_type": self.model_type,
+            "model_type_inferred": self.family_inferred is not None,
             "attention": self.attention,
             "linear_attention": self.linear_attention,
             "mrope": self.mrope,
@@ -139,6 +158,9 @@ class BundleInfo:
             "chat_template_source": self.chat.source,
             "chat_prompt_sha256": self.chat.prompt_sha256,
             "chat_template_problem": self.chat.problem,
+            "chat_missing_turn_markers": None
+            if (bare := self.turn_markers) is None
+            else bare.to_json(),
             "visual": self.visual,
             "recipe_files": list(self.recipe_files),
             "size_bytes": self.size_bytes,
@@ -196,8 +218,12 @@ def _read_bundle(folder: Path) -> BundleInfo:
     recipes, runtime_config = _read_recipes(folder)
 
     files = _list_files(folder)
+    copied = copied_embedding(llm_config, layout.spelling, tokenizer.file)
+    if copied:
+        inferred["embedding"] = copied
+    tied = layout.tied or copied is not None
     dims = Dimensions(
-        model_type, hidden, layers, layout.vocab or 0, layout.tied, layout.bits, layout.block
+        model_type, hidden, layers, layout.vocab or 0, tied, layout.bits, layout.block
     )
     shape = model_shape(dims, llm_config, graph.linears, weight_path)
     params = shape.params
@@ -235,6 +261,7 @@ def _read_bundle(folder: Path) -> BundleInfo:
         export_format=export_format(llm_config, layout.spelling, tokenizer.file, inferred),
         context=context_window(merged, *_trained_window(merged, model_type, hidden, layers)),
         quant_facts=quant,
+        family_inferred=inferred.get("model_type"),
     )
 
 
@@ -265,7 +292,7 @@ def _model_type(
     model_type = llm_config.get("model_type")
     if model_type is None:
         family = infer_family(tokenizer, graph)
-        inferred["model_type"] = f"{family.name}: {family.evidence}"
+        inferred["model_type"] = family.words
         return family.name
     if not isinstance(model_type, str) or not model_type:
         raise BadValueError(path, f"model_type must be a name, found {model_type!r}")

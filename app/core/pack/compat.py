@@ -134,15 +134,7 @@ def pairing_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
         target.model_type,
         draft.model_type,
     ):
-        reasons.append(
-            Reason(
-                "family_mismatch",
-                BLOCKED,
-                _family_message(target, draft),
-                target.model_type,
-                draft.model_type,
-            )
-        )
+        reasons.append(_family_reason(target, draft))
     if target.linear_attention != draft.linear_attention:
         t_kind, d_kind = (_attention(info) for info in (target, draft))
         reasons.append(
@@ -229,6 +221,33 @@ def _vocabulary_reasons(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
 
 def _attention(info: BundleInfo) -> str:
     return "linear" if info.linear_attention else info.attention
+
+
+def _family_reason(target: BundleInfo, draft: BundleInfo) -> Reason:
+    """Families both packs name that differ block; a family DraftDeck only inferred is
+    a guess and never blocks on its own: the vocabulary comparison decides."""
+    guessed = [
+        side for side, info in (("target", target), ("draft", draft)) if info.family_inferred
+    ]
+    if not guessed:
+        return Reason(
+            "family_mismatch",
+            BLOCKED,
+            _family_message(target, draft),
+            target.model_type,
+            draft.model_type,
+        )
+    whose = " and the ".join(f"{side}'s" for side in guessed)
+    verb = "are" if len(guessed) == 2 else "is"
+    return Reason(
+        "family_inferred_differs",
+        INFO,
+        f"The families differ (target {target.family_words}; draft {draft.family_words}), "
+        f"but the {whose} {verb} only inferred, so the families do not decide: the "
+        "vocabularies do.",
+        target.family_short,
+        draft.family_short,
+    )
 
 
 def _family_message(target: BundleInfo, draft: BundleInfo) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.pack.chat_format import TEMPLATE_KEYS
 from app.core.pack.embedding_layout import BF16_FILE, LIST5, LIST6, NONE, OBJECT
-from app.core.pack.files import TOKENIZER_MTOK
+from app.core.pack.files import EMBEDDINGS, TOKENIZER_MTOK
 
 LABELS = {
     "mnn-3.1": "MNN exporter 3.1.x (2025-04)",
@@ -64,10 +64,7 @@ def export_format(
     tokenizer_file: str,
     inferred: Mapping[str, str],
 ) -> ExportFormat:
-    has = {
-        key for key in ("model_type", "layer_nums", "jinja", "key_value_shape") if key in llm_config
-    }
-    templates = any(key in llm_config for key in TEMPLATE_KEYS.values())
+    has, templates = _keys(llm_config)
     evidence = [
         "model_type" + ("" if "model_type" in has else " absent"),
         "layer_nums" + ("" if "layer_nums" in has else " absent"),
@@ -85,13 +82,38 @@ def export_format(
     )
     evidence.append(tokenizer_file)
     return ExportFormat(
-        _name(has, templates, embedding_spelling, tokenizer_file),
+        format_name(llm_config, embedding_spelling, tokenizer_file),
         tuple(evidence),
         MappingProxyType(dict(inferred)),
     )
 
 
-def _name(has: set[str], templates: bool, spelling: str, tokenizer_file: str) -> str:
+def copied_embedding(
+    llm_config: Mapping[str, Any], spelling: str, tokenizer_file: str
+) -> str | None:
+    """Why a pack's embeddings_bf16.bin is not counted beside its lm_head, in words; None
+    when it is the model's own. MNN's exporter 3.1 writes that file for every model (unless
+    run with --tie_embed), a copy of the lm_head when the two are tied, as in most small
+    models; from 3.3 on it writes it only for untied ones. Counting it would make a 3.1.x
+    pack of a tied model twice the size of any later export of the same model."""
+    if spelling != BF16_FILE or format_name(llm_config, spelling, tokenizer_file) != "mnn-3.1":
+        return None
+    return (
+        f"{EMBEDDINGS} counted as a copy of the lm_head (MNN's exporter 3.1 writes it for "
+        "tied and untied models alike; an untied model has that many parameters more)"
+    )
+
+
+def _keys(llm_config: Mapping[str, Any]) -> tuple[set[str], bool]:
+    """The telling keys present, and whether there are prompt templates."""
+    has = {
+        key for key in ("model_type", "layer_nums", "jinja", "key_value_shape") if key in llm_config
+    }
+    return has, any(key in llm_config for key in TEMPLATE_KEYS.values())
+
+
+def format_name(llm_config: Mapping[str, Any], spelling: str, tokenizer_file: str) -> str:
+    has, templates = _keys(llm_config)
     if spelling in (OBJECT, LIST6):
         return "mnn-3.6"
     if "model_type" not in has:

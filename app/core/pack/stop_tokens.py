@@ -9,9 +9,10 @@ So the stop ids are the union of:
 - the chat template's end marker, `jinja.eos` of the merged config, mapped to its id
   through the tokenizer's added tokens;
 - for Qwen models (by model_type, or the family inferred for packs without one),
-  `<|endoftext|>` when the tokenizer has it: every released Qwen2/3
-  generation config lists it beside `<|im_end|>`, and llmexport does not copy that file
-  into the pack, so without this rule a real exported Qwen3 pack would run past it.
+  `<|endoftext|>` when the vocabulary is Qwen's (model_family.qwen_vocabulary): every
+  released Qwen2/3 generation config lists it beside `<|im_end|>`, and llmexport does not
+  copy that file into the pack, so without this rule a real exported Qwen3 pack would run
+  past it. Another tokenizer's `<|endoftext|>` (SmolLM2's id 0) is that model's business.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from typing import Any
 from app.core.infra.errors import BadValueError
 from app.core.infra.jsonfile import read_json_object
 from app.core.pack.files import CONFIG, GENERATION_CONFIG
+from app.core.pack.model_family import QWEN_END_OF_TEXT, qwen_vocabulary
 from app.core.pack.tokenizer_info import TokenizerInfo
-
-QWEN_END_OF_TEXT = "<|endoftext|>"
 
 
 def with_pack_stops(
@@ -49,7 +49,7 @@ def with_pack_stops(
         token = tokenizer.token_id(marker)
         if token is not None:
             found.append((token, f"{owner} jinja.eos"))
-    if model_type.startswith("qwen"):
+    if model_type.startswith("qwen") and qwen_vocabulary(tokenizer):
         token = tokenizer.token_id(QWEN_END_OF_TEXT)
         if token is not None:
             found.append((token, f"{model_type} end of text"))

@@ -44,6 +44,7 @@ from app.ui.chat.chat_opening import ConversationOpening
 from app.ui.chat.chat_replies import ChatReplies
 from app.ui.chat.chat_sampling import SamplerControls
 from app.ui.chat.chat_transcript import Transcript
+from app.ui.chat.chat_turns import TurnMarkersNote
 
 NOTE_LINES = 2  # the room kept for the status notes, shown or not
 
@@ -93,6 +94,7 @@ class ChatPage(QWidget):
         wrap_to_width(self.chat_note)
         self.chat_note.hide()
         self.notes = notes_strip(self.mode_note, self.chat_note)
+        self.turns = TurnMarkersNote(self._reload_pair)  # a target whose turns are unmarked
         self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")
         self.highlight.setChecked(True)
@@ -155,6 +157,7 @@ class ChatPage(QWidget):
         body_layout.addLayout(options)
         body_layout.addWidget(self.sampling.note)  # always shown: it never moves the page
         body_layout.addWidget(self.notes)
+        body_layout.addWidget(self.turns)
         body_layout.addWidget(splitter, 1)
         self.needs_pair = NeedsPair(selection, body, "to chat with it")
         layout = QVBoxLayout(self)
@@ -229,7 +232,13 @@ class ChatPage(QWidget):
             self.pair_label.setText(pair_line(state))
             self.pair_label.setToolTip(pair_tip(state))
         self.mode_choice.show(state)
+        self.turns.show_for(state)
         self._on_state(self.bridge.state)
+
+    def _reload_pair(self) -> None:
+        target, draft = self.loaded_pair
+        if target is not None and draft is not None:
+            self._load(target, draft)
 
     def _on_pair_changed(self) -> None:
         if self.isVisible():
@@ -325,6 +334,7 @@ class ChatPage(QWidget):
         state = self.bridge.state
         self.send_button.setEnabled(state == READY and self.opening.reading is None)
         self.stop_button.setEnabled(state == GENERATING)
+        self.turns.apply_button.setEnabled(state == READY)  # never a reload under a reply
         self.panel.set_busy(state == GENERATING)
 
     # -- export ------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     return (
         (entry.name, entry.name.lower()),
         (info.role, info.role),
-        (info.model_type, info.model_type),
+        (info.family_short, info.model_type),
         (attention, attention),
         (vocab, info.vocab_size or 0),
         (quant, info.quant_bits or 0),

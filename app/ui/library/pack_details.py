@@ -55,7 +55,7 @@ def details_html(entry: PackEntry) -> str:
     rows = [
         ("Status", "OK"),
         ("Suited for", info.role),
-        ("Model type", info.model_type),
+        ("Model type", info.family_words),
         ("Attention", attention),
         ("Hidden size", str(info.hidden_size)),
         ("Layers", str(info.layers)),
@@ -73,6 +73,7 @@ def details_html(entry: PackEntry) -> str:
             f"{info.chat.source}, sha256 {info.chat.sha256}"
             + (f"; {info.chat.problem}" if info.chat.problem else ""),
         ),
+        *([("Turn markers", bare.message)] if (bare := info.turn_markers) else []),
         ("Visual parts", "yes" if info.visual else "no"),
         ("Recipe files", ", ".join(info.recipe_files) or "none"),
         ("Size on disk", format_bytes(info.size_bytes)),

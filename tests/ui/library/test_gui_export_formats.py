@@ -34,17 +34,22 @@ REPLY = 60_000
 
 # What the Library shows of each era bundle: export format label, what DraftDeck had to
 # infer (row name -> the start of its value), role, family, layers, vocabulary rows.
+QWEN3_INFERRED = "qwen3, inferred from the Qwen tokenizer"
 ERAS: dict[str, dict[str, Any]] = {
     "era-3.1.4": {
         "label": "MNN exporter 3.1.x (2025-04)",
-        "inferred": {"Inferred model type": "qwen3: ", "Inferred chat template": "rendered"},
+        "inferred": {
+            "Inferred model type": QWEN3_INFERRED,
+            "Inferred chat template": "rendered",
+            "Inferred embedding": "embeddings_bf16.bin counted as a copy of the lm_head",
+        },
         "role": "either",
         "layers": "2",
         "vocab": "1,280",
     },
     "era-3.3.0": {
         "label": "MNN exporter 3.3.x (2025-10)",
-        "inferred": {"Inferred model type": "qwen3: "},
+        "inferred": {"Inferred model type": QWEN3_INFERRED},
         "role": "either",
         "layers": "2",
         "vocab": "1,280",
@@ -72,7 +77,11 @@ ERAS: dict[str, dict[str, Any]] = {
     },
     "era-3.1.4-realtok": {
         "label": "MNN exporter 3.1.x (2025-04)",
-        "inferred": {"Inferred model type": "qwen3: ", "Inferred chat template": "rendered"},
+        "inferred": {
+            "Inferred model type": QWEN3_INFERRED,
+            "Inferred chat template": "rendered",
+            "Inferred embedding": "embeddings_bf16.bin counted as a copy of the lm_head",
+        },
         "role": "either",
         "layers": "1",
         "vocab": "151,936",
@@ -138,7 +147,8 @@ def test_every_era_is_listed_as_usable(library: MainWindow) -> None:
     for name, era in ERAS.items():
         row = _row_of(library, name)
         assert _cell(library, row, "Status") == "OK", name
-        assert _cell(library, row, "Family") == "qwen3", name
+        inferred = "Inferred model type" in era["inferred"]  # and shown as a guess
+        assert _cell(library, row, "Family") == "qwen3" + (" (inferred)" if inferred else "")
         assert _cell(library, row, "Role") == era["role"], name
         assert _cell(library, row, "Vocab") == era["vocab"], name
     assert f"{len(ERAS)} packs" in library.statusBar().currentMessage()
@@ -153,7 +163,7 @@ def test_details_say_the_export_format_and_what_was_inferred(
     library.library_page.select_path(library.library.root / name)
     rows = _details_rows(library.library_page.details)
     assert rows["Status"] == "OK"
-    assert rows["Model type"] == "qwen3"
+    assert rows["Model type"].startswith(era["inferred"].get("Inferred model type", "qwen3"))
     assert rows["Layers"] == era["layers"]
     assert rows["Vocabulary rows"] == era["vocab"]
     assert rows["Export format"].startswith(f"{era['label']}: ")
