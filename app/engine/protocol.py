@@ -167,6 +167,10 @@ class Loaded:
     cannot_pay: str | None
     memory: JsonObject
     memory_warning: str | None
+    # What a generation can hold under the recipes loaded: speculative, and the target
+    # alone (Plain); the Chat's meter shows the one its mode uses before any reply.
+    window_tokens: int = 0
+    plain_window_tokens: int = 0
     id: int | None = None
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from app.core.infra.system_figures import system_figures
 from app.core.measure.chat_record import (
+    UNRECORDED_PAIR,
+    UNRECORDED_RECIPE,
     ChatRecord,
     MessageRecord,
     PairRecipes,
@@ -270,3 +273,29 @@ def test_figures_line_never_puts_the_estimate_under_an_acceptance_above_its_rang
     line = reply_figures_line(above, "speculative", "stop_token")
     assert "acceptance above that range: mostly the recipe's verify" in line
     assert "limited by the recipe" not in line and "would reach" not in line
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [None, "a text", ["draft"], {"draft": "oops", "target": None}, {"target": [1, 2]}],
+)
+def test_recipes_recorded_in_another_shape_read_as_not_recorded(recorded: object) -> None:
+    # A hand-edited conversation file: its export says so rather than fail.
+    assert PairRecipes.from_json(recorded) is None
+
+
+def test_recorded_recipes_read_back_as_written() -> None:
+    recipes = PairRecipes(draft={"memory": "low"}, target=None)
+    assert PairRecipes.from_json(json.loads(json.dumps(recipes.to_json()))) == recipes
+
+
+def test_an_unrecorded_pair_and_recipe_are_said_not_guessed() -> None:
+    record = replace(_record(), target=None, draft=None, recipes=None, pair_recorded=False)
+    data = record.to_json()
+    assert data["pair_note"] == UNRECORDED_PAIR and data["recipe_note"] == UNRECORDED_RECIPE
+    assert data["recipe"] is None
+    text = record.to_markdown()
+    assert f"- Pair: {UNRECORDED_PAIR}\n" in text and "- Target:" not in text
+    assert "## Recipe\n\nMade with an unrecorded recipe" in text and "```json" not in text
+    # A recorded one carries no notes.
+    assert "pair_note" not in _record().to_json() and "recipe_note" not in _record().to_json()

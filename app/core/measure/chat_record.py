@@ -1,5 +1,9 @@
 """The record of a chat, for export: the pair, its recipes, every message with its
-figures and the charts' figures; written as JSON or as Markdown."""
+figures and the charts' figures; written as JSON or as Markdown.
+
+The pair and recipes are the ones the replies were made with, as the conversation
+recorded them; a conversation saved before DraftDeck recorded its recipes says so
+(UNRECORDED_RECIPE) rather than name the files as they are now."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path
 from app.core.recipe.sampler_settings import GREEDY
 
 GREEDY_WORD = GREEDY.describe()  # what a greedy reply's stats say as their sampler
+UNRECORDED_PAIR = "made with an unrecorded pair"
+UNRECORDED_RECIPE = "made with an unrecorded recipe (the conversation did not record it)"
 
 
 def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str:
@@ -134,6 +140,16 @@ class PairRecipes:
     def to_json(self) -> dict[str, object]:
         return {"draft": self.draft, "target": self.target}
 
+    @classmethod
+    def from_json(cls, data: object) -> PairRecipes | None:
+        """As `to_json` wrote it; None for anything else (not recorded, or hand-edited)."""
+        if not isinstance(data, Mapping):
+            return None
+        draft, target = data.get("draft"), data.get("target")
+        if not all(v is None or isinstance(v, Mapping) for v in (draft, target)):
+            return None
+        return cls(draft=draft, target=target)
+
 
 def _object_or_none(path: Path | None) -> Mapping[str, object] | None:
     if not path:
@@ -147,20 +163,26 @@ def _object_or_none(path: Path | None) -> Mapping[str, object] | None:
 @dataclass(frozen=True)
 class ChatRecord:
     exported_at: str  # local time, ISO 8601 to the second
-    target: Path | None
+    target: Path | None  # None (with draft None): no pair, or one not recorded
     draft: Path | None
-    recipes: PairRecipes
+    recipes: PairRecipes | None  # None: not recorded
     messages: tuple[MessageRecord, ...]
     per_position_acceptance: tuple[float, ...]
     plain_reference_tok_s: float | None
     verify_agreement: VerifyAgreement | None  # of the loaded pair
+    pair_recorded: bool = True  # False: the pair the replies were made with is unknown
 
     def to_json(self) -> dict[str, object]:
+        notes = {
+            "pair_note": None if self.pair_recorded else UNRECORDED_PAIR,
+            "recipe_note": UNRECORDED_RECIPE if self.recipes is None else None,
+        }
         return {
             "exported_at": self.exported_at,
             "target": str(self.target) if self.target else None,
             "draft": str(self.draft) if self.draft else None,
-            "recipe": self.recipes.to_json(),
+            "recipe": self.recipes.to_json() if self.recipes is not None else None,
+            **{key: note for key, note in notes.items() if note},
             "messages": [m.to_json() for m in self.messages],
             "figures": {
                 "per_position_acceptance": list(self.per_position_acceptance),
@@ -172,18 +194,25 @@ class ChatRecord:
         }
 
     def to_markdown(self) -> str:
+        pair = (
+            [f"- Target: `{self.target}`", f"- Draft: `{self.draft}`"]
+            if self.pair_recorded
+            else [f"- Pair: {UNRECORDED_PAIR}"]
+        )
+        recipe = (
+            ["```json", json.dumps(self.recipes.to_json(), indent=2), "```"]
+            if self.recipes is not None
+            else [UNRECORDED_RECIPE[0].upper() + UNRECORDED_RECIPE[1:] + "."]
+        )
         lines = [
             "# DraftDeck chat",
             "",
-            f"- Target: `{self.target}`",
-            f"- Draft: `{self.draft}`",
+            *pair,
             f"- Exported: {self.exported_at}",
             "",
             "## Recipe",
             "",
-            "```json",
-            json.dumps(self.recipes.to_json(), indent=2),
-            "```",
+            *recipe,
             "",
         ]
         for message in self.messages:
@@ -211,7 +240,8 @@ def chat_record(
     plain_reference_tok_s: float | None,
     verify_agreement: VerifyAgreement | None,
 ) -> ChatRecord:
-    """The record of a chat now, with the pair's recipes as they are on disk."""
+    """The record of a chat now, with the pair's recipes as they are on disk (a caller
+    that has them as recorded puts those in with dataclasses.replace)."""
     return ChatRecord(
         exported_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
         target=target,

@@ -51,6 +51,9 @@ class Conversation:
     # Chosen when it outgrew the context window: its oldest turns are left out as
     # needed (without it, a turn that does not fit asks what to do).
     drop_oldest: bool = False
+    # The recipes its last reply was made with (chat_record.PairRecipes.to_json()); None
+    # in a file saved before they were recorded.
+    recipes: dict[str, object] | None = None
     kind: str = KIND
 
     @property

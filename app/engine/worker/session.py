@@ -120,6 +120,8 @@ class Session:
             cannot_pay=cannot_pay,
             memory={"estimate": estimate.to_json(), **fit.to_json()},
             memory_warning=fit.message if fit.level == ram_estimate.TIGHT else None,
+            window_tokens=plan.window.tokens,
+            plain_window_tokens=plan.target_window.tokens,
         )
 
     def verify_agreement(

@@ -14,6 +14,11 @@ guard): a pair that cannot work together is refused here, without a round trip, 
 loads its target alone when asked. The bridge alone holds what is known of the pair (a
 PairState, pair_state.py, published on `pair_changed`) and alone replays the last load
 into a fresh worker on Restart.
+
+What you save is what runs: the bridge keeps the run recipes its last load was planned
+with, and before each reply (and when Chat is shown) reads the files again; a key that
+takes effect only at load (core/recipe/key_timing.py: all but the sampler's) saved
+since then loads the pair again first, and the reply follows it on the engine's lane.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.core.infra.errors import EngineCrashed
 from app.core.infra.words import Word
 from app.core.measure.load_plan import Refusal
+from app.core.recipe.files import run_recipes
+from app.core.recipe.key_timing import load_time_changes
 from app.engine.client.engine_client import EngineClient
 from app.engine.load_rules import plan_request
 from app.engine.protocol import (
@@ -77,6 +84,11 @@ def _pair_of(request: Load) -> Pair:
     return Path(request.target), Path(request.draft) if request.draft else None
 
 
+def _run_recipes(request: Load) -> tuple[dict[str, Any], dict[str, Any]]:
+    draft = Path(request.draft) if request.draft else None
+    return run_recipes(Path(request.target), draft, request.target_config, request.draft_config)
+
+
 class EngineBridge(QObject):
     state_changed = Signal(object)  # an EngineState
     pair_changed = Signal(object)  # PairState: a fact of the pair changed
@@ -85,6 +97,7 @@ class EngineBridge(QObject):
     finished = Signal(object)  # Done
     failed = Signal(str, str)  # code, message
     crashed = Signal(str)
+    reloading = Signal(list)  # the load-time recipe keys saved since the last load
     _events_arrived = Signal()  # from the client's reader thread
 
     def __init__(self, client_factory: Callable[[], EngineClient] = EngineClient) -> None:
@@ -96,6 +109,8 @@ class EngineBridge(QObject):
         # to load for it (None: the plan refused it).
         self._chosen: tuple[Load, bool] | None = None
         self.load_request: Load | None = None
+        # The last load planned (its target alone if so) and the run recipes it read.
+        self._planned: tuple[Load, tuple[dict[str, Any], dict[str, Any]]] | None = None
         self._pending: dict[int, type[Request[Any]]] = {}  # request id -> its kind
         self.generating_id: int | None = None
         # The verify agreement runs on the engine's lane right after a load; a reply
@@ -130,12 +145,13 @@ class EngineBridge(QObject):
         self._watch.start()
         return request_id
 
-    def load(self, request: Load, alone_if_blocked: bool = False) -> None:
+    def load(self, request: Load, alone_if_blocked: bool = False) -> Refusal | None:
         """Load a pair once its load plan agrees, starting the worker if needed. A pair
         that cannot work together is refused at once, or with `alone_if_blocked` its
         target loads alone (Plain mode). What the window knows of the pair (blocked,
         alone, the last error) carries over to a load of the same pair (a mode switch, a
-        restart); what the engine said of its last load does not."""
+        restart); what the engine said of its last load does not. Returns the plan's
+        refusal, if it refused."""
         self._chosen = (request, alone_if_blocked)
         pair = _pair_of(request)
         plan = plan_request(request)
@@ -148,6 +164,7 @@ class EngineBridge(QObject):
         if alone:
             request = replace(request, draft=None, draft_config=None)
             plan = plan_request(request)
+        self._planned = (request, _run_recipes(request))
         known = self.pair_state
         if pair != known.pair:  # another pair: none of the last one's facts hold
             known = PairState(*pair, error=known.error, crash_code=known.crash_code)
@@ -163,17 +180,39 @@ class EngineBridge(QObject):
         )
         if isinstance(plan, Refusal):
             self._refuse(plan)
-            return
+            return plan
         self.load_request = request
         if self.client.running:
             self._send_load()
-            return
+            return None
         if background.is_running(self, "start"):
-            return  # the worker is starting; it loads the latest request when ready
+            return None  # the worker is starting; it loads the latest request when ready
         self._set_state(STARTING)
         background.run(
             self, "start", self._start_worker, lambda _r: self._send_load(), self._on_start_failed
         )
+        return None
+
+    def recipe_changes(self) -> list[str]:
+        """The load-time keys saved since the last load was planned (its files read now)."""
+        if self._planned is None:
+            return []
+        request, recipes = self._planned
+        (target_was, draft_was), (target_now, draft_now) = recipes, _run_recipes(request)
+        changed = load_time_changes(target_was, target_now)
+        changed += load_time_changes(draft_was, draft_now)
+        return list(dict.fromkeys(changed))  # a key in both: said once
+
+    def reload_if_recipes_changed(self) -> tuple[list[str], Refusal | None]:
+        """Load the pair again if a load-time key was saved since it was planned, when
+        it is ready or its load was refused or failed (which the new recipe may mend); a
+        load or a reply under way is left alone, and a crash waits for Restart. The keys,
+        and the new plan's refusal."""
+        changes = self.recipe_changes() if self.state in (READY, ERROR) else []
+        if not changes or self._chosen is None:
+            return [], None
+        self.reloading.emit(changes)
+        return changes, self.load(*self._chosen)
 
     def _start_worker(self) -> None:
         """In the background. If the window closed meanwhile, close the new worker right
@@ -211,10 +250,15 @@ class EngineBridge(QObject):
         self.crashed.emit(str(error))
 
     def generate(self, request: Generate) -> int | None:
-        """Send a generation; None if the worker died just before (its exit event still
-        on the way): that is reported as a crash instead."""
+        """Send a generation, after loading the pair again if its recipes' load-time
+        keys were saved since; None if the worker died just before (its exit event still
+        on the way: reported as a crash) or the new recipes' plan refused them (`failed`)."""
         if not self.client.running:
             self._on_crash(self.client.crash_error(Exit(self.client.exit_code)))
+            return None
+        _changes, refusal = self.reload_if_recipes_changed()
+        if refusal is not None:
+            self.failed.emit(refusal.code, refusal.message)
             return None
         self._drop_agreement(again_after_reply=True)
         self.generating_id = self._send(request)
@@ -314,13 +358,20 @@ class EngineBridge(QObject):
         if isinstance(event, Failed):
             if kind is Generate:
                 self.generating_id = None
-            self._publish(error=event.message)
-            self._set_state(ERROR if kind is Load else READY)
-            self.failed.emit(event.code, event.message)
+            # A reply sent behind a reload that failed finds nothing loaded: the load's
+            # failure, already said, is the one to show.
+            behind_failed_load = kind is not Load and self.pair_state.loaded is None
+            self._set_state(ERROR if kind is Load or behind_failed_load else READY)
+            if not behind_failed_load:
+                self._publish(error=event.message)
+                self.failed.emit(event.code, event.message)
         elif isinstance(event, Loaded):
             self._publish(loaded=event, error="")
-            self._set_state(READY)
-            if event.verify:
+            # A reload before a reply: the reply is already queued behind it.
+            self._set_state(GENERATING if self.generating_id is not None else READY)
+            if event.verify and self.generating_id is not None:
+                self._publish(after_reply=True)  # measured once the reply is written
+            elif event.verify:
                 self._request_agreement()
         elif isinstance(event, Done):
             self.generating_id = None

@@ -1,10 +1,11 @@
 """How much of the context window the chat holds, on the Chat page.
 
 The meter shows the last reply's prompt plus its tokens against the window the engine
-ran it in (both from the reply's figures: the window depends on the pair, its recipes
-and the mode, and the engine is the one that knows). `ChatContext` ties the meter, the
-prefill line and the question asked when a turn does not fit (chat_context_full.py)
-to the page's replies."""
+gives the next one: the window depends on the pair, its recipes and the mode, and the
+engine is the one that knows, so it comes from its Loaded (a load, or a reload after a
+saved max_all_tokens) and from each reply's figures. A read-only conversation shows the
+window its own replies had. `ChatContext` ties the meter, the prefill line and the
+question asked when a turn does not fit (chat_context_full.py) to the page's replies."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.core.measure.metrics import DecodeStats
-from app.engine.protocol import FailureCode, Rounds
+from app.engine.protocol import FailureCode, Mode, Rounds
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.pair_state import PairState
 from app.ui.chat.chat_context_full import FullChat
 from app.ui.chat.chat_prefill import TARGET, PrefillProgress
 from app.ui.chat.chat_transcript import Message
@@ -101,7 +103,10 @@ class ContextMeter(QWidget):
         self._show()
 
     def forget_window(self) -> None:
-        self.window_tokens = 0
+        self.set_window(0)
+
+    def set_window(self, tokens: int) -> None:
+        self.window_tokens = tokens
         self._show()
 
     def set_dropping(self, dropping: bool) -> None:
@@ -139,6 +144,21 @@ class ChatContext:
         page.bridge.prefilling.connect(self._on_prefilling)
         page.bridge.rounds.connect(self._on_rounds)
         page.bridge.crashed.connect(self._on_crashed)  # no reply ends: nothing is read
+        page.bridge.pair_changed.connect(self._on_pair_state)
+
+    def _on_pair_state(self, _state: PairState) -> None:
+        self.show_window()
+
+    def show_window(self) -> None:
+        """The window the next reply gets, in the mode chosen, once the engine loaded
+        the pair (a read-only conversation keeps its own)."""
+        loaded = self.page.bridge.pair_state.loaded
+        if loaded is None or self.page.opening.reading is not None:
+            return
+        plain = self.page.mode_choice.name == Mode.PLAIN
+        tokens = loaded.plain_window_tokens if plain else loaded.window_tokens
+        if tokens:  # 0: a worker that does not say
+            self.meter.set_window(tokens)
 
     def _on_crashed(self, _message: str) -> None:
         self.prefill.stop()
@@ -183,6 +203,7 @@ class ChatContext:
     def clear(self) -> None:
         self.prefill.stop()
         self.meter.clear()
+        self.show_window()  # a read-only conversation's window leaves with it
 
     def new_pair(self) -> None:
         self.meter.forget_window()
@@ -190,7 +211,11 @@ class ChatContext:
     def restore(self, messages: Sequence[Message]) -> None:
         """A reopened conversation: its last reply's figures and turns left out, if kept."""
         stats = last_reply_stats(messages)
+        reading = self.page.opening.reading is not None
         if stats is not None and "window_tokens" in stats:
             self.meter.show_reply(stats)
+        elif reading:
+            self.meter.forget_window()  # not the current pair's
+        self.show_window()  # going on with it: the window as loaded now
         self.page.transcript.out_of_context = int((stats or {}).get("dropped_messages") or 0)
         self.meter.set_dropping(self.dropping)

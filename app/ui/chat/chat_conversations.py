@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
+from app.core.measure.chat_record import PairRecipes
 from app.core.measure.conversations import (
     Conversation,
     ConversationDeleted,
@@ -273,14 +274,17 @@ class Conversations:
         self.panel.select("")
         self.panel.refresh()
 
-    def save(self, messages: list[Message]) -> None:
-        """Save the finished messages (a reply still being written waits for its end)."""
+    def save(self, messages: list[Message], recipes: PairRecipes | None = None) -> None:
+        """Save the finished messages (a reply still being written waits for its end),
+        with the recipes a reply that just finished was made with."""
         kept = tuple(saved(m) for m in messages if m.role == "user" or m.stats is not None)
         target, draft = self.panel.pair
         if not kept or target is None:
             return
         if self.current is None:
             self.current = new_conversation(target, draft)
+        if recipes is not None:
+            self.current = replace(self.current, recipes=recipes.to_json())
         try:
             try:
                 self.current = self.store.save(self.current.with_messages(kept))
@@ -288,7 +292,8 @@ class Conversations:
                 # Deleted by another window while open here: the file stays deleted,
                 # and what is still on screen is kept as a new conversation.
                 gone = self.current.shown_title
-                self.current = self.store.save(new_conversation(target, draft).with_messages(kept))
+                again = replace(new_conversation(target, draft), recipes=self.current.recipes)
+                self.current = self.store.save(again.with_messages(kept))
                 self.notice = f"“{gone}” was deleted elsewhere: this chat is saved as a new one."
         except (OSError, FileError, ConversationError) as exc:
             self.panel.changed(self.panel.listing, f"Could not save this conversation: {exc}")

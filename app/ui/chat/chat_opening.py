@@ -151,8 +151,8 @@ class ConversationOpening:
         page = self.page
         page.new_chat()
         page.transcript.read_only = True
+        self.reading = conversation  # first: its window is its own, not the pair's
         self._show([restored(m) for m in conversation.messages])
-        self.reading = conversation
         # The list marks what is on screen (so Rename and Delete act on it): another
         # pair's conversation is listed only with All pairs.
         page.panel.all_pairs.setChecked(True)

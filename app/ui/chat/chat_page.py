@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.settings import Settings
-from app.core.measure.chat_record import ChatRecord, chat_record
+from app.core.measure.chat_record import ChatRecord, PairRecipes, chat_record
 from app.core.measure.conversations import ConversationStore
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.engine.protocol import Load, Mode
@@ -181,6 +182,7 @@ class ChatPage(QWidget):
         self.bridge.state_changed.connect(self._on_state)
         self.bridge.pair_changed.connect(self.show_pair_state)
         self.bridge.crashed.connect(self._on_crashed)
+        self.bridge.reloading.connect(self._on_reloading)
         selection.changed.connect(self._on_pair_changed)
         self._on_state(self.bridge.state)
 
@@ -221,6 +223,7 @@ class ChatPage(QWidget):
     def _on_mode_changed(self) -> None:
         # A blocked pair: Plain loads the target alone, Speculative asks for the pair
         # again (and says again why it cannot run).
+        self.context.show_window()  # Plain's is the target's alone
         state = self.bridge.pair_state
         target, draft = state.pair
         if state.blocked and target and draft and self.bridge.state != GENERATING:
@@ -271,7 +274,10 @@ class ChatPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         self.reload_if_pair_changed()
-        self.sampling.read_recipe(self.loaded_pair[0])  # the recipe may have been edited
+        # The recipes may have been saved meanwhile: the next reply reads the sampler
+        # again, and a load-time key loads the pair again now (the meter shows its window).
+        self.bridge.reload_if_recipes_changed()
+        self.sampling.read_recipe(self.loaded_pair[0])
         self.panel.refresh()  # another window may have saved conversations meanwhile
         super().showEvent(event)
 
@@ -307,15 +313,18 @@ class ChatPage(QWidget):
         if self.bridge.state == GENERATING:
             self.bridge.stop()
         self.mode_choice.leave_held()  # a read-only conversation's mode leaves with it
+        self.opening.reading = None
         self.transcript.clear_chat()
         self.charts.clear()
         self.context.clear()
         self.chat_note.hide()
-        self.opening.reading = None
         self.update_actions()
         self.conversations.start(*self.loaded_pair)  # the old one stays listed
         if reset_engine:
             self.bridge.reset()
+
+    def _on_reloading(self, keys: list[str]) -> None:
+        self.say(f"Recipe saved ({', '.join(keys)}): the pair loads again, and replies use it.")
 
     def _on_crashed(self, message: str) -> None:
         self.restart_button.show()
@@ -340,15 +349,29 @@ class ChatPage(QWidget):
     # -- export ------------------------------------------------------------------------------
 
     def run_record(self) -> ChatRecord:
+        """The chat on screen, with the pair and recipes its replies were made with: a
+        read-only conversation's as it recorded them, never the pair loaded now."""
+        reading = self.opening.reading
+        held = self.conversations.current if reading is None else reading
         target, draft = self.loaded_pair
-        return chat_record(
+        if reading is not None:
+            target = Path(reading.target) if reading.target else None
+            draft = Path(reading.draft) if reading.draft else None
+        record = chat_record(
             target,
             draft,
             (m.record() for m in self.transcript.messages),
             self.charts.per_position(),
             self.charts.reference_tok_s,
-            self.verify_agreement,
+            self.verify_agreement if reading is None else None,  # of the loaded pair
         )
+        if held is not None and held.recipes is not None:
+            record = replace(record, recipes=PairRecipes.from_json(held.recipes))
+        elif reading is not None:  # saved before recipes were recorded
+            record = replace(record, recipes=None)
+        if reading is not None and target is None:
+            record = replace(record, pair_recorded=False)
+        return record
 
     def say(self, text: str) -> None:
         """What happened to the conversation, on the line above it."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.core.measure.chat_record import PairRecipes
 from app.engine.protocol import ChatTurn, Done, Generate, Mode, Rounds
 from app.ui.base.engine_bridge import READY
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 class ChatReplies:
     def __init__(self, page: ChatPage) -> None:
         self.page = page
+        self.recipes: PairRecipes | None = None  # what the reply being written runs with
         page.bridge.rounds.connect(self._on_rounds)
         page.bridge.finished.connect(self._on_finished)
         page.bridge.failed.connect(self._on_failed)
@@ -56,6 +58,7 @@ class ChatReplies:
         page.transcript.start_assistant(mode)
         page.charts.start_reply(mode)
         page.context.reply_started()
+        page.sampling.read_recipe(page.loaded_pair[0])  # a sampler saved since applies now
         # A pending agreement check now waits for this reply (the pair line says so).
         page.bridge.generate(
             Generate(
@@ -67,6 +70,9 @@ class ChatReplies:
                 drop_oldest=page.context.dropping,
             )
         )
+        # As the files are now: the sampler was read just above, and the bridge loaded
+        # the pair again if a load-time key differed from what it runs with.
+        self.recipes = PairRecipes.read(*page.loaded_pair)
 
     def _on_rounds(self, event: Rounds) -> None:
         self.page.transcript.add_pieces(event.pieces, event.from_draft)
@@ -84,7 +90,7 @@ class ChatReplies:
         page.charts.finish_reply(stats.tok_s)
         if stats.mode == Mode.PLAIN and stats.tok_s:
             page.charts.set_reference(stats.tok_s)
-        page.conversations.save(page.transcript.messages)
+        page.conversations.save(page.transcript.messages, self.recipes)
         if page.isVisible():
             page.reload_if_pair_changed()
 

@@ -88,7 +88,8 @@ def test_the_meter_grows_with_each_turn_and_clears_on_a_new_chat(
 ) -> None:
     page = small_window.chat_page
     meter = page.context.meter
-    assert meter.label.text() == "Context: empty"
+    # The loaded pair's window, before any reply (the engine said it with Loaded).
+    assert meter.label.text() == "Context 0 / 160 tokens"
     used = []
     during: list[str] = []
     page.bridge.rounds.connect(lambda _event: during.append(meter.label.text()))
@@ -108,12 +109,14 @@ def test_the_meter_grows_with_each_turn_and_clears_on_a_new_chat(
     # Reopened from its file, the conversation's last reply gives the meter its figures.
     page.opening.open(_saved())
     assert meter.used == used[1] and meter.label.text() == f"Context {used[1]:,} / 160 tokens"
-    # Another pair: its window is not known until its first reply.
+    # Another pair: its window is not known until it has loaded.
     small_window.show_page("pair")
     root = small_window.library.root
     small_window.pair_page.choose(root / "qwen3-target", root / "qwen3-draft-identical")
     small_window.show_page("chat")
     assert meter.used is None and meter.label.text() == "Context: empty"
+    qtbot.waitUntil(lambda: page.bridge.state == READY, timeout=30_000)
+    assert meter.label.text() == "Context 0 / 160 tokens"
 
 
 def test_a_turn_that_does_not_fit_asks_and_a_new_chat_sends_it_there(
