@@ -74,13 +74,3 @@ def test_the_default_block_fits_the_model_and_says_which(
     assert "quantizing with block 64, the largest up to 128" in err
     assert code == 1 and "pass --yes" in err  # it got as far as the environment
     assert not (tmp_path / "out").exists()
-
-
-def test_a_block_the_user_chose_that_does_not_fit_is_still_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv(EXPORT_ENV_VAR, str(tmp_path / "no-env"))
-    assert _export(tmp_path, "--block", "128") == 2
-    err = capsys.readouterr().err
-    assert "quant_block 128 does not divide the hidden size 576" in err
-    assert "(--block 64, or --adjust)" in err
