@@ -245,7 +245,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="K",
         help=f"quantization block (0 = one per row); it must divide the model's hidden and "
         f"intermediate sizes and attention width, read from its config.json. Default: "
-        f"{DEFAULT_BLOCK}, or the largest power of two under it that divides them (said)",
+        f"{DEFAULT_BLOCK}, or the largest of 64 and 32 that divides them, else 0 (said)",
     )
     p.add_argument("--role", choices=ROLES, default="draft", help="draft packs get config_cpu.json")
     p.add_argument(
