@@ -3,7 +3,8 @@
 Opens the main window offscreen, loads a tiny target and its identical draft in the
 engine worker (a second copy of the executable in a frozen build), generates a few
 tokens and checks the statistics add up (an identical draft accepts everything),
-reads a bundle and checks a pair. Prints one line per step; exit 0 when all pass.
+reads a bundle and checks a pair, and finds every page of the user guide. Prints one
+line per step; exit 0 when all pass.
 Uses a throwaway DraftDeck home, so the user's settings are never touched. On an Intel
 Mac the engine step fails and says why: MNN 3.6.1 has no working x86_64 macOS build.
 """
@@ -46,10 +47,10 @@ def macos_x86_64(system: str | None = None, machine: str | None = None) -> bool:
 
 def bundles_dir() -> Path:
     """The self-test bundles: packed into a frozen build, else the test fixtures."""
-    frozen_root = getattr(sys, "_MEIPASS", None)
-    if frozen_root:
-        return Path(frozen_root) / "selftest"
-    return Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "bundles"
+    from app.core.infra.paths import install_root, is_frozen
+
+    root = install_root()
+    return root / "selftest" if is_frozen() else root / "tests" / "fixtures" / "bundles"
 
 
 def _check_bundles(folder: Path) -> str:
@@ -61,6 +62,16 @@ def _check_bundles(folder: Path) -> str:
     if verdict.blocked:
         raise AssertionError(f"the fixture pair is blocked: {verdict.summary()}")
     return f"{target.name} + {draft.name}: {verdict.label}"
+
+
+def _check_guide() -> str:
+    """Help's user guide: every page and picture its index reaches is there."""
+    from app.core.infra.guide_files import INDEX, guide_folder, reachable
+
+    files, missing = reachable(guide_folder() / INDEX)
+    if missing:
+        raise AssertionError(f"the user guide lacks {', '.join(map(str, missing))}")
+    return f"{len(files)} files in {guide_folder().parent}"
 
 
 def _open_window() -> str:
@@ -158,6 +169,7 @@ def run_self_test() -> int:
     steps: list[tuple[str, Callable[[], str]]] = [
         ("bundles", lambda: _check_bundles(folder)),
         ("window", _open_window),
+        ("guide", _check_guide),
         ("engine", lambda: _generate(folder)),
         ("adb", _find_adb),
     ]

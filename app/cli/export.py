@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from app.cli.arg_types import whole_number
 from app.cli.export_jobs import (
     add_trust_arg,
+    add_yes_arg,
     export_env_asking,
     printing_lines,
     run_cancellable,
@@ -33,6 +34,7 @@ from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import (
     BITS,
+    DEFAULT_BLOCK,
     ROLES,
     ExportRefused,
     ExportSettings,
@@ -57,11 +59,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     from app.core.packmaking.export_run import ExportJob, source_folder
 
     remove_abandoned()  # what a killed export left: hidden, as large as a model
-    settings = ExportSettings(bits=args.bits, block=args.block, role=args.role)
+    chosen = args.block is not None  # else the default, fitted to the model
+    block = args.block if chosen else DEFAULT_BLOCK
+    settings = ExportSettings(bits=args.bits, block=block, role=args.role)
     out, trust = Path(args.out), args.trust_remote_code
     try:
         source = source_folder(args.source, trust_remote_code=trust)
-        plan = plan_export(source, out, settings, args.adjust, trust)
+        plan = plan_export(source, out, settings, args.adjust or not chosen, trust)
     except CustomCodeRefused as exc:
         say_code_refused(exc)
         return REFUSED
@@ -69,8 +73,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         flags = f" (--block {exc.block}, or --adjust)" if exc.block is not None else ""
         print(f"draftdeck: {exc.message}{flags}", file=sys.stderr)
         return REFUSED
-    for note in plan.adjusted:
-        print(f"draftdeck: {note}", file=sys.stderr)
+    if chosen:
+        for note in plan.adjusted:
+            print(f"draftdeck: {note}", file=sys.stderr)
+    elif plan.adjusted:
+        print(f"draftdeck: {_fitted_block(plan.settings.block)}", file=sys.stderr)
     try:
         env = export_env_asking(args.yes, "nothing was exported")
     except KeyboardInterrupt:
@@ -91,6 +98,15 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"`draftdeck verify-export {plan.out} {plan.source.folder}` checks it"
         )
     return placed
+
+
+def _fitted_block(block: int) -> str:
+    """What the default --block became for a model it does not divide."""
+    fits = f"block {block}, the largest" if block else "block 0 (one per row): no block"
+    return (
+        f"quantizing with {fits} up to {DEFAULT_BLOCK} that divides the model's hidden size, "
+        "intermediate size and attention width (--block chooses another)"
+    )
 
 
 def verify_made_pack(env: ExportEnv, job: ExportJob) -> int:
@@ -196,9 +212,26 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="make an MNN pack from a Hugging Face model folder or repo (MNN's exporter, "
         "in an environment DraftDeck creates on first use), prove it against its source and "
         "add it to the Library",
+        description="Make an MNN pack from a Hugging Face model with MNN's own exporter, run "
+        "in a separate environment DraftDeck creates on first use (torch CPU, about 1.3 GB), "
+        "after asking (--yes: without; with no terminal to ask, only with --yes). Settings "
+        "known to break are refused before anything runs. The pack is then proved against "
+        "its source (as verify-export does) and, verified, added to the Library where it "
+        "was made. Exit 0 made and verified, 1 failed or not verified (the pack is left as "
+        "made, out of the Library), 2 refused, 130 cancelled.",
     )
-    p.add_argument("source", metavar="HF_FOLDER_OR_REPO")
-    p.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
+    p.add_argument(
+        "source",
+        metavar="HF_FOLDER_OR_REPO",
+        help="a Hugging Face model folder (config.json, tokenizer and weights), or a Hub repo "
+        "id (owner/name) to download",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="where the pack goes: a new or empty folder, or an earlier export's",
+    )
     p.add_argument(
         "--bits",
         type=int,
@@ -209,19 +242,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument(
         "--block",
         type=whole_number(0),
-        default=128,
         metavar="K",
-        help="quantization block (default 128; 0 = one per row); must divide the model's sizes",
+        help=f"quantization block (0 = one per row); it must divide the model's hidden and "
+        f"intermediate sizes and attention width, read from its config.json. Default: "
+        f"{DEFAULT_BLOCK}, or the largest of 64 and 32 that divides them, else 0 (said)",
     )
     p.add_argument("--role", choices=ROLES, default="draft", help="draft packs get config_cpu.json")
     p.add_argument(
         "--adjust",
         action="store_true",
-        help="use the largest block that fits instead of refusing one that does not",
+        help="use the largest block that fits instead of refusing a --block that does not",
     )
-    p.add_argument(
-        "--yes", action="store_true", help="create the export environment without asking"
-    )
+    add_yes_arg(p)
     p.add_argument(
         "--no-verify",
         action="store_true",

@@ -46,6 +46,16 @@ class _Lines(Protocol):
     def lines(self) -> int: ...
 
 
+def add_yes_arg(p: argparse.ArgumentParser) -> None:
+    """--yes, as export and verify-export take it: the one question they may ask."""
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="create the export environment (about 1.3 GB, once) without asking; without a "
+        "terminal to ask in, it is created only with --yes",
+    )
+
+
 def add_trust_arg(p: argparse.ArgumentParser) -> None:
     """--trust-remote-code, as export and verify-export take it."""
     p.add_argument(

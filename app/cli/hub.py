@@ -11,7 +11,7 @@ from typing import Any
 
 from app.cli.progress import run_with_progress
 from app.core.hub.downloads import Downloads
-from app.core.hub.hub_api import fetch_plan
+from app.core.hub.hub_api import HUB_TIMEOUT, TIMEOUT_VARIABLE, fetch_plan
 from app.core.hub.job import DONE, PAUSED, DownloadJob, JobStatus
 from app.core.hub.plan import EXPORT_REASON, SKIPPED_KINDS, RepoPlan, check_repo_id, skip_reason
 from app.core.infra.errors import HubError
@@ -22,6 +22,17 @@ from app.core.pack.library import Library
 WAIT_STEP = 0.5  # seconds; short waits let Ctrl+C through (Windows blocks it in a long one)
 # Files named one per line at most (a repo may list 100,000); --list-all names them all.
 LISTED = 20
+# What the Hub commands' --help says of the token and the environment they read.
+HUB_TOKEN = (
+    "The token is hub_token in DraftDeck's settings.json when set, else HF_TOKEN (or "
+    "HUGGING_FACE_HUB_TOKEN), else the Hub's own login (`hf auth login`); there is no "
+    "--token option."
+)
+HUB_PLACE = (
+    f"HF_ENDPOINT points at another Hub (a mirror); {TIMEOUT_VARIABLE} is how many seconds "
+    f"a silent Hub is waited for (default {HUB_TIMEOUT:g})."
+)
+HUB_ENV = f"A private or gated repo needs a token. {HUB_TOKEN} {HUB_PLACE}"
 
 
 def _downloads() -> Downloads:
@@ -182,18 +193,29 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    catalog = sub.add_parser("catalog", help="known draft packs and targets on the Hub")
+    catalog = sub.add_parser(
+        "catalog",
+        help="known draft packs and targets on the Hub",
+        description="List the known draft packs and targets on the Hugging Face Hub: the "
+        "curated list and the curated collections (as last listed; --refresh lists them "
+        f"now). {HUB_ENV}",
+    )
     catalog.add_argument(
         "--refresh",
         action="store_true",
         help="list the curated Hub collections now (cached for offline use)",
     )
-    catalog.add_argument("--json", action="store_true")
+    catalog.add_argument("--json", action="store_true", help="print the catalog as JSON")
     catalog.set_defaults(func=cmd_catalog)
     download = sub.add_parser(
-        "download", help="download a pack into the library (resumes an interrupted download)"
+        "download",
+        help="download a pack into the library (resumes an interrupted download)",
+        description="Download a pack from the Hugging Face Hub into the library, every file "
+        "checked against the Hub's sha256 or git blob id before the pack is installed in one "
+        "step; run it again to resume an interrupted download. Progress on stderr. "
+        f"{HUB_ENV}",
     )
-    download.add_argument("repo", metavar="REPO_ID")
+    download.add_argument("repo", metavar="REPO_ID", help="the Hub repo, owner/name")
     download.add_argument("--revision", metavar="R", help="branch, tag or commit (default main)")
     download.add_argument(
         "--all-files",

@@ -26,8 +26,16 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"draftdeck {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("gui", help="open the window (the default)")  # no func: main() opens it
+    sub = parser.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        help="one of these (`draftdeck COMMAND --help` tells more)",
+    )
+    sub.add_parser(
+        "gui",
+        help="open the window (the default)",
+        description="Open DraftDeck's window, as running draftdeck without a command does.",
+    )  # no func: main() opens it
 
     from app.cli.export import add_parsers as add_export_parsers
     from app.cli.hub import add_parsers as add_hub_parsers

@@ -126,16 +126,27 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    info = sub.add_parser("info", help="describe an MNN bundle folder")
-    info.add_argument("pack", metavar="PACK_DIR")
+    info = sub.add_parser(
+        "info",
+        help="describe an MNN bundle folder",
+        description="Describe an MNN bundle folder from its files, loading no weights: "
+        "family, attention, shape, vocabulary, quantization, tokenizer, chat template, "
+        "recipes, export format and check. Exit 1 on a broken bundle (the message names "
+        "the file and the problem).",
+    )
+    info.add_argument("pack", metavar="PACK_DIR", help="the pack (bundle) folder")
     info.add_argument("--json", action="store_true", help="print the stable JSON description")
     info.set_defaults(func=cmd_info)
 
     check = sub.add_parser(
         "check",
         help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 a bundle cannot be read)",
+        description="Say whether a draft can serve a target and why not: vocabulary, family, "
+        "attention kind, tokenizer ids, chat template, sizes, and the pack's own advice from "
+        "its runtime_config.json. Exit 0 compatible (warnings allowed, or speculation cannot "
+        "pay), 1 blocked, 2 a bundle cannot be read.",
     )
-    check.add_argument("target", metavar="TARGET")
-    check.add_argument("draft", metavar="DRAFT")
+    check.add_argument("target", metavar="TARGET", help="the target's pack folder")
+    check.add_argument("draft", metavar="DRAFT", help="the draft's pack folder")
     check.add_argument("--json", action="store_true", help="print the stable JSON verdict")
     check.set_defaults(func=cmd_check)

@@ -14,6 +14,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import number, whole_number
+from app.cli.hub import HUB_PLACE, HUB_TOKEN
 from app.core.infra.errors import MissingFileError
 from app.core.infra.settings import load_settings, save_settings
 from app.core.infra.units import format_bytes
@@ -163,7 +164,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     plan = publish_plan(Path(args.pack), args.repo_id)
     if not _check_before_publishing(plan, args.force):
         return 1
-    config = HubConfig()
+    config = HubConfig.from_settings(load_settings())  # the saved token first, as downloads
     print(
         f"uploading {len(plan.files)} files ({format_bytes(plan.total_bytes)}) to "
         f"{args.repo_id} on {config.place()}"
@@ -227,6 +228,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     measure = sub.add_parser(
         "measure-pack",
         help="measure a draft against targets and write its runtime_config.json and card",
+        description="Measure a draft against each target (a bench of the pair's recipes as "
+        "they are, or with --quick a Quick tune), then write into the draft's folder its "
+        "runtime_config.json in TokForge's format, its config_cpu.json when it has none, and "
+        "its model card (README.md). A file DraftDeck did not write is replaced only with "
+        "--force; Ctrl+C writes nothing.",
     )
     measure.add_argument(
         "draft", metavar="DRAFT", help="the draft's pack folder, or a library pack's name"
@@ -244,7 +250,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="Quick tune each pair (draft length 1-4) instead of one bench of its recipes",
     )
-    measure.add_argument("--tokens", type=whole_number(1), default=128, metavar="N")
+    measure.add_argument(
+        "--tokens",
+        type=whole_number(1),
+        default=128,
+        metavar="N",
+        help="tokens per run (default %(default)s)",
+    )
     measure.add_argument(
         "--runs",
         type=whole_number(1),
@@ -267,16 +279,28 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     measure.add_argument("--json", action="store_true", help="print the runtime_config written")
     measure.set_defaults(func=cmd_measure_pack)
 
-    card = sub.add_parser("card", help="write a pack's model card (README.md) from its files")
-    card.add_argument("pack", metavar="PACK_DIR")
+    card = sub.add_parser(
+        "card",
+        help="write a pack's model card (README.md) from its files",
+        description="Write a pack's model card (README.md) from its files: the Hub's YAML "
+        "header, the measured table of its runtime_config.json, the recipe and the export's "
+        "verification. A README.md DraftDeck did not write is replaced only with --force.",
+    )
+    card.add_argument("pack", metavar="PACK_DIR", help="the pack folder")
     _card_args(card)
     card.set_defaults(func=cmd_card)
 
     pub = sub.add_parser(
         "publish",
         help="upload a pack to a Hugging Face model repo (token: HF_TOKEN or `hf auth login`)",
+        description="Upload a pack folder to a Hugging Face model repo in one commit, "
+        "creating the repo when it does not exist (an existing one keeps its visibility). "
+        "DraftDeck's own files and links out of the pack are never uploaded; a pack whose "
+        "export check failed is refused unless --force. Ctrl+C stops it before the commit "
+        "and the repo keeps its last complete commit.",
+        epilog=f"Publishing needs a token with write access. {HUB_TOKEN} {HUB_PLACE}",
     )
-    pub.add_argument("pack", metavar="DIR")
+    pub.add_argument("pack", metavar="DIR", help="the pack folder to upload")
     pub.add_argument("repo_id", metavar="REPO_ID", help="owner/name")
     pub.add_argument("--private", action="store_true", help="create the repo private")
     pub.add_argument("--message", metavar="TEXT", help="the commit message")

@@ -17,6 +17,11 @@ from app.core.phone.desk import PhoneDesk
 from app.core.phone.destinations import default_root
 from app.core.phone.push import DONE, STOPPED, PushJob, PushStatus
 
+# What every phone command's --help says of the adb server it uses.
+ADB_ENV = (
+    "The adb server is the one on the port ANDROID_ADB_SERVER_PORT names (default 5037), "
+    "started when needed: the system's adb if on PATH, else the one shipped with DraftDeck."
+)
 WAIT_SECONDS = 0.5  # a wait that Ctrl+C can interrupt on every platform
 
 
@@ -109,12 +114,29 @@ def cmd_phone_packs(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    devices = sub.add_parser("devices", help="attached Android phones and their state")
-    devices.add_argument("--json", action="store_true")
+    devices = sub.add_parser(
+        "devices",
+        help="attached Android phones and their state",
+        description="List the Android phones attached over USB (USB debugging on) with "
+        "their state, model, Android version, ABI and RAM, and what to do about one that "
+        f"is not ready. {ADB_ENV}",
+    )
+    devices.add_argument(
+        "--json",
+        action="store_true",
+        help="print serial, state, model, android, abi, ram_bytes, guidance as JSON",
+    )
     devices.set_defaults(func=cmd_devices)
 
     dest_help = f"folder on the phone that holds packs (default {default_root()})"
-    push = sub.add_parser("push", help="copy a pack (or its recipes) to a phone, verified; resumes")
+    push = sub.add_parser(
+        "push",
+        help="copy a pack (or its recipes) to a phone, verified; resumes",
+        description="Copy a pack (or only its recipe files) to a phone into DEST/<pack "
+        "name>: into a .partial folder first, renamed once every file's sha256 on the phone "
+        "matches; files already there are skipped and a cut large file goes on where it "
+        f"stopped. Exit 1 when the push did not finish. {ADB_ENV}",
+    )
     push.add_argument("pack", metavar="PACK", help="pack folder, or a library pack's name")
     push.add_argument("--serial", metavar="S", help="which phone (see `draftdeck devices`)")
     push.add_argument("--dest", metavar="PATH", help=dest_help)
@@ -126,8 +148,15 @@ def add_parsers(sub: Any) -> None:
     )
     push.set_defaults(func=cmd_push)
 
-    packs = sub.add_parser("phone-packs", help="packs on a phone, compared with the library")
-    packs.add_argument("--serial", metavar="S")
+    packs = sub.add_parser(
+        "phone-packs",
+        help="packs on a phone, compared with the library",
+        description="List the packs in a phone's pack folder, their size, and whether they "
+        f"match the library (same, differs, not in library, incomplete). {ADB_ENV}",
+    )
+    packs.add_argument("--serial", metavar="S", help="which phone (see `draftdeck devices`)")
     packs.add_argument("--dest", metavar="PATH", help=dest_help)
-    packs.add_argument("--json", action="store_true")
+    packs.add_argument(
+        "--json", action="store_true", help="print name, path, size, files, match per pack"
+    )
     packs.set_defaults(func=cmd_phone_packs)

@@ -21,6 +21,8 @@ from app.core.recipe.files import TARGET_CONFIG, RecipeDocument, parse_value
 from app.core.recipe.save_lock import saving
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
+PACK_HELP = "the pack folder"
+
 
 def scope_of(path: Path) -> str:
     return DRAFT if path.name in DRAFT_RECIPE_NAMES else TARGET
@@ -207,18 +209,35 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    recipe = sub.add_parser("recipe", help="show, change or check a pack's recipe")
-    verbs = recipe.add_subparsers(dest="verb", metavar="VERB", required=True)
-    show = verbs.add_parser("show", help="the draft recipe and target settings of a pack")
-    show.add_argument("pack", metavar="PACK")
-    show.add_argument("--json", action="store_true")
+    recipe = sub.add_parser(
+        "recipe",
+        help="show, change or check a pack's recipe",
+        description="Show, change or check a pack's recipes: the draft recipe "
+        "(config_cpu.json, and draft_config_cpu.json when the pack has it) and the "
+        "target's run settings (config.json).",
+    )
+    verbs = recipe.add_subparsers(
+        dest="verb", metavar="VERB", required=True, help="what to do with the recipe"
+    )
+    show = verbs.add_parser(
+        "show",
+        help="the draft recipe and target settings of a pack",
+        description="Print the pack's draft recipe and target settings, which draft recipe "
+        "the engine runs, and the diff when the two draft recipes differ.",
+    )
+    show.add_argument("pack", metavar="PACK", help=PACK_HELP)
+    show.add_argument("--json", action="store_true", help="print the recipes as JSON")
     show.set_defaults(func=cmd_show)
     change = verbs.add_parser(
         "set",
         help="change keys of the draft recipe (both draft recipes when they are the same; "
         "config.json with --target-config)",
+        description="Change keys of the draft recipe (both draft recipes when they are the "
+        "same; config.json with --target-config), saved atomically with the previous file "
+        "kept as .bak. Refused, changing nothing, when a value is invalid or the pack's two "
+        "draft recipes differ and neither --file nor --both says which to change.",
     )
-    change.add_argument("pack", metavar="PACK")
+    change.add_argument("pack", metavar="PACK", help=PACK_HELP)
     change.add_argument(
         "assignments",
         nargs="+",
@@ -242,6 +261,11 @@ def add_parser(sub: Any) -> None:
         help="set the keys in both draft recipes (each keeps its other keys)",
     )
     change.set_defaults(func=cmd_set)
-    check_file = verbs.add_parser("validate", help="check a recipe file (exit 1 on problems)")
-    check_file.add_argument("file", metavar="FILE")
+    check_file = verbs.add_parser(
+        "validate",
+        help="check a recipe file (exit 1 on problems)",
+        description="Check a recipe file against MNN's keys and types; exit 1 with every "
+        "problem listed (key, or JSON line and column).",
+    )
+    check_file.add_argument("file", metavar="FILE", help="a recipe JSON file")
     check_file.set_defaults(func=cmd_validate)

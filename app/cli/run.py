@@ -22,6 +22,7 @@ from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
 # Twice the trust floor: the repeats per run are counted from the warm-up's time, and a
 # measured run may go faster than the warm-up did.
+TARGET_HELP = "the target's pack folder"
 DEFAULT_MIN_RUN_SECONDS = 2 * MIN_RUN_SECONDS
 
 if TYPE_CHECKING:  # the engine side is imported only by the commands that run it
@@ -258,9 +259,15 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bench = sub.add_parser("bench", help="measure speculative against plain decoding")
-    bench.add_argument("--target", required=True, metavar="DIR")
-    bench.add_argument("--draft", required=True, metavar="DIR")
+    bench = sub.add_parser(
+        "bench",
+        help="measure speculative against plain decoding",
+        description="Measure speculative against plain decoding in interleaved run pairs, "
+        "with exact statistics: tok/s, the uplift and its 95 %% interval, acceptance, the "
+        "verify agreement and whether the output was lossless. Greedy unless --sample.",
+    )
+    bench.add_argument("--target", required=True, metavar="DIR", help=TARGET_HELP)
+    bench.add_argument("--draft", required=True, metavar="DIR", help="the draft's pack folder")
     _engine_args(bench)
     bench.add_argument(
         "--tokens", type=whole_number(1), default=128, metavar="N", help="tokens per run"
@@ -282,8 +289,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         f"%(default)g; under {MIN_RUN_SECONDS:g} s a run is too short to trust; 0: once)",
     )
     group = bench.add_mutually_exclusive_group()
-    group.add_argument("--prompt", metavar="TEXT")
-    group.add_argument("--prompt-file", metavar="F")
+    group.add_argument("--prompt", metavar="TEXT", help="one prompt instead of the fixed ones")
+    group.add_argument("--prompt-file", metavar="F", help="read that prompt from a UTF-8 file")
     bench.add_argument("--json", action="store_true", help="print the stable JSON result")
     bench.add_argument(
         "--sample",
@@ -299,16 +306,29 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     bench.set_defaults(func=cmd_bench)
 
-    gen = sub.add_parser("generate", help="generate text with a target (and a draft)")
-    gen.add_argument("--target", required=True, metavar="DIR")
-    gen.add_argument("--draft", metavar="DIR")
+    gen = sub.add_parser(
+        "generate",
+        help="generate text with a target (and a draft)",
+        description="Generate text with a target, speculatively when a draft is given; the "
+        "text streams to stdout, the sampler and seed go to stderr (statistics with --json).",
+    )
+    gen.add_argument("--target", required=True, metavar="DIR", help=TARGET_HELP)
+    gen.add_argument(
+        "--draft", metavar="DIR", help="the draft's pack folder (without: plain decoding)"
+    )
     _engine_args(gen)
     prompt = gen.add_mutually_exclusive_group(required=True)
-    prompt.add_argument("--prompt", metavar="TEXT")
+    prompt.add_argument("--prompt", metavar="TEXT", help="the user's message")
     prompt.add_argument(
         "--prompt-file", metavar="F", help="read the prompt from a UTF-8 file (or <(command))"
     )
-    gen.add_argument("--max-tokens", type=whole_number(1), default=256, metavar="N")
+    gen.add_argument(
+        "--max-tokens",
+        type=whole_number(1),
+        default=256,
+        metavar="N",
+        help="stop after this many tokens (default %(default)s)",
+    )
     gen.add_argument("--plain", action="store_true", help="plain decoding even with a draft")
     gen.add_argument("--raw", action="store_true", help="no chat template")
     sampling.add_sampler_args(gen)

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.arg_types import whole_number
-from app.cli.export_jobs import add_trust_arg, export_env_asking, say, say_code_refused
+from app.cli.export_jobs import (
+    add_trust_arg,
+    add_yes_arg,
+    export_env_asking,
+    say,
+    say_code_refused,
+)
 from app.core.infra.errors import FileError
 from app.core.packmaking.custom_code import CustomCodeRefused
 from app.core.packmaking.export_checks import EXPORTER_BITS
@@ -110,12 +116,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "input or no export environment, 130 cancelled. A source folder that carries code "
         "of its own (auto_map, *.py) is refused unless --trust-remote-code.",
     )
-    p.add_argument("pack", metavar="PACK")
+    p.add_argument("pack", metavar="PACK", help="the MNN pack folder")
     p.add_argument("hf_folder", metavar="HF_FOLDER", help="the source model's folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument(
-        "--yes", action="store_true", help="create the export environment without asking"
-    )
+    add_yes_arg(p)
     p.add_argument(
         "--bits", type=whole_number(1), help="the export's bits, when the pack does not say"
     )

@@ -147,7 +147,8 @@ def test_the_command_exits_2_with_the_refusal_and_makes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "pack"
-    assert main(["export", str(LLAMA), "--out", str(out)]) == 2
+    # A block the user chose is refused; without --block the command fits it to the model.
+    assert main(["export", str(LLAMA), "--out", str(out), "--block", "128"]) == 2
     err = capsys.readouterr().err
     assert "quant_block 128 does not divide the hidden size 64" in err and "--block 64" in err
     assert not out.exists()

@@ -25,6 +25,7 @@ from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import DONE
 from app.core.hub.publish import UploadProgress, publish, publish_plan
 from app.core.infra.errors import HubError, UnreadableFileError
+from app.core.infra.settings import load_settings, save_settings
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD, TAGS, CardFacts
 from app.core.packmaking.make import write_card_only
@@ -181,6 +182,22 @@ def test_publish_cli_prints_what_it_uploads(hub: FakeHub, bundle_copy: Copy) -> 
     assert proc.returncode == 0, proc.stderr
     assert "uploading 7 files" in proc.stderr and "no README.md" in proc.stderr
     assert f'"commit": "{hub.sha(REPO)}"' in proc.stdout
+
+
+def test_publish_cli_uses_the_token_saved_in_settings(
+    hub: FakeHub, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    """As downloads do: the saved token first, with no HF_TOKEN and no Hub login."""
+    save_settings(replace(load_settings(), hub_token=DEFAULT_TOKEN))
+    pack = bundle_copy("qwen3-draft-noisy")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
+    env |= {"HF_ENDPOINT": hub.endpoint, "HF_HOME": str(tmp_path / "hf-home")}
+    env["HF_HUB_DISABLE_XET"] = "1"
+    proc = subprocess.run(
+        [*APP, "publish", str(pack), REPO], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"(commit {hub.sha(REPO)[:12]})" in proc.stdout
 
 
 def test_progress_lines_read_back_and_nothing_else_reads_as_one() -> None:

@@ -31,6 +31,7 @@ def test_self_test_passes_from_source() -> None:
     assert [line.split(":")[0] for line in done.stdout.splitlines()[:-1]] == [
         "ok   bundles",
         "ok   window",
+        "ok   guide",
         "ok   engine",
         "ok   adb",
     ]

@@ -302,15 +302,21 @@ def test_publish_creates_the_release_with_every_file_and_the_notes(tmp_path: Pat
     assert notes.read_text(encoding="utf-8") == "- Faster.\n- Ünïcødé notes.\n"
 
 
-def test_the_readme_lists_the_libraries_ci_installs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+# The README and the user guide's install page both say how to install and run.
+INSTALL_TEXTS = ("README.md", "docs/guide/install.md")
+
+
+@pytest.mark.parametrize("name", INSTALL_TEXTS)
+def test_the_readme_lists_the_libraries_ci_installs(name: str) -> None:
+    readme = (ROOT / name).read_text(encoding="utf-8")
     found = re.search(r"`sudo apt install ([^`]+)`", readme)
     assert found is not None
     assert tuple(found.group(1).split()) == tasks_module().APT_PACKAGES
 
 
-def test_the_readme_commands_for_windows_are_tasks() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", INSTALL_TEXTS)
+def test_the_readme_commands_for_windows_are_tasks(name: str) -> None:
+    readme = (ROOT / name).read_text(encoding="utf-8")
     named = set(re.findall(r"python scripts[\\/]tasks\.py ([a-z][a-z0-9-]*)", readme))
     assert {"install", "test", "package", "self-test"} <= named
     assert named <= set(tasks_module().TASKS)

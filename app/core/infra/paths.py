@@ -7,12 +7,24 @@ folder instead: tests use it for isolation, portable installs for a self-contain
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "DraftDeck"
+
+
+def install_root() -> Path:
+    """Where the files shipped beside the code are: a frozen build's unpacked folder
+    (PyInstaller's _MEIPASS), else the checkout the code runs from."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    return Path(frozen) if frozen else Path(__file__).resolve().parents[3]
+
+
+def is_frozen() -> bool:
+    return getattr(sys, "_MEIPASS", None) is not None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ ROLES = ("draft", "target")
 # 1 bit is left out of what an export may ask for: no draft answers usefully at 1 bit.
 EXPORTER_BITS = (1, 2, 4, 8)
 BITS = (2, 4, 8)
+DEFAULT_BLOCK = 128  # MNN's own packs' block; a model it does not fit gets the largest that does
 
 
 class ExportRefused(CodedError):
@@ -43,7 +44,7 @@ class ExportRefused(CodedError):
 @dataclass(frozen=True)
 class ExportSettings:
     bits: int = 4
-    block: int = 128  # 0: one block per row (llmexport's "channel-wise")
+    block: int = DEFAULT_BLOCK  # 0: one block per row (llmexport's "channel-wise")
     role: str = "draft"  # draft: the pack gets a draft recipe (config_cpu.json)
 
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.core.hub.downloads import Downloads
+from app.core.infra.guide_files import guide_folder
 from app.core.infra.paths import app_dirs
 from app.core.infra.settings import Settings, unwritable_folders
 from app.core.infra.system_figures import system_figures
@@ -41,6 +42,7 @@ from app.ui.pair.pair_page import PairPage
 from app.ui.phone.phone_page import PhonePage
 from app.ui.recipes.recipes_page import RecipesPage
 from app.ui.shell.shortcuts import ShortcutsDialog, page_actions
+from app.ui.shell.user_guide import UserGuideDialog
 from app.ui.tune.tune_page import TunePage
 
 log = logging.getLogger("draftdeck.ui")
@@ -218,8 +220,13 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addActions(page_actions(self, self._page_titles(), self.show_page))
         help_menu = self.menuBar().addMenu("&Help")
+        guide = QAction("&User Guide", self)
+        guide.setShortcut(QKeySequence.StandardKey.HelpContents)
+        guide.setStatusTip("Read the user guide (offline)")
+        guide.triggered.connect(self.show_user_guide)
+        help_menu.addAction(guide)
         keys = QAction("&Keyboard Shortcuts", self)
-        keys.setShortcut(QKeySequence.StandardKey.HelpContents)
+        keys.setShortcut(QKeySequence("Ctrl+/"))
         keys.setStatusTip("List every key and what it does")
         keys.triggered.connect(self.show_shortcuts)
         help_menu.addAction(keys)
@@ -232,6 +239,15 @@ class MainWindow(QMainWindow):
 
     def _page_titles(self) -> dict[str, str]:
         return {key: self.sidebar.item(row).text() for row, key in enumerate(self.pages)}
+
+    def show_user_guide(self) -> UserGuideDialog:
+        """The guide's window: one, brought forward again when it is open already."""
+        dialog = self.findChild(UserGuideDialog)
+        if dialog is None:
+            dialog = UserGuideDialog(self, guide_folder())
+        dialog.show()
+        dialog.activateWindow()
+        return dialog
 
     def show_shortcuts(self) -> ShortcutsDialog:
         titles = self._page_titles()

@@ -56,7 +56,7 @@ def test_the_view_menu_lists_the_pages_with_their_keys(window: MainWindow) -> No
 
 
 def _opened(qtbot: QtBot, window: MainWindow) -> ShortcutsDialog:
-    QTest.keyClick(window.sidebar, Qt.Key.Key_F1)
+    QTest.keyClick(window.sidebar, Qt.Key.Key_Slash, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.findChild(ShortcutsDialog) is not None)
     dialog = window.findChild(ShortcutsDialog)
     assert dialog is not None

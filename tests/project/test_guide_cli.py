@@ -1,5 +1,6 @@
-"""The README's command-line section matches the command: how to run it from a checkout,
-every command it has, and the defaults it shows."""
+"""The user guide's command-line page matches the command: how to run it from a checkout,
+every command it has, and the defaults it shows; its reference page is what the parsers
+say now."""
 
 from __future__ import annotations
 
@@ -12,16 +13,14 @@ import pytest
 
 from app.cli.main import build_parser
 from tests.helpers.paths import ROOT
-from tests.helpers.script_modules import tasks_module
+from tests.helpers.script_modules import load_script, tasks_module
 
 tasks = tasks_module()
+CLI_PAGE = ROOT / "docs" / "guide" / "cli.md"
 
 
-def _section(title: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end]
+def _cli_page() -> str:
+    return CLI_PAGE.read_text(encoding="utf-8")
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
@@ -30,8 +29,8 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
     return {name: p for name, p in sub.choices.items() if name != "gui"}
 
 
-def test_readme_says_how_to_run_the_command_from_a_checkout() -> None:
-    section = _section("Command line")
+def test_the_guide_says_how_to_run_the_command_from_a_checkout() -> None:
+    section = _cli_page()
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     # What `make run` leaves behind and starts: .venv/bin/draftdeck (VENV ?= .venv,
     # handed to scripts/tasks.py, whose run task starts the venv's draftdeck).
@@ -47,15 +46,15 @@ def test_readme_says_how_to_run_the_command_from_a_checkout() -> None:
     assert "python -m app" in section
 
 
-def test_readme_lists_every_command() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [name for name in _commands() if f"draftdeck {name}" not in readme]
-    assert not missing, f"README never shows these commands: {missing}"
+def test_the_guide_lists_every_command() -> None:
+    page = _cli_page()
+    missing = [name for name in _commands() if f"draftdeck {name}" not in page]
+    assert not missing, f"{CLI_PAGE.name} never shows these commands: {missing}"
 
 
-def test_readme_shows_the_real_defaults() -> None:
+def test_the_guide_shows_the_real_defaults() -> None:
     """`[--runs 6]` in a usage line must be what the command does without the option."""
-    block = _section("Command line").split("```sh", 1)[1].split("```", 1)[0]
+    block = _cli_page().split("```sh", 1)[1].split("```", 1)[0]
     usages = re.split(r"\n(?=draftdeck )", block)
     commands = _commands()
     checked = 0
@@ -68,6 +67,17 @@ def test_readme_shows_the_real_defaults() -> None:
             default = options[option].default
             if default is None:  # -d 3: the engine's (MNN's) default, not the parser's
                 continue
-            assert float(shown) == float(default), f"{name} {option}: README {shown}, is {default}"
+            assert float(shown) == float(default), f"{name} {option}: guide {shown}, is {default}"
             checked += 1
     assert checked >= 3  # bench --tokens/--runs/--min-run-seconds, generate --max-tokens
+
+
+def test_the_reference_page_is_what_the_parsers_say() -> None:
+    """docs/guide/cli-reference.md is written by scripts/cli_reference.py: a help text
+    changed without running it would leave the guide saying something else."""
+    script = load_script(Path("scripts/cli_reference.py"))
+    written = script.PAGE.read_text(encoding="utf-8")
+    assert written == script.render(), "run `python scripts/cli_reference.py`"
+    for name in _commands():
+        assert f"\n## draftdeck {name}\n" in written
+    assert "`--block K`: quantization block" in written  # an option and its help
