@@ -60,7 +60,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     settings = ExportSettings(bits=args.bits, block=args.block, role=args.role)
     out, trust = Path(args.out), args.trust_remote_code
     try:
-        source = source_folder(args.source, trust_remote_code=trust)
+        # A repo's config.json first: a block it refuses is said before the weights come.
+        source = source_folder(
+            args.source, trust_remote_code=trust, settings=settings, adjust=args.adjust
+        )
         plan = plan_export(source, out, settings, args.adjust, trust)
     except CustomCodeRefused as exc:
         say_code_refused(exc)
