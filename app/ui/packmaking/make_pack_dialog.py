@@ -1,8 +1,9 @@
 """File → Make Pack…: export an HF model to an MNN pack, prove the export against its
 source, and add the pack to the Library.
 
-The steps, each off the GUI thread: fetch the source (a repo id; its code only once
-trusted), check the choices (export_checks), ask before running code the model folder
+The steps, each off the GUI thread: fetch the source (a repo id: its config.json alone
+first, so a block it refuses is offered as for a folder before any weight comes; its code
+only once trusted), check the choices (export_checks), ask before running code the model folder
 carries (default No) and before creating the export environment (its folder and disk),
 build it (ExportEnvJob), export (ExportJob, into a hidden partial folder), verify it
 there (the verify-export client) and record the outcome in it, move it into place, add a
