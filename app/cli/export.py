@@ -64,8 +64,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     settings = ExportSettings(bits=args.bits, block=block, role=args.role)
     out, trust = Path(args.out), args.trust_remote_code
     try:
-        source = source_folder(args.source, trust_remote_code=trust)
-        plan = plan_export(source, out, settings, args.adjust or not chosen, trust)
+        # A repo's config.json first: a block it refuses is said before the weights come.
+        fit = args.adjust or not chosen  # the default block is fitted to the model
+        source = source_folder(args.source, trust_remote_code=trust, settings=settings, adjust=fit)
+        plan = plan_export(source, out, settings, fit, trust)
     except CustomCodeRefused as exc:
         say_code_refused(exc)
         return REFUSED

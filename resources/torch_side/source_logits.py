@@ -9,7 +9,8 @@ texts, the output folder, the pack's quantization and whether the folder's own c
 trusted (else transformers may not run it: no_remote_code.py). For each text this writes
 `<n>.ids.npy` (int64 token ids), `<n>.source.npy` and `<n>.quantized.npy` (float32
 logits, one row per position: row i predicts token i+1), and at the end `source.json`
-with what was done. Progress goes to stdout as `progress DONE TOTAL WHAT` lines.
+with what was done and the prompt the source's chat template makes of the job's
+`chat_prompt` conversation (the pack's is compared with it). Progress goes to stdout as `progress DONE TOTAL WHAT` lines.
 
 "Quantized" is the source with the export's own weight quantization applied in torch:
 llmexport's `utils.torch_utils.quant` (the routine its MNN converter calls) run on every
@@ -121,6 +122,22 @@ def token_ids(tokenizer: Any, text: dict[str, Any]) -> tuple[list[int], str]:
     return list(tokenizer.encode(text["text"])), text["text"]
 
 
+def chat_prompt(tokenizer: Any, messages: list[list[str]]) -> dict[str, Any]:
+    """The prompt the source's chat template makes of a conversation, ready for the
+    reply (as a chat asks for one), and its ids; or why there is none."""
+    if not tokenizer.chat_template:
+        return {"why": "the source has no chat template"}
+    conversation = [{"role": r, "content": c} for r, c in messages]
+    try:
+        text = tokenizer.apply_chat_template(
+            conversation, tokenize=False, add_generation_prompt=True
+        )
+    except Exception as exc:  # a template may refuse a system message (raise_exception)
+        return {"why": f"the source's chat template refuses it: {exc}"}
+    ids = list(tokenizer.encode(text, add_special_tokens=False))
+    return {"text": text, "ids": ids, "bos": tokenizer.bos_token or ""}
+
+
 def logits(model: Any, ids: list[int]) -> np.ndarray:
     with torch.no_grad():
         out = model(torch.tensor([ids], dtype=torch.long)).logits[0]
@@ -168,6 +185,7 @@ def main(job_path: str) -> int:
     summary = {
         "texts": records,
         "vocab": int(source.config.vocab_size),
+        "chat_prompt": chat_prompt(tokenizer, job["chat_prompt"]),
         "torch": torch.__version__,
         "seconds": time.perf_counter() - started,
         **facts,

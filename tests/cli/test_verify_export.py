@@ -101,6 +101,7 @@ def test_a_good_export_verifies(packs: dict[str, Path], key: str, source: str) -
     assert "source 10/10" in stderr and "pack at memory normal" in stderr  # progress
     saved = json.loads((packs[key] / EXPORT_CHECK).read_text(encoding="utf-8"))
     assert saved["verdict"] == "export verified"
+    assert saved["chat_prompt"]["compared"] and not saved["chat_prompt"]["difference"]
 
 
 def test_a_symmetric_export_with_an_8_bit_lm_head_verifies(symmetric_pack: Path) -> None:
@@ -155,6 +156,33 @@ def test_tampered_weights_are_not_verified(packs: dict[str, Path], tmp_path: Pat
     assert any("its weights are not the source's" in r for r in reasons)
     relative = normal_run(data)["relative_logit_diff"]
     assert isinstance(relative, float) and relative > LOGIT_TOLERANCE
+
+
+def test_a_template_that_drops_the_system_message_is_not_verified(
+    packs: dict[str, Path], tmp_path: Path
+) -> None:
+    pack = tmp_path / "no-system"
+    shutil.copytree(packs["llama"], pack)
+    (pack / EXPORT_CHECK).unlink(missing_ok=True)
+    path = pack / "llm_config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    # The source's template, but system messages skipped: the system prompt is lost.
+    config["jinja"]["chat_template"] = (
+        "{%- for message in messages if message['role'] != 'system' %}"
+        "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' "
+        "+ message['content'] + '<|eot_id|>' }}{%- endfor %}"
+        "{%- if add_generation_prompt %}"
+        "{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}"
+    )
+    path.write_text(json.dumps(config), encoding="utf-8")
+    code, data, stderr = verify(pack, "llama-tiny")
+    assert code == 1 and data["verdict"] == "export not verified", stderr
+    reasons = data["reasons"]
+    assert isinstance(reasons, list) and len(reasons) == 1  # the logits still agree
+    assert "Chat prompt" in reasons[0] and "system<|end_header_id|>" in reasons[0]
+    prompt = data["chat_prompt"]
+    assert isinstance(prompt, dict) and "You are a helpful assistant." in prompt["source"]
+    assert "You are a helpful assistant." not in prompt["pack"]
 
 
 def test_a_bad_block_size_is_not_verified_and_says_why(packs: dict[str, Path]) -> None:

@@ -76,6 +76,12 @@ class ExportPlan:
 
 def read_source(folder: Path) -> SourceModel:
     """Read config.json and the tokenizer files; ExportRefused when they cannot be used."""
+    return replace(read_config(folder), eos_token=check_eos(folder))
+
+
+def read_config(folder: Path) -> SourceModel:
+    """config.json's facts alone (no eos_token): what the block check needs, so a Hub
+    repo's settings can be refused before its weights are downloaded."""
     config = _json_object(folder / "config.json")
     text = config.get("text_config")
     model = {**config, **text} if isinstance(text, dict) else config  # multimodal configs
@@ -90,7 +96,7 @@ def read_source(folder: Path) -> SourceModel:
         hidden_size=hidden,
         intermediate_size=_width(model, "intermediate_size", folder),
         attention_width=heads * int(head_dim),
-        eos_token=check_eos(folder),
+        eos_token="",
     )
 
 

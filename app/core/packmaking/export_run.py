@@ -31,7 +31,14 @@ from app.core.infra.resources import resource
 from app.core.infra.words import Word
 from app.core.pack.bundle import BundleInfo, read_bundle
 from app.core.pack.files import DRAFT_RECIPE
-from app.core.packmaking.export_checks import ExportPlan, ExportRefused, check_out_folder
+from app.core.packmaking.export_checks import (
+    ExportPlan,
+    ExportRefused,
+    ExportSettings,
+    check_out_folder,
+    check_settings,
+    read_config,
+)
 from app.core.packmaking.export_env import (
     ExportEnv,
     mnnconvert_arg,
@@ -269,10 +276,17 @@ class ExportFailed(Exception):
     """The exporter failed, or what it wrote does not read as a pack."""
 
 
-# What a model's Hub repo holds that an export reads (weights, configs, tokenizer); its
-# code (`*.py`) only when the user trusts it.
-MODEL_FILES = ("*.json", "*.safetensors", "tokenizer.model", "*.tiktoken", "*.txt")
+# What a model's Hub repo holds that an export reads: its weights, its configs, and what
+# transformers' tokenizer reads (tokenizer.json and tokenizer_config.json,
+# special_tokens_map.json, added_tokens.json, vocab.json / merges.txt / vocab.txt,
+# sentencepiece and tiktoken files, chat_template.jinja or chat_template.json: the
+# template the pack's chat prompt is made from); its code (`*.py`) only when trusted.
+MODEL_FILES = (
+    *("*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"),
+    *("chat_template.jinja", "additional_chat_templates/*.jinja"),
+)
 CODE_FILES = ("*.py",)
+CONFIG_FILE = "config.json"
 
 
 def source_folder(
@@ -280,10 +294,14 @@ def source_folder(
     config: HubConfig | None = None,
     cache_dir: Path | None = None,
     trust_remote_code: bool = False,
+    settings: ExportSettings | None = None,
+    adjust: bool = False,
 ) -> Path:
     """An HF model folder for `source`: the folder itself, or a Hub repo id downloaded
     (model files only, its code only when trusted) into the Hugging Face cache
-    (`cache_dir`, default the Hub client's own)."""
+    (`cache_dir`, default the Hub client's own). With `settings`, a repo's config.json
+    is fetched alone first and the settings checked against its sizes
+    (export_checks.check_settings): ExportRefused before any weight is downloaded."""
     path = Path(source).expanduser()
     if path.is_dir():
         return path
@@ -291,6 +309,10 @@ def source_folder(
         raise ExportRefused(f"{source}: neither an HF model folder nor a Hub repo id (owner/name)")
     check_repo_id(source)
     config = config or HubConfig()
+    if settings is not None:
+        with hub_errors(f"downloading {source}'s {CONFIG_FILE}", config):
+            got = config.api().hf_hub_download(source, CONFIG_FILE, cache_dir=cache_dir)
+        check_settings(read_config(Path(got).parent), settings, adjust)
     patterns = CODE_FILES if trust_remote_code else ()
     with hub_errors(f"downloading {source}", config):
         got = config.api().snapshot_download(

@@ -21,6 +21,7 @@ from app.core.infra.jsonfile import atomic_write_json
 from app.core.pack.export_check import ExportVerdict, agreement_text
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.verify_compare import TIE_GAP, TextAgreement
+from app.core.packmaking.verify_prompt import PromptCheck
 
 FAITHFUL_FLOOR = 0.99
 # The largest logit difference at memory normal, as a share of the largest logit. Good
@@ -76,6 +77,7 @@ class ExportCheck:
     reasons: tuple[str, ...]  # what differs, when not verified
     seconds: float
     date: str
+    chat_prompt: PromptCheck | None = None  # None: not checked (an unfinished check)
 
     @property
     def verdict(self) -> ExportVerdict:
@@ -110,6 +112,7 @@ class ExportCheck:
             "halved_blocks": self.halved_blocks,
             "reasons": list(self.reasons),
             "runs": runs,
+            "chat_prompt": self.chat_prompt.to_json() if self.chat_prompt else None,
             "summary": self.summary(),  # what the model card shows
             "seconds": self.seconds,
             "date": self.date,
@@ -130,6 +133,9 @@ class ExportCheck:
                 "source quantized like the export and as it is), largest logit difference "
                 f"{diff}"
             )
+        prompt = self.chat_prompt
+        if prompt is not None and not prompt.difference:  # a difference is a reason
+            lines.append(prompt.summary())
         lines += self.reasons
         return lines
 
@@ -186,7 +192,8 @@ def verdict_reasons(
 
 CARD_HEAD = (
     "Compared with its source model on fixed texts (prose, code, Chinese, a chat turn), "
-    "teacher-forced, position by position, by `draftdeck verify-export`."
+    "teacher-forced, position by position, and its chat prompt with the source's, by "
+    "`draftdeck verify-export`."
 )
 
 

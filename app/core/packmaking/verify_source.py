@@ -31,7 +31,8 @@ from app.core.packmaking.export_checks import EXPORTER_BITS
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_mark import recorded_settings
 from app.core.packmaking.export_process import StreamedProcess
-from app.core.packmaking.verify_texts import VerifyText
+from app.core.packmaking.verify_prompt import SourcePrompt
+from app.core.packmaking.verify_texts import PROMPT_CONVERSATION, VerifyText
 
 BF16_BITS = 16
 SCRIPT = ("torch_side", "source_logits.py")
@@ -153,6 +154,7 @@ class SourceRun:
     vocab: int
     halved_blocks: dict[str, int]  # layer -> the block the exporter's quant really used
     seconds: float
+    chat_prompt: SourcePrompt | str  # or why the source's template gave none
 
 
 def run_source(
@@ -173,6 +175,7 @@ def run_source(
         "hf_folder": str(hf_folder.absolute()),
         "out_dir": str(out.absolute()),
         "texts": [t.to_json() for t in texts],
+        "chat_prompt": [[m["role"], m["content"]] for m in PROMPT_CONVERSATION],
         "quant": spec.to_json(),
     }
     job_file = out / "job.json"
@@ -202,6 +205,13 @@ def run_source(
         )
         for n, rec in enumerate(summary["texts"])
     )
+    prompt = summary["chat_prompt"]
     return SourceRun(
-        made, int(summary["vocab"]), dict(summary["halved_blocks"]), summary["seconds"]
+        made,
+        int(summary["vocab"]),
+        dict(summary["halved_blocks"]),
+        summary["seconds"],
+        SourcePrompt(prompt["text"], tuple(int(t) for t in prompt["ids"]), str(prompt["bos"]))
+        if "text" in prompt
+        else str(prompt["why"]),
     )

@@ -1,4 +1,5 @@
-"""The fixed texts an export is checked on: prose, code, Chinese and a chat turn.
+"""The fixed texts an export is checked on: prose, code, Chinese and a chat turn, and the
+conversation whose chat prompt is compared.
 
 Short on purpose: each position's logits are a whole vocabulary row (151,936 floats for
 Qwen3) written to disk twice for the source and once per pack run. Together about 300
@@ -9,6 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from app.core.pack.chat_format import SAMPLE_CONVERSATION
+
+# The conversation whose chat prompt the pack must render as its source does: with a
+# system message, so a template that drops it (or a pack with no template) shows.
+PROMPT_CONVERSATION = SAMPLE_CONVERSATION
 
 
 @dataclass(frozen=True)

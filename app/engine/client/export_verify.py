@@ -1,6 +1,7 @@
 """Prove an export: the source model (torch, in the export environment) and the pack
 (MNN, in the worker) on the same token ids, teacher-forced, compared position by
-position (app/core/packmaking/verify_compare.py).
+position (app/core/packmaking/verify_compare.py), and the pack's chat prompt against the
+source's (verify_prompt.py).
 
 The pack runs at `memory: normal` (the verdict) and at its recipe's own memory setting
 when that is another. Logits travel as .npy files in a temporary folder, removed after.
@@ -25,6 +26,7 @@ from app.core.packmaking.custom_code import refuse_untrusted_code
 from app.core.packmaking.export_env import ExportEnv
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
 from app.core.packmaking.verify_compare import compare_text
+from app.core.packmaking.verify_prompt import check_prompt
 from app.core.packmaking.verify_result import ExportCheck, RunCheck, verdict_reasons
 from app.core.packmaking.verify_source import (
     QuantSpec,
@@ -35,7 +37,7 @@ from app.core.packmaking.verify_source import (
 )
 from app.core.packmaking.verify_texts import TEXTS, VerifyText
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Decode, ForcedLogits, Load
+from app.engine.protocol import Decode, Encode, ForcedLogits, Load
 
 Say = Callable[[str], None]
 MNN_DEFAULT_MEMORY = "low"  # what MNN runs at when config.json names no memory
@@ -63,16 +65,22 @@ def _run_pack(
     client.run(Load(str(pack), target_config={"memory": memory}))
     out.mkdir()
     written = client.run(ForcedLogits(tuple(t.ids for t in source.texts), str(out)))
-
-    def decode(ids: Sequence[int]) -> str:
-        return client.run(Decode(tuple(ids))).text
-
+    decode = _decoder(client)
     texts = tuple(
         compare_text(t.name, t.ids, t.load("source"), t.load("quantized"), np.load(file), decode)
         for t, file in zip(source.texts, written.files, strict=True)
     )
     shutil.rmtree(out)  # a vocabulary row per token: not kept past its comparison
     return RunCheck(memory, texts, written.seconds)
+
+
+def _decoder(client: EngineClient) -> Callable[[Sequence[int]], str]:
+    """The loaded pack's tokenizer, ids to text."""
+
+    def decode(ids: Sequence[int]) -> str:
+        return client.run(Decode(tuple(ids))).text
+
+    return decode
 
 
 def check_inputs(
@@ -131,13 +139,22 @@ def verify_export(
             if process.cancelled:
                 raise ProcessCancelled
             runs.append(_run_pack(client, pack, memory, source, work / f"pack-{memory}"))
+    say("chat prompt: the pack's against the source's")
+    prompt = check_prompt(
+        source.chat_prompt,
+        info.chat,
+        lambda text: client.run(Encode(text)).tokens,
+        _decoder(client),
+    )
     reasons = verdict_reasons(runs, source.halved_blocks, spec.block)
+    reasons += (prompt.difference,) if prompt.difference else ()
     return ExportCheck(
         pack=str(pack),
         source=str(hf_folder),
         quantization=spec.describe(),
         runs=tuple(runs),
         halved_blocks=source.halved_blocks,
+        chat_prompt=prompt,
         verified=not reasons,
         reasons=reasons,
         seconds=time.perf_counter() - started,

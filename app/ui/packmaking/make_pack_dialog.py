@@ -1,8 +1,9 @@
 """File → Make Pack…: export an HF model to an MNN pack, prove the export against its
 source, and add the pack to the Library.
 
-The steps, each off the GUI thread: fetch the source (a repo id; its code only once
-trusted), check the choices (export_checks), ask before running code the model folder
+The steps, each off the GUI thread: fetch the source (a repo id: its config.json alone
+first, so a block it refuses is offered as for a folder before any weight comes; its code
+only once trusted), check the choices (export_checks), ask before running code the model folder
 carries (default No) and before creating the export environment (its folder and disk),
 build it (ExportEnvJob), export (ExportJob, into a hidden partial folder), verify it
 there (the verify-export client) and record the outcome in it, move it into place, add a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -26,7 +28,12 @@ from app.core.infra.job_queue import JobQueue
 from app.core.pack.library import Library
 from app.core.packmaking import export_run
 from app.core.packmaking.custom_code import CustomCodeRefused
-from app.core.packmaking.export_checks import ExportPlan, ExportSettings, plan_export
+from app.core.packmaking.export_checks import (
+    ExportPlan,
+    ExportRefused,
+    ExportSettings,
+    plan_export,
+)
 from app.core.packmaking.export_env import ExportEnv, ExportEnvPlan, plan_export_env
 from app.core.packmaking.export_env_build import ExportEnvJob
 from app.core.packmaking.export_run import ExportJob, source_folder
@@ -106,7 +113,8 @@ class MakePackDialog(JobDialog):
         elif source.folder is None:
             background.drop(self, "check")
             self.form.say(
-                f"{source.repo_id} is checked once its files are fetched from the Hub.",
+                f"{source.repo_id} is checked when Make Pack starts: its config.json first, "
+                "then the rest once its files are fetched from the Hub.",
                 problem=False,
             )
         else:
@@ -148,7 +156,10 @@ class MakePackDialog(JobDialog):
         checked = self._check is not None and (
             self._check.plan is not None or bool(self._check.code)  # Start asks
         )
-        startable = checked or (source.repo_id is not None and self.form.out_folder() is not None)
+        # A repo is checked once fetched: startable unless its config.json refused these
+        # settings (a refusal stands until the choices change).
+        fetchable = source.repo_id is not None and self.form.out_folder() is not None
+        startable = checked or (fetchable and self._check is None)
         self.start_button.setEnabled(startable and not running)
         self.show_running(running)
         self.form.set_running(running)
@@ -178,8 +189,10 @@ class MakePackDialog(JobDialog):
             repo_id = str(source.repo_id)
             self._run_step(
                 "fetching",
-                f"Fetching {repo_id}'s model files from {hub.place()}…",
-                lambda: _plans(source_folder(repo_id, hub, None, trust), out, settings, trust),
+                f"Fetching {repo_id}'s config.json, then its model files, from {hub.place()}…",
+                lambda: _plans(
+                    source_folder(repo_id, hub, None, trust, settings), out, settings, trust
+                ),
             )
 
     def _run_step(self, step: str, words: str, fn: Callable[[], Plans]) -> None:
@@ -189,8 +202,19 @@ class MakePackDialog(JobDialog):
     def _on_step_error(self, error: Exception) -> None:
         if isinstance(error, CustomCodeRefused) and not self._trust:
             self._ask_trust(error)
+        elif isinstance(error, ExportRefused) and error.block is not None:
+            self._refused_block(error, error.block)
         else:
             self._failed(error)
+
+    def _refused_block(self, refused: ExportRefused, block: int) -> None:
+        """A repo's config.json refused the block before its weights were fetched: the
+        refusal and the block that fits are offered as for a folder."""
+        settings = replace(self.form.settings(), block=block)
+        self._stopped("Not started: only the model's config.json was fetched.", problem=True)
+        self._show_check(
+            Check(refusal=refused.message, adjusted=settings, adjust_words=(refused.message,))
+        )
 
     def _ask_trust(self, refused: CustomCodeRefused) -> None:
         """Name the folder's code and ask; No (the default) runs none of it."""
