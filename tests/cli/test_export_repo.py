@@ -31,7 +31,9 @@ def test_a_block_the_repos_config_refuses_is_said_before_its_weights_are_fetched
     out = tmp_path / "pack"
     with FakeHub() as hub:
         hub.add_folder(REPO, LLAMA)
-        done = run_cli("export", REPO, "--out", str(out), env=hub_env(hub, tmp_path), timeout=120)
+        # A block the user chose (the default is fitted to the model instead).
+        args = ("export", REPO, "--out", str(out), "--block", "128")
+        done = run_cli(*args, env=hub_env(hub, tmp_path), timeout=120)
         asked = [path for _, path, _ in hub.requests if not path.startswith("/api/")]
     assert done.returncode == 2, done.stderr
     assert "quant_block 128 does not divide the hidden size 64" in done.stderr
