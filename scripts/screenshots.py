@@ -7,7 +7,10 @@ bundles, tests/hub_server.FakeHub, tests/adb_harness.AdbServer with fake phones)
   default), in a fresh home (`<page>-empty`) and in busy states (a broken pack, a
   blocked pair, a recipe edit, a download, a reply being generated, a sweep, a push),
   into build/screenshots/<W>x<H>/<page>-<state>.png with build/screenshots/index.html;
-- the README shots at 1280x780 into docs/, taken during the busy states.
+- the README shots at 1280x780 into docs/, taken during the busy states;
+
+every shot in the light scheme and again in the dark one (<name>-dark.png, named by
+gallery.camera.shot_name).
 
 Every PNG is checked to have the pixel size its name says and not to be blank; any
 shot that fails is listed at the end and the exit status is 1.
@@ -70,8 +73,8 @@ def main(argv: list[str]) -> int:
     from gallery.stage import Scene, close_window, fill_library, open_window, use_home
     from PySide6.QtWidgets import QApplication
 
-    from app.core.infra.resources import read_text
     from app.ui.base.background import wait_for_background
+    from app.ui.base.scheme import scheme
     from tests.adb_harness import AdbServer
     from tests.hub_server import FakeHub
 
@@ -90,7 +93,7 @@ def main(argv: list[str]) -> int:
         hub = stack.enter_context(FakeHub())
         os.environ["HF_ENDPOINT"] = hub.endpoint
         app = QApplication(sys.argv[:1])
-        app.setStyleSheet(read_text("style.qss"))
+        scheme().follow_system()
         for state in states:
             library = use_home(work / state)
             if state == "busy":

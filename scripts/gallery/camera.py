@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from time import monotonic
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
+from app.ui.base.scheme import scheme
 from app.ui.shell.main_window import MainWindow
 
 Size = tuple[int, int]
@@ -20,6 +22,14 @@ WAIT_LIMIT_S = 300.0  # a condition still false after this means the stage is br
 
 class GalleryError(RuntimeError):
     """A shot could not be made as named: wrong size, blank, or a state never reached."""
+
+
+SCHEMES = (Qt.ColorScheme.Light, Qt.ColorScheme.Dark)  # every shot in each
+
+
+def shot_name(name: str, colours: Qt.ColorScheme) -> str:
+    """A shot's file name: `name`.png in the light scheme, `name`-dark.png in the dark."""
+    return f"{name}-dark.png" if colours == Qt.ColorScheme.Dark else f"{name}.png"
 
 
 def size_name(size: Size) -> str:
@@ -66,17 +76,21 @@ class Camera:
     before_grab: Callable[[], None] | None = None  # e.g. redraw live charts at the new size
 
     def shoot(self, page: str, state: str, readme_name: str | None = None) -> None:
-        """Show `page` and save it at every size as <W>x<H>/<page>-<state>.png (and, at
-        the README size, as docs/<readme_name>.png when README shots are made)."""
+        """Show `page` and save it in each scheme at every size as
+        <W>x<H>/<page>-<state>[-dark].png (and, at the README size, as
+        docs/<readme_name>[-dark].png when README shots are made)."""
         self.window.show_page(page)
-        if readme_name is not None and self.readme is not None:
-            self.readme.mkdir(parents=True, exist_ok=True)
-            self._save(README_SIZE, self.readme / f"{readme_name}.png")
-        for size in self.sizes:
-            path = self.out / size_name(size) / f"{page}-{state}.png"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if self._save(size, path):
-                self.shots.append(path)
+        for colours in SCHEMES:
+            scheme().request(colours)
+            if readme_name is not None and self.readme is not None:
+                self.readme.mkdir(parents=True, exist_ok=True)
+                self._save(README_SIZE, self.readme / shot_name(readme_name, colours))
+            for size in self.sizes:
+                path = self.out / size_name(size) / shot_name(f"{page}-{state}", colours)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if self._save(size, path):
+                    self.shots.append(path)
+        scheme().request(Qt.ColorScheme.Light)  # the next state is set up as a user sees it
 
     def _save(self, size: Size, path: Path) -> bool:
         """Grab the window at `size` into `path`; False (and no file) if it cannot be

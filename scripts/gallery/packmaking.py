@@ -23,7 +23,17 @@ from PySide6.QtWidgets import QDialog
 from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import EXPORT_ENV_VAR, ready_export_env
 from app.core.packmaking.make import write_card_only
-from gallery.camera import README_SIZE, GalleryError, Size, check_png, size_name, wait_until
+from app.ui.base.scheme import colours, scheme
+from gallery.camera import (
+    README_SIZE,
+    SCHEMES,
+    GalleryError,
+    Size,
+    check_png,
+    shot_name,
+    size_name,
+    wait_until,
+)
 from gallery.stage import ROOT, Scene, select_in_library
 from tests.helpers.smol_shape import smol_shaped_folder
 from tests.hub_server import DEFAULT_TOKEN
@@ -49,11 +59,11 @@ def _save(scene: Scene, dialog: QDialog, size: Size, path: Path) -> bool:
     left = (size[0] - over.width()) // 2
     top = (size[1] - over.height() + TITLE_PX) // 2
     title = QRect(left, top - TITLE_PX, over.width(), TITLE_PX)
-    painter.fillRect(title, QColor("#1f2a44"))  # a plain title bar: offscreen draws none
-    painter.setPen(QColor("#e8ecf5"))
+    painter.fillRect(title, QColor(colours().sidebar))  # a plain title bar: offscreen has none
+    painter.setPen(QColor(colours().sidebar_text))
     painter.drawText(title, Qt.AlignmentFlag.AlignCenter, dialog.windowTitle())
     painter.drawPixmap(QPoint(left, top), over)
-    painter.setPen(QColor("#1f2a44"))
+    painter.setPen(QColor(colours().sidebar))
     painter.drawRect(left - 1, top - TITLE_PX - 1, over.width() + 1, over.height() + TITLE_PX + 1)
     painter.end()
     if not shot.save(str(path)):
@@ -66,14 +76,17 @@ def _save(scene: Scene, dialog: QDialog, size: Size, path: Path) -> bool:
 def shoot_dialog(scene: Scene, dialog: QDialog, name: str) -> None:
     """As Camera.shoot does for a page: every size, and the README size into docs/."""
     camera = scene.camera
-    if camera.readme is not None:
-        camera.readme.mkdir(parents=True, exist_ok=True)
-        _save(scene, dialog, README_SIZE, camera.readme / f"{name}.png")
-    for size in camera.sizes:
-        path = camera.out / size_name(size) / f"{name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if _save(scene, dialog, size, path):
-            camera.shots.append(path)
+    for shown in SCHEMES:
+        scheme().request(shown)
+        if camera.readme is not None:
+            camera.readme.mkdir(parents=True, exist_ok=True)
+            _save(scene, dialog, README_SIZE, camera.readme / shot_name(name, shown))
+        for size in camera.sizes:
+            path = camera.out / size_name(size) / shot_name(name, shown)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if _save(scene, dialog, size, path):
+                camera.shots.append(path)
+    scheme().request(Qt.ColorScheme.Light)
 
 
 def shoot_make_pack(scene: Scene) -> None:

@@ -14,9 +14,6 @@ def wrap_to_width(label: QLabel) -> QLabel:
     return label
 
 
-WARNING_COLOUR = "#a1261b"  # a warning inside a label's rich text
-
-
 def not_started_while(busy: str) -> str:
     """Why a measurement did not start while `busy` ("a Tune sweep is measuring")."""
     return (

@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from app.core.measure.metrics import acceptance_by_position, count_positions
 from app.engine.protocol import Mode, Round, Rounds
+from app.ui.base.chart_colours import paint_plot
+from app.ui.base.scheme import colours, scheme
 
 REDRAW_MS = 100
 # The four plots are redrawn in turn, one per tick, so each is redrawn every
@@ -38,7 +40,6 @@ LENGTH_TIP = (
     f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1."
 )
 SPEED_TITLE = "Decode speed"
-REFERENCE_COLOUR = "#a1261b"
 REFERENCE_WORDS = "Plain"  # the mode: in a 1024 px window the title has ~200 px
 POSITION_TIP = (
     "For each position in the draft: how often its token was accepted when every "
@@ -53,7 +54,7 @@ def speed_title(reference: bool) -> str:
     """The speed plot's title, with the dashed reference line's key when it is drawn."""
     if not reference:
         return SPEED_TITLE
-    key = f"<span style='color:{REFERENCE_COLOUR}'>- - {REFERENCE_WORDS}</span>"
+    key = f"<span style='color:{colours().error}'>- - {REFERENCE_WORDS}</span>"
     return f"{SPEED_TITLE} &nbsp;{key}"
 
 
@@ -105,7 +106,7 @@ class ChatCharts(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # No antialiasing: in software rendering it doubles the paint cost of a plot.
-        pg.setConfigOptions(antialias=False, background="w", foreground="#333")
+        pg.setConfigOptions(antialias=False)
         self.speed = Ring()
         self.reply_speed = Ring()  # each finished reply's own decode tok/s, at its end
         self.acceptance = Ring()
@@ -135,23 +136,20 @@ class ChatCharts(QWidget):
         self.acceptance_plot.setYRange(0, 1)
         self._show_positions(0)
         self._show_length_range(0)
-        pen = pg.mkPen("#3b5bdb", width=2)
-        self.speed_curve = self.speed_plot.plot(pen=pen)
+        self.speed_curve = self.speed_plot.plot()
         # Every reply gets its dot, even one that arrived in a single batch (no line).
-        self.reply_dots = self.speed_plot.plot(
-            pen=None, symbol="o", symbolSize=8, symbolBrush="#3b5bdb", symbolPen="w"
-        )
+        self.reply_dots = self.speed_plot.plot(pen=None, symbol="o", symbolSize=8)
         # The line's words go in the title, as a legend: on the line they covered the
         # curve that runs about it (or ran off the plot: "ain decoding").
-        self.reference_line = pg.InfiniteLine(
-            angle=0, pen=pg.mkPen(REFERENCE_COLOUR, style=pg.QtCore.Qt.PenStyle.DashLine)
-        )
+        self.reference_line = pg.InfiniteLine(angle=0)
         self.reference_line.hide()
         self.speed_plot.addItem(self.reference_line)
-        self.acceptance_curve = self.acceptance_plot.plot(pen=pen)
-        self.length_curve = self.length_plot.plot(pen=pen)
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#5b7bd5")
+        self.acceptance_curve = self.acceptance_plot.plot()
+        self.length_curve = self.length_plot.plot()
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
         self.position_plot.addItem(self.bars)
+        self._recolour()
+        scheme().changed.connect(self._recolour)
 
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
@@ -174,6 +172,23 @@ class ChatCharts(QWidget):
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         return plot
+
+    def _recolour(self) -> None:
+        """Everything drawn in the scheme's colours (pyqtgraph's own default is a black
+        background whatever the palette)."""
+        now = colours()
+        for plot in (self.speed_plot, self.acceptance_plot, self.length_plot, self.position_plot):
+            plot.setBackground(now.chart)
+            paint_plot(plot.getPlotItem(), now)
+        pen = pg.mkPen(now.chart_lines[0], width=2)
+        for curve in (self.speed_curve, self.acceptance_curve, self.length_curve):
+            curve.setPen(pen)
+        self.reply_dots.setSymbolBrush(now.chart_lines[0])
+        self.reply_dots.setSymbolPen(now.chart)
+        self.reference_line.setPen(pg.mkPen(now.error, style=Qt.PenStyle.DashLine))
+        self.bars.setOpts(brush=now.chart_bars)
+        # The title's key is drawn in the reference line's colour.
+        self.speed_plot.setTitle(speed_title(self.reference_line.isVisible()), size=TITLE_SIZE)
 
     def _arrange(self, columns: int) -> None:
         """The plots in a 2x2 grid, or one above the other when two side by side would

@@ -40,11 +40,11 @@ from app.core.measure.conversations import (
 from app.ui.base import background
 from app.ui.base.dialogs import ask
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.scheme import colours
 from app.ui.chat.chat_transcript import Message
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 LISTING = "conversations"  # the background key: a newer listing makes an older one stale
-OTHER_PAIR_COLOUR = "#5c6475"
 
 
 def saved(message: Message) -> SavedMessage:
@@ -164,7 +164,7 @@ class ConversationPanel(QWidget):
             when = conversation.updated[:16].replace("T", " ")
             item.setToolTip(f"{conversation.shown_title}\n{_pair_words(conversation)}\n{when}")
             if conversation.id in other_ids:
-                item.setForeground(QColor(OTHER_PAIR_COLOUR))
+                item.setForeground(QColor(colours().hint))
             self.list.addItem(item)
             if conversation.id == selected:
                 self.list.setCurrentItem(item)

@@ -29,18 +29,20 @@ from app.ui.base.engine_bridge import (
     EngineState,
 )
 from app.ui.base.pair_state import PairState
+from app.ui.base.scheme import colours
 
+# (sign, words, colour role in app/ui/base/colours.py) per state
 STATE_WORDS = {
-    STOPPED: ("○", "Engine not started", "#5c6475"),
-    STARTING: ("◌", "Starting the engine…", "#8a5300"),
-    LOADING: ("◌", "Loading the pair…", "#8a5300"),
-    READY: ("●", "Ready", "#1e6b34"),
-    GENERATING: ("●", "Generating…", "#3b5bdb"),
-    ERROR: ("✕", "Cannot run", "#a1261b"),
-    CRASHED: ("✕", "Engine crashed", "#a1261b"),
+    STOPPED: ("○", "Engine not started", "hint"),
+    STARTING: ("◌", "Starting the engine…", "caution"),
+    LOADING: ("◌", "Loading the pair…", "caution"),
+    READY: ("●", "Ready", "good"),
+    GENERATING: ("●", "Generating…", "accent"),
+    ERROR: ("✕", "Cannot run", "error"),
+    CRASHED: ("✕", "Engine crashed", "error"),
 }
 # A worker that stopped answering was killed by the watchdog: it did not crash itself.
-UNRESPONSIVE_WORDS = ("✕", "Engine stopped responding", "#a1261b")
+UNRESPONSIVE_WORDS = ("✕", "Engine stopped responding", "error")
 
 EXACT_ROLLBACK_NOTE = (
     "This MNN rolls linear-attention state back exactly (linear_rollback true): "
@@ -74,7 +76,8 @@ def crash_title(crash_code: str) -> str:
 
 
 def state_parts(state: EngineState, last_error: str, crash_code: str = "") -> tuple[str, str, str]:
-    """The engine's state as a sign and words, their colour, and the error when it failed."""
+    """The engine's state as a sign and words, their colour's role, and the error when it
+    failed."""
     unresponsive = state == CRASHED and crash_code == FailureCode.UNRESPONSIVE
     symbol, words, colour = (
         UNRESPONSIVE_WORDS if unresponsive else STATE_WORDS.get(state, STATE_WORDS[STOPPED])
@@ -84,14 +87,13 @@ def state_parts(state: EngineState, last_error: str, crash_code: str = "") -> tu
 
 def state_html(state: EngineState, last_error: str, crash_code: str = "") -> str:
     """The engine's state as a coloured sign and words, with the error when it failed."""
-    head, colour, detail = state_parts(state, last_error, crash_code)
+    head, role, detail = state_parts(state, last_error, crash_code)
     said = f": {detail}" if detail else ""
-    return f"<span style='color:{colour}'>{escape(head)}</span>{escape(said)}"
+    return f"<span style='color:{colours().of(role)}'>{escape(head)}</span>{escape(said)}"
 
 
 REASON_LINES = 3  # a failure's reason under the header: at most this many lines, folded
 SHOW_ALL, SHOW_LESS = "Show all ▾", "Show less ▴"  # drawn as links; a click on the label
-LINK_COLOUR = "#3b5bdb"
 
 
 class ReasonLabel(QWidget):
@@ -206,7 +208,7 @@ class ReasonLabel(QWidget):
             painter.drawText(0, index * spacing, self.width(), spacing, flags, line)
         if not self.folds():
             return
-        painter.setPen(QColor(LINK_COLOUR))
+        painter.setPen(QColor(colours().accent))
         if self.expanded:
             painter.drawText(0, len(lines) * spacing, self.width(), spacing, flags, SHOW_LESS)
         else:
@@ -223,7 +225,7 @@ class StateLabel(QLabel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._head, self._colour = "", ""
+        self._head, self._role = "", "hint"
         self.reason = ReasonLabel()
         self.reason.hide()
         self.setMinimumWidth(1)
@@ -231,7 +233,7 @@ class StateLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
     def show_state(self, state: EngineState, last_error: str, crash_code: str = "") -> None:
-        self._head, self._colour, detail = state_parts(state, last_error, crash_code)
+        self._head, self._role, detail = state_parts(state, last_error, crash_code)
         self.setText(state_html(state, last_error, crash_code))
         self.setToolTip(last_error)
         self.reason.set_text(detail)
@@ -240,7 +242,7 @@ class StateLabel(QLabel):
         painter = QPainter(self)
         rect = self.contentsRect()
         head = self.fontMetrics().elidedText(self._head, Qt.TextElideMode.ElideRight, rect.width())
-        painter.setPen(QColor(self._colour))
+        painter.setPen(QColor(colours().of(self._role)))  # read at each paint: the scheme's
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, head)
 
 

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.core.recipe.files import target_sampler
 from app.core.recipe.sampler_settings import SamplerSettings
-from app.ui.base.labels import WARNING_COLOUR, wrap_to_width
+from app.ui.base.labels import wrap_to_width
+from app.ui.base.scheme import colours
 
 # The combo's items, short: the options row must fit a 1024 px window (the tooltip and
 # the note below say what greedy is for).
@@ -94,7 +95,7 @@ class SamplerControls(QWidget):
             text = "Greedy (exact comparison): the target's most likely token every time."
         elif self.recipe_error:
             text = (
-                f"<span style='color:{WARNING_COLOUR}'>⚠ {escape(self.recipe_error)}. "
+                f"<span style='color:{colours().error}'>⚠ {escape(self.recipe_error)}. "
                 "Replies are greedy until the recipe is fixed.</span>"
             )
         elif self.recipe_sampler is None:

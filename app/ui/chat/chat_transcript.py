@@ -17,14 +17,12 @@ from PySide6.QtGui import QColor, QGuiApplication, QTextBlockFormat, QTextCharFo
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.measure.chat_record import MessageRecord
+from app.ui.base.scheme import colours, scheme
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-DRAFT_BACKGROUND = "#ffe8a3"
 MESSAGE_GAP = 12  # px above a message: Qt's own margin for <p>, as a full redraw has
-ACTION_COLOUR = "#5c6475"
 COPY, REGENERATE = "Copy", "Regenerate"
 # Messages the engine left out to fit the context window stay on screen, greyed.
-OUT_OF_CONTEXT_COLOUR = "#9aa0a8"
 OUT_OF_CONTEXT = "not in context"
 OUT_OF_CONTEXT_TIP = "no longer in context: left out to fit the context window"
 
@@ -69,7 +67,7 @@ def figures_line(message: Message) -> str:
 
 
 def _action_link(href: str, words: str) -> str:
-    return f"<a href='{href}' style='color:{ACTION_COLOUR}; text-decoration:none'>{words}</a>"
+    return f"<a href='{href}' style='color:{colours().hint}; text-decoration:none'>{words}</a>"
 
 
 class Transcript(QTextBrowser):
@@ -90,10 +88,20 @@ class Transcript(QTextBrowser):
         self.highlight = True
         self._plain = QTextCharFormat()
         self._draft = QTextCharFormat()
-        self._draft.setBackground(QColor(DRAFT_BACKGROUND))
+        self._recolour()
+        scheme().changed.connect(self._redraw_in_scheme)
         self._to_end = False
         self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
         self.verticalScrollBar().actionTriggered.connect(self._on_scrolled_by_user)
+
+    def _recolour(self) -> None:
+        self._draft.setBackground(QColor(colours().draft))
+
+    def _redraw_in_scheme(self) -> None:
+        """The highlights (and greyed messages, links) are drawn in the colours of
+        their time: draw them again in the scheme's."""
+        self._recolour()
+        self.render_all()
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -171,16 +179,17 @@ class Transcript(QTextBrowser):
         out = []
         for text, flag in parts:
             if flag and self.highlight:
-                out.append(f"<span style='background:{DRAFT_BACKGROUND}'>{_html(text)}</span>")
+                out.append(f"<span style='background:{colours().draft}'>{_html(text)}</span>")
             else:
                 out.append(_html(text))
         return "".join(out)
 
     def render_all(self) -> None:
         blocks = []
+        now = colours()
         for index, message in enumerate(self.messages):
             # Greyed as a whole; drafted tokens keep their background.
-            grey = f" color:{OUT_OF_CONTEXT_COLOUR};" if index < self.out_of_context else ""
+            grey = f" color:{now.faint};" if index < self.out_of_context else ""
             if message.role == "user":
                 head = self._heading(index)
                 blocks.append(f"<p style='{grey}'>{head}<br>{_html(message.text)}</p>")
@@ -195,12 +204,12 @@ class Transcript(QTextBrowser):
                 head += f"<br><a href='think:{index}'>{arrow} Thinking ({count} tokens)</a>"
                 if message.thinking_open:
                     thinking = (
-                        f"<div style='color:#555; margin-left:12px'>"
+                        f"<div style='color:{now.hint}; margin-left:12px'>"
                         f"{self._spans(message.thinking)}</div>"
                     )
             body = self._spans(message.answer)
             if message.stats is not None:
-                body += f"<br><span style='color:#5c6475'>{escape(figures_line(message))}</span>"
+                body += f"<br><span style='color:{now.hint}'>{escape(figures_line(message))}</span>"
             blocks.append(
                 f"<p style='margin-bottom:0;{grey}'>{head}</p>{thinking}"
                 f"<p style='margin-top:0;{grey}'>{body}</p>"

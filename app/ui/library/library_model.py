@@ -12,7 +12,7 @@ from app.core.infra.units import format_bytes
 from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import PackEntry
 from app.ui.base.fitted_table import READABLE_ROLE
-from app.ui.base.labels import WARNING_COLOUR
+from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
 
 COLUMNS = (
@@ -28,8 +28,6 @@ COLUMNS = (
 )
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
-_ERROR_BRUSH = QBrush(QColor("#b42318"))
-_WARNING_BRUSH = QBrush(QColor(WARNING_COLOUR))
 # A readable pack's status by its export check (None: never checked).
 _CHECKED_STATUS = {
     None: "OK",
@@ -202,7 +200,8 @@ class LibraryModel(ColumnsModel):
         if role == READABLE_ROLE:
             return _readable(entry, COLUMNS[column], text)
         if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[column] == "Status":
-            if not entry.ok:
-                return _ERROR_BRUSH
-            return _WARNING_BRUSH if entry.export_doubtful else None
+            # Read at each paint: the colour follows the scheme.
+            return (
+                QBrush(QColor(colours().error)) if not entry.ok or entry.export_doubtful else None
+            )
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from app.core.infra.units import format_bytes
 from app.core.pack.export_check import ExportVerdict, SavedExportCheck
 from app.core.pack.library import PackEntry
-from app.ui.base.labels import WARNING_COLOUR
+from app.ui.base.scheme import colours, scheme
 
 
 def _ids(ids: tuple[int, ...]) -> str:
@@ -24,7 +25,7 @@ def export_check_html(check: SavedExportCheck | None) -> str:
         return ""
     if check.verified:
         return f"<p><b>{escape(check.headline())}</b></p>"
-    warn = f"style='color:{WARNING_COLOUR}'"
+    warn = f"style='color:{colours().error}'"
     if check.verdict == ExportVerdict.UNREADABLE:
         return f"<p {warn}><b>Export check unreadable:</b> {escape(check.problem)}<br>" + (
             f"<b>File:</b> {escape(str(check.file))}</p>"
@@ -97,19 +98,30 @@ class PackDetails(QTextBrowser):
         super().__init__(parent)
         self.setObjectName("details")
         self.setOpenLinks(False)
+        self._html: Callable[[], str] = lambda: ""  # what is shown, made in today's colours
+        scheme().changed.connect(self._redraw)
         self.show_entry(None)
 
+    def _show(self, html: Callable[[], str]) -> None:
+        self._html = html
+        self._redraw()
+
+    def _redraw(self) -> None:
+        self.setHtml(self._html())
+
     def show_empty_library(self, root: Path) -> None:
-        self.setHtml(
-            "<h3>No packs yet</h3>"
-            "<p>Drop a pack folder or a zipped pack anywhere on this window, or use "
-            "<b>File → Add Folder…</b> (kept where it is) or <b>File → Import Zip…</b> "
-            "(unpacked into the library).</p>"
-            f"<p>Library folder: {escape(str(root))}</p>"
+        self._show(
+            lambda: (
+                "<h3>No packs yet</h3>"
+                "<p>Drop a pack folder or a zipped pack anywhere on this window, or use "
+                "<b>File → Add Folder…</b> (kept where it is) or <b>File → Import Zip…</b> "
+                "(unpacked into the library).</p>"
+                f"<p>Library folder: {escape(str(root))}</p>"
+            )
         )
 
     def show_entry(self, entry: PackEntry | None) -> None:
         if entry is None:
-            self.setHtml("<p>Select a pack to see what was read from its bundle.</p>")
+            self._show(lambda: "<p>Select a pack to see what was read from its bundle.</p>")
         else:
-            self.setHtml(details_html(entry))
+            self._show(lambda: details_html(entry))

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.core.packmaking.measured import TargetMeasurement, percent
 from app.core.packmaking.writing import Written
-from app.ui.base.labels import WARNING_COLOUR
+from app.ui.base.scheme import colours
 
 
 def _uplift(figures: Mapping[str, Any]) -> str:
@@ -30,7 +30,7 @@ def _row(m: TargetMeasurement, entry: Mapping[str, Any]) -> str:
         state = "enabled"
     else:
         reason = html.escape(str(entry.get("reason") or "disabled"))
-        state = f'<span style="color:{WARNING_COLOUR}">disabled: {reason}</span>'
+        state = f'<span style="color:{colours().error}">disabled: {reason}</span>'
     return (
         f"<tr><td>{html.escape(m.name)}<br><small>{html.escape(m.key)}</small></td>"
         f"<td>{html.escape(m.method)}</td><td>{html.escape(uplift)}</td><td>{state}</td></tr>"

@@ -35,13 +35,13 @@ from app.core.packmaking.verify_result import (
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.export_verify import VerifyOptions, verify_export
 from app.ui.base import background
-from app.ui.base.labels import WARNING_COLOUR
+from app.ui.base.scheme import colours
 from app.ui.packmaking.job_dialog import problem_words
 
 
 def check_html(check: ExportCheck) -> str:
     """The verdict, the two figures per memory setting, and what differs."""
-    colour = "" if check.verified else f' style="color:{WARNING_COLOUR}"'
+    colour = "" if check.verified else f' style="color:{colours().error}"'
     rows = "".join(
         f"<tr><td>{html.escape(r.memory)}</td><td>{agreement_text(r.faithful)}</td>"
         f"<td>{agreement_text(r.cost)}</td>"

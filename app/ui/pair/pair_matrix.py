@@ -15,13 +15,16 @@ from app.core.pack.library import PackEntry
 from app.core.pack.pair_table import PairTable, PairTables
 from app.core.pack.pairing import Cell, cell_of, distinct_names
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, VERDICT_LABELS, Verdict
-from app.ui.pair.verdict_card import STYLES
+from app.ui.pair.verdict_card import STYLES, level_colours
 
 Index = QModelIndex | QPersistentModelIndex
 PAIR_ROLE = Qt.ItemDataRole.UserRole + 1
-# Colours by level, made once: data() answers each cell's every role from these.
-_BACKGROUNDS = {level: QBrush(QColor(style[2])) for level, style in STYLES.items()}
-_FOREGROUNDS = {level: QBrush(QColor(style[3])) for level, style in STYLES.items()}
+
+
+@lru_cache(maxsize=16)
+def _brushes(background: str, ink: str) -> tuple[QBrush, QBrush]:
+    """Made once per colour: data() answers each cell's every role from these."""
+    return QBrush(QColor(background)), QBrush(QColor(ink))
 
 
 @lru_cache(maxsize=64)
@@ -107,9 +110,9 @@ class PairMatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return cell.reasons_text
         if role == Qt.ItemDataRole.BackgroundRole:
-            return _BACKGROUNDS[cell.level]
+            return _brushes(*level_colours(cell.level))[0]
         if role == Qt.ItemDataRole.ForegroundRole:
-            return _FOREGROUNDS[cell.level]
+            return _brushes(*level_colours(cell.level))[1]
         if role == PAIR_ROLE:
             return (self.table.targets[row], self.table.drafts[column])
         return None

@@ -13,9 +13,10 @@ from app.core.pack.library import PackEntry
 from app.core.recipe.files import run_recipes
 from app.ui.base.labels import wrap_to_width
 
-# (mark, colour) for the memory estimate: words and a symbol, never colour alone.
+# A mark for the memory estimate: words and a symbol, never colour alone. The colour is
+# the style sheet's, by the label's "level" property (resources/style.qss).
 UNKNOWN = "unknown"  # the estimate could not be made
-MEMORY_STYLES = {TIGHT: ("⚠ ", "#8a5300"), TOO_BIG: ("✕ ", "#a1261b"), UNKNOWN: ("⚠ ", "#8a5300")}
+MARKS = {TIGHT: "⚠ ", TOO_BIG: "✕ ", UNKNOWN: "⚠ "}
 
 
 class MemoryEstimate(QLabel):
@@ -49,8 +50,8 @@ class MemoryEstimate(QLabel):
         self._show_text(fit.level, f"{fit.message} Context window: {window.describe()}.")
 
     def _show_text(self, level: str, message: str) -> None:
-        mark, colour = MEMORY_STYLES.get(level, ("", ""))
-        self.setText(mark + message)
-        self.setStyleSheet(f"color: {colour};" if colour else "")
+        self.setText(MARKS.get(level, "") + message)
         self.setProperty("level", level)
+        self.style().unpolish(self)  # a property the style sheet reads: its colour anew
+        self.style().polish(self)
         self.show()

@@ -23,19 +23,28 @@ from app.core.pack.verdict import (
 )
 from app.core.recipe.wording import reason_text
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.scheme import colours, scheme
 
-# (symbol, title, background, border/text colour)
+# (symbol, title)
 STYLES = {
-    COMPATIBLE: ("✓", "Compatible", "#e8f5ec", "#1e6b34"),
-    WARNINGS: ("⚠", "Compatible, with warnings", "#fff5e1", "#8a5300"),
-    CANNOT_PAY: (
-        "⊘",
-        f"Compatible, but speculation cannot pay on MNN {MEASURED_MNN}",
-        "#eef1f6",
-        "#3d4a63",
-    ),
-    BLOCKED: ("✕", "Blocked: this pair cannot run", "#fdecea", "#a1261b"),
+    COMPATIBLE: ("✓", "Compatible"),
+    WARNINGS: ("⚠", "Compatible, with warnings"),
+    CANNOT_PAY: ("⊘", f"Compatible, but speculation cannot pay on MNN {MEASURED_MNN}"),
+    BLOCKED: ("✕", "Blocked: this pair cannot run"),
 }
+
+
+def level_colours(level: str) -> tuple[str, str]:
+    """A verdict level's (background, border and text colour) in the scheme drawn now."""
+    now = colours()
+    return {
+        COMPATIBLE: now.compatible,
+        WARNINGS: now.warnings,
+        CANNOT_PAY: now.cannot_pay,
+        BLOCKED: now.blocked,
+    }[level]
+
+
 SECTION_TITLES = {BLOCKED: "Why it cannot work", WARNING: "Warnings", INFO: "Good to know"}
 
 
@@ -43,7 +52,7 @@ def _evidence(reason: Reason) -> str:
     if reason.severity == INFO or (reason.target is None and reason.draft is None):
         return ""
     return (
-        f"<br><span style='color:#555'>target: {escape(reason.shown(reason.target))}"
+        f"<br><span style='color:{colours().hint}'>target: {escape(reason.shown(reason.target))}"
         f" &nbsp;·&nbsp; draft: {escape(reason.shown(reason.draft))}</span>"
     )
 
@@ -84,6 +93,8 @@ class VerdictCard(QScrollArea):
         layout.addWidget(self.body)
         self.setWidget(self.frame)
         self._fitted_width = -1
+        self._shown: tuple[Verdict | None, str, str] = (None, "", "")
+        scheme().changed.connect(self._recolour)
         self.show_verdict(None)
 
     def needed_height(self) -> int:
@@ -113,16 +124,21 @@ class VerdictCard(QScrollArea):
         else:
             self._place_box()
 
+    def _recolour(self) -> None:
+        self.show_verdict(*self._shown)
+
     def show_verdict(
         self, verdict: Verdict | None, note: str = "", title: str = "Choose a target and a draft"
     ) -> None:
+        self._shown = (verdict, note, title)
         if verdict is None:
             self.frame.setStyleSheet("")
             self.title.setText(title)
             self.body.setText(note or "The verdict appears here at once.")
             self._refit()
             return
-        symbol, title, background, ink = STYLES[verdict.level]
+        symbol, title = STYLES[verdict.level]
+        background, ink = level_colours(verdict.level)
         self.frame.setStyleSheet(
             f"QFrame#verdictCard {{ background: {background}; border: 2px solid {ink};"
             f" border-radius: 8px; }} QLabel#verdictTitle {{ color: {ink}; font-size: 14pt;"

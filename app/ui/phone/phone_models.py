@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, QUrl, Signal
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from app.core.infra.units import format_bytes
@@ -16,6 +16,7 @@ from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
 from app.core.phone.push import DONE, PUSHING, PushJob, PushStatus
 from app.ui.base.job_models import JobQueueModel
+from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
 
 SERIAL_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -55,7 +56,7 @@ class DeviceList(QListWidget):
             item.setData(SERIAL_ROLE, device.serial)
             item.setToolTip(device.serial + (f"\n{device.guidance}" if device.guidance else ""))
             if not device.ready:
-                item.setForeground(Qt.GlobalColor.darkYellow)
+                item.setForeground(QColor(colours().caution))
             self.addItem(item)
             if device.serial == current:
                 self.setCurrentItem(item)

@@ -41,6 +41,7 @@ from app.core.recipe.files import (
 from app.core.recipe.presets import Preset
 from app.core.recipe.schema import ERROR, Problem, recipe_problems
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.scheme import colours, scheme
 from app.ui.recipes.recipe_fields import FieldEditor
 from app.ui.recipes.recipe_form import RecipeForm
 from app.ui.recipes.recipe_missing import MissingRecipe, preset_values
@@ -67,6 +68,7 @@ class RecipeEditor(QWidget):
         self.json_error: InvalidJsonError | None = None
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        scheme().changed.connect(self._recolour)
 
         self.form = RecipeForm(scope)
         self.form.edited.connect(self._on_field_changed)
@@ -271,6 +273,10 @@ class RecipeEditor(QWidget):
 
     # -- checks ---------------------------------------------------------------------------
 
+    def _recolour(self) -> None:
+        if self.doc is not None:  # its problems are drawn in the scheme's colours
+            self._refresh_checks()
+
     def _refresh_checks(self) -> None:
         base = self.doc.path.parent if self.doc else Path()
         self.problems = recipe_problems(self.data, self.scope, base)
@@ -286,12 +292,13 @@ class RecipeEditor(QWidget):
         self.fields_box.setEnabled(self.json_error is None)
         if self.json_error is not None:
             lines.append(
-                f"<span style='color:#a1261b'>✕ JSON: {self.json_error.problem}. The form "
-                "is locked until the JSON is valid; Undo (Ctrl+Z) goes back to the last "
+                f"<span style='color:{colours().error}'>✕ JSON: {self.json_error.problem}. "
+                "The form is locked until the JSON is valid; Undo (Ctrl+Z) goes back to the last "
                 "valid version.</span>"
             )
         for problem in self.problems:
-            colour, mark = ("#a1261b", "✕") if problem.severity == ERROR else ("#8a5300", "⚠")
+            error = problem.severity == ERROR
+            colour, mark = (colours().error, "✕") if error else (colours().caution, "⚠")
             lines.append(f"<span style='color:{colour}'>{mark} {problem}</span>")
         self.problem_label.setText("<br>".join(lines))
         status = f"✕ {self.json_error.problem}" if self.json_error else "✓ valid JSON"

@@ -11,12 +11,13 @@ from PySide6.QtWidgets import QApplication
 
 from app import __version__
 from app.core.infra.logsetup import setup_logging
-from app.core.infra.resources import read_text, resource
+from app.core.infra.resources import resource
 from app.core.infra.settings import load_settings
 from app.core.pack.library import Library
 from app.core.packmaking.export_partials import remove_abandoned
 from app.ui.base.background import wait_for_background
 from app.ui.base.gui_thread_gc import collect_in_gui_thread
+from app.ui.base.scheme import scheme
 from app.ui.base.settings_saver import SettingsSaver
 from app.ui.shell.crash_guard import CrashGuard, route_qt_messages
 from app.ui.shell.main_window import MainWindow
@@ -56,7 +57,7 @@ def run_gui() -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("DraftDeck")
     app.setApplicationVersion(__version__)
-    app.setStyleSheet(read_text("style.qss"))
+    scheme().follow_system()  # the palette and style sheet, light or dark, kept in step
     guard = CrashGuard()
     guard.install()
     log.info("DraftDeck %s starting; log file %s", __version__, log_path)

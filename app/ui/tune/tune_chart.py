@@ -4,7 +4,8 @@ each point's 95 % interval, and a compared run dashed beside it."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,9 +14,10 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, uplift_curves
+from app.ui.base.chart_colours import paint_plot
+from app.ui.base.scheme import colours, scheme
 
 TITLE_SIZE = "10pt"
-COLOURS = ("#3b5bdb", "#1e6b34", "#8a5300", "#862e9c")
 # Error-bar caps in draft-length units (one step is 1), whatever the x range.
 CAP_WIDTH = 0.2
 # Room beside the first and last draft length, in steps: their points and caps show whole.
@@ -38,17 +40,33 @@ class UpliftChart(QWidget):
         # Below the plot, not over it: inside, it covered points and their bars.
         self.legend = pg.LegendItem(colCount=2)
         self.canvas.addItem(self.legend, row=1, col=0)
-        self.key = pg.LabelItem(KEY, size="8pt", color="#555")
+        self.key = pg.LabelItem(KEY, size="8pt")
         self.canvas.addItem(self.key, row=2, col=0)
-        self._add_parity_line()
+        self._drawn: Callable[[], None] | None = None  # the last draw(), to redraw in a new scheme
+        self._recolour()
+        scheme().changed.connect(self._recolour)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.canvas)
 
+    def _recolour(self) -> None:
+        now = colours()
+        self.canvas.setBackground(now.chart)
+        paint_plot(self.plot, now)
+        self.legend.setLabelTextColor(now.chart_text)
+        self.key.setText(KEY, color=now.hint)
+        if self._drawn is not None:
+            self._drawn()
+        else:
+            self.plot.clear()
+            self._add_parity_line()
+
     def _add_parity_line(self) -> None:
         """Uplift 1: below it, speculation loses to plain decoding."""
         self.plot.addItem(
-            pg.InfiniteLine(angle=0, pos=1.0, pen=pg.mkPen("#a1261b", style=Qt.PenStyle.DashLine))
+            pg.InfiniteLine(
+                angle=0, pos=1.0, pen=pg.mkPen(colours().error, style=Qt.PenStyle.DashLine)
+            )
         )
 
     def draw(
@@ -63,6 +81,14 @@ class UpliftChart(QWidget):
         """`sampled`: the run decoded with the recipe's sampler (else greedy); the title
         says which, and a compared run's legend says its own. `lengths`: draft lengths
         to keep in view though not measured yet (the plan's, mid-sweep)."""
+        self._drawn = partial(  # to draw again in another scheme
+            self.draw,
+            results,
+            compared,
+            sampled=sampled,
+            compared_sampled=compared_sampled,
+            lengths=lengths,
+        )
         if self.plot.titleLabel.text != _title(sampled):
             # A new title lays the chart out again: set only when it changes.
             self.plot.setTitle(_title(sampled), size=TITLE_SIZE)
@@ -72,9 +98,10 @@ class UpliftChart(QWidget):
         runs = [(results, "", Qt.PenStyle.SolidLine)]
         if compared is not None:
             runs.append((compared, f" (compared, {_mode(compared_sampled)})", Qt.PenStyle.DashLine))
+        lines = colours().chart_lines
         for shown, suffix, style in runs:
             for i, curve in enumerate(uplift_curves(shown)):
-                colour = COLOURS[i % len(COLOURS)]
+                colour = lines[i % len(lines)]
                 xs = np.array([r.setting.draft_length for r in curve.points], dtype=float)
                 ys = np.array([r.uplift for r in curve.points])
                 low = ys - np.array([r.interval.low for r in curve.points])

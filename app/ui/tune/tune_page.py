@@ -82,7 +82,7 @@ class TunePage(QWidget):
         self.pair_label.setObjectName("pageHint")
         wrap_to_width(self.pair_label)
         self.blocked_label = QLabel()
-        self.blocked_label.setStyleSheet("color: #a1261b")
+        self.blocked_label.setObjectName("blocked")
         wrap_to_width(self.blocked_label)
         self.blocked_label.hide()
         self.form = PlanForm(physical_cores())

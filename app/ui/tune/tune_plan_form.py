@@ -33,7 +33,8 @@ from app.core.measure.tune_plan import (
 from app.core.recipe.files import target_sampler
 from app.core.recipe.sampler_seed import seed_for
 from app.core.recipe.sampler_settings import SamplerSettings
-from app.ui.base.labels import WARNING_COLOUR, wrap_to_width
+from app.ui.base.labels import wrap_to_width
+from app.ui.base.scheme import colours
 
 SAMPLE_TIP = (
     "Off (greedy): the target's most likely token every time; speculative output then "
@@ -205,7 +206,7 @@ class PlanForm(QWidget):
         self.seed.setEnabled(sampler is not None and not sampler.is_greedy)
         self.temperatures.setEnabled(sampler is not None)
         if self.recipe_error:
-            text = f"<span style='color:{WARNING_COLOUR}'>⚠ {escape(self.recipe_error)}.</span>"
+            text = f"<span style='color:{colours().error}'>⚠ {escape(self.recipe_error)}.</span>"
         elif sampler is None:
             text = "Greedy: the most likely token every time."
         else:
@@ -214,7 +215,7 @@ class PlanForm(QWidget):
                 if temperatures_from_text(self.temperatures.text()):
                     text += " Temperatures are measured, never applied: Apply Best sets speed only."
             except ValueError as exc:
-                text += f" <span style='color:{WARNING_COLOUR}'>⚠ Temperatures: {exc}.</span>"
+                text += f" <span style='color:{colours().error}'>⚠ Temperatures: {exc}.</span>"
         self.sampler_note.setText(text)
 
     def current_plan(self) -> SweepPlan:

@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, best_result, rows
+from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -221,7 +222,7 @@ class ResultsModel(ColumnsModel):
         if role == SORT_ROLE:
             return value if value is not None else -1
         if role == Qt.ItemDataRole.BackgroundRole and is_best:
-            return QBrush(QColor("#e8f5ec"))
+            return QBrush(QColor(colours().best_row))
         if role == Qt.ItemDataRole.FontRole and is_best:
             font = QFont()
             font.setBold(True)

@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor
 from pytestqt.qtbot import QtBot
 
 from app.core.pack.files import EXPORT_CHECK
-from app.ui.base.labels import WARNING_COLOUR
+from app.ui.base.scheme import colours
 from app.ui.library.library_model import COLUMNS
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.export_checks import record_check
@@ -62,7 +62,7 @@ def test_status_marks_a_pack_whose_export_was_not_verified(window: MainWindow) -
     colour = Qt.ItemDataRole.ForegroundRole
     assert _status(window, "made-pack", display) == "Export not verified"
     warning = _status(window, "made-pack", colour)
-    assert isinstance(warning, QBrush) and warning.color() == QColor(WARNING_COLOUR)
+    assert isinstance(warning, QBrush) and warning.color() == QColor(colours().error)
     said = str(_status(window, "made-pack", tip))
     assert said.startswith("Export not verified: Top-1 agreement with the quantized source")
     assert "first differs after token 3" in said
