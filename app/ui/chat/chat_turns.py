@@ -12,7 +12,7 @@ from app.core.infra.errors import FileError
 from app.core.pack.turn_markers import MissingTurnMarkers
 from app.core.recipe.chat_setting import apply_implied_format
 from app.ui.base.dialogs import show_error
-from app.ui.base.labels import WARNING_COLOUR, wrap_to_width
+from app.ui.base.labels import wrap_to_width
 from app.ui.base.pair_state import PairState
 
 FACTS_KEY = "chat_missing_turn_markers"  # in BundleInfo.to_json()
@@ -27,8 +27,7 @@ class TurnMarkersNote(QWidget):
         self._target: Path | None = None
         self._bare: MissingTurnMarkers | None = None
         self.label = QLabel()
-        self.label.setObjectName("pageHint")
-        self.label.setStyleSheet(f"color: {WARNING_COLOUR}")
+        self.label.setObjectName("warning")  # the style sheet colours it in either scheme
         wrap_to_width(self.label)
         self.apply_button = QPushButton()
         layout = QHBoxLayout(self)
