@@ -16,6 +16,11 @@ UNMET = "*"
 UNMET_NOTE = (
     f"{UNMET}: the interval did not get as narrow as the target within the time a setting has"
 )
+DISTURBED = "!"
+DISTURBED_NOTE = (
+    f"{DISTURBED}: measured again, the interval did not overlap the first pass's: the machine "
+    "was disturbed while measuring, so it is no 95 % interval"
+)
 REMEASURED = " (redone)"
 REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
 CURRENT = " (now)"
@@ -111,7 +116,7 @@ class ResultsModel(ColumnsModel):
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
-            f"speculation pays off only when it lies above 1. {UNMET_NOTE}"
+            f"speculation pays off only when it lies above 1. {UNMET_NOTE}. {DISTURBED_NOTE}"
         ),
         "pairs": f"Pairs: interleaved plain/speculative run pairs measured. {REMEASURED_NOTE}",
         "acceptance": "Acceptance: the share of drafted tokens the target accepted",
@@ -180,10 +185,12 @@ class ResultsModel(ColumnsModel):
     def notes(self) -> str:
         """What the marks in the rows mean, one line (empty: no marks)."""
         notes = []
-        if any(format_interval(row).endswith(UNMET) for row in self._rows):
+        if any(UNMET in format_interval(row) for row in self._rows):
             notes.append(UNMET_NOTE)
         if any(row["remeasured"] for row in self._rows):
             notes.append(REMEASURED_NOTE)
+        if any(row["disturbed"] for row in self._rows):
+            notes.append(DISTURBED_NOTE)
         if self.current is not None:
             notes.append(CURRENT_NOTE)
         return ". ".join(notes) + "." if notes else ""
@@ -233,6 +240,8 @@ class ResultsModel(ColumnsModel):
                 return f"Sampler: {row['sampler']}"
             if key == "pairs" and row["remeasured"]:
                 return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
+            if key == "uplift_interval" and row["disturbed"]:
+                return f"Not a 95 % interval: {row['disturbed']}"
             if key == "uplift_interval" and row.get("interval_target_met") is False:
                 return UNMET_NOTE
             if key == "draft_length" and self.results[index.row()] is self.current:
@@ -280,12 +289,14 @@ GIVE_WAY_COLUMNS = tuple(
 
 
 def format_interval(row: dict[str, Any]) -> str:
-    """ "1.42-1.61x", with "*" when the interval target was not met in the budget."""
+    """ "1.42-1.61x", with "*" when the interval target was not met in the budget and
+    "!" when a re-measure disagreed with its first pass (no 95 % interval)."""
     low, high = row.get("uplift_low"), row.get("uplift_high")
     if low is None or high is None:
         return "—"
     unmet = UNMET if row.get("interval_target_met") is False else ""
-    return f"{low:.2f}-{high:.2f}x{unmet}"
+    disturbed = DISTURBED if row.get("disturbed") else ""
+    return f"{low:.2f}-{high:.2f}x{unmet}{disturbed}"
 
 
 def sampler_cell(row: dict[str, Any]) -> str:
