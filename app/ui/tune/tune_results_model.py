@@ -193,6 +193,8 @@ class ResultsModel(ColumnsModel):
             notes.append(DISTURBED_NOTE)
         if self.current is not None:
             notes.append(CURRENT_NOTE)
+        if drift := plain_drift(self._rows):
+            notes.append(drift)
         return ". ".join(notes) + "." if notes else ""
 
     def row_total(self) -> int:
@@ -236,6 +238,8 @@ class ResultsModel(ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if key == "verify_agreement":
                 return self.results[index.row()].summary.get("verify_note")
+            if key in ("pair_plain_tok_s", "baseline_tok_s"):
+                return plain_tip(row)
             if key == "sampled" and row["sampled"]:
                 return f"Sampler: {row['sampler']}"
             if key == "pairs" and row["remeasured"]:
@@ -286,6 +290,39 @@ GIVE_WAY_COLUMNS = tuple(
         "sampled",
     )
 )
+
+
+def plain_tip(row: dict[str, Any]) -> str:
+    """What the two plain figures of a row are, with its own, and why they may differ."""
+    own, pooled = row.get("pair_plain_tok_s"), row.get("baseline_tok_s")
+    if own is None or pooled is None:
+        return ""
+    return (
+        f"Plain {own:,.1f} tok/s: this setting's own plain runs, each interleaved with a "
+        f"speculative run (the median pair's). Plain pooled {pooled:,.1f} tok/s: the median "
+        f"of all {row.get('baseline_runs')} plain runs of the sweep with these target "
+        "settings. They differ when the machine's speed drifted between settings; the "
+        "uplift divides each speculative run by the plain run beside it, so the drift cancels"
+    )
+
+
+PLAIN_DRIFT = 0.1  # own plain vs pooled: a larger gap is said in the notes
+
+
+def plain_drift(rows: list[dict[str, Any]]) -> str:
+    """A legend line when a row's own plain figure is far from the pooled one ("" else)."""
+    gaps = [
+        abs(own / pooled - 1)
+        for row in rows
+        if (own := row.get("pair_plain_tok_s")) and (pooled := row.get("baseline_tok_s"))
+    ]
+    if not gaps or max(gaps) <= PLAIN_DRIFT:
+        return ""
+    return (
+        "Plain tok/s is each setting's own interleaved plain runs, Plain pooled all plain "
+        f"runs of the sweep: up to {max(gaps):.0%} apart here, as the machine's speed "
+        "drifted; the uplift pairs each run with the one beside it"
+    )
 
 
 def format_interval(row: dict[str, Any]) -> str:
