@@ -13,6 +13,7 @@ from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.measure_lock import measuring
 from app.core.measure.tune_apply import best_changes, refusal_now
+from app.core.measure.tune_eta import SweepProgress, time_left_text
 from app.core.measure.tune_plan import (
     Setting,
     SweepPlan,
@@ -64,8 +65,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
 
-    def progress(done: int, total: int) -> None:
-        print(f"  {done}/{total} run pairs", file=sys.stderr)
+    def progress(told: SweepProgress) -> None:
+        print(
+            f"  {told.done}/{told.total} run pairs, {time_left_text(told.seconds_left)}",
+            file=sys.stderr,
+        )
 
     sweeps = TuneSweeps()  # the Tune page's service; here the sweep runs in this thread
     try:
@@ -128,12 +132,14 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"{setting.label()}: "
             f"uplift (median of pairs) {num('uplift', '.3f')}x "
-            f"[95 % interval {num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
+            f"[{'interval' if row.get('disturbed') else '95 % interval'} "
+            f"{num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
             f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
             f"spec {num('spec_tok_s', '.1f')} vs plain "
             f"{num('paired_baseline_tok_s', '.1f')} tok/s in its pairs (plain pooled "
             f"{num('baseline_tok_s', '.1f')}), {row.get('pairs')} pairs"
             + ("" if row.get("interval_target_met") else " (interval target not met)")
+            + (f" (not a 95 % interval: {row['disturbed']})" if row.get("disturbed") else "")
             + (f", sampler {row['sampler']}" if row.get("sampler") else "")
             + (
                 f", accepted when checked {num('checked_acceptance', '.2f')}"

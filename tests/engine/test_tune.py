@@ -324,7 +324,7 @@ def test_verdicts_on_fixed_figures() -> None:
     few = _result(3, 1.5, 0.9, 0.1, 1.2, 1.8)
     few.summary["uplift_interval_level"] = 0.75
     assert (
-        "75% (too few pairs for 95 %) interval 1.20\N{EN DASH}1.80\N{MULTIPLICATION SIGN}"
+        "75% interval (too few pairs for 95 %) 1.20\N{EN DASH}1.80\N{MULTIPLICATION SIGN}"
         in verdict_sentence([few])
     )
 

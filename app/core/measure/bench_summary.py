@@ -86,11 +86,16 @@ class SweepFacts:
     budget_seconds: float
     generations_per_run: int
     first_pass: dict[str, Any] | None = None  # a re-measured leader's first figures
+    # Why its figures are no 95 % interval (remeasure.disturbance); None: they are.
+    disturbed: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "first_pass"}
+        skipped = ("first_pass", "disturbed")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skipped}
         if self.first_pass is not None:
             out.update(remeasured=True, first_pass=dict(self.first_pass))
+        if self.disturbed is not None:
+            out["disturbed"] = self.disturbed
         return out
 
 

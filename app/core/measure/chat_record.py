@@ -43,11 +43,7 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if stats.get("draft_prefill_seconds"):
         parts.append(f"draft prefill {stats['draft_prefill_seconds'] * 1000:.0f} ms")
     if stats.get("acceptance") is not None:
-        parts.append(f"acceptance {stats['acceptance']:.2f}")
-        expected, checked = stats.get("expected_acceptance"), stats.get("checked_acceptance")
-        if expected is not None and checked is not None:
-            # Same denominator (checked positions), so the two can be compared.
-            parts.append(f"accepted when checked {checked:.2f} (expected {expected:.2f})")
+        parts += [text for text, _tip in acceptance_parts(stats)]
         verify = stats.get("verify_agreement")
         if verify:
             # A saved file's figure (hand-edited, or from a newer version) may not read:
@@ -70,6 +66,38 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if note:
         parts.append(note)
     return " · ".join(parts)
+
+
+def acceptance_parts(stats: dict[str, Any]) -> list[tuple[str, str]]:
+    """A speculative reply's acceptance figures as the figures line shows them, each
+    with what it counts (the transcript's tooltip): the two divide the same accepted
+    tokens by different counts, so 0.41 beside 0.63 is no contradiction."""
+    acceptance = stats.get("acceptance")
+    if acceptance is None:
+        return []
+    accepted, drafted = int(stats.get("accepted") or 0), int(stats.get("drafted") or 0)
+    parts = [
+        (
+            f"acceptance {acceptance:.2f}",
+            f"Acceptance: drafted tokens the target accepted over every drafted token "
+            f"({accepted:,} of {drafted:,}), those after a round's first rejection "
+            "included, which the target never checks",
+        )
+    ]
+    expected, checked = stats.get("expected_acceptance"), stats.get("checked_acceptance")
+    if expected is not None and checked is not None:
+        reached = sum(int(n) for n in stats.get("position_reached") or [])
+        # Same denominator (checked positions), so the two can be compared.
+        parts.append(
+            (
+                f"accepted when checked {checked:.2f} (expected {expected:.2f})",
+                "Accepted when checked: drafted tokens the target accepted over the draft "
+                f"positions it checked ({accepted:,} of {reached:,}: a round is checked up "
+                "to its first rejection). Expected: the chance of acceptance the draft's "
+                "and the target's probabilities give at those same positions",
+            )
+        )
+    return parts
 
 
 def context_note(stats: dict[str, Any], stopped_by: str) -> str:

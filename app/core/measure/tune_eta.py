@@ -8,6 +8,9 @@ said "54 s left" at 8 % and "25 s left" at 61 %. So the estimate counts stages (
 setting, then one a re-measured leader), each as long as the finished ones took, or,
 before any finished, as the plan makes it at the measured pace: its setup, then rounds
 until the budget is spent (the interval may narrow sooner; then the estimate falls).
+The pairs planned in all (`expected_pairs`) follow the same rule, so the bar (pairs done
+over them) and the time left tell the same story: a bar at 100 % beside "about 70 s
+left" was pairs done over a total that the runner had not grown yet.
 """
 
 from __future__ import annotations
@@ -54,6 +57,22 @@ class SweepClock:
         )
 
 
+@dataclass(frozen=True)
+class SweepProgress:
+    """What a sweep reports after each pair: pairs done, the pairs expected in all
+    (`expected_pairs`: more than done until the sweep has ended) and the time left."""
+
+    done: int
+    total: int
+    seconds_left: float | None  # None: not known yet
+
+    @property
+    def fraction(self) -> float:
+        """The share done: below 1 while any pair may remain (it may go back a little
+        when the estimate grows, rather than stand at 100 % while work goes on)."""
+        return self.done / self.total if self.total else 0.0
+
+
 def pair_seconds(clock: SweepClock) -> float | None:
     """The median time of a pair: the gaps between pairs of one stage (None until two
     pairs of a stage are done: the first pair's time includes the load and warm-up,
@@ -66,14 +85,55 @@ def pair_seconds(clock: SweepClock) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
-def planned_stage_seconds(plan: SweepPlan, pair: float, setup: float) -> float:
-    """A stage as the plan makes it at `pair` seconds a pair: its setup, then rounds (a
-    pair per prompt) until the budget is spent, at least `min_rounds`, at most
-    `max_repeats`; the interval reaching its width sooner ends it sooner."""
+def planned_rounds(plan: SweepPlan, pair: float) -> int:
+    """The rounds (a pair per prompt) a stage runs at `pair` seconds a pair when its
+    interval never narrows: until the budget is spent, at least `min_rounds`, at most
+    `max_repeats` (the runner's rule; the interval reaching its width sooner ends it
+    sooner)."""
     round_seconds = max(len(plan.prompts), 1) * pair
     rounds = math.ceil(plan.budget_seconds / round_seconds) if round_seconds > 0 else 1
-    rounds = min(max(rounds, plan.min_rounds), max(plan.max_repeats, plan.min_rounds))
-    return setup + rounds * round_seconds
+    return min(max(rounds, plan.min_rounds), max(plan.max_repeats, plan.min_rounds))
+
+
+def planned_stage_seconds(plan: SweepPlan, pair: float, setup: float) -> float:
+    """A stage as the plan makes it at `pair` seconds a pair: its setup, then its
+    planned rounds."""
+    return setup + planned_rounds(plan, pair) * max(len(plan.prompts), 1) * pair
+
+
+def _stages_after(clock: SweepClock) -> int:
+    """The stages not begun yet: the settings left, then the leaders re-measured (before
+    the first pass says how many, as many as lead now, at least ASSUMED_LEADERS)."""
+    if clock.remeasures is None:
+        leaders = max(clock.leaders, ASSUMED_LEADERS) if clock.settings > 1 else 0
+        after = clock.settings - len(clock.stage_starts) + leaders
+    else:
+        after = clock.settings + clock.remeasures - len(clock.stage_starts)
+    return max(after, 0)
+
+
+def expected_pairs(plan: SweepPlan, clock: SweepClock) -> int:
+    """The pairs the whole sweep runs, as the run rule makes it at the pace measured so
+    far: each finished stage's own count; every stage to come as many as the finished
+    ones ran (their median), or before any finished, the rounds the budget buys at the
+    measured pace (the plan's least until two pairs are timed); the stage under way at
+    least to the end of its round. While the sweep runs, at least one more than done:
+    only the runner knows that the last pair was the last."""
+    per_round = max(len(plan.prompts), 1)
+    counts = [
+        sum(1 for index, _ in clock.pair_ends if index == stage)
+        for stage in range(len(clock.stage_starts))
+    ]
+    finished, current = counts[:-1], (counts[-1] if counts else 0)
+    if finished:
+        stage = statistics.median(finished)
+    else:
+        pair = pair_seconds(clock)
+        rounds = plan.min_rounds if pair is None else planned_rounds(plan, pair)
+        stage = rounds * per_round
+    this_stage = max(stage, current + (-current) % per_round) if counts else 0
+    total = sum(finished) + this_stage + _stages_after(clock) * stage
+    return max(math.ceil(total), len(clock.pair_ends) + 1)
 
 
 def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None:
@@ -94,12 +154,7 @@ def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None
     # A stage past its expected length still ends its round.
     round_left = (-done_here) % max(len(plan.prompts), 1) * pair
     this_stage = max(stage - (now - starts[-1]), round_left)
-    if clock.remeasures is None:
-        leaders = max(clock.leaders, ASSUMED_LEADERS) if clock.settings > 1 else 0
-        stages_after = clock.settings - len(starts) + leaders
-    else:
-        stages_after = clock.settings + clock.remeasures - len(starts)
-    return this_stage + max(stages_after, 0) * stage
+    return this_stage + _stages_after(clock) * stage
 
 
 def time_left_text(seconds: float | None) -> str:

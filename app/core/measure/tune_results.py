@@ -74,6 +74,23 @@ class SettingResult:
     def pays_off(self) -> bool:
         return self.interval.excludes(1.0)
 
+    @property
+    def disturbed(self) -> str | None:
+        """Why its interval is no 95 % interval: a re-measure disagreed with its first
+        pass (remeasure.disturbance); None: nothing to say."""
+        said = self.summary.get("disturbed")
+        return str(said) if said else None
+
+    def interval_words(self) -> str:
+        """ "95 % interval", "69% interval (too few pairs for 95 %)", or, measured while
+        the machine was disturbed, "interval while the machine was disturbed (not 95 %)"."""
+        i = self.interval
+        if self.disturbed:
+            return "interval while the machine was disturbed (not 95 %)"
+        return (
+            "95 % interval" if i.met_level else f"{i.level:.0%} interval (too few pairs for 95 %)"
+        )
+
     def row(self, pooled_baseline: float | None = None, pooled_runs: int = 0) -> dict[str, Any]:
         """The figures shown and saved; `pooled_baseline` is the plain tok/s of every row
         sharing this target setting (pooled_baselines), else this row's own."""
@@ -101,6 +118,7 @@ class SettingResult:
             "spec_cv": s.get("spec_cv"),
             "baseline_cv": s.get("baseline_cv"),
             "remeasured": bool(s.get("remeasured")),
+            "disturbed": self.disturbed,
             "acceptance": s.get("acceptance"),
             "mean_accepted_length": s.get("mean_accepted_length"),
             "cost_ratio": c,
@@ -227,8 +245,7 @@ def pays_off(results: list[SettingResult]) -> bool:
 
 def _interval_text(result: SettingResult) -> str:
     i = result.interval
-    level = "95 %" if i.met_level else f"{i.level:.0%} (too few pairs for 95 %)"
-    return f"{level} interval {i.low:.2f}{TO}{i.high:.2f}{TIMES}"
+    return f"{result.interval_words()} {i.low:.2f}{TO}{i.high:.2f}{TIMES}"
 
 
 def _tie_text(results: list[SettingResult]) -> str:
@@ -295,14 +312,22 @@ def _verdict(results: list[SettingResult]) -> str:
             f"Acceptance {row['acceptance']:.2f}."
             + _tie_text(results)
             + _passed_over_text(results)
+            + _disturbed_text(best)
             + _verify_limit(best)
         )
     return (
         f"Speculation does not pay for this pair: {why_no_gain(best)}. "
         f"Best: {best.setting.label()}: "
         f"{best.uplift:.2f}{TIMES} plain decoding ({_interval_text(best)}, not above 1)."
+        + _disturbed_text(best)
         + _verify_limit(best)
     )
+
+
+def _disturbed_text(result: SettingResult) -> str:
+    """A sentence when the best's re-measure disagreed with its first pass."""
+    said = result.disturbed
+    return f" Measured again, {said}: measure again on a quiet machine." if said else ""
 
 
 def why_no_gain(best: SettingResult) -> str:

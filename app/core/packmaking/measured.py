@@ -82,13 +82,8 @@ def uplift_words(result: SettingResult) -> str:
     """The measured uplift with its interval and what it was measured on, in words."""
     interval = result.interval
     summary = result.summary
-    level = (
-        "95 % interval"
-        if interval.met_level
-        else f"{interval.level:.0%} interval (too few pairs for 95 %)"
-    )
     return (
-        f"{percent(result.uplift)} measured ({level} {percent(interval.low)} to "
+        f"{percent(result.uplift)} measured ({result.interval_words()} {percent(interval.low)} to "
         f"{percent(interval.high)}; {interval.n} run pairs of {summary.get('tokens')} "
         f"tokens, {_sampler(summary)}, draft length {result.setting.draft_length})"
     )
@@ -117,6 +112,7 @@ def _figures(m: TargetMeasurement, result: SettingResult) -> dict[str, Any]:
         "uplift_low": row["uplift_low"],
         "uplift_high": row["uplift_high"],
         "uplift_interval_level": row["uplift_interval_level"],
+        "disturbed": row["disturbed"],
         "pairs": row["pairs"],
         "tokens": result.summary.get("tokens"),
         "acceptance": row["acceptance"],

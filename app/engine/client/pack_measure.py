@@ -104,7 +104,7 @@ def _quick_tune(
         draft,
         plan,
         cancelled,
-        on_progress=lambda done, total: progress(target.name, done, total),
+        on_progress=lambda told: progress(target.name, told.done, told.total),
     )
     if run.cancelled:
         raise MeasureCancelled(f"the Quick tune against {target.name} was stopped")

@@ -28,7 +28,7 @@ from app.engine.client.pack_measure import (
     measure_target,
     numbered_keys,
 )
-from app.engine.client.tune_job import advance_fraction, open_engine
+from app.engine.client.tune_job import open_engine
 
 log = logging.getLogger("draftdeck.pack_measure")
 
@@ -42,6 +42,7 @@ class MeasureState(Word):
 
 
 FINISHED = (MeasureState.DONE, MeasureState.CANCELLED, MeasureState.FAILED)
+ALMOST = 0.99  # the most of a target shown done before it is
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,7 @@ class PackMeasureStatus:
     state: MeasureState = MeasureState.QUEUED
     current: int = 0  # the index of the target under way
     pairs_done: int = 0  # of the target under way
-    pairs_total: int = 0
-    target_fraction: float = 0.0  # the target's share shown done (never goes back)
+    pairs_total: int = 0  # expected in all (a Quick tune's grows or shrinks with its pace)
     measurements: tuple[TargetMeasurement, ...] = ()  # the targets done, in order
     error: str = ""  # once failed
 
@@ -74,9 +74,10 @@ class PackMeasureJob(TrackedJob[PackMeasureStatus]):
 
     def fraction(self, status: PackMeasureStatus) -> float:
         """The share of the whole measuring `status` (one of this job's) has done."""
-        done = len(status.measurements) + (
-            0.0 if status.state in FINISHED else status.target_fraction
-        )
+        target = status.pairs_done / status.pairs_total if status.pairs_total else 0.0
+        # A target's last pair is not its end (its verify agreement is measured then):
+        # it counts whole only once measured, so the bar never reads 100 % too soon.
+        done = len(status.measurements) + (0.0 if status.state in FINISHED else min(target, ALMOST))
         return min(1.0, done / max(len(self.targets), 1))
 
     # -- control (any thread) -------------------------------------------------------------
@@ -128,7 +129,7 @@ class PackMeasureJob(TrackedJob[PackMeasureStatus]):
         for index, target in enumerate(self.targets):
             if self._stop.is_set():
                 raise MeasureCancelled("stopped between targets")
-            self._set(current=index, pairs_done=0, pairs_total=0, target_fraction=0.0)
+            self._set(current=index, pairs_done=0, pairs_total=0)
             measured.append(
                 measure_target(
                     client, self.draft, target, self.options, self._on_pair, self._stop.is_set
@@ -138,9 +139,7 @@ class PackMeasureJob(TrackedJob[PackMeasureStatus]):
         return numbered_keys(measured)
 
     def _on_pair(self, _target: str, done: int, total: int) -> None:
-        before = self.status()
-        shown = advance_fraction(before.target_fraction, before.pairs_done, done, total)
-        self._set(pairs_done=done, pairs_total=total, target_fraction=shown)
+        self._set(pairs_done=done, pairs_total=total)
 
 
 def measure_queue() -> JobQueue[PackMeasureJob]:

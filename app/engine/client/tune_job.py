@@ -21,9 +21,9 @@ from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.job_queue import JobQueue, TrackedJob
 from app.core.infra.words import Word
 from app.core.measure.measure_lock import measuring
-from app.core.measure.tune_eta import SweepClock, seconds_left
+from app.core.measure.tune_eta import SweepProgress
 from app.core.measure.tune_plan import SweepPlan
-from app.core.measure.tune_results import SettingResult, leading
+from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_runner import run_sweep
@@ -51,15 +51,13 @@ class TuneStatus:
     state: TuneState = QUEUED
     settings_total: int = 0
     pairs_done: int = 0
-    pairs_total: int = 0  # grows while settings need more rounds and leaders re-run
+    pairs_total: int = 0  # expected in all as the run rule makes it (tune_eta)
     results: tuple[SettingResult, ...] = ()
     run: TuneRun | None = None  # once done or cancelled
     error: str = ""  # once refused or failed
     elapsed: float = 0.0  # seconds from the start to this snapshot
     message: str = ""
     eta_seconds: float | None = None  # time left at this snapshot (None: not known yet)
-    # The share shown as done, never less than before (advance_fraction).
-    shown_fraction: float = 0.0
 
     @property
     def settings_done(self) -> int:
@@ -67,22 +65,8 @@ class TuneStatus:
 
     @property
     def fraction(self) -> float:
-        """The share done as shown: it never goes back when the plan grows."""
-        return self.shown_fraction
-
-
-def advance_fraction(shown: float, done: int, now_done: int, total: int) -> float:
-    """The shown share after pairs `done` -> `now_done` of a plan now `total` pairs.
-
-    Pairs done over pairs planned goes back whenever the plan grows (another round, the
-    leaders' re-measures): a reviewer saw 98 %, then 78 %. Instead each new pair takes
-    its share of what is left to show, over the pairs left as the plan now stands: the
-    bar slows when the plan grows and never goes back, and it is exactly done/total
-    while the plan does not change."""
-    if total <= now_done:
-        return 1.0 if now_done else shown
-    step = (now_done - done) / (total - done) if now_done > done else 0.0
-    return min(1.0, shown + step * (1.0 - shown))
+        """Pairs done over pairs expected: below 1 until the sweep has ended."""
+        return SweepProgress(self.pairs_done, self.pairs_total, None).fraction
 
 
 def open_engine() -> AbstractContextManager[EngineClient]:
@@ -106,7 +90,6 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._clock = clock
         self._started = 0.0
         self._stop = threading.Event()
-        self._timing = SweepClock(len(plan.settings()))  # the sweep's thread only
         super().__init__(self._fresh_status(), clock)
 
     def _fresh_status(self) -> TuneStatus:
@@ -127,7 +110,6 @@ class TuneJob(TrackedJob[TuneStatus]):
 
     def restart(self) -> None:
         self._stop.clear()
-        self._timing = SweepClock(len(self.plan.settings()))
         with self._lock:
             self._status = self._fresh_status()
 
@@ -150,6 +132,7 @@ class TuneJob(TrackedJob[TuneStatus]):
                     self._on_progress,
                     self.force,
                     on_stage=self._on_stage,
+                    clock=self._clock,
                 )
         except SpeculationCannotPay as exc:
             final = {"state": REFUSED, "error": exc.message}
@@ -171,28 +154,18 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._set(results=(*self.status().results, result), elapsed=self._elapsed())
 
     def _on_stage(self, remeasures: int | None) -> None:
-        first = self._timing.remeasures is None
-        self._timing = self._timing.started(self._elapsed(), remeasures)
-        if remeasures is not None and first:
-            # Said in the status line: the plan grew, and the bar slows for it.
+        if remeasures is not None:
+            # Said in the status line: the plan grew by the re-measures.
             self._set(
                 message=f"Measuring the {remeasures} leading settings again, to tell them apart…"
             )
 
-    def _on_progress(self, done: int, total: int) -> None:
-        now = self._elapsed()
-        if done > self.status().pairs_done:  # a pair ended (the last call only closes)
-            leaders = len(leading(list(self.status().results)))
-            self._timing = self._timing.paired(now, leaders)
-        left = seconds_left(self.plan, self._timing, now)
-        before = self.status()
-        shown = advance_fraction(before.shown_fraction, before.pairs_done, done, total)
+    def _on_progress(self, progress: SweepProgress) -> None:
         self._set(
-            pairs_done=done,
-            pairs_total=total,
-            elapsed=now,
-            eta_seconds=left,
-            shown_fraction=shown,
+            pairs_done=progress.done,
+            pairs_total=progress.total,
+            elapsed=self._elapsed(),
+            eta_seconds=progress.seconds_left,
         )
 
     def _elapsed(self) -> float:

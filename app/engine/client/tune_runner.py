@@ -8,7 +8,8 @@ budget or round limit is spent; the summary says which (`repeats`,
 `interval_target_met`, `seconds`). Then the leading candidates (the top uplift and all
 whose intervals overlap it) are measured again with fresh pairs, and only those fresh
 figures name the best, so the noise that lifted a setting to the top in the first pass
-does not choose it.
+does not choose it. A re-measure whose interval does not overlap its first pass's
+(the machine was disturbed) runs on to its budget and says so (remeasure.py).
 
 Greedy by default (speculative output then equals plain output when the target's recipe
 verifies exactly); a plan that samples decodes with the target recipe's sampler, rows
@@ -25,7 +26,8 @@ from typing import Any
 
 from app.core.measure.bench import RunPair, pair_ratios, summarize
 from app.core.measure.bench_summary import BenchSummary, SweepFacts
-from app.core.measure.intervals import median_interval
+from app.core.measure.remeasure import disturbance, interval_target_met, rounds_done
+from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs, seconds_left
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
@@ -43,28 +45,42 @@ from app.engine.client.bench import (
 from app.engine.client.engine_client import EngineClient
 
 
-def interval_target_met(pairs: list[RunPair], plan: SweepPlan) -> bool:
-    ratios = pair_ratios(pairs)
-    if not ratios:
-        return False
-    interval = median_interval(ratios)
-    return interval.met_level and interval.relative_half_width <= plan.target_half_width
-
-
 class _Progress:
-    def __init__(self, plan: SweepPlan, callback: Callable[[int, int], None] | None) -> None:
-        self.done = 0
-        self.total = len(plan.settings()) * plan.pairs_per_setting
-        self.callback = callback
+    """The sweep's clock and what it reports after each pair: pairs done, the pairs the
+    run rule expects in all and the time left (tune_eta), on `now`'s clock."""
 
-    def add(self, pairs: int = 1) -> None:
-        self.done += pairs
-        self.total = max(self.total, self.done)
+    def __init__(
+        self,
+        plan: SweepPlan,
+        run: TuneRun,
+        callback: Callable[[SweepProgress], None] | None,
+        now: Callable[[], float],
+    ) -> None:
+        self.plan, self.run, self.callback, self.now = plan, run, callback, now
+        self.started = now()
+        self.timing = SweepClock(len(plan.settings()))
+
+    def _elapsed(self) -> float:
+        return self.now() - self.started
+
+    def stage(self, remeasures: int | None = None) -> None:
+        """A stage begins: a setting (None), or a re-measure of `remeasures` leaders."""
+        self.timing = self.timing.started(self._elapsed(), remeasures)
+
+    def add(self) -> None:
+        """A pair of the current stage is done."""
+        at = self._elapsed()
+        self.timing = self.timing.paired(at, len(leading(self.run.results)))
         if self.callback is not None:
-            self.callback(self.done, self.total)
+            done = len(self.timing.pair_ends)
+            total = expected_pairs(self.plan, self.timing)
+            self.callback(SweepProgress(done, total, seconds_left(self.plan, self.timing, at)))
 
-    def expect(self, pairs: int) -> None:
-        self.total += pairs
+    def end(self) -> None:
+        """The sweep is over: every pair it runs is done."""
+        if self.callback is not None:
+            done = len(self.timing.pair_ends)
+            self.callback(SweepProgress(done, done, 0.0))
 
 
 def _measure(
@@ -97,9 +113,9 @@ def _measure(
     )
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)
-    started = time.monotonic()
+    started = progress.now()
     pairs: list[RunPair] = []
-    rounds, stopped, met = 0, False, False
+    rounds, stopped, met, disturbed = 0, False, False, None
     while True:
         try:
             pairs += run_pairs(client, bench, cancelled, lambda *_: progress.add(), generations)
@@ -107,16 +123,11 @@ def _measure(
             pairs += stop.args[0]
             stopped = True
         rounds += 1
-        met = interval_target_met(pairs, plan)
-        spent = time.monotonic() - started
-        if stopped:
+        ratios = pair_ratios(pairs)
+        met = interval_target_met(ratios, plan)
+        disturbed = disturbance(first_pass, ratios)
+        if stopped or rounds_done(plan, rounds, met, progress.now() - started, bool(disturbed)):
             break
-        if rounds >= plan.min_rounds and (
-            met or spent >= plan.budget_seconds or rounds >= plan.max_repeats
-        ):
-            break
-        if rounds >= plan.min_rounds:
-            progress.expect(len(plan.prompts))
     if not pairs:
         return None, reason, stopped
     facts = SweepFacts(
@@ -124,10 +135,11 @@ def _measure(
         repeats=rounds,
         interval_target_met=met,
         target_half_width=plan.target_half_width,
-        seconds=time.monotonic() - started,
+        seconds=progress.now() - started,
         budget_seconds=plan.budget_seconds,
         generations_per_run=generations,
         first_pass=first_pass,
+        disturbed=disturbed,
     )
     return BenchSummary(summarize(pairs), measure_agreement(client), facts), reason, stopped
 
@@ -139,15 +151,17 @@ def run_sweep(
     plan: SweepPlan,
     cancelled: Callable[[], bool] = lambda: False,
     on_result: Callable[[SettingResult], None] | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[SweepProgress], None] | None = None,
     force: bool = False,
     remeasure: bool = True,
     on_stage: Callable[[int | None], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> TuneRun:
     """Measure every setting, then re-measure the leaders; on cancel, what was measured
     so far is kept. A pair that cannot gain on this MNN is refused (SpeculationCannotPay)
     unless `force`; forced, the run and every summary carry the reason. `on_stage` hears
-    each setting begin (None), then each re-measure (how many leaders are re-measured)."""
+    each setting begin (None), then each re-measure (how many leaders are re-measured);
+    `on_progress` each pair done (SweepProgress); `clock` times the budgets and the pace."""
     run = TuneRun(
         str(target),
         str(draft),
@@ -158,8 +172,13 @@ def run_sweep(
         # What "the current recipe" is for this run, and what a later edit makes stale.
         as_run=recipe_defaults(target, draft),
     )
-    stage = on_stage or (lambda _remeasures: None)
-    progress = _Progress(plan, on_progress)
+    told = on_stage or (lambda _remeasures: None)
+    progress = _Progress(plan, run, on_progress, clock)
+
+    def stage(remeasures: int | None) -> None:
+        progress.stage(remeasures)
+        told(remeasures)
+
     # The target's recipe defines the distribution; the swept keys hold no sampler key.
     sampler = sampler_settings(target_run_recipe(target)) if plan.sample else None
     for setting in plan.settings():
@@ -183,8 +202,7 @@ def run_sweep(
         _remeasure_leaders(
             client, target, draft, plan, run, cancelled, progress, force, sampler, stage
         )
-    if on_progress is not None:
-        on_progress(progress.done, progress.done)
+    progress.end()
     return run
 
 
@@ -205,7 +223,6 @@ def _remeasure_leaders(
     leaders = leading(run.results)
     if len(leaders) < 2:
         return
-    progress.expect(len(leaders) * plan.pairs_per_setting)
     for result in leaders:
         if cancelled():
             run.cancelled = True

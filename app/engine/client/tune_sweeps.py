@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from app.core.infra.job_queue import JobQueue
+from app.core.measure.tune_eta import SweepProgress
 from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_run import TuneRun, new_run_path
 from app.engine.client.engine_client import EngineClient
@@ -46,7 +47,7 @@ class TuneSweeps:
         draft: Path,
         plan: SweepPlan,
         force: bool = False,
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Callable[[SweepProgress], None] | None = None,
     ) -> TuneRun:
         """The sweep in the calling thread (blocks; raises SpeculationCannotPay for a pair
         that cannot gain unless `force`)."""

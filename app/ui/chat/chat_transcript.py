@@ -16,7 +16,7 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.core.measure.chat_record import MessageRecord
+from app.core.measure.chat_record import MessageRecord, acceptance_parts
 from app.ui.base.scheme import colours, scheme
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -64,6 +64,15 @@ class Message:
 
 def figures_line(message: Message) -> str:
     return message.record().figures_line()
+
+
+def figures_html(message: Message) -> str:
+    """The figures line, its acceptance figures with tooltips saying what each counts."""
+    line = escape(figures_line(message))
+    for text, tip in acceptance_parts(message.stats or {}):
+        shown = escape(text)
+        line = line.replace(shown, f"<span title='{escape(tip, quote=True)}'>{shown}</span>", 1)
+    return line
 
 
 def _action_link(href: str, words: str) -> str:
@@ -209,7 +218,7 @@ class Transcript(QTextBrowser):
                     )
             body = self._spans(message.answer)
             if message.stats is not None:
-                body += f"<br><span style='color:{now.hint}'>{escape(figures_line(message))}</span>"
+                body += f"<br><span style='color:{now.hint}'>{figures_html(message)}</span>"
             blocks.append(
                 f"<p style='margin-bottom:0;{grey}'>{head}</p>{thinking}"
                 f"<p style='margin-top:0;{grey}'>{body}</p>"

@@ -35,6 +35,7 @@ from app.ui.base.labels import wrap_to_width
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 NAME, PAIRING, PROGRESS = range(3)
+MAX_REASONS = 3  # refusal lines shown under the list, at most
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,22 @@ def look_at(entries: list[PackEntry], draft: PackEntry) -> DraftLook:
         if e.ok and role_of(e) in TARGET_ROLES and e.path != draft.path
     ]
     return DraftLook(draft.path, tuple(targets), tuple(foreign_files(draft.path)))
+
+
+def refusal_lines(targets: tuple[TargetChoice, ...]) -> list[str]:
+    """Each distinct reason once, after the targets it holds for ("a, b, c: reason"): a
+    line per target repeated one reason down the dialog and squeezed the results to
+    three rows at 1280x800. More than MAX_REASONS reasons: the rest are counted (each
+    row's Pairing tooltip has its own)."""
+    names: dict[str, list[str]] = {}
+    for target in targets:
+        if target.refusal:
+            names.setdefault(target.refusal, []).append(target.name)
+    lines = [f"{', '.join(held)}: {reason}" for reason, held in names.items()]
+    if len(lines) > MAX_REASONS:
+        more = len(lines) - MAX_REASONS + 1
+        lines[MAX_REASONS - 1 :] = [f"… and {more} other reasons: see each row's Pairing"]
+    return lines
 
 
 class MeasureChoices(QWidget):
@@ -185,7 +202,7 @@ class MeasureChoices(QWidget):
                 item.setCheckState(NAME, ticked)
             self.targets.addTopLevelItem(item)
         self.targets.blockSignals(False)
-        refused = [f"{t.name}: {t.refusal}" for t in look.targets if t.refusal]
+        refused = refusal_lines(look.targets)
         self.refused.setText("Not measured here:\n" + "\n".join(refused) if refused else "")
         self.refused.setVisible(bool(refused))
         self.ticks_changed.emit()

@@ -16,11 +16,14 @@ from app.ui.base.scheme import colours
 
 def _uplift(figures: Mapping[str, Any]) -> str:
     level = figures.get("uplift_interval_level") or 0.0
+    bounds = f"{percent(figures['uplift_low'])} to {percent(figures['uplift_high'])}"
+    if figures.get("disturbed"):  # a re-measure disagreed with its first pass
+        return (
+            f"{percent(figures['uplift'])} (interval {bounds}, not 95 %: the machine was "
+            "disturbed while measuring)"
+        )
     interval = "95 %" if level >= 0.95 else f"{level:.0%} (too few pairs for 95 %)"
-    return (
-        f"{percent(figures['uplift'])} ({interval} interval "
-        f"{percent(figures['uplift_low'])} to {percent(figures['uplift_high'])})"
-    )
+    return f"{percent(figures['uplift'])} ({interval} interval {bounds})"
 
 
 def _row(m: TargetMeasurement, entry: Mapping[str, Any]) -> str:

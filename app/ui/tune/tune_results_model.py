@@ -17,6 +17,11 @@ UNMET = "*"
 UNMET_NOTE = (
     f"{UNMET}: the interval did not get as narrow as the target within the time a setting has"
 )
+DISTURBED = "!"
+DISTURBED_NOTE = (
+    f"{DISTURBED}: measured again, the interval did not overlap the first pass's: the machine "
+    "was disturbed while measuring, so it is no 95 % interval"
+)
 REMEASURED = " (redone)"
 REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
 CURRENT = " (now)"
@@ -112,7 +117,7 @@ class ResultsModel(ColumnsModel):
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
-            f"speculation pays off only when it lies above 1. {UNMET_NOTE}"
+            f"speculation pays off only when it lies above 1. {UNMET_NOTE}. {DISTURBED_NOTE}"
         ),
         "pairs": f"Pairs: interleaved plain/speculative run pairs measured. {REMEASURED_NOTE}",
         "acceptance": "Acceptance: the share of drafted tokens the target accepted",
@@ -181,12 +186,16 @@ class ResultsModel(ColumnsModel):
     def notes(self) -> str:
         """What the marks in the rows mean, one line (empty: no marks)."""
         notes = []
-        if any(format_interval(row).endswith(UNMET) for row in self._rows):
+        if any(UNMET in format_interval(row) for row in self._rows):
             notes.append(UNMET_NOTE)
         if any(row["remeasured"] for row in self._rows):
             notes.append(REMEASURED_NOTE)
+        if any(row["disturbed"] for row in self._rows):
+            notes.append(DISTURBED_NOTE)
         if self.current is not None:
             notes.append(CURRENT_NOTE)
+        if drift := plain_drift(self._rows):
+            notes.append(drift)
         return ". ".join(notes) + "." if notes else ""
 
     def row_total(self) -> int:
@@ -230,10 +239,14 @@ class ResultsModel(ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if key == "verify_agreement":
                 return self.results[index.row()].summary.get("verify_note")
+            if key in ("pair_plain_tok_s", "baseline_tok_s"):
+                return plain_tip(row)
             if key == "sampled" and row["sampled"]:
                 return f"Sampler: {row['sampler']}"
             if key == "pairs" and row["remeasured"]:
                 return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
+            if key == "uplift_interval" and row["disturbed"]:
+                return f"Not a 95 % interval: {row['disturbed']}"
             if key == "uplift_interval" and row.get("interval_target_met") is False:
                 return UNMET_NOTE
             if key == "draft_length" and self.results[index.row()] is self.current:
@@ -280,13 +293,48 @@ GIVE_WAY_COLUMNS = tuple(
 )
 
 
+def plain_tip(row: dict[str, Any]) -> str:
+    """What the two plain figures of a row are, with its own, and why they may differ."""
+    own, pooled = row.get("pair_plain_tok_s"), row.get("baseline_tok_s")
+    if own is None or pooled is None:
+        return ""
+    return (
+        f"Plain {own:,.1f} tok/s: this setting's own plain runs, each interleaved with a "
+        f"speculative run (the median pair's). Plain pooled {pooled:,.1f} tok/s: the median "
+        f"of all {row.get('baseline_runs')} plain runs of the sweep with these target "
+        "settings. They differ when the machine's speed drifted between settings; the "
+        "uplift divides each speculative run by the plain run beside it, so the drift cancels"
+    )
+
+
+PLAIN_DRIFT = 0.1  # own plain vs pooled: a larger gap is said in the notes
+
+
+def plain_drift(rows: list[dict[str, Any]]) -> str:
+    """A legend line when a row's own plain figure is far from the pooled one ("" else)."""
+    gaps = [
+        abs(own / pooled - 1)
+        for row in rows
+        if (own := row.get("pair_plain_tok_s")) and (pooled := row.get("baseline_tok_s"))
+    ]
+    if not gaps or max(gaps) <= PLAIN_DRIFT:
+        return ""
+    return (
+        "Plain tok/s is each setting's own interleaved plain runs, Plain pooled all plain "
+        f"runs of the sweep: up to {max(gaps):.0%} apart here, as the machine's speed "
+        "drifted; the uplift pairs each run with the one beside it"
+    )
+
+
 def format_interval(row: dict[str, Any]) -> str:
-    """ "1.42-1.61x", with "*" when the interval target was not met in the budget."""
+    """ "1.42-1.61x", with "*" when the interval target was not met in the budget and
+    "!" when a re-measure disagreed with its first pass (no 95 % interval)."""
     low, high = row.get("uplift_low"), row.get("uplift_high")
     if low is None or high is None:
         return "—"
     unmet = UNMET if row.get("interval_target_met") is False else ""
-    return f"{low:.2f}-{high:.2f}x{unmet}"
+    disturbed = DISTURBED if row.get("disturbed") else ""
+    return f"{low:.2f}-{high:.2f}x{unmet}{disturbed}"
 
 
 def sampler_cell(row: dict[str, Any]) -> str:

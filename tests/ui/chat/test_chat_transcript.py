@@ -81,3 +81,39 @@ def test_the_answer_and_its_figures_are_not_indented_after_unfolded_thinking(
     answer = next(text for text in margins if text.startswith("Yes."))
     assert "TTFT 120 ms · prefill 850 tok/s" in answer  # the figures, in the answer's block
     assert margins[answer] == 0
+
+
+def _tip_at(view: Transcript, text: str) -> str:
+    """The tooltip Qt shows over `text` in the transcript (its character format's)."""
+    found = view.document().find(text)
+    assert not found.isNull(), text
+    cursor = view.textCursor()
+    cursor.setPosition(found.selectionStart() + 1)
+    return cursor.charFormat().toolTip()
+
+
+def test_each_acceptance_figure_says_what_it_counts(qtbot: QtBot) -> None:
+    """ "acceptance 0.41 · accepted when checked 0.63" said nothing of why they differ:
+    each has a tooltip naming its counts (the same accepted tokens over every drafted
+    token, and over the positions the target checked)."""
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.start_assistant("speculative")
+    view.add_pieces(["Hi"], [1])
+    stats = {
+        "tokens": 130,
+        "acceptance": 0.41,
+        "accepted": 123,
+        "drafted": 300,
+        "position_reached": [100, 60, 35],
+        "checked_acceptance": 0.63,
+        "expected_acceptance": 0.6,
+    }
+    view.finish(stats, "max_tokens")
+    assert "acceptance 0.41 · accepted when checked 0.63 (expected 0.60)" in view.toPlainText()
+    plain = _tip_at(view, "acceptance 0.41")
+    assert plain.startswith("Acceptance: drafted tokens the target accepted over every drafted")
+    assert "(123 of 300)" in plain
+    checked = _tip_at(view, "accepted when checked 0.63")
+    assert "over the draft positions it checked (123 of 195" in checked
+    assert "Expected:" in checked

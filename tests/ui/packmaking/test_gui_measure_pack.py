@@ -309,3 +309,28 @@ def test_a_file_that_appears_while_measuring_is_asked_about_and_the_figures_kept
     assert said.startswith("Wrote runtime_config.json"), said
     assert written_by_draftdeck(json.loads((draft / "runtime_config.json").read_text()))
     assert (draft / "runtime_config.json.bak").read_text() == '{"recommended": {}}\n'
+
+
+def test_refusals_are_said_once_a_reason_and_leave_the_results_their_height(
+    qtbot: QtBot, bundle_copy: Copy, tmp_path: Path
+) -> None:
+    """Eight packs refused for one reason, at 1280x800: a line per pack repeated the
+    reason eight times and squeezed the results to three rows; one line now names them
+    all, and the results keep room for a dozen rows of the measured table."""
+    library = Library(load_settings(), save_settings)
+    packs = tmp_path / "packs"
+    for name in ("fast-draft", "fast-target"):
+        library.add_folder(bundle_copy(name, packs / name, desktop=True))
+    refused = [f"qwen35-{i}" for i in range(8)]
+    for name in refused:
+        other = bundle_copy("qwen35-draft", packs / name)
+        (other / "config_cpu.json").unlink()
+        library.add_folder(other)
+    dialog = _dialog(qtbot, library)
+    dialog.resize(1280, 800)
+    qtbot.waitUntil(lambda: dialog.size().height() == 800, timeout=WAIT_MS)
+    reason = _items(dialog)["qwen35-0"].text(PAIRING)
+    lines = dialog.choices.refused.text().splitlines()
+    assert lines == ["Not measured here:", f"{', '.join(refused)}: {reason}"]
+    rows = dialog.results.viewport().height() // dialog.results.fontMetrics().lineSpacing()
+    assert rows >= 12, rows
