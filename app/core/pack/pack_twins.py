@@ -57,8 +57,11 @@ def _model_files(info: BundleInfo) -> dict[str, int]:
 
 
 def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+            while block := handle.read(1 << 20):
+                digest.update(block)
     except OSError:  # gone or unreadable since the reading: not known to be the same
         return f"unreadable: {path}"
+    return digest.hexdigest()

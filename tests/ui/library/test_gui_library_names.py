@@ -77,7 +77,8 @@ def test_packs_added_while_sorted_take_their_place(
     page.refresh()
     page.add_paths([bundle_copy("fast-draft", tmp_path / "c-pack")])
     assert _column(window, "Name") == ["b-pack", "c-pack", "d-pack"]
-    assert page.selected_entry() is not None and page.selected_entry().name == "c-pack"
+    selected = page.selected_entry()
+    assert selected is not None and selected.name == "c-pack"
     page.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
     page.add_paths([bundle_copy("fast-draft", tmp_path / "a-pack")])
     assert _column(window, "Name") == ["d-pack", "c-pack", "b-pack", "a-pack"]
