@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from app import __version__
-from app.core.infra.errors import CodedError, FileError
+from app.core.infra.errors import CodedError, FileError, UsageError
 from app.core.infra.logsetup import setup_logging
 
 log = logging.getLogger("draftdeck.cli")
@@ -133,6 +133,9 @@ def main(argv: Sequence[str] | None = None, open_window: Callable[[], int] | Non
     with _logging_for_the_command():
         try:
             return int(func(args))
+        except UsageError as exc:
+            print(f"draftdeck: {exc}", file=sys.stderr)
+            return 2
         except (FileError, CodedError) as exc:
             print(f"draftdeck: {exc}", file=sys.stderr)
             return 1

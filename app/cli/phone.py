@@ -69,9 +69,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 def cmd_push(args: argparse.Namespace) -> int:
     desk = _desk()
+    pack = desk.resolve_pack(args.pack)  # a mistyped or ambiguous name: said without a phone
     device = desk.choose_device(args.serial)
     root = desk.destination(args.dest)
-    job = desk.push(device.serial, desk.resolve_pack(args.pack), root, args.recipe_only)
+    job = desk.push(device.serial, pack, root, args.recipe_only)
     try:
         run_with_progress(_QueuedPush(desk, job), job.pack.name)
     finally:

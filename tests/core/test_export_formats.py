@@ -73,6 +73,13 @@ def test_info_json_says_the_format_and_what_was_inferred(fixture_bundle: Fixture
     assert "MNN exporter 3.4.x" in text and "Inferred layers" in text
 
 
+def test_the_format_line_says_of_each_key_whether_it_is_there(fixture_bundle: Fixture) -> None:
+    # "model_type, layer_nums absent" read as both absent: each key says which it is.
+    rows = dict(read_bundle(fixture_bundle("era-3.4.1")).export_format.rows())
+    line = rows["Export format"]
+    assert line.startswith("MNN exporter 3.4.x (2026-03): model_type present, layer_nums absent, ")
+
+
 def test_2025_target_at_real_vocabulary(fixture_bundle: Fixture) -> None:
     """The MNN team's 3.1.x format with the real Qwen3 tokenizer.txt: vocabulary from
     embeddings_bf16.bin, family from the tokenizer and graph, both Qwen3 stops."""

@@ -11,7 +11,7 @@ from app.core.infra.settings import Settings
 from app.core.pack.compat import assess_either
 from app.core.pack.known_models import known_models
 from app.core.pack.library import Library, PackEntry
-from app.core.pack.pairing import best_pair, distinct_names, drafts_for, rank_note
+from app.core.pack.pairing import best_pair, drafts_for, rank_note
 from app.core.pack.verdict import Verdict
 
 Copy = Callable[..., Path]
@@ -133,21 +133,6 @@ def test_drafts_for_lists_fitting_drafts_first(tmp_path: Path, bundle_copy: Copy
     fitting, others = drafts_for(target, entries, _verdict)
     assert {d.name for d in fitting} == {"qwen3-draft-noisy", "qwen3-draft-identical"}
     assert [d.name for d in others] == ["a-truncated", "qwen3-target", "qwen35-draft"]
-
-
-def test_distinct_names_only_when_names_clash(tmp_path: Path) -> None:
-    a = tmp_path / "library" / "qwen3-draft"
-    b = tmp_path / "downloads" / "qwen3-draft"
-    c = tmp_path / "x" / "library" / "qwen3-draft"
-    alone = tmp_path / "library" / "fast-target"
-    assert distinct_names([a, b, alone]) == {
-        a: "qwen3-draft — library",
-        b: "qwen3-draft — downloads",
-        alone: "fast-target",
-    }
-    # The parent folders clash too: the whole parent path tells them apart.
-    labels = distinct_names([a, c, a])
-    assert labels == {a: f"qwen3-draft — {a.parent}", c: f"qwen3-draft — {c.parent}"}
 
 
 def test_each_fitting_draft_says_why_it_ranks_where_it_does(

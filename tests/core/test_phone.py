@@ -776,10 +776,10 @@ def test_cli_pushes_a_library_pack_by_name_and_asks_which_phone(
         assert listing.returncode == 0 and json.loads(listing.stdout)["packs"] == []
 
 
-def test_cli_explains_when_no_phone_is_attached(adb_server: AdbServer) -> None:
+def test_cli_explains_when_no_phone_is_attached(adb_server: AdbServer, tmp_path: Path) -> None:
     out = run_cli("devices")
     assert out.returncode == 0 and "USB debugging" in out.stdout
-    push = run_cli("push", "anything")
+    push = run_cli("push", str(tmp_path))  # a folder: a name is checked before the phone
     assert push.returncode == 1 and "No phone found" in push.stderr
 
 

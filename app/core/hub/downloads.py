@@ -24,6 +24,7 @@ from app.core.hub.updates import check_update
 from app.core.infra.errors import HubError
 from app.core.pack.files import installed_source
 from app.core.pack.library import Library
+from app.core.pack.pack_twins import twin_notes
 
 INSTALLED, UPDATE_AVAILABLE = "installed", "update available"
 # Short: the catalog's Installed column must fit at 1024 px beside the names.
@@ -108,7 +109,9 @@ class Downloads:
                         if j.repo_id == repo and j.status().state in (PAUSED, FAILED)
                     ]
                 )
-                job = DownloadJob(repo, self.root, self.config(), revision, include_all, force)
+                job = DownloadJob(
+                    repo, self.root, self.config(), revision, include_all, force, twins=self._twins
+                )
                 self.queue.submit(job)
         return job
 
@@ -127,9 +130,15 @@ class Downloads:
             finally:
                 lock.release()
             if free and repo not in listed:
-                restored.append(DownloadJob.interrupted(found, self.root, self.config()))
+                restored.append(
+                    DownloadJob.interrupted(found, self.root, self.config(), self._twins)
+                )
         self.queue.adopt(restored)
         return restored
+
+    def _twins(self, pack: Path) -> list[str]:
+        """What a pack just installed duplicates in the library (on the job's thread)."""
+        return twin_notes(pack, self.library.scan())
 
     def pause(self, job: DownloadJob) -> None:
         """Stop after the current chunk; what arrived stays for a resume."""

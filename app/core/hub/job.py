@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +94,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         free_bytes: Callable[[Path], int] | None = None,
         margin: Callable[[int], int] = disk_margin,
         clock: Callable[[], float] = time.monotonic,
+        twins: Callable[[Path], Sequence[str]] = lambda _pack: (),
     ) -> None:
         self.repo_id = repo_id
         self.library = library
@@ -103,16 +104,23 @@ class DownloadJob(TrackedJob[JobStatus]):
         self.force = force  # fetch again even when this revision is installed and intact
         self._free_bytes = free_bytes or (lambda p: int(psutil.disk_usage(str(p)).free))
         self._margin = margin
+        self._twins = twins  # what an installed pack duplicates (pack_twins.py)
         super().__init__(JobStatus(repo_id), clock)  # the clock behind speed and ETA
         self._clock = clock  # and behind how often progress is reported
         self._stop: DownloadState | None = None  # PAUSED or CANCELLED once asked
 
     @classmethod
-    def interrupted(cls, found: Interrupted, library: Path, config: HubConfig) -> DownloadJob:
+    def interrupted(
+        cls,
+        found: Interrupted,
+        library: Path,
+        config: HubConfig,
+        twins: Callable[[Path], Sequence[str]] = lambda _pack: (),
+    ) -> DownloadJob:
         """A paused job for a download an earlier run left unfinished; Resume goes on
         with the same revision, keeping the files that arrived."""
         plan = found.plan
-        job = cls(plan.repo_id, library, config, plan.revision, found.include_all)
+        job = cls(plan.repo_id, library, config, plan.revision, found.include_all, twins=twins)
         job._set_plan(plan, found.done_bytes, state=PAUSED, files_done=found.files_done)
         return job
 
@@ -280,7 +288,7 @@ class DownloadJob(TrackedJob[JobStatus]):
         # a 3 GB pack cost a quarter of the download's time.
         self._set(state=INSTALLING, files_done=len(plan.files), current_file="")
         installed = install(self.library, plan, self.config.resolved_endpoint())
-        self._set(notes=installed.notes)
+        self._set(notes=installed.notes + tuple(self._twins(installed.path)))
         return installed.path
 
     def _check_space(self, plan: RepoPlan, already: int) -> None:

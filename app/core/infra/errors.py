@@ -104,6 +104,13 @@ class CodedError(DraftDeckError):
             self.code = code
 
 
+class UsageError(CodedError):
+    """A command line that cannot be carried out as given (a pack name that fits two
+    packs): exit code 2, as argparse's own usage errors."""
+
+    code = "usage"
+
+
 class EngineError(CodedError):
     """A run could not start or went wrong inside the engine."""
 

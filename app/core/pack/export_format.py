@@ -32,6 +32,10 @@ LABELS = {
 }
 
 
+# The keys whose presence or absence tells the exporters apart, said either way.
+KEYS_TOLD = ("model_type", "layer_nums")
+
+
 @dataclass(frozen=True)
 class ExportFormat:
     name: str
@@ -65,10 +69,9 @@ def export_format(
     inferred: Mapping[str, str],
 ) -> ExportFormat:
     has, templates = _keys(llm_config)
-    evidence = [
-        "model_type" + ("" if "model_type" in has else " absent"),
-        "layer_nums" + ("" if "layer_nums" in has else " absent"),
-    ]
+    # Each key says whether it is there: a bare "model_type, layer_nums absent" read as
+    # both absent.
+    evidence = [f"{key} {'present' if key in has else 'absent'}" for key in KEYS_TOLD]
     if "jinja" in has:
         evidence.append("jinja chat template")
     if templates:

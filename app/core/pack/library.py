@@ -22,6 +22,7 @@ from app.core.infra.errors import (
     FileError,
     NotABundleError,
     UnreadableFileError,
+    UsageError,
     WriteFailedError,
 )
 from app.core.infra.settings import Settings
@@ -30,6 +31,7 @@ from app.core.pack.export_check import ExportVerdict, SavedExportCheck, read_exp
 from app.core.pack.files import CONFIG, LLM_MODEL
 from app.core.pack.folder_checks import require_folder
 from app.core.pack.folder_stamp import PackStamp, folder_stamp
+from app.core.pack.pack_names import display_names, place
 from app.core.pack.zip_unpack import ImportCancelled as ImportCancelled
 from app.core.pack.zip_unpack import (
     ImportProgress,
@@ -131,13 +133,23 @@ class Library:
         return found
 
     def pack_named(self, text: str) -> Path | None:
-        """A pack folder, or the name of a readable pack in the library, as its folder
-        (None: neither). Reads the library when `text` is no folder."""
+        """A pack folder, or the name of a readable pack in the library (or its label
+        in the lists, pack_names.py), as its folder (None: neither). Reads the library
+        when `text` is no folder; UsageError when the name fits two packs."""
         path = Path(text)
         if path.is_dir():
             return path.resolve()
-        packs = {e.name: e.path for e in self.scan() if e.ok}
-        return packs.get(text)
+        entries = self.scan()
+        labels = display_names(entries)
+        found = [e for e in entries if e.ok and text in (e.name, labels[e.path])]
+        if len(found) > 1:
+            listed = "".join(f"\n  {e.path}  ({place(e)})" for e in found)
+            raise UsageError(
+                f"{text!r} names {len(found)} packs in the library:{listed}\n"
+                "Name the one you mean by its folder instead (a path is accepted).",
+                "ambiguous_name",
+            )
+        return found[0].path if found else None
 
     def scan(self) -> list[PackEntry]:
         """Every pack, read again only where its files changed since the last scan (a

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 from app.core.pack.library import PackEntry
@@ -149,23 +148,3 @@ def drafts_for(
     chosen = [d for _, d in fitting]
     paths = {d.path for d in chosen}
     return chosen, [d for d in drafts if d.path not in paths]
-
-
-def distinct_names(paths: Sequence[Path]) -> dict[Path, str]:
-    """A label per pack folder: its name, and where two packs share a name, the
-    folder it sits in ("qwen3-draft — downloads"), or the whole parent path when
-    those clash too."""
-    by_name: dict[str, list[Path]] = {}
-    for path in dict.fromkeys(paths):  # a pack can be listed as target and as draft
-        by_name.setdefault(path.name.lower(), []).append(path)
-    labels: dict[Path, str] = {}
-    for same in by_name.values():
-        parents = [p.parent.name.lower() for p in same]
-        for path in same:
-            if len(same) == 1:
-                labels[path] = path.name
-            elif len(set(parents)) == len(parents):
-                labels[path] = f"{path.name} — {path.parent.name}"
-            else:
-                labels[path] = f"{path.name} — {path.parent}"
-    return labels

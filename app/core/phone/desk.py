@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from app.core.infra.errors import PhoneError
 from app.core.infra.job_queue import JobQueue
 from app.core.infra.settings import save_settings
 from app.core.pack.bundle import BundleInfo
-from app.core.pack.library import Library
+from app.core.pack.library import Library, PackEntry
 from app.core.phone.adb import NO_DEVICES, Adb
 from app.core.phone.destinations import (
     PARTIAL,
@@ -125,9 +125,10 @@ class PhoneDesk:
 
     # -- packs --------------------------------------------------------------------------
 
-    def library_packs(self) -> dict[str, BundleInfo]:
-        """The library's readable packs by name (reads every pack's folder)."""
-        return {e.name: e.info for e in self.library.scan() if e.info is not None}
+    def library_packs(self, entries: Sequence[PackEntry] | None = None) -> dict[str, BundleInfo]:
+        """The library's readable packs by name (of `entries`, else read now)."""
+        read = self.library.scan() if entries is None else entries
+        return {e.name: e.info for e in read if e.info is not None}
 
     def resolve_pack(self, text: str) -> Path:
         """A pack folder, or the name of a library pack, as the pack folder."""

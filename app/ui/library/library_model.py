@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from app.core.infra.units import format_bytes
 from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import PackEntry
+from app.core.pack.pack_names import display_names
 from app.ui.base.fitted_table import READABLE_ROLE
 from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
@@ -47,8 +49,8 @@ _ANSWERED = frozenset(
 )
 
 
-def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
-    """(display text, sort key) per column."""
+def _cells(entry: PackEntry, name: str) -> tuple[tuple[str, Any], ...]:
+    """(display text, sort key) per column; `name` as every list shows it (pack_names)."""
     info = entry.info
     check = entry.export_check
     status = (
@@ -57,7 +59,7 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     if info is None:
         blank = ("—", "")
         return (
-            (entry.name, entry.name.lower()),
+            (name, name.lower()),
             blank,
             blank,
             blank,
@@ -75,7 +77,7 @@ def _cells(entry: PackEntry) -> tuple[tuple[str, Any], ...]:
     )
     vocab = f"{info.vocab_size:,}" if info.vocab_size is not None else "unknown"
     return (
-        (entry.name, entry.name.lower()),
+        (name, name.lower()),
         (info.role, info.role),
         (info.family_short, info.model_type),
         (attention, attention),
@@ -118,12 +120,14 @@ class LibraryModel(ColumnsModel):
         # Each row's cells, worked out when first asked: the view asks every role of
         # every cell it measures, and working out one cell's text made all nine.
         self._cells: list[tuple[tuple[str, Any], ...] | None] = []
+        self._names: dict[Path, str] = {}
         self._order: tuple[int, Qt.SortOrder] | None = None  # (column, order) sorted by
 
     def set_entries(self, entries: list[PackEntry]) -> None:
         self.beginResetModel()
         self._entries = list(entries)
         self._cells = [None] * len(self._entries)
+        self._names = display_names(self._entries)
         if self._order is not None:
             self._sort_rows(*self._order)
         self.endResetModel()
@@ -157,24 +161,24 @@ class LibraryModel(ColumnsModel):
         self._entries = [self._entries[row] for row in rows]
         self._cells = [cells[row] for row in rows]
 
-    def add_entry(self, entry: PackEntry) -> None:
-        row = len(self._entries)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self._entries.append(entry)
-        self._cells.append(None)
-        self.endInsertRows()
+    def add_entries(self, entries: list[PackEntry]) -> None:
+        """New rows in the order the table is sorted by (appended, they would sit at the
+        bottom under the sort arrow until the next reading). A reset: a new pack can
+        also change the label of the one it shares its name with."""
+        self.set_entries(self._entries + entries)
 
     def remove_entry(self, entry: PackEntry) -> None:
-        row = self._entries.index(entry)
-        self.beginRemoveRows(QModelIndex(), row, row)
-        del self._entries[row]
-        del self._cells[row]
-        self.endRemoveRows()
+        """Drop a row; a reset, as the pack that shared its name gets its plain name back."""
+        self.set_entries([e for e in self._entries if e is not entry])
+
+    def entries(self) -> list[PackEntry]:
+        return list(self._entries)
 
     def _row_cells(self, row: int) -> tuple[tuple[str, Any], ...]:
         cells = self._cells[row]
         if cells is None:
-            cells = self._cells[row] = _cells(self._entries[row])
+            entry = self._entries[row]
+            cells = self._cells[row] = _cells(entry, self._names.get(entry.path, entry.name))
         return cells
 
     def row_total(self) -> int:

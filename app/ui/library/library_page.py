@@ -190,24 +190,53 @@ class LibraryPage(QWidget):
         background.drop(self, "scan")
         self._show_entries(self.library.scan())
 
+    def event(self, event: QEvent) -> bool:
+        # Back in the window after a command changed a pack (`draftdeck verify-export`
+        # writes its export check): read again what changed, without F5. Only the
+        # folders whose files changed are read (Library.scan), once per activation; the
+        # window passes the event to its visible children only, so a hidden page waits.
+        if event.type() == QEvent.Type.WindowActivate and not self.loading():
+            self._rescan()
+        return super().event(event)
+
+    def _rescan(self) -> None:
+        background.run(self, "scan", self.library.scan, self._on_rescanned, self._on_scan_failed)
+
+    def _outdate_scan(self) -> None:
+        """Rows were added or removed here: a reading begun before would put them back
+        as they were, so the library is read again (its answer replaces that one's)."""
+        if self.loading():
+            self._rescan()
+
+    def _on_rescanned(self, entries: list[PackEntry]) -> None:
+        """Rows again only if a pack was read again (or came or went): the same readings
+        keep the table, its selection and its scroll as they are. No count in the status
+        bar: the user did not ask, and it would cover what they did ask."""
+        if {id(e) for e in entries} != {id(e) for e in self.model.entries()}:
+            self._show_entries(entries, say=False)
+
     def _on_scan_failed(self, error: Exception) -> None:
         log.error("could not read the library", exc_info=error)
         self.message.emit(f"Could not read the library: {error}")
 
-    def _show_entries(self, entries: list[PackEntry], select: Path | None = None) -> None:
+    def _show_entries(
+        self, entries: list[PackEntry], select: Path | None = None, say: bool = True
+    ) -> None:
         selected = self.selected_entry()
         self.model.set_entries(entries)
+        keep = select or (selected.path if selected is not None else None)
+        if keep is not None:
+            self.select_path(keep)
+        self._show_details()
+        self._update_actions()
+        if not say:
+            return
         broken = sum(not e.ok for e in entries)
         total = sum(e.info.size_bytes for e in entries if e.info)
         note = f", {broken} with problems" if broken else ""
         doubtful = sum(e.export_doubtful for e in entries)
         note += f", {counted(doubtful, 'export')} not verified" if doubtful else ""
         self.message.emit(f"{counted(len(entries), 'pack')} ({format_bytes(total)}){note}")
-        keep = select or (selected.path if selected is not None else None)
-        if keep is not None:
-            self.select_path(keep)
-        self._show_details()
-        self._update_actions()
 
     def selected_entry(self) -> PackEntry | None:
         rows = self.table.selectionModel().selectedRows()
@@ -325,9 +354,9 @@ class LibraryPage(QWidget):
     def _show_added(self, added: list[PackEntry]) -> None:
         if not added:
             return
+        self._outdate_scan()
         # The library already read the new packs: add their rows, no full re-scan.
-        for entry in added:
-            self.model.add_entry(entry)
+        self.model.add_entries(added)
         self.select_path(added[-1].path)
         names = ", ".join(e.name for e in added)
         self.message.emit(f"Added {names}")
@@ -357,6 +386,7 @@ class LibraryPage(QWidget):
         except FileError as exc:
             show_file_error(self, "Could not remove pack", exc)
             return
+        self._outdate_scan()
         self.model.remove_entry(entry)
         self._show_details()
         self._update_actions()

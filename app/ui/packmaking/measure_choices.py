@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.core.measure.load_plan import Refusal, plan_load
 from app.core.measure.ram_estimate import TIGHT
 from app.core.pack.library import PackEntry
+from app.core.pack.pack_names import display_names
 from app.core.pack.pairing import DRAFT_ROLES, TARGET_ROLES, role_of
 from app.core.packmaking.writing import foreign_files
 from app.ui.base.labels import wrap_to_width
@@ -61,28 +62,29 @@ def drafts_in(entries: list[PackEntry]) -> list[PackEntry]:
     return [e for e in entries if e.ok and role_of(e) in DRAFT_ROLES]
 
 
-def _choice(target: PackEntry, draft: PackEntry) -> TargetChoice:
+def _choice(target: PackEntry, draft: PackEntry, name: str) -> TargetChoice:
     assert target.info is not None and draft.info is not None
     plan = plan_load(target.info, draft.info)
     if isinstance(plan, Refusal):
-        return TargetChoice(target.path, target.name, plan.message, plan.message, plan.message)
+        return TargetChoice(target.path, name, plan.message, plan.message, plan.message)
     verdict = plan.verdict
     assert verdict is not None
     details = verdict.summary() if verdict.reasons else ""
     if verdict.cannot_pay:
         words = "Speculation cannot pay on this MNN: recorded as disabled, with why"
-        return TargetChoice(target.path, target.name, words, details, ticked=False)
+        return TargetChoice(target.path, name, words, details, ticked=False)
     words = verdict.label
     if plan.fit.level == TIGHT:
         words += f"; {plan.fit.message}"
-    return TargetChoice(target.path, target.name, words, details)
+    return TargetChoice(target.path, name, words, details)
 
 
 def look_at(entries: list[PackEntry], draft: PackEntry) -> DraftLook:
     """The draft's target choices (every other pack that can be a target) and its
     foreign files. Runs off the GUI thread: it reads recipes and tokenizer digests."""
+    names = display_names(entries)
     targets = [
-        _choice(e, draft)
+        _choice(e, draft, names[e.path])
         for e in entries
         if e.ok and role_of(e) in TARGET_ROLES and e.path != draft.path
     ]
@@ -164,10 +166,11 @@ class MeasureChoices(QWidget):
     def show_drafts(self, entries: list[PackEntry], chosen: Path | None) -> None:
         """The Library's drafts in the box, `chosen` (else the first) selected."""
         self._entries = drafts_in(entries)
+        names = display_names(entries)  # over every pack: the Library's labels
         self.draft_box.blockSignals(True)
         self.draft_box.clear()
         for entry in self._entries:
-            self.draft_box.addItem(entry.name, str(entry.path))
+            self.draft_box.addItem(names[entry.path], str(entry.path))
             self.draft_box.setItemData(
                 self.draft_box.count() - 1, str(entry.path), Qt.ItemDataRole.ToolTipRole
             )

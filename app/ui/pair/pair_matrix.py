@@ -12,8 +12,9 @@ from PySide6.QtGui import QBrush, QColor, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QStyle, QTableView
 
 from app.core.pack.library import PackEntry
+from app.core.pack.pack_names import display_names
 from app.core.pack.pair_table import PairTable, PairTables
-from app.core.pack.pairing import Cell, cell_of, distinct_names
+from app.core.pack.pairing import Cell, cell_of
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, VERDICT_LABELS, Verdict
 from app.ui.pair.verdict_card import STYLES, level_colours
 
@@ -63,7 +64,7 @@ class PairMatrixModel(QAbstractTableModel):
     def set_table(self, table: PairTable) -> None:
         self.beginResetModel()
         self.table = table
-        self.labels = distinct_names([e.path for e in (*table.targets, *table.drafts)])
+        self.labels = display_names(table.entries)
         self.endResetModel()
 
     def cell(self, target: PackEntry, draft: PackEntry) -> Cell:
@@ -76,7 +77,7 @@ class PairMatrixModel(QAbstractTableModel):
         return self.tables.verdict(target, draft)
 
     def label(self, entry: PackEntry) -> str:
-        """The pack's name, with its folder when another pack has the same name."""
+        """The pack's name, with where it lives when another pack has the same name."""
         return self.labels.get(entry.path, entry.name)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008

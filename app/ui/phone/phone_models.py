@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from app.core.infra.units import format_bytes
 from app.core.infra.units import format_time_left as format_eta
+from app.core.pack.library import PackEntry
+from app.core.pack.pack_names import display_names
 from app.core.phone.devices import DeviceInfo
 from app.core.phone.phone_packs import PhonePack
 from app.core.phone.push import DONE, PUSHING, PushJob, PushStatus
@@ -104,10 +106,14 @@ class PackList(QListWidget):
         self.setDragEnabled(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
 
-    def show_packs(self, packs: dict[str, Path]) -> None:
+    def show_packs(self, packs: Sequence[PackEntry]) -> None:
+        """The readable packs, twins of one name included, each under its label (worked
+        out over every pack, as in the Library: pack_names.py)."""
         current = self.selected_path()
         self.clear()
-        for name, path in sorted(packs.items(), key=lambda kv: kv[0].lower()):
+        names = display_names(packs)
+        readable = [(names[e.path], e.path) for e in packs if e.ok]
+        for name, path in sorted(readable, key=lambda pair: (pair[0].lower(), str(pair[1]))):
             item = QListWidgetItem(name)
             item.setData(PATH_ROLE, str(path))
             item.setToolTip(str(path))

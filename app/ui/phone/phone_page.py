@@ -269,7 +269,7 @@ class PhonePage(QWidget):
     # -- library packs -----------------------------------------------------------------
 
     def _on_library(self) -> None:
-        self.pack_list.show_packs({name: info.path for name, info in self.watch.library.items()})
+        self.pack_list.show_packs(self.watch.packs)
         self._update_buttons()
 
     # -- pushing -----------------------------------------------------------------------

@@ -38,8 +38,10 @@ class SourcesPane(QWidget):
         layout.addWidget(self.device_hint)
         layout.addWidget(QLabel("Library packs (drag one onto a phone)"))
         layout.addWidget(self.pack_list, 3)
+        # Above the buttons, which stay at the foot of the pane: a note that comes with
+        # a selection takes its room from the list, never moves a button under the pointer.
+        layout.addWidget(self.recipes_hint)
         buttons = QHBoxLayout()
         buttons.addWidget(self.push_button)
         buttons.addWidget(self.recipes_button)
         layout.addLayout(buttons)
-        layout.addWidget(self.recipes_hint)

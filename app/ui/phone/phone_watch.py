@@ -11,6 +11,7 @@ from functools import partial
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.pack.bundle import BundleInfo
+from app.core.pack.library import PackEntry
 from app.core.phone.desk import PhoneDesk, PhoneFolder
 from app.core.phone.devices import DeviceInfo
 from app.ui.base import background
@@ -31,6 +32,7 @@ class PhoneWatch(QObject):
         self.desk = desk
         self.devices: list[DeviceInfo] = []
         self.library: dict[str, BundleInfo] = {}  # the library's readable packs by name
+        self.packs: list[PackEntry] = []  # every pack as read, twins of one name included
         self.listed: PhoneFolder | None = None  # the phone folder whose packs are known
         self._shown: tuple[str, str] | None = None  # (serial, root) asked for last
         self.timer = QTimer(self)
@@ -98,11 +100,12 @@ class PhoneWatch(QObject):
 
     def reload_library(self) -> None:
         background.run(
-            self, "library", self.desk.library_packs, self._on_library, self._on_library_failed
+            self, "library", self.desk.library.scan, self._on_library, self._on_library_failed
         )
 
-    def _on_library(self, packs: dict[str, BundleInfo]) -> None:
-        self.library = packs
+    def _on_library(self, entries: list[PackEntry]) -> None:
+        self.packs = entries
+        self.library = self.desk.library_packs(entries)
         self.library_changed.emit()
 
     def _on_library_failed(self, error: Exception) -> None:

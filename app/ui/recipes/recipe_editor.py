@@ -179,8 +179,13 @@ class RecipeEditor(QWidget):
 
     @property
     def dirty(self) -> bool:
-        """Unsaved edits, including JSON text that does not parse yet."""
-        return self.doc is not None and (not self.undo_stack.isClean() or self.json_pending)
+        """Unsaved edits, including JSON text that does not parse yet. Compared with what
+        the file holds, not the undo stack's clean mark: undoing back to the saved data
+        after the mark was lost (undo past a save, then a new change) is not an edit."""
+        if self.doc is None:
+            return False
+        saved = self.doc.data
+        return self.json_pending or self.data != saved or list(self.data) != list(saved)
 
     # -- undo -----------------------------------------------------------------------------
 
@@ -381,11 +386,14 @@ class RecipeEditor(QWidget):
         except OSError:
             return False  # Reset says what is wrong
 
-    def reset_to_pack(self) -> bool:
+    def reset_to_pack(self, with_twins: bool = True) -> bool:
+        """The file as the pack shipped it, and its twins too unless they have drifted
+        from it since they were found alike (`with_twins` False)."""
         if self.doc is None:
             return False
         restored = _reset(self.doc.path)
-        for twin in self.twins:  # back to what the pack shipped too: one reset, as one save
+        # Back to what the pack shipped too: one reset, as one save.
+        for twin in self.twins if with_twins else []:
             _reset(twin.path)
         if restored:
             self.reread("Reset to pack default")

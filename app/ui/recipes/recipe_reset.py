@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from app.core.infra.errors import FileError
+from app.core.recipe.draft_recipes import DIFFER, SAME, draft_recipes
 from app.core.recipe.files import backup_path
 from app.ui.base.dialogs import ask, show_error, show_file_error
 from app.ui.recipes.recipe_editor import RecipeEditor
@@ -54,12 +55,23 @@ def ask_to_reset(parent: QWidget, editor: RecipeEditor, done: Callable[[], None]
     if editor.path is None:
         return
     path = editor.path
-    twins = ", ".join(twin.path.name for twin in editor.twins)
-    also = f"\n\n{twins} holds the same recipe and is reset with it." if twins else ""
+    also, with_twins = "", False
+    if editor.twins:
+        # Compared now, on disk: the twins were found alike when the pair was opened,
+        # and another program (or the user by hand) may have changed one since.
+        recipes = draft_recipes(path.parent)
+        other = recipes.other.name if recipes.other is not None else ""
+        with_twins = recipes.state == SAME
+        if with_twins:
+            also = f"\n\n{other} holds the same recipe and is reset with it."
+        elif recipes.state == DIFFER:
+            also = (
+                f"\n\n{other} holds a different recipe ({recipes.summary()}); it is left as it is."
+            )
 
     def reset() -> None:
         try:
-            restored = editor.reset_to_pack()
+            restored = editor.reset_to_pack(with_twins)
         except FileError as exc:
             show_file_error(parent, "Reset failed", exc)
             return

@@ -265,3 +265,19 @@ def test_the_graph_dump_is_listed_as_skipped_and_fetched_when_asked(
     page.download_button.click()
     _wait_state(qtbot, window, DONE)
     assert (window.library.root / "with-graph-dump-MNN" / "llm.mnn.json").read_bytes() == b"{}"
+
+
+def test_a_download_that_duplicates_an_installed_pack_says_so(
+    window: MainWindow, qtbot: QtBot, bundle_copy: Callable[..., Path], tmp_path: Path
+) -> None:
+    # The draft the Hub serves, already linked under a name of the user's.
+    copy = bundle_copy("qwen3-draft-noisy", tmp_path / "mine" / "my-copy")
+    window.library.add_folder(copy)
+    page = window.downloads_page
+    said: list[str] = []
+    page.message.connect(said.append)
+    page.start_download(REPO)
+    _wait_state(qtbot, window, DONE)
+    qtbot.waitUntil(lambda: any(s.startswith("Installed ") for s in said), timeout=10_000)
+    installed = next(s for s in said if s.startswith("Installed "))
+    assert f"it holds the same model files as “my-copy” ({copy}), already installed" in installed

@@ -54,7 +54,7 @@ def test_library_model_passes_qt_model_tester(
     (broken_path / "llm.mnn.weight").write_bytes(b"")
     broken = read_entry(broken_path, by_reference=True)
     model.set_entries([good])
-    model.add_entry(broken)
+    model.add_entries([broken])
     qtmodeltester.check(model)  # type: ignore[attr-defined]
     model.remove_entry(good)
     assert model.rowCount() == 1

@@ -203,7 +203,7 @@ def test_first_pair_is_the_best_that_can_run(messy: MainWindow) -> None:
     assert _dialogs() == []
 
 
-def test_draft_list_offers_fitting_drafts_then_all(messy: MainWindow) -> None:
+def test_draft_list_offers_fitting_drafts_then_all(messy: MainWindow, tmp_path: Path) -> None:
     page = messy.pair_page
     root = messy.library.root
     page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
@@ -212,8 +212,8 @@ def test_draft_list_offers_fitting_drafts_then_all(messy: MainWindow) -> None:
     assert fitting[0] == "qwen3-draft-noisy"
     assert set(fitting) == {
         "qwen3-draft-noisy",
-        "fast-draft — packs",
-        "fast-draft — elsewhere",
+        "fast-draft (library)",
+        f"fast-draft (linked: {tmp_path / 'elsewhere'})",
         "fast-target",
     }
     page.show_all.setChecked(True)
@@ -275,13 +275,15 @@ def test_same_named_packs_are_told_apart(messy: MainWindow, tmp_path: Path) -> N
     page = messy.pair_page
     page.show_all.setChecked(True)
     drafts = _items(page.draft_combo)
-    assert "fast-draft — packs" in drafts and "fast-draft — elsewhere" in drafts
+    # The rule of every list (pack_names.py): where each lives.
+    linked = f"fast-draft (linked: {tmp_path / 'elsewhere'})"
+    assert "fast-draft (library)" in drafts and linked in drafts
     assert "fast-draft" not in drafts
     model = page.matrix_model
     headers = [model.headerData(i, Qt.Orientation.Horizontal) for i in range(model.columnCount())]
-    assert {"fast-draft — packs", "fast-draft — elsewhere"} <= set(headers)
+    assert {"fast-draft (library)", linked} <= set(headers)
     assert "qwen3-draft-noisy" in headers  # a unique name stays as it is
-    column = headers.index("fast-draft — elsewhere")
+    column = headers.index(linked)
     tooltip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert tooltip == str(tmp_path / "elsewhere" / "fast-draft")
 

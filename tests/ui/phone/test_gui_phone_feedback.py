@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint, QSize
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.core.phone.push import CANCELLED
@@ -69,6 +71,23 @@ def test_push_recipes_waits_for_the_pack_on_the_phone(
     assert page.free_label.text().startswith(f"1 pack in {ROOT} · ")  # not "1 packs"
     assert page.push_recipes_selected() is not None
     wait_done(qtbot, window, 1)
+
+
+def test_the_note_that_comes_with_a_selection_leaves_push_pack_where_it_was(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    page = window.phone_page
+
+    def button_place() -> tuple[QPoint, QSize]:
+        QApplication.sendPostedEvents()  # the layouts' pending requests, carried out
+        return page.push_button.mapTo(window, QPoint(0, 0)), page.push_button.size()
+
+    before = button_place()
+    assert not page.recipes_hint.isVisible()
+    page.pack_list.setCurrentRow(0)  # the pointer is on the list, about to go to the button
+    qtbot.waitUntil(lambda: page.recipes_hint.isVisible(), timeout=10_000)
+    assert page.recipes_hint.height() > 0
+    assert button_place() == before
 
 
 def test_a_failed_push_names_the_phone_by_model(

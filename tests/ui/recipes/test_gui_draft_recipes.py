@@ -119,6 +119,27 @@ def test_identical_recipes_are_saved_in_step(windows: Callable[..., MainWindow])
     assert (pack / ALT).read_bytes() == before[ALT]
 
 
+def test_reset_says_the_twin_is_the_same_only_when_it_is(
+    windows: Callable[..., MainWindow],
+) -> None:
+    window = windows()
+    page, pack = window.recipes_page, _pack(window)
+    _spin(page.draft_editor, "thread_num").setValue(1)
+    page.act_save.trigger()  # both files in step, each with its shipped original kept
+    # Then another program changes the twin: the two differ now.
+    (pack / ALT).write_text(json.dumps(_read(pack / ALT) | {"thread_num": 2}), encoding="utf-8")
+    changed = (pack / ALT).read_bytes()
+    page.act_reset.trigger()
+    box = _box("confirmDialog")
+    assert "holds the same recipe" not in box.text()
+    assert (
+        f"{ALT} holds a different recipe (thread_num: 1 in {USED}, 2 in {ALT}); it is left as it is"
+        in box.text()
+    )
+    _click(box, "Reset")
+    assert (pack / ALT).read_bytes() == changed  # as the message said
+
+
 def test_differing_recipes_show_the_diff_and_ask_which_to_keep(
     windows: Callable[..., MainWindow], qtbot: QtBot
 ) -> None:

@@ -124,6 +124,24 @@ def test_undo_and_redo(window: MainWindow) -> None:
     assert _combo(editor, "memory").currentText() == "normal"
 
 
+def test_undoing_back_to_the_saved_recipe_is_no_unsaved_change(window: MainWindow) -> None:
+    page = window.recipes_page
+    editor = _draft(window)
+    threads = _spin(editor, "thread_num")
+    saved = 1 if threads.value() != 1 else 2
+    threads.setValue(saved)
+    page.act_save.trigger()
+    page.act_undo.trigger()  # the file still holds `saved`: an unsaved change
+    assert editor.dirty and "Unsaved changes" in page.save_note.text()
+    threads.setValue(saved)  # the saved value again, by hand: the undo stack's mark is gone
+    _combo(editor, "memory").setCurrentText("normal")
+    page.act_undo.trigger()  # back to what the file holds
+    assert editor.data == _recipe(window)
+    assert not editor.dirty
+    assert "Unsaved changes" not in page.save_note.text()
+    assert not page.act_save.isEnabled() and not window.isWindowModified()
+
+
 def test_save_writes_what_the_engine_reads(window: MainWindow, session: Session) -> None:
     editor = _draft(window)
     _spin(editor, "thread_num").setValue(1)
