@@ -83,7 +83,7 @@ def cmd_verify_export(args: argparse.Namespace) -> int:
         args.bits, args.block, args.sym, args.lm_bits, trust_remote_code=args.trust_remote_code
     )
     pack, source = Path(args.pack), Path(args.hf_folder)
-    try:  # before the environment is offered: a typo is no reason to download 1.4 GB
+    try:  # before the environment is offered: a typo is no reason to download the environment
         check_inputs(pack, source, options)
     except CustomCodeRefused as exc:
         say_code_refused(exc)

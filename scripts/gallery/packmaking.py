@@ -2,7 +2,8 @@
 
 - make-pack: a SmolLM2-135M-shaped model folder (its config.json and tokenizer config,
   no weights) with the default block 128, which the checks refuse (hidden 576);
-- make-pack-verified: the committed tiny Llama exported and verified for real, when an
+- make-pack-exporting, make-pack-verified: the committed tiny Llama mid-export (its
+  stages on the bar) and exported and verified for real, when an
   export environment is ready (DRAFTDECK_EXPORT_ENV, else the tests' .venv-export-cache);
   without one the shot is skipped and said so;
 - measure-pack: a fixture draft measured against the library's targets (a bench of
@@ -24,6 +25,7 @@ from app.core.packmaking.card import CardFacts
 from app.core.packmaking.export_env import EXPORT_ENV_VAR, ready_export_env
 from app.core.packmaking.make import write_card_only
 from app.ui.base.scheme import colours, scheme
+from app.ui.packmaking.make_pack_dialog import MakePackDialog
 from gallery.camera import (
     README_SIZE,
     SCHEMES,
@@ -109,9 +111,16 @@ def shoot_make_pack(scene: Scene) -> None:
         form.adjust_button.click()
         wait_until(scene.app, dialog.start_button.isEnabled, "the checks passed")
         dialog.start()
+        # Mid-export: a stage done, the bar determinate, the status naming the next one.
+        wait_until(scene.app, lambda: _mid_export(dialog), "the export's first stage")
+        shoot_dialog(scene, dialog, "make-pack-exporting")
         wait_until(scene.app, lambda: not dialog.running(), "the export and its check")
         shoot_dialog(scene, dialog, "make-pack-verified")
     dialog.close()
+
+
+def _mid_export(dialog: MakePackDialog) -> bool:
+    return "Exporting, stage" in dialog.status.text() and dialog.bar.value() > 0
 
 
 def shoot_measure_pack(scene: Scene) -> None:

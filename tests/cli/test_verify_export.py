@@ -259,7 +259,7 @@ def test_bad_input_is_said_before_the_environment_is_offered(
     monkeypatch.setenv(EXPORT_ENV_VAR, str(tmp_path / "no-env"))
     pack = tmp_path / "pack"
     shutil.copytree(FIXTURES / "qwen3-target", pack)
-    # A typo is no reason to offer a 1.4 GB download.
+    # A typo is no reason to offer a 1.3 GB download.
     assert main(["verify-export", str(pack), str(tmp_path / "typo")]) == 2
     err = capsys.readouterr().err
-    assert "not a Hugging Face model folder" in err and "1.4 GB" not in err
+    assert "not a Hugging Face model folder" in err and "free there" not in err

@@ -24,7 +24,7 @@ from app.core.pack.bundle import read_bundle
 from app.core.pack.files import EXPORT_CHECK
 from app.core.packmaking.card import CARD_MARK
 from app.core.packmaking.export_checks import ExportRefused, ExportSettings, plan_export
-from app.core.packmaking.export_env import STAMP, ExportEnv, write_mnnconvert_shim
+from app.core.packmaking.export_env import write_mnnconvert_shim
 from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_partials import PARTIAL_MARK
 from app.core.packmaking.export_run import (
@@ -36,26 +36,10 @@ from app.core.packmaking.export_run import (
 )
 from tests.helpers.export_env import HF_FIXTURES
 from tests.helpers.paths import FIXTURES
+from tests.helpers.script_exporter import script_env
 
 LLAMA = HF_FIXTURES / "llama-tiny"
 PACK = FIXTURES / "era-3.3.0"  # what the stand-in exporter "makes": a pack that reads
-
-
-class _ScriptEnv(ExportEnv):
-    """An export environment whose exporter is `<folder>/llmexport/llmexport.py`, run by
-    the Python running the tests."""
-
-    @property
-    def python(self) -> Path:
-        return Path(sys.executable)
-
-
-def _env(tmp_path: Path, exporter: str) -> ExportEnv:
-    folder = tmp_path / "env"
-    (folder / "llmexport").mkdir(parents=True)
-    (folder / "llmexport" / "llmexport.py").write_text(exporter, encoding="utf-8")
-    (folder / STAMP).write_text(json.dumps({"llmexport_dir": str(folder / "llmexport")}))
-    return _ScriptEnv(folder)
 
 
 def _copying(pack: Path, also: str = "") -> str:
@@ -65,7 +49,7 @@ def _copying(pack: Path, also: str = "") -> str:
 
 def _job(tmp_path: Path, exporter: str, out: Path) -> ExportJob:
     plan = plan_export(LLAMA, out, ExportSettings(block=64))
-    return ExportJob(_env(tmp_path, exporter), plan)
+    return ExportJob(script_env(tmp_path, exporter), plan)
 
 
 def _hidden(folder: Path) -> list[str]:
@@ -139,7 +123,7 @@ def test_ctrl_c_while_the_pack_is_read_back_ends_with_the_pack_made(
 ) -> None:
     out = tmp_path / "pack"
     plan = plan_export(LLAMA, out, ExportSettings(block=64))
-    job = _CancelSeen(_env(tmp_path, _copying(PACK)), plan)
+    job = _CancelSeen(script_env(tmp_path, _copying(PACK)), plan)
 
     def on_change() -> None:
         # Ctrl+C once the exporter has ended; the job goes on once the command cancelled.

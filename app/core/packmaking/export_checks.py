@@ -21,6 +21,7 @@ from app.core.packmaking.custom_code import refuse_untrusted_code
 from app.core.packmaking.export_mark import EXPORT_MARK as EXPORT_MARK
 from app.core.packmaking.export_mark import made_by_export
 from app.core.packmaking.export_space import space_problem
+from app.core.packmaking.tokenizer_files import TokenizerFileProblem, check_tokenizer_files
 from app.core.packmaking.writing import MADE_FILES, foreign_files
 
 ROLES = ("draft", "target")
@@ -83,6 +84,10 @@ def read_config(folder: Path) -> SourceModel:
     """config.json's facts alone (no eos_token): what the block check needs, so a Hub
     repo's settings can be refused before its weights are downloaded."""
     config = _json_object(folder / "config.json")
+    try:
+        check_tokenizer_files(folder)
+    except TokenizerFileProblem as exc:
+        raise ExportRefused(str(exc), exc.code) from None
     text = config.get("text_config")
     model = {**config, **text} if isinstance(text, dict) else config  # multimodal configs
     hidden = _width(model, "hidden_size", folder)

@@ -16,9 +16,10 @@ transformers' trust in the model folder's own code off unless the plan trusts it
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from app.core.hub.hub_api import HubConfig, hub_errors
@@ -48,7 +49,15 @@ from app.core.packmaking.export_env import (
 from app.core.packmaking.export_mark import EXPORT_MARK
 from app.core.packmaking.export_partials import PARTIAL_MARK, PartialRecord, remove_partial
 from app.core.packmaking.export_process import ProcessCancelled, StreamedProcess
+from app.core.packmaking.export_progress import (
+    READING_LINE,
+    ExportProgress,
+    advance,
+    failure_words,
+)
 from app.core.packmaking.export_space import disk_full_words, failed_on_full_disk, is_disk_full
+
+log = logging.getLogger("draftdeck.packmaking.export")
 
 
 class ExportState(Word):
@@ -94,6 +103,7 @@ class ExportStatus:
     lines: int = 0
     error: str = ""
     path: str = ""  # the made pack: its partial folder once done, `out` once placed
+    progress: ExportProgress = field(default_factory=ExportProgress)  # from its lines
 
 
 class ExportJob(TrackedJob[ExportStatus]):
@@ -155,7 +165,7 @@ class ExportJob(TrackedJob[ExportStatus]):
 
     def restart(self) -> None:
         self._process = StreamedProcess()
-        self._set(state=QUEUED, line="", lines=0, error="", path="")
+        self._set(state=QUEUED, line="", lines=0, error="", path="", progress=ExportProgress())
 
     def run(self) -> ExportStatus:
         if self.status().state == CANCELLED:
@@ -173,7 +183,13 @@ class ExportJob(TrackedJob[ExportStatus]):
         except (FileError, ExportFailed) as exc:
             self._set(state=FAILED, error=str(exc))
         else:
-            self._set(state=DONE, path=str(info.path), line="exported; not in place yet")
+            progress = self.status().progress.finished()
+            self._set(
+                state=DONE,
+                path=str(info.path),
+                line="exported; not in place yet",
+                progress=progress,
+            )
         finally:
             if self.status().state != DONE:
                 self.discard()
@@ -192,17 +208,21 @@ class ExportJob(TrackedJob[ExportStatus]):
         started = time.monotonic()
 
         def on_line(line: str) -> None:
-            self._set(line=line, lines=self.status().lines + 1)
+            status = self.status()
+            self._set(line=line, lines=status.lines + 1, progress=advance(status.progress, line))
 
         done = self._process.run(cmd, self.env.environment(), partial, on_line)
         missing = [name for name in NEEDED if not (partial / name).is_file()]
         if done.returncode != 0 or missing:
             if failed_on_full_disk(partial, done.tail):  # it says what broke next
                 raise ExportFailed(disk_full_words(partial.parent))
-            tail = "\n".join(done.tail[-12:])
+            # The words on screen, the traceback in the log.
+            log.warning("the exporter's last lines:\n%s", "\n".join(done.tail))
+            progress = self.status().progress
             what = f"exit code {done.returncode}" if done.returncode else f"no {missing[0]}"
-            raise ExportFailed(f"the exporter failed ({what}):\n{tail}")
-        self._set(state=READING, line="reading the pack back")
+            raise ExportFailed(failure_words(done.tail, progress, what))
+        progress = advance(self.status().progress, READING_LINE)
+        self._set(state=READING, line=READING_LINE, progress=progress)
         self._tidy(partial, time.monotonic() - started)
 
     def command(self, shim: Path) -> list[str]:

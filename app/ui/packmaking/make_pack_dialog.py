@@ -36,11 +36,12 @@ from app.core.packmaking.export_checks import (
 )
 from app.core.packmaking.export_env import ExportEnv, ExportEnvPlan, plan_export_env
 from app.core.packmaking.export_env_build import ExportEnvJob
-from app.core.packmaking.export_run import ExportJob, source_folder
+from app.core.packmaking.export_progress import plain_line
+from app.core.packmaking.export_run import ExportJob, ExportStatus, source_folder
 from app.ui.base import background
 from app.ui.base.dialogs import choose
 from app.ui.packmaking.job_dialog import JobDialog, problem_words
-from app.ui.packmaking.make_pack_form import Check, MakePackForm, check_choice
+from app.ui.packmaking.make_pack_form import Check, MakePackForm, check_choice, describe_plan
 from app.ui.packmaking.pack_verify import VerifyStep
 
 log = logging.getLogger("draftdeck.ui.make_pack")
@@ -75,6 +76,10 @@ class MakePackDialog(JobDialog):
 
         self.form = MakePackForm()
         self.form.changed.connect(self._check_again)
+        # What the status says of a run (an error, an outcome) is about the inputs it ran
+        # on: it goes when they change.
+        self.form.source_edit.textChanged.connect(self._forget_outcome)
+        self.form.out_edit.textChanged.connect(self._forget_outcome)
         self.form.adjust_button.clicked.connect(self._adjust)
         self.figures = QTextBrowser()
         self.figures.setObjectName("details")
@@ -145,6 +150,10 @@ class MakePackDialog(JobDialog):
                 self.form.adjust_button.setToolTip("\n".join(check.adjust_words))
             self.form.adjust_button.setVisible(adjusted is not None)
         self._update_buttons()
+
+    def _forget_outcome(self) -> None:
+        if not self.running():
+            self.say("")
 
     def _adjust(self) -> None:
         if self._check is not None and self._check.adjusted is not None:
@@ -287,8 +296,14 @@ class MakePackDialog(JobDialog):
         if job is None:
             return
         status = job.status()
-        if status.line:
-            self.say(f"{status.state}: {status.line}")
+        line = plain_line(status.line)  # the exporter's emoji would be boxes
+        progress = status.progress if isinstance(status, ExportStatus) else None
+        if progress is not None and progress.stage:
+            self.show_progress(round(progress.done * 100), progress.stages * 100)
+            said = "" if line == progress.name else f": {line}"
+            self.say(f"Exporting, {progress.words()}{said}")
+        elif line:
+            self.say(f"{status.state}: {line}")
         if not job.is_finished():
             return
         self._job = None
@@ -307,13 +322,14 @@ class MakePackDialog(JobDialog):
         self._verifying = job
         self._verifying_draft = plan.settings.role == "draft"
         self._set_step("verifying", f"Verifying {plan.out.name} against its source…")
+        self.bar.setRange(0, 0)  # the export's stages are over: busy again
         self._verify.start(
             job.env, job.partial, plan.source.folder, plan.trust_remote_code, plan.out
         )
 
     def _on_verify_progress(self, line: str) -> None:
         if self._step == "verifying":
-            self.say(f"verifying: {line}")
+            self.say(f"verifying: {plain_line(line)}")
 
     def _on_verified(self, _partial: Path, figures: str, problem: str, verified: bool) -> None:
         job, self._verifying = self._verifying, None
@@ -405,12 +421,3 @@ class MakePackDialog(JobDialog):
 
 def _plans(folder: Path, out: Path, settings: ExportSettings, trust: bool) -> Plans:
     return plan_export(folder, out, settings, trust_remote_code=trust), plan_export_env()
-
-
-def describe_plan(plan: ExportPlan) -> str:
-    s, src = plan.settings, plan.source
-    block = "one block per row" if s.block == 0 else f"block {s.block}"
-    return (
-        f"{src.model_type} ({src.architecture}, hidden {src.hidden_size}) as a "
-        f"{s.bits}-bit {s.role} pack, {block}, into {plan.out}."
-    )

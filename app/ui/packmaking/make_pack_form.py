@@ -31,6 +31,7 @@ from app.core.packmaking.export_checks import (
     read_source,
 )
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.suggested_edit import SuggestedEdit
 from app.ui.packmaking.job_dialog import folder_row, say_in
 
 BLOCKS = (0, 32, 64, 128, 256)  # 0: one block per row, llmexport's "channel-wise"
@@ -91,15 +92,23 @@ def check_choice(folder: Path, out: Path, settings: ExportSettings) -> Check:
     return Check(refusal=refusal, adjusted=adjusted, adjust_words=words)
 
 
+def describe_plan(plan: ExportPlan) -> str:
+    s, src = plan.settings, plan.source
+    block = "one block per row" if s.block == 0 else f"block {s.block}"
+    return (
+        f"{src.model_type} ({src.architecture}, hidden {src.hidden_size}) as a "
+        f"{s.bits}-bit {s.role} pack, {block}, into {plan.out}."
+    )
+
+
 class MakePackForm(QWidget):
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._out_suggested = ""  # the output folder filled in for the user, if untouched
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText("a Hugging Face model folder, or owner/name")
-        self.out_edit = QLineEdit()
+        self.out_edit = SuggestedEdit()  # `<model>-MNN` until the user chooses
         self.out_edit.setPlaceholderText("where the pack is made (a new or empty folder)")
         self.bits_box = QComboBox()  # only the bits the exporter writes
         for bits in BITS:
@@ -170,13 +179,11 @@ class MakePackForm(QWidget):
                 widget.setEnabled(not running)
 
     def _on_source_changed(self, text: str) -> None:
-        """Suggest `<source>-MNN` beside a source folder while the output is untouched."""
+        """Suggest `<source>-MNN` beside a source folder (kept while the user has not
+        chosen an output folder of their own)."""
         source = read_choice(text)
-        if self.out_edit.text() == self._out_suggested:
-            folder = source.folder.resolve() if source.folder is not None else None
-            suggested = (
-                str(folder.with_name(folder.name + OUT_SUFFIX)) if folder and folder.name else ""
-            )
-            self._out_suggested = suggested
-            self.out_edit.setText(suggested)
+        folder = source.folder.resolve() if source.folder is not None else None
+        self.out_edit.suggest(
+            str(folder.with_name(folder.name + OUT_SUFFIX)) if folder and folder.name else ""
+        )
         self.changed.emit()

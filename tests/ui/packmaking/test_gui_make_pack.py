@@ -133,6 +133,7 @@ def test_creating_the_export_environment_is_asked_first(
     qtbot.waitUntil(lambda: dialog._step == "asking", timeout=WAIT_MS)
     box = _choice_box()
     assert str(env_folder) in box.text() and "free there" in box.text()
+    assert "about 1.3 GB" in box.text() and "python_version" not in box.text()
     assert "torch" in box.text() and dialog.running()
     box.button(QMessageBox.StandardButton.Cancel).click()
     # Deleted before the dialog is: a box's deferred delete left pending under a dialog
