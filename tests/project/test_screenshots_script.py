@@ -39,7 +39,8 @@ def test_the_empty_gallery_at_one_size(tmp_path: Path, draftdeck_home: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     shots = sorted(p.name for p in (out / "1024x700").iterdir())
-    assert shots == sorted(f"{page}-empty.png" for page in PAGES)
+    # Each page in the light and the dark scheme.
+    assert shots == sorted(f"{page}-empty{dark}.png" for page in PAGES for dark in ("", "-dark"))
     for name in shots:
         image = QImage(str(out / "1024x700" / name))
         assert (image.width(), image.height()) == (1024, 700), name
