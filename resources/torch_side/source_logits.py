@@ -10,7 +10,8 @@ trusted (else transformers may not run it: no_remote_code.py). For each text thi
 `<n>.ids.npy` (int64 token ids), `<n>.source.npy` and `<n>.quantized.npy` (float32
 logits, one row per position: row i predicts token i+1), and at the end `source.json`
 with what was done and the prompt the source's chat template makes of the job's
-`chat_prompt` conversation (the pack's is compared with it). Progress goes to stdout as `progress DONE TOTAL WHAT` lines.
+`chat_prompt` conversation (the pack's is compared with it). Progress goes to stdout as
+`progress DONE TOTAL WHAT` lines.
 
 "Quantized" is the source with the export's own weight quantization applied in torch:
 llmexport's `utils.torch_utils.quant` (the routine its MNN converter calls) run on every
