@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,12 @@ from tests.helpers.paths import FIXTURES
 from tests.hub_server import FakeHub
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# A suite started in the background of a non-interactive shell (`make test &`) inherits
+# SIGINT ignored, and so would every child it starts: the Ctrl+C tests would then wait
+# for an interrupt that never comes. Ctrl+C means what it means at a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 QWEN3_BUNDLES = (
     "qwen3-target",

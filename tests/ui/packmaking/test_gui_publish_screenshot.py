@@ -31,9 +31,12 @@ def test_only_the_publish_shot_is_made(tmp_path: Path, draftdeck_home: Path) -> 
     out = tmp_path / "shots"
     done = _shots(out, draftdeck_home, "--shots", "publish", "--no-readme")
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (out / "1024x700").iterdir()) == ["publish.png"]
-    image = QImage(str(out / "1024x700" / "publish.png"))
-    assert (image.width(), image.height()) == (1024, 700)
+    # Each shot in the light and the dark scheme (gallery.camera.shot_name).
+    names = ["publish-dark.png", "publish.png"]
+    assert sorted(p.name for p in (out / "1024x700").iterdir()) == names
+    for name in names:
+        image = QImage(str(out / "1024x700" / name))
+        assert (image.width(), image.height()) == (1024, 700)
     assert "shoot_publish" in done.stdout and "shoot_chat" not in done.stdout
 
 
