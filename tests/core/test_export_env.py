@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ from app.core.packmaking.export_env_build import (
     CREATING,
     FAILED,
     ExportEnvJob,
+    index_resolves,
     pip_command,
 )
 from tests.helpers.export_env import HF_FIXTURES, export_env, fake_export_env
@@ -104,8 +106,10 @@ def test_a_changed_lock_rebuilds_and_pip_gets_the_lock_as_constraints(
     env = fake_export_env(tmp_path / "env")
     plan = plan_export_env(env.folder)
     assert plan.ready and "onnx==" in plan.constraints
-    cmd = pip_command(env, plan)
+    cmd = pip_command(env, plan, "http://127.0.0.1:9/whl/cpu")
     assert cmd[cmd.index("-c") + 1] == str(env.folder / CONSTRAINTS)
+    assert cmd[cmd.index("--extra-index-url") + 1] == "http://127.0.0.1:9/whl/cpu"
+    assert "--extra-index-url" not in pip_command(env, plan, "")
     # A regenerated lock (a new onnx, say) with the same direct pins rebuilds it.
     monkeypatch.setattr(
         export_env_module, "constraints_lock", lambda: plan.constraints + "onnx==9\n"
@@ -221,3 +225,17 @@ def test_the_commands_ask_before_creating_the_environment(
     assert f"{nothing_done} (the export environment is needed)" in err
     assert not folder.exists()
     assert not (out / EXPORT_CHECK).exists() if command == "verify-export" else not out.exists()
+
+
+def test_an_index_whose_name_does_not_resolve_is_left_out() -> None:
+    # No DNS in tests: an unknown name is a resolver that fails as getaddrinfo does for
+    # one; loopback and local folders resolve for real.
+    def unknown(host: str, port: int) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, f"Name or service not known: {host}")
+
+    assert not index_resolves("https://download.pytorch.org/whl/cpu", unknown)
+    assert index_resolves("http://127.0.0.1:8080/simple")
+    assert index_resolves("file:///opt/wheels", unknown)
+    asked: list[tuple[str, int]] = []
+    assert index_resolves("https://mirror.example:8443/whl", lambda h, p: asked.append((h, p)))
+    assert asked == [("mirror.example", 8443)]

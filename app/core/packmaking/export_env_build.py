@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.core.infra.deletion import remove_tree
 from app.core.infra.file_lock import exclusive_lock
@@ -131,7 +134,16 @@ class ExportEnvJob(TrackedJob[EnvBuildStatus]):
         self._step(CREATING, [base_python(), "-m", "venv", str(folder)], folder)
         # pip reads constraints from a file: the lock goes into the environment itself.
         (folder / CONSTRAINTS).write_text(self.plan.constraints, encoding="utf-8")
-        self._step(INSTALLING, pip_command(env, self.plan), folder)
+        index = self.plan.torch_index
+        if index and not index_resolves(index):
+            # pip would retry an unknown host with back-off for every package it looks
+            # up (about ten minutes for this environment) and then fail the same way.
+            self._set(
+                line=f"{index} cannot be reached (its name does not resolve): "
+                "pip looks for torch where its own configuration says"
+            )
+            index = ""
+        self._step(INSTALLING, pip_command(env, self.plan, index), folder)
         found = self._step(CHECKING, [str(env.python), "-c", _FIND_LLMEXPORT], folder)
         stamp = stamp_for(self.plan.requirements, self.plan.constraints, self.plan.torch_index)
         stamp["llmexport_dir"] = found[-1]
@@ -177,12 +189,27 @@ def base_python() -> str:
     return found
 
 
-def pip_command(env: ExportEnv, plan: ExportEnvPlan) -> list[str]:
+def pip_command(env: ExportEnv, plan: ExportEnvPlan, torch_index: str) -> list[str]:
     cmd = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
     cmd += ["-c", str(env.folder / CONSTRAINTS)]
-    if plan.torch_index:
-        cmd += ["--extra-index-url", plan.torch_index]
+    if torch_index:
+        cmd += ["--extra-index-url", torch_index]
     return [*cmd, *plan.requirements]
+
+
+Resolver = Callable[[str, int], object]
+
+
+def index_resolves(url: str, resolve: Resolver = socket.getaddrinfo) -> bool:
+    """Whether the index's host name resolves: a name lookup, no connection to it."""
+    parts = urlsplit(url)
+    if parts.scheme == "file" or not parts.hostname:
+        return True  # a local index: pip reads it itself
+    try:
+        resolve(parts.hostname, parts.port or 443)
+    except (OSError, UnicodeError):  # socket.gaierror is an OSError
+        return False
+    return True
 
 
 def _remove_own(folder: Path) -> None:
