@@ -25,6 +25,7 @@ from app.ui.library.library_model import COLUMNS
 from app.ui.recipes.recipe_editor import RecipeEditor
 from app.ui.recipes.recipe_fields import ChoiceEditor, NumberEditor
 from app.ui.shell.main_window import MainWindow
+from tests.helpers.smollm_3_1 import make_smollm_3_1
 from tests.helpers.tokforge import TOKFORGE_NOTES
 from tests.helpers.windows import add_packs, chat_window, open_on_page, open_window, send
 
@@ -171,6 +172,24 @@ def test_details_say_the_export_format_and_what_was_inferred(
     assert sorted(inferred) == sorted(era["inferred"])
     for row, start in era["inferred"].items():
         assert inferred[row].startswith(start), (row, inferred[row])
+
+
+def test_a_pack_whose_templates_mark_no_turns_says_so_in_its_details(
+    qtbot: QtBot, bundle_copy: Copy
+) -> None:
+    """A 3.1.x SmolLM2-shaped pack (bare `%s` templates): its details say replies will
+    not stop and which chat format its tokenizer implies; a 3.1.x Qwen pack's do not."""
+    with open_window(qtbot) as window:
+        root = add_packs(window, bundle_copy, ["era-3.1.4"])
+        make_smollm_3_1(bundle_copy("era-3.1.4", root / "smol"))
+        window.library_page.refresh()
+        qtbot.waitUntil(lambda: window.library_page.proxy.rowCount() == 2)
+        window.library_page.select_path(root / "smol")
+        rows = _details_rows(window.library_page.details)
+        assert "replies will not stop by themselves" in rows["Turn markers"]
+        assert "imply ChatML" in rows["Turn markers"]
+        window.library_page.select_path(root / "era-3.1.4")
+        assert "Turn markers" not in _details_rows(window.library_page.details)
 
 
 # -- Pair ----------------------------------------------------------------------------------
