@@ -1,7 +1,7 @@
 """The busy states, in an order that keeps each one's set-up short: a library with
 fixture packs and a broken one, then a blocked pair, a broken pair, an edited recipe,
 a download, a reply being generated, a sweep, a push, then the Make Pack, Measure Pack
-and Publish dialogs."""
+and Publish dialogs, and last what the third newcomer's walk-through changed."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gallery.phone import shoot_phone
 from gallery.recipes import shoot_recipes
 from gallery.stage import Scene
 from gallery.tune import shoot_tune
+from gallery.walkthrough import shoot_walkthrough
 
 BUILDERS = (
     shoot_library,
@@ -28,6 +29,7 @@ BUILDERS = (
     shoot_make_pack,
     shoot_measure_pack,
     shoot_publish,
+    shoot_walkthrough,
 )
 
 
