@@ -52,8 +52,10 @@ def shoot_chat(scene: Scene) -> None:
     # window ends its reply at about 1,600 tokens, one character each.
     wait_until(
         app,
-        lambda: len(chat.transcript.messages[-1].answer) >= chars
-        or chat.transcript.messages[-1].stats is not None,
+        lambda: (
+            len(chat.transcript.messages[-1].answer) >= chars
+            or chat.transcript.messages[-1].stats is not None
+        ),
         "a long reply",
     )
     scene.camera.before_grab = chat.charts.redraw  # the charts at each size, now
