@@ -70,5 +70,6 @@ draft_length = whole_number(*_draft_length_bounds())
 temperature = number(0.0)
 top_k = whole_number(0)
 top_p = number(0.0, 1.0, above_minimum=True)
+probability = number(0.0, 1.0)
 # The engine's own fresh seeds are 63-bit; a larger one would not fit a C integer.
 seed = whole_number(0, 2**63 - 1)

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from app.cli import sampling
 from app.cli.arg_types import draft_length, number, whole_number
+from app.cli.drafting import add_drafting_args, chosen_drafting
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
-from app.core.measure.chat_record import context_note
+from app.core.measure.chat_record import context_note, drafting_words
 from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
 from app.core.measure.measure_lock import measuring
 from app.core.measure.prefill_pace import PrefillPace, prefill_words
@@ -88,6 +89,7 @@ def _print_bench(result: dict[str, Any]) -> None:
         ("Measured / predicted", _fmt(result["prediction_ratio"], ".3f")),
         ("Verify agreement", _fmt(result["verify_agreement"]["agreement"], ".3f")),
         ("Lossless (same output)", lossless),
+        ("Drafting", drafting_words(result)),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
@@ -137,6 +139,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sampler=sampler,
         seed=sampling.seed_for(args, sampler),
         min_run_seconds=args.min_run_seconds,
+        drafting=chosen_drafting(args, args.draft),
     )
 
     def progress(done: int, total: int) -> None:
@@ -193,6 +196,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             chat=not args.raw,
             sampler=sampler,
             seed=seed,
+            drafting=chosen_drafting(args, args.draft) if args.draft else None,
         )
         done = client.run(request, on_rounds=stream)
     _print_done(done, seed, as_json=args.json)
@@ -242,6 +246,8 @@ def _print_done(done: Done, seed: int | None, as_json: bool) -> None:
         )
     else:
         print()
+        if done.stats.asides:
+            print(f"draftdeck: {drafting_words(done.stats.to_json())}", file=sys.stderr)
     window_note = context_note(done.stats.to_json(), done.stopped_by)
     if window_note:
         print(f"draftdeck: {window_note}", file=sys.stderr)
@@ -255,7 +261,13 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
         help="JSON whose keys override the draft recipe (config_cpu.json, or "
         "draft_config_cpu.json in a pack without it)",
     )
-    p.add_argument("-d", type=draft_length, metavar="N", help="draft length (draft_predict_length)")
+    p.add_argument(
+        "-d",
+        type=draft_length,
+        metavar="N",
+        help="draft length (draft_predict_length; adaptive drafting's most per round)",
+    )
+    add_drafting_args(p)
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -23,7 +23,8 @@ def add_seed_arg(p: argparse.ArgumentParser) -> None:
         "--seed",
         type=arg_types.seed,
         metavar="S",
-        help="seed of the sampler's draws: the same seed repeats the same text "
+        help="seed of the sampler's draws: the same seed repeats the same text with "
+        "--fixed drafting (adaptive lengths follow the machine's speed) or plain decoding "
         "(default: a fresh one, printed)",
     )
 

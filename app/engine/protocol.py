@@ -29,10 +29,11 @@ from app.core.measure.words import FailureCode as FailureCode
 from app.core.measure.words import Mode as Mode
 from app.core.measure.words import StopReason as StopReason
 from app.core.measure.words import VerifyMethod as VerifyMethod
+from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.text_check import refuse_unsafe_text
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 JsonObject = dict[str, Any]  # nested figures the protocol passes through unread
 ReplyT = TypeVar("ReplyT")
@@ -90,6 +91,8 @@ class Generate(Request["Done"]):
     # With messages: leave out the oldest turns when the prompt does not fit the window
     # with room for a reply (Done.stats.dropped_messages says how many).
     drop_oldest: bool = False
+    # Adaptive drafting and the per-round stop; None: the draft pack's own settings.
+    drafting: DraftingSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,10 @@ class Loaded:
     # alone (Plain); the Chat's meter shows the one its mode uses before any reply.
     window_tokens: int = 0
     plain_window_tokens: int = 0
+    # The draft pack's drafting settings (DraftingSettings.describe), and why its file
+    # could not be used when it could not (the defaults are used then).
+    drafting: str = ""
+    drafting_problem: str | None = None
     id: int | None = None
 
 
@@ -184,6 +191,8 @@ class Round:
     draft_seconds: float
     target_seconds: float
     expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
+    aside: bool = False  # a plain step while adaptive drafting stands aside
+    note: str = ""  # why it stepped aside, on the round that made it
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ FIGURE_KEYS = [
     "expected_by_position", "lossless", "uplift_spread", "uplift_low", "uplift_high",
     "uplift_interval_level", "pair_ratios", "baseline_runs_tok_s", "spec_runs_tok_s",
     "baseline_cv", "spec_cv", "shortest_run_seconds", "min_run_seconds", "warnings",
+    # Added with adaptive drafting, after every key a reader already knew.
+    "drafting", "aside_rounds", "asides", "aside_note",
 ]  # fmt: skip
 AGREEMENT_KEYS = ["verify_agreement", "acceptance_limited_by_verify", "verify_note"]
 AGREEMENT = VerifyAgreement(0.75, 48, 64, 2, VerifyMethod.BATCHED)

@@ -17,6 +17,7 @@ import pytest
 
 from app.core.infra.errors import EngineError
 from app.core.measure.metrics import DecodeStats
+from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.files import draft_settings
 from app.engine.protocol import ChatTurn, Generate, Mode, Rounds
 from app.engine.worker.decoder import Decoder
@@ -25,6 +26,7 @@ from app.engine.worker.session import Session
 from tests.helpers.mnn_graphs import graph_bytes, transformer_ops
 
 NORMAL = {"memory": "normal", "thread_num": 1}
+FIXED = DraftingSettings(adaptive=False)
 PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
 Fixture = Callable[[str], Path]
 
@@ -40,6 +42,9 @@ def _load(session: Session, fixture_bundle: Fixture, draft: str, d: int = 3) -> 
 
 
 def _run(session: Session, mode: Mode, tokens: int = 120, **extra: Any) -> dict[str, Any]:
+    """A generation; fixed-length drafting unless `drafting` says otherwise (the counts
+    checked here are a fixed length's)."""
+    extra.setdefault("drafting", FIXED)
     rounds: list[Rounds] = []
     session.reset()
     started = time.perf_counter()
@@ -164,7 +169,11 @@ def test_partial_acceptance_matches_a_step_by_step_reference(
     prompt, _ = session.prompt_ids(Generate(prompt=PROMPT))
     spec = session.generate(
         Generate(
-            prompt_ids=tuple(prompt), max_tokens=max_tokens, mode=Mode.SPECULATIVE, ignore_stop=True
+            prompt_ids=tuple(prompt),
+            max_tokens=max_tokens,
+            mode=Mode.SPECULATIVE,
+            ignore_stop=True,
+            drafting=FIXED,
         ),
         lambda _event: None,
         lambda: False,

@@ -11,8 +11,9 @@ import pytest
 
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Done, Generate, Load, Rounds
-from app.engine.worker.decoder import PREFILL_FIRST_CHUNK, Decoder
+from app.engine.worker.decoder import Decoder
 from app.engine.worker.mnn_llm import MnnLlm
+from app.engine.worker.prefill import PREFILL_FIRST_CHUNK
 
 Fixture = Callable[[str], Path]
 TEXT = "The river runs through the old town, past the mill and under the stone bridge. "

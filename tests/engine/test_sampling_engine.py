@@ -17,12 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Done, Generate, Load, Mode
 from tests.helpers.chi_square import same_distribution_p_value
 
 Fixture = Callable[[str], Path]
+FIXED = DraftingSettings(adaptive=False)
+# The noisy draft's top-1 probability after top-k 20 is often below one half.
+STOPPING = DraftingSettings(adaptive=False, stop_below=0.5)
+ADAPTIVE = DraftingSettings(adaptive=True)
 NORMAL = {"memory": "normal"}  # exact numerics: greedy outputs must match token for token
 PROMPT = (1, 2, 3, 4, 5)
 SAMPLES = 800
@@ -67,6 +72,7 @@ def _generate(
     seed: int | None,
     mode: Mode | None = None,
     tokens: int = 4,
+    drafting: DraftingSettings = FIXED,
 ) -> Done:
     request = Generate(
         prompt_ids=PROMPT,
@@ -75,14 +81,27 @@ def _generate(
         mode=mode,
         sampler=sampler,
         seed=seed,
+        drafting=drafting,
     )
     return client.run(request, timeout=60)
 
 
 def _positions(
-    client: EngineClient, sampler: SamplerSettings, seeds: range, mode: Mode
+    client: EngineClient,
+    sampler: SamplerSettings,
+    seeds: range,
+    mode: Mode,
+    drafting: DraftingSettings = FIXED,
+    drafted: list[int] | None = None,
 ) -> list[tuple[int, ...]]:
-    return [_generate(client, sampler, seed, mode).tokens for seed in seeds]
+    """The tokens of one generation per seed; `drafted` collects each one's drafted count."""
+    out = []
+    for seed in seeds:
+        done = _generate(client, sampler, seed, mode, drafting=drafting)
+        out.append(done.tokens)
+        if drafted is not None:
+            drafted.append(done.stats.drafted)
+    return out
 
 
 def _p_values(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> dict[str, float]:
@@ -100,16 +119,33 @@ def _p_values(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> dict[str, f
 
 
 @pytest.mark.parametrize(
-    ("draft", "recipe"),
-    [("qwen3-draft-noisy", NOISY_T1_TOPK), ("qwen3-draft-independent", INDEPENDENT_HOT_TOPP)],
-    ids=["noisy-T1-topk20", "independent-T1.5-topp0.95"],
+    ("draft", "recipe", "drafting"),
+    [
+        ("qwen3-draft-noisy", NOISY_T1_TOPK, FIXED),
+        ("qwen3-draft-independent", INDEPENDENT_HOT_TOPP, FIXED),
+        ("qwen3-draft-noisy", NOISY_T1_TOPK, STOPPING),
+        ("qwen3-draft-noisy", NOISY_T1_TOPK, ADAPTIVE),
+    ],
+    ids=[
+        "noisy-T1-topk20",
+        "independent-T1.5-topp0.95",
+        "noisy-per-round-stop",
+        "noisy-adaptive",
+    ],
 )
 def test_speculative_sampling_is_distributed_as_plain_sampling(
-    pair: Callable[[str], EngineClient], draft: str, recipe: dict[str, object]
+    pair: Callable[[str], EngineClient],
+    draft: str,
+    recipe: dict[str, object],
+    drafting: DraftingSettings,
 ) -> None:
     client = pair(draft)
     sampler = sampler_settings(recipe)
-    speculative = _positions(client, sampler, range(SAMPLES), Mode.SPECULATIVE)
+    drafted: list[int] = []
+    speculative = _positions(client, sampler, range(SAMPLES), Mode.SPECULATIVE, drafting, drafted)
+    if drafting != FIXED:
+        # Rounds of every length were drafted: the stop shortened some, not all.
+        assert sum(drafted) > SAMPLES and len(set(drafted)) > 2, Counter(drafted)
     plain = _positions(client, sampler, range(10**6, 10**6 + SAMPLES), Mode.PLAIN)
     assert len(set(speculative)) > 20, "too peaked to say anything"
     p_values = _p_values(speculative, plain)

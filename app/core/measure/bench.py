@@ -32,7 +32,7 @@ class RunPair:
 
 
 # Facts of a run, not counts: the combined run keeps the first's.
-RUN_FACTS = ("window_tokens", "max_tokens_asked", "dropped_messages")
+RUN_FACTS = ("window_tokens", "max_tokens_asked", "dropped_messages", "drafting")
 
 
 def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
@@ -46,8 +46,9 @@ def combine_runs(runs: list[DecodeStats]) -> DecodeStats:
     total.seed = first.seed if len(seeds) == 1 else None  # one seed only if all shared it
     for name in RUN_FACTS:
         setattr(total, name, getattr(first, name))
+    total.aside_note = next((r.aside_note for r in reversed(runs) if r.aside_note), "")
     for name in DecodeStats.__dataclass_fields__:
-        if name in ("mode", "draft_length", "sampler", "seed", *RUN_FACTS):
+        if name in ("mode", "draft_length", "sampler", "seed", "aside_note", *RUN_FACTS):
             continue
         value = getattr(first, name)
         if isinstance(value, list):
@@ -121,6 +122,12 @@ def summarize(pairs: list[RunPair]) -> PairFigures:
         shortest_run_seconds=shortest,
         min_run_seconds=MIN_RUN_SECONDS,
         warnings=_warnings(shortest, interval, len(ratios)),
+        drafting=pairs[0].speculative.drafting,
+        aside_rounds=sum(p.speculative.aside_rounds for p in pairs),
+        asides=sum(p.speculative.asides for p in pairs),
+        aside_note=next(
+            (p.speculative.aside_note for p in reversed(pairs) if p.speculative.aside_note), ""
+        ),
     )
 
 

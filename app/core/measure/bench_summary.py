@@ -55,6 +55,12 @@ class PairFigures:
     shortest_run_seconds: float
     min_run_seconds: float
     warnings: tuple[str, ...]
+    # How the speculative runs drafted (DecodeStats.drafting), and adaptive drafting's
+    # plain steps, times it stepped aside and why (the latest).
+    drafting: str = "fixed"
+    aside_rounds: int = 0
+    asides: int = 0
+    aside_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if stats.get("mean_accepted_length") and mode != Mode.PLAIN:
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(mode)
+    if mode != Mode.PLAIN and stats.get("drafting") == "adaptive":
+        parts.append(drafting_words(stats))
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
     if stopped_by == StopReason.CANCELLED:
         # Stopped before its first token: the prompt was still being read.
@@ -98,6 +100,17 @@ def acceptance_parts(stats: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return parts
+
+
+def drafting_words(stats: dict[str, Any]) -> str:
+    """How a speculative reply drafted, with adaptive drafting's stepping aside and why."""
+    words = "adaptive drafting" if stats.get("drafting") == "adaptive" else "fixed drafting"
+    asides = int(stats.get("asides") or 0)
+    if asides:
+        times = "once" if asides == 1 else f"{asides} times"
+        plain = int(stats.get("aside_rounds") or 0)
+        words += f": stepped aside {times} ({plain:,} plain steps), {stats.get('aside_note')}"
+    return words
 
 
 def context_note(stats: dict[str, Any], stopped_by: str) -> str:

@@ -60,6 +60,8 @@ class RoundStats:
     target_seconds: float
     target_forwards: int = 1  # more than one only when verifying step by step
     expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
+    aside: bool = False  # a plain step because adaptive drafting stepped aside
+    note: str = ""  # why adaptive drafting stepped aside, on the round that made it
 
 
 @dataclass
@@ -91,6 +93,10 @@ class DecodeStats:
     max_tokens_asked: int = 0  # the caller's max_tokens when more than fit (else 0)
     draft_prefill_seconds: float = 0.0  # the draft's prefill, done at the first round
     dropped_messages: int = 0  # oldest chat messages left out to fit the window
+    drafting: str = "fixed"  # "adaptive" when the controller chose each round's length
+    aside_rounds: int = 0  # plain steps while adaptive drafting stood aside
+    asides: int = 0  # times it stepped aside
+    aside_note: str = ""  # why, the latest time
 
     def __post_init__(self) -> None:
         if not self.position_reached:
@@ -114,6 +120,11 @@ class DecodeStats:
         self.draft_forwards += r.draft_forwards
         self.draft_seconds += r.draft_seconds
         self.target_seconds += r.target_seconds
+        if r.aside:
+            self.aside_rounds += 1
+        if r.note:
+            self.asides += 1
+            self.aside_note = r.note
         drafted = min(r.drafted, self.draft_length)
         count_positions(self.position_reached, self.position_accepted, drafted, r.accepted)
         if r.expected:
@@ -211,6 +222,10 @@ class DecodeStats:
             "max_tokens_asked": self.max_tokens_asked,
             "draft_prefill_seconds": self.draft_prefill_seconds,
             "dropped_messages": self.dropped_messages,
+            "drafting": self.drafting,
+            "aside_rounds": self.aside_rounds,
+            "asides": self.asides,
+            "aside_note": self.aside_note,
             "acceptance": self.acceptance,
             "per_position_acceptance": self.per_position_acceptance,
             "checked_acceptance": self.checked_acceptance,

@@ -13,6 +13,7 @@ from app.core.measure.bench import RunPair, combine_runs, summarize
 from app.core.measure.bench_summary import BenchFacts, BenchSummary
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.verify_agreement import VerifyAgreement
+from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Mode, Reset
@@ -41,6 +42,8 @@ class BenchPlan:
     sampler: SamplerSettings | None = None  # None: greedy, the exact comparison
     # Pair i draws with seed + i in both modes (None: fresh seeds every generation).
     seed: int | None = None
+    # Adaptive drafting or a fixed length; None: the draft pack's own setting.
+    drafting: DraftingSettings | None = None
 
 
 MAX_GENERATIONS_PER_RUN = 64
@@ -77,6 +80,7 @@ def _generate(
         ignore_stop=True,
         sampler=plan.sampler,
         seed=seed,
+        drafting=plan.drafting,
     )
     done = client.run(request)
     return done.stats, list(done.tokens)

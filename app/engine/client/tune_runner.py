@@ -110,6 +110,7 @@ def _measure(
         min_run_seconds=plan.min_run_seconds,
         sampler=setting.sampler(sampler),
         seed=plan.seed,
+        drafting=setting.drafting(),
     )
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)

@@ -9,10 +9,13 @@ Invariant at the start of every round, with `seq` = prompt + tokens generated so
 the target's cache holds seq[:-1] (the newest token is fed by the next verify) and the
 draft's cache holds a prefix of seq that is one or two tokens short (`pending`).
 
-A round: the draft feeds `pending` and proposes t1..td one step at a time; the target
-feeds [last, t1..td] in one forward and returns d+1 logit rows g0..gd; the longest
-prefix with t_i == g_(i-1) is accepted, then g_n is added (a correction when n < d, a
-bonus when all matched). Both caches are cut back to what stays valid.
+A round: the draft feeds `pending` and proposes t1..tk one step at a time (k = d, or
+fewer when adaptive drafting or the per-round stop ends the round early: drafting.py);
+the target feeds [last, t1..tk] in one forward and returns k+1 logit rows g0..gk; the
+longest prefix with t_i == g_(i-1) is accepted, then g_n is added (a correction when
+n < k, a bonus when all matched). Both caches are cut back to what stays valid. A round
+the controller plans with k = 0 (stepped aside, or measuring the plain step) is a
+plain target step.
 
 Linear attention (Qwen3.5) keeps one running state per layer that every forward
 updates in place. On MNN 3.6.1 `erase_history` does not take rejected tokens out of it
@@ -41,24 +44,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.core.measure.drafting_control import DraftingControl
 from app.core.measure.metrics import DecodeStats, RoundStats
 from app.engine.protocol import Mode, StopReason
+from app.engine.worker.drafting import draft_tokens
 from app.engine.worker.mnn_llm import Logits, MnnLlm
+from app.engine.worker.prefill import OnPrefill, PrefillCancelled, prefill
 from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
 
-# Prefill in chunks so a long prompt reports progress and can be cancelled: the first is
-# small (a big model reads ~100 tokens a second), each next one twice as big while a chunk
-# takes less than PREFILL_CHUNK_SECONDS, up to PREFILL_MAX_CHUNK.
-PREFILL_FIRST_CHUNK = 64
-PREFILL_MAX_CHUNK = 2048
-PREFILL_CHUNK_SECONDS = 0.25
 TARGET, DRAFT = "target", "draft"
-OnPrefill = Callable[[str, int, int], None]  # model, tokens fed, tokens to feed
-
-
-class PrefillCancelled(Exception):
-    """A cancel arrived between two prefill chunks."""
 
 
 @dataclass
@@ -89,7 +84,12 @@ class Decoder:
         draft_linear: bool = False,
         verify_stepwise: bool = False,
         sampler: SpeculativeSampler | None = None,
+        control: DraftingControl | None = None,
+        stop_below: float = 0.0,
     ) -> None:
+        """`control`: adaptive drafting (each round's length up to `draft_length`, and
+        stepping aside); without it every round drafts `draft_length` tokens, or fewer
+        when the draft's top-1 probability falls below `stop_below`."""
         if draft is not None and draft_length < 1:
             raise ValueError("speculative decoding needs a draft length of at least 1")
         self.target = target
@@ -100,6 +100,8 @@ class Decoder:
         self.draft_linear = draft_linear
         self.verify_stepwise = verify_stepwise
         self.sampler = sampler  # None: greedy
+        self.control = control if draft is not None else None
+        self.stop_below = stop_below
 
     @property
     def mode(self) -> Mode:
@@ -162,12 +164,13 @@ class Decoder:
             # A verify puts d more tokens in the target's cache: near the end of the
             # window the target steps alone.
             alone = bool(window) and len(seq) + self.d > window
-            if not (alone or draft_ready):
+            cap = 0 if alone else self.control.plan() if self.control else self.d
+            if cap and not draft_ready:
                 if not self._draft_reads(seq, stats, on_prefill, cancelled):
                     stopped_by = StopReason.CANCELLED
                     break
                 draft_ready = True
-            new, flags, rnd = self._round(seq, alone=alone)
+            new, flags, rnd = self._round(seq, cap, planned=not alone)
         stats.decode_seconds = time.perf_counter() - decode_start
         texts.append(text_decoder.decode(b"", final=True))
         assert stopped_by is not None  # each way out of the loop says why
@@ -184,6 +187,8 @@ class Decoder:
         if window and len(prompt) >= window:
             raise ValueError("the prompt fills the context window")
         stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
+        if self.control is not None:
+            stats.drafting = "adaptive"
         if self.sampler is not None:
             stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
         stats.window_tokens = window
@@ -224,14 +229,6 @@ class Decoder:
                 return i + 1, StopReason.MAX_TOKENS
         return len(tokens), None
 
-    @staticmethod
-    def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-        n = min(len(a), len(b))
-        i = 0
-        while i < n and a[i] == b[i]:
-            i += 1
-        return i
-
     def _pick(self, row: Logits, history: list[int]) -> int:
         """The target's own next token: its argmax, or the sampler's draw."""
         if self.sampler is None:
@@ -245,67 +242,33 @@ class Decoder:
         on_prefill: OnPrefill | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> tuple[Logits, int]:
-        """Make the cache hold all of `seq`; return the last logits row and how many were fed.
-
-        Only tokens the cache does not already hold are fed, so the next turn of a chat
-        prefills just its new tokens. At least the last token is always fed. A long feed
-        goes in chunks (a linear-attention model's in one: its state is not chunked
-        here), reporting after each and raising PrefillCancelled between two when asked.
-        """
-        linear = self.target_linear if model is self.target else self.draft_linear
-        keep = min(self._common_prefix(model.kv_tokens, seq), len(seq) - 1)
-        if linear and keep < len(model.kv_tokens):
-            model.reset()
-            keep = 0
-        model.truncate(keep)
-        todo = seq[keep:]
-        name = TARGET if model is self.target else DRAFT
-        done, chunk = 0, len(todo) if linear else PREFILL_FIRST_CHUNK
-        while True:
-            part = todo[done : done + chunk]
-            model.begin_prefill()
-            began = time.perf_counter()
-            rows = model.forward(part)
-            chunked = done > 0
-            done += len(part)
-            if on_prefill is not None and (chunked or done < len(todo)):
-                on_prefill(name, done, len(todo))  # the last report says it is all read
-            if done >= len(todo):
-                return rows[-1], len(todo)
-            if cancelled is not None and cancelled():
-                raise PrefillCancelled
-            if time.perf_counter() - began < PREFILL_CHUNK_SECONDS:
-                chunk = min(2 * chunk, PREFILL_MAX_CHUNK)
+        if model is self.target:
+            return prefill(model, seq, TARGET, self.target_linear, on_prefill, cancelled)
+        return prefill(model, seq, DRAFT, self.draft_linear, on_prefill, cancelled)
 
     def _round(
-        self, seq: list[int], alone: bool = False
+        self, seq: list[int], cap: int, planned: bool = True
     ) -> tuple[list[int], list[bool], RoundStats]:
-        """One round; `alone`: a plain target step even with a draft (the draft's cache
-        catches up on the next speculative round)."""
-        target, draft, d = self.target, self.draft, self.d
+        """One round drafting at most `cap` tokens; 0: a plain target step even with a
+        draft (its cache catches up on the next speculative round). `planned`: the
+        controller chose `cap` and hears what the round measured."""
+        target, draft = self.target, self.draft
         last = seq[-1]
-        if draft is None or alone:
+        if draft is None or cap == 0:
+            aside = self.control is not None and self.control.stepped_aside
             t0 = time.perf_counter()
             rows = target.forward([last])
             token = self._pick(rows[-1], seq)  # sampling time counts as the step's
             elapsed = time.perf_counter() - t0
-            return [token], [False], RoundStats(0, 0, 1, 0, 0.0, elapsed)
+            stats = RoundStats(0, 0, 1, 0, 0.0, elapsed, aside=aside)
+            if self.control is not None and planned:
+                self.control.record(0, 0, 1, 0.0, 0, elapsed)
+            return [token], [False], stats
 
-        # Draft d tokens, feeding whatever the draft has not seen yet first.
         t0 = time.perf_counter()
-        proposal: list[int] = []
-        qs: list[TokenDist] = []
-        feed = seq[len(draft.kv_tokens) :]
-        for _ in range(d):
-            rows = draft.forward(feed)
-            if self.sampler is None:
-                token = int(np.argmax(rows[-1]))
-            else:
-                row = _as_vocab(rows[-1], target.vocab_size)
-                token, q = self.sampler.draw(row, [*seq, *proposal])
-                qs.append(q)
-            proposal.append(token)
-            feed = [token]
+        proposal, qs, forwards = draft_tokens(
+            draft, seq, cap, self.target.vocab_size, self.sampler, self.control, self.stop_below
+        )
         draft_seconds = time.perf_counter() - t0
 
         t1 = time.perf_counter()
@@ -315,28 +278,38 @@ class Decoder:
         elif self.verify_stepwise:
             n, guess, target_forwards = self._verify_stepwise(last, proposal)
         else:
-            # Verify all d + 1 positions in one target forward.
+            # Verify all k + 1 positions in one target forward.
             guesses = np.argmax(target.forward([last, *proposal]), axis=-1)
             n = 0
-            while n < d and proposal[n] == int(guesses[n]):
+            while n < len(proposal) and proposal[n] == int(guesses[n]):
                 n += 1
             guess, target_forwards = int(guesses[n]), 1
         target_seconds = time.perf_counter() - t1
         new_tokens = [*proposal[:n], guess]
 
+        # The draft's cache holds every token it drafted but the last: what stays valid
+        # is seq and the accepted part (a cut beyond the cache is none).
         base = len(seq)
         self._cut_back(target, base + n, self.target_linear, seq, proposal[:n])
-        self._cut_back(draft, base + min(n, d - 1), self.draft_linear, seq, proposal[:n])
+        self._cut_back(draft, base + n, self.draft_linear, seq, proposal[:n])
+        k = len(proposal)
+        note = ""
+        if self.control is not None:
+            stepped = self.control.record(
+                k, n, len(new_tokens), draft_seconds, forwards, target_seconds
+            )
+            note = stepped.describe() if stepped is not None else ""
         flags = [True] * n + [False]
         stats = RoundStats(
-            d,
+            k,
             n,
             len(new_tokens),
-            d,
+            forwards,
             draft_seconds,
             target_seconds,
             target_forwards,
             tuple(expected),
+            note=note,
         )
         return new_tokens, flags, stats
 
@@ -384,15 +357,3 @@ class Decoder:
         model.reset()
         model.begin_prefill()
         model.forward(valid)
-
-
-def _as_vocab(row: Logits, vocab: int | None) -> Logits:
-    """A draft's logits row over the target's vocabulary: a draft exported with a padded
-    or shorter embedding gets its extra rows cut, missing ones at -inf (never drawn)."""
-    if vocab is None or len(row) == vocab:
-        return row
-    if len(row) > vocab:
-        return row[:vocab]
-    padded: Logits = np.full(vocab, -np.inf, dtype=np.float32)
-    padded[: len(row)] = row
-    return padded

@@ -37,7 +37,14 @@ class RoundBatch:
         if r is not None:
             self.rounds.append(
                 Round(
-                    r.emitted, r.accepted, r.drafted, r.draft_seconds, r.target_seconds, r.expected
+                    r.emitted,
+                    r.accepted,
+                    r.drafted,
+                    r.draft_seconds,
+                    r.target_seconds,
+                    r.expected,
+                    r.aside,
+                    r.note,
                 )
             )
         if time.perf_counter() - self._last >= FLUSH_SECONDS:

@@ -13,11 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.core.infra.errors import EngineError
+from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
+from app.core.measure.drafting_control import DraftingControl
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
+from app.core.recipe.drafting_settings import DraftingSettings, read_drafting
 from app.core.recipe.files import draft_settings
 from app.engine.load_rules import planned
 from app.engine.protocol import (
@@ -58,6 +60,10 @@ class Session:
         self.plain_window: ContextWindow | None = None
         self.pair_window: ContextWindow | None = None
         self._conversation: tuple[str, list[int]] | None = None
+        # The draft pack's drafting settings, and the controller of adaptive drafting:
+        # it lives as long as the pair, so a reply starts from what the last one learned.
+        self.drafting = DraftingSettings()
+        self.control: DraftingControl | None = None
 
     # -- load ------------------------------------------------------------------------------
 
@@ -104,6 +110,12 @@ class Session:
         )
         self.target_info, self.draft_info, self.draft_length = t_info, d_info, d if d_info else 0
         self.linear_rollback = rollback
+        self.drafting, drafting_problem = DraftingSettings(), None
+        if d_info is not None:
+            try:
+                self.drafting = read_drafting(d_info.path)
+            except FileError as exc:
+                drafting_problem = f"{exc}; drafting adaptively with no fixed stop"
         memory = target_run.get("memory", "low")
         return Loaded(
             target=t_info.to_json(),
@@ -122,6 +134,8 @@ class Session:
             memory_warning=fit.message if fit.level == ram_estimate.TIGHT else None,
             window_tokens=plan.window.tokens,
             plain_window_tokens=plan.target_window.tokens,
+            drafting=self.drafting.describe() if d_info else "",
+            drafting_problem=drafting_problem,
         )
 
     def verify_agreement(
@@ -183,6 +197,7 @@ class Session:
         self.target_info = self.draft_info = None
         self.plain_window = self.pair_window = None
         self._conversation = None
+        self.control = None
 
     def reset(self) -> None:
         for model in (self.target, self.draft):
@@ -225,6 +240,7 @@ class Session:
                 "speculative decoding needs a draft; none is loaded", FailureCode.BAD_REQUEST
             )
         assert self.target_info is not None
+        settings = request.drafting or self.drafting
         decoder = Decoder(
             target,
             self.draft if mode == Mode.SPECULATIVE else None,
@@ -236,6 +252,8 @@ class Session:
             and not self.linear_rollback,
             verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
             sampler=_sampler(request),
+            control=self._control(settings) if mode == Mode.SPECULATIVE else None,
+            stop_below=settings.stop_below,
         )
         window = self.window(mode)
         request, dropped = self._fitted(request, window.tokens)
@@ -266,6 +284,15 @@ class Session:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)
         return result
+
+    def _control(self, settings: DraftingSettings) -> DraftingControl | None:
+        """The pair's controller when drafting adaptively (made at its first use)."""
+        if not settings.adaptive:
+            return None
+        if self.control is None:
+            self.control = DraftingControl(self.draft_length)
+        self.control.stop_below = settings.stop_below
+        return self.control
 
     def _mode(self, request: Generate) -> Mode:
         if request.mode is None:

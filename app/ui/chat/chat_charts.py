@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent
@@ -19,13 +18,13 @@ from app.core.measure.metrics import acceptance_by_position, count_positions
 from app.engine.protocol import Mode, Round, Rounds
 from app.ui.base.chart_colours import paint_plot
 from app.ui.base.scheme import colours, scheme
+from app.ui.chat.chart_ring import Ring
 
 REDRAW_MS = 100
 # The four plots are redrawn in turn, one per tick, so each is redrawn every
 # REDRAW_MS but the painting cost (which dominates: ~10 ms a plot in software
 # rendering) is spread over the interval instead of landing in one frame.
 TICK_MS = REDRAW_MS // 4
-CAPACITY = 2048  # samples kept per series
 ROLLING = 32  # rounds behind the rolling acceptance and mean accepted length
 SPEED_WINDOW = 0.5  # seconds behind each decode-speed sample
 TITLE_SIZE = "9pt"
@@ -37,8 +36,12 @@ SPEED_TIP = (
 ACCEPTANCE_TIP = f"Accepted draft tokens / drafted, over the last {ROLLING} rounds."
 LENGTH_TIP = (
     f"Tokens each verification emits (accepted drafts + the target's own), over the "
-    f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1."
+    f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1. Dashed: "
+    "tokens drafted per round, which adaptive drafting chooses (0 while it stands aside "
+    "and decodes plain)."
 )
+LENGTH_TITLE = "Accepted length"
+DRAFTED_WORDS = "drafted"
 SPEED_TITLE = "Decode speed"
 REFERENCE_WORDS = "Plain"  # the mode: in a 1024 px window the title has ~200 px
 POSITION_TIP = (
@@ -80,28 +83,6 @@ class _Before:
     reference: float | None
 
 
-class Ring:
-    """A fixed-size FIFO of (x, y) samples."""
-
-    def __init__(self, capacity: int = CAPACITY) -> None:
-        self.x = np.zeros(capacity)
-        self.y = np.zeros(capacity)
-        self.count = 0
-
-    def append(self, x: float, y: float) -> None:
-        if self.count == len(self.x):
-            self.x[:-1], self.y[:-1] = self.x[1:], self.y[1:]
-            self.count -= 1
-        self.x[self.count], self.y[self.count] = x, y
-        self.count += 1
-
-    def clear(self) -> None:
-        self.count = 0
-
-    def data(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        return self.x[: self.count], self.y[: self.count]
-
-
 class ChatCharts(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +92,7 @@ class ChatCharts(QWidget):
         self.reply_speed = Ring()  # each finished reply's own decode tok/s, at its end
         self.acceptance = Ring()
         self.accepted_length = Ring()
+        self.drafted_length = Ring()  # tokens drafted per round, rolling
         self.reference_tok_s: float | None = None
         self.position_reached: list[int] = []
         self.position_accepted: list[int] = []
@@ -128,7 +110,7 @@ class ChatCharts(QWidget):
         # about 400 px at 1024 px, and a clipped title helps nobody.
         self.speed_plot = self._plot(SPEED_TITLE, "tok/s", SPEED_TIP)
         self.acceptance_plot = self._plot("Acceptance", "accepted / drafted", ACCEPTANCE_TIP)
-        self.length_plot = self._plot("Mean accepted length", "tokens / round", LENGTH_TIP)
+        self.length_plot = self._plot(LENGTH_TITLE, "tokens / round", LENGTH_TIP)
         self.position_plot = self._plot("By draft position", "acceptance", POSITION_TIP)
         self.position_plot.setLabel("bottom", "draft position")
         self.position_plot.showGrid(x=False, y=True, alpha=0.2)
@@ -146,6 +128,7 @@ class ChatCharts(QWidget):
         self.speed_plot.addItem(self.reference_line)
         self.acceptance_curve = self.acceptance_plot.plot()
         self.length_curve = self.length_plot.plot()
+        self.drafted_curve = self.length_plot.plot()
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
         self.position_plot.addItem(self.bars)
         self._recolour()
@@ -187,6 +170,9 @@ class ChatCharts(QWidget):
         self.reply_dots.setSymbolPen(now.chart)
         self.reference_line.setPen(pg.mkPen(now.error, style=Qt.PenStyle.DashLine))
         self.bars.setOpts(brush=now.chart_bars)
+        self.drafted_curve.setPen(pg.mkPen(now.chart_lines[1], width=2, style=Qt.PenStyle.DashLine))
+        key = f"<span style='color:{now.chart_lines[1]}'>- - {DRAFTED_WORDS}</span>"
+        self.length_plot.setTitle(f"{LENGTH_TITLE} &nbsp;{key}", size=TITLE_SIZE)
         # The title's key is drawn in the reference line's colour.
         self.speed_plot.setTitle(speed_title(self.reference_line.isVisible()), size=TITLE_SIZE)
 
@@ -207,6 +193,15 @@ class ChatCharts(QWidget):
 
     # -- data in ---------------------------------------------------------------------------
 
+    def _rings(self) -> tuple[Ring, ...]:
+        return (
+            self.speed,
+            self.reply_speed,
+            self.acceptance,
+            self.accepted_length,
+            self.drafted_length,
+        )
+
     def _remember_before(self) -> None:
         self._before_last = _Before(
             self._offset,
@@ -221,7 +216,7 @@ class ChatCharts(QWidget):
         (they showed a reply no longer in the transcript), and time runs on from where
         it began. Samples are in time order, so the kept ones are a prefix."""
         before = self._before_last
-        for ring in (self.speed, self.reply_speed, self.acceptance, self.accepted_length):
+        for ring in self._rings():
             xs = ring.x[: ring.count]
             ring.count = int(np.searchsorted(xs, before.offset, side="right"))
         self.position_reached = list(before.reached)
@@ -270,6 +265,7 @@ class ChatCharts(QWidget):
             if drafted_sum:
                 self.acceptance.append(now, sum(r.accepted for r in window) / drafted_sum)
             self.accepted_length.append(now, sum(r.emitted for r in window) / len(window))
+            self.drafted_length.append(now, sum(r.drafted for r in window) / len(window))
 
     def finish_reply(self, tok_s: float | None) -> None:
         """Mark the reply's own decode tok/s (the figure under the reply) at its end."""
@@ -310,7 +306,7 @@ class ChatCharts(QWidget):
         self._mark(0)
 
     def clear(self) -> None:
-        for ring in (self.speed, self.reply_speed, self.acceptance, self.accepted_length):
+        for ring in self._rings():
             ring.clear()
         self.position_reached = []
         self.position_accepted = []
@@ -375,6 +371,7 @@ class ChatCharts(QWidget):
             self.acceptance_curve.setData(*self.acceptance.data())
         elif part == 2:
             self.length_curve.setData(*self.accepted_length.data())
+            self.drafted_curve.setData(*self.drafted_length.data())
             self._show_length_range(len(self.position_reached))
         else:
             positions = self.per_position()

@@ -32,6 +32,7 @@ from app.ui.base.pair_state import Pair, PairState
 from app.ui.chat.chat_charts import ChatCharts
 from app.ui.chat.chat_context import ChatContext
 from app.ui.chat.chat_conversations import ConversationPanel, Conversations
+from app.ui.chat.chat_drafting import DraftingSwitch
 from app.ui.chat.chat_export import ChatExport
 from app.ui.chat.chat_header import (
     StateLabel,
@@ -102,6 +103,8 @@ class ChatPage(QWidget):
         self.highlight.setToolTip(
             "Tokens the target accepted from the draft get a yellow background"
         )
+        self.drafting = DraftingSwitch(self.say)
+        self.adaptive = self.drafting.box
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 32768)
         self.max_tokens.setValue(512)
@@ -129,7 +132,14 @@ class ChatPage(QWidget):
         header.addWidget(self.restart_button)
         header.addStretch(1)
         options = QHBoxLayout()
-        for widget in (self.mode, self.sampling, self.highlight, self.max_tokens, self.send_keys):
+        for widget in (
+            self.mode,
+            self.adaptive,
+            self.sampling,
+            self.highlight,
+            self.max_tokens,
+            self.send_keys,
+        ):
             options.addWidget(widget)
         options.addStretch(1)
         buttons = QHBoxLayout()
@@ -212,6 +222,7 @@ class ChatPage(QWidget):
         self.context.new_pair()
         self.conversations.start(target, draft)
         self.sampling.read_recipe(target)
+        self.drafting.read(draft)
         self._load(target, draft)
 
     def _load(self, target: Path, draft: Path) -> None:

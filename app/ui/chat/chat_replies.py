@@ -68,6 +68,7 @@ class ChatReplies:
                 sampler=page.sampling.sampler(),
                 seed=page.sampling.seed(),
                 drop_oldest=page.context.dropping,
+                drafting=page.drafting.asked(),
             )
         )
         # As the files are now: the sampler was read just above, and the bridge loaded
@@ -77,6 +78,9 @@ class ChatReplies:
     def _on_rounds(self, event: Rounds) -> None:
         self.page.transcript.add_pieces(event.pieces, event.from_draft)
         self.page.charts.add_rounds(event)
+        for r in event.rounds:
+            if r.note:  # adaptive drafting stepped aside: said while the reply streams
+                self.page.say(f"Plain for now: {r.note}.")
 
     def _on_finished(self, event: Done) -> None:
         page = self.page

@@ -1,0 +1,216 @@
+"""Adaptive drafting: each round's draft length, and stepping aside when drafting does not pay.
+
+A round's reward is the tokens it emits, its cost the seconds it takes; the controller
+maximises tokens per second by the rule of marginal value (the optimal stop for a
+renewal-reward rate): draft one more token while what it is expected to add is worth
+at least what it costs at the best rate measured so far, R* (the better of speculation's
+recent rate and plain decoding's). A token is expected to add the chance that it and
+every token before it in the round are accepted: the acceptance measured for drafts of
+its confidence (the draft's top-1 probability, in BANDS bands), multiplied along the
+round. It costs one more draft step and one more verified position, both measured (the
+verify's seconds against its length, fitted by a line). So a draft that is sure and right
+drafts to the cap, one that hesitates stops early, and one whose confidence means
+nothing (random weights) learns what its acceptance really is.
+
+Stepping aside: over the latest speculative rounds, the speedup over plain decoding
+(speculation's tokens per second times the plain step time) has a 95 % interval (the
+ratio estimator's, by the delta method). When its upper end is below 1 the controller
+goes plain for `gap` tokens, then probes with JUDGE_ROUNDS speculative rounds; each
+probe that confirms doubles the gap, up to MAX_GAP. A plain round every PLAIN_EVERY
+rounds keeps the plain step time current while drafting pays.
+
+Only past rounds and the draft's own outputs decide a round's length, never the verify
+it is about to get, so speculative sampling stays exact. The controller lives as long
+as the loaded pair: the next reply starts from what this one learned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+BANDS = 10
+PRIOR = 2.0  # pseudo-observations per band, at the band's middle confidence
+DECAY = 0.98  # per round: a change of subject (prose to code) shows within tens of rounds
+PLAIN_EVERY = 32
+JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
+WINDOW = 24  # the latest speculative rounds the speedup is judged over
+FIRST_GAP, MAX_GAP = 32, 512
+Z95 = 1.96
+EWMA = 0.2  # weight of the newest step time
+
+
+@dataclass(frozen=True)
+class Aside:
+    """Why the controller stepped aside: the speedup it measured and its 95 % interval."""
+
+    speedup: float
+    low: float
+    high: float
+    rounds: int
+    gap: int  # plain tokens before the next probe
+
+    def describe(self) -> str:
+        return (
+            f"drafting did not pay: {self.speedup:.2f}x plain ({self.low:.2f}-{self.high:.2f}, "
+            f"95 %, {self.rounds} rounds); decoding plain for {self.gap} tokens, then "
+            "drafting is tried again"
+        )
+
+
+class DraftingControl:
+    """One loaded pair's controller. Per round: `plan`, then `take` and `more` for each
+    drafted token, then `record` with what the round measured."""
+
+    def __init__(self, max_length: int, stop_below: float = 0.0) -> None:
+        if max_length < 1:
+            raise ValueError("adaptive drafting needs a draft length of at least 1")
+        self.max_length = max_length
+        self.stop_below = stop_below
+        self.aside: Aside | None = None  # the latest time it stepped aside
+        self.asides = 0
+        self._checked = [0.0] * BANDS
+        self._accepted = [0.0] * BANDS
+        self._draft_step: float | None = None
+        self._verify: dict[int, float] = {}  # verify length (proposals + 1) -> seconds
+        self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
+        self._rounds = 0
+        self._aside_left = 0
+        self._gap = FIRST_GAP
+        self._probing = False
+        self._chance = 1.0  # within a round: that every token taken so far is accepted
+        self._bands: list[int] = []  # the round's proposals' bands
+
+    # -- a round ---------------------------------------------------------------------------
+
+    @property
+    def stepped_aside(self) -> bool:
+        return self._aside_left > 0
+
+    def plan(self) -> int:
+        """The most tokens this round may draft; 0: a plain step."""
+        self._chance, self._bands = 1.0, []
+        if self._aside_left > 0:
+            return 0
+        self._rounds += 1
+        if self._rounds % PLAIN_EVERY == 1:
+            return 0  # the plain step time, measured now and then
+        return self.max_length
+
+    def take(self, position: int, confidence: float) -> bool:
+        """Whether the token drafted at `position` (0-based) goes to the verify."""
+        if confidence < self.stop_below:
+            return False
+        band = min(int(confidence * BANDS), BANDS - 1)
+        chance = self._chance * self._band_rate(band)
+        if position > 0 and chance < self._best_rate() * self._verify_slope():
+            return False
+        self._chance = chance
+        self._bands.append(band)
+        return True
+
+    def more(self, position: int) -> bool:
+        """Whether to draft the token after `position`, which was taken."""
+        if position + 1 >= self.max_length:
+            return False
+        if self._draft_step is None:
+            return True
+        gain = self._chance * self._overall_rate()
+        return gain >= self._best_rate() * (self._draft_step + self._verify_slope())
+
+    def record(
+        self,
+        drafted: int,
+        accepted: int,
+        emitted: int,
+        draft_seconds: float,
+        draft_forwards: int,
+        target_seconds: float,
+    ) -> Aside | None:
+        """What the round measured; an `Aside` when it made the controller step aside."""
+        self._verify[drafted + 1] = _ewma(self._verify.get(drafted + 1), target_seconds)
+        if drafted == 0 and draft_forwards == 0:
+            if self._aside_left > 0:
+                self._aside_left = max(self._aside_left - emitted, 0)
+                if self._aside_left == 0:
+                    self._probing = True
+                    self._recent.clear()
+            return None
+        if draft_forwards:
+            self._draft_step = _ewma(self._draft_step, draft_seconds / draft_forwards)
+        for i in range(len(self._checked)):
+            self._checked[i] *= DECAY
+            self._accepted[i] *= DECAY
+        for i, band in enumerate(self._bands[: accepted + 1]):
+            self._checked[band] += 1.0
+            self._accepted[band] += 1.0 if i < accepted else 0.0
+        self._recent.append((emitted, draft_seconds + target_seconds))
+        return self._judge()
+
+    # -- figures ---------------------------------------------------------------------------
+
+    def speedup(self) -> tuple[float, float, float] | None:
+        """The recent speedup over plain and its 95 % interval, once it can be judged."""
+        plain = self._verify.get(1)
+        n = len(self._recent)
+        if plain is None or n < JUDGE_ROUNDS:
+            return None
+        tokens = sum(e for e, _ in self._recent)
+        seconds = sum(s for _, s in self._recent)
+        if seconds <= 0:
+            return None
+        rate = tokens / seconds
+        spread = sum((e - rate * s) ** 2 for e, s in self._recent) / (n - 1)
+        error = math.sqrt(spread / n) / (seconds / n)
+        return rate * plain, (rate - Z95 * error) * plain, (rate + Z95 * error) * plain
+
+    def _judge(self) -> Aside | None:
+        found = self.speedup()
+        if found is None:
+            return None
+        speedup, low, high = found
+        if high >= 1.0:
+            if self._probing:
+                self._probing, self._gap = False, FIRST_GAP
+            return None
+        self.aside = Aside(speedup, max(low, 0.0), high, len(self._recent), self._gap)
+        self.asides += 1
+        self._aside_left, self._gap = self._gap, min(2 * self._gap, MAX_GAP)
+        self._probing = False
+        self._recent.clear()
+        return self.aside
+
+    def _band_rate(self, band: int) -> float:
+        middle = (band + 0.5) / BANDS
+        return (self._accepted[band] + PRIOR * middle) / (self._checked[band] + PRIOR)
+
+    def _overall_rate(self) -> float:
+        checked, accepted = sum(self._checked), sum(self._accepted)
+        return (accepted + PRIOR * 0.5) / (checked + PRIOR)
+
+    def _best_rate(self) -> float:
+        """R*: tokens per second of recent speculation or of plain steps, the better."""
+        best = 0.0
+        plain = self._verify.get(1)
+        if plain:
+            best = 1.0 / plain
+        seconds = sum(s for _, s in self._recent)
+        if seconds > 0:
+            best = max(best, sum(e for e, _ in self._recent) / seconds)
+        return best
+
+    def _verify_slope(self) -> float:
+        """Seconds one more verified position adds (least squares over the lengths seen;
+        0 until two lengths are: a memory-bound verify costs one step at any length)."""
+        if len(self._verify) < 2:
+            return 0.0
+        xs, ys = list(self._verify), list(self._verify.values())
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxx = sum((x - mx) ** 2 for x in xs)
+        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+        return max(sxy / sxx, 0.0)
+
+
+def _ewma(old: float | None, new: float) -> float:
+    return new if old is None else old + EWMA * (new - old)

@@ -1,0 +1,44 @@
+"""The Chat page's Adaptive drafting switch: it starts as the draft pack says
+(.draftdeck-drafting.json) and goes with each reply, so switching never reloads the pair."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import QCheckBox
+
+from app.core.infra.errors import FileError
+from app.core.recipe.drafting_settings import DraftingSettings, read_drafting
+
+ADAPTIVE_TIP = (
+    "On: each round drafts as many tokens as pay, up to the draft length, from the speed "
+    "measured as the chat runs; where drafting does not pay, the reply goes on plain and "
+    "tries drafting again now and then (the note above says so, with the figures). Off: "
+    "every round drafts the full draft length, as MNN does. The draft pack's "
+    ".draftdeck-drafting.json sets what it starts as."
+)
+
+
+class DraftingSwitch:
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+        self.box = QCheckBox("Adaptive drafting")
+        self.box.setChecked(True)
+        self.box.setToolTip(ADAPTIVE_TIP)
+        self.settings = DraftingSettings()  # the draft pack's own
+
+    def read(self, draft: Path) -> None:
+        """The draft pack's settings; a file that cannot be read is said, and the
+        defaults are used."""
+        try:
+            self.settings = read_drafting(draft)
+        except FileError as exc:
+            self.settings = DraftingSettings()
+            self._say(f"{exc}: drafting adaptively.")
+        self.box.setChecked(self.settings.adaptive)
+
+    def asked(self) -> DraftingSettings:
+        """What the next reply drafts with: the switch over the pack's settings."""
+        return dataclasses.replace(self.settings, adaptive=self.box.isChecked())

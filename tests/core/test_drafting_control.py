@@ -1,0 +1,151 @@
+"""The adaptive-drafting controller against simulated pairs whose costs and acceptance are
+known exactly (seconds are given, not measured, so nothing here depends on the machine)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.core.measure import drafting_control
+from app.core.measure.drafting_control import (
+    FIRST_GAP,
+    JUDGE_ROUNDS,
+    PLAIN_EVERY,
+    DraftingControl,
+)
+
+
+@dataclass
+class Pair:
+    """A pair with fixed step costs: a verify of L positions costs `verify(L)` seconds."""
+
+    draft_step: float
+    verify: Callable[[int], float]
+    # Position and a counter -> (the draft's confidence, whether the target accepts it).
+    token: Callable[[int, int], tuple[float, bool]]
+    lengths: list[int] = field(default_factory=list)  # drafted per round (0: plain)
+    tokens: int = 0
+    seconds: float = 0.0
+    asides: list[drafting_control.Aside] = field(default_factory=list)
+    count: int = 0
+
+    def run(self, control: DraftingControl, rounds: int) -> None:
+        for _ in range(rounds):
+            self.round(control)
+
+    def round(self, control: DraftingControl) -> None:
+        cap = control.plan()
+        if cap == 0:
+            control.record(0, 0, 1, 0.0, 0, self.verify(1))
+            self.lengths.append(0)
+            self.tokens += 1
+            self.seconds += self.verify(1)
+            return
+        taken, forwards, verdicts = 0, 0, []
+        for i in range(cap):
+            forwards += 1
+            self.count += 1
+            confidence, right = self.token(i, self.count)
+            if not control.take(i, confidence):
+                break
+            taken += 1
+            verdicts.append(right)
+            if not control.more(i):
+                break
+        accepted = 0
+        while accepted < taken and verdicts[accepted]:
+            accepted += 1
+        draft_seconds = forwards * self.draft_step
+        target_seconds = self.verify(taken + 1)
+        aside = control.record(
+            taken, accepted, accepted + 1, draft_seconds, forwards, target_seconds
+        )
+        if aside is not None:
+            self.asides.append(aside)
+        self.lengths.append(taken)
+        self.tokens += accepted + 1
+        self.seconds += draft_seconds + target_seconds
+
+
+def flat(step: float) -> Callable[[int], float]:
+    return lambda length: step
+
+
+def test_a_draft_that_is_always_right_drafts_to_the_cap_and_stays() -> None:
+    pair = Pair(0.1, flat(1.0), lambda i, n: (0.95, True))
+    control = DraftingControl(4)
+    pair.run(control, 200)
+    speculative = [k for k in pair.lengths if k]
+    assert speculative and all(k == 4 for k in speculative[5:])
+    assert not pair.asides and not control.stepped_aside
+    # Plain rounds only to keep the plain step time current.
+    assert pair.lengths.count(0) == len(range(1, 201, PLAIN_EVERY))
+    assert pair.tokens / pair.seconds > 3.0  # ~5 tokens per 1.4 s against 1 per 1 s plain
+
+
+def test_confidence_that_means_nothing_is_learned_from_acceptance() -> None:
+    # Random weights: the draft is never confident, yet always right (an identical draft).
+    pair = Pair(0.1, flat(1.0), lambda i, n: (0.001, True))
+    control = DraftingControl(4)
+    pair.run(control, 100)
+    assert all(k == 4 for k in [k for k in pair.lengths if k][20:])
+
+
+def test_a_draft_that_never_pays_steps_aside_then_probes_with_growing_gaps() -> None:
+    # As costly as its target and never right.
+    pair = Pair(1.0, flat(1.0), lambda i, n: (0.5, False))
+    control = DraftingControl(3)
+    pair.run(control, 1 + JUDGE_ROUNDS)
+    assert len(pair.asides) == 1
+    first = pair.asides[0]
+    assert first.high < 1.0 and first.low <= first.speedup <= first.high
+    # The first round drafts 3 (4 s), the next ones 1 (2 s), 1 token each: 6 in 14 s.
+    assert first.speedup == pytest.approx(6 / 14)
+    assert first.gap == FIRST_GAP and control.stepped_aside
+    assert "0.43x plain" in first.describe()
+    pair.run(control, FIRST_GAP)
+    assert pair.lengths[-FIRST_GAP:] == [0] * FIRST_GAP  # plain for the whole gap
+    pair.run(control, JUDGE_ROUNDS)  # the probe confirms: twice the gap
+    assert len(pair.asides) == 2 and pair.asides[1].gap == 2 * FIRST_GAP
+    pair.run(control, 2000)
+    # Speculation costs a few percent of the time once the gaps have grown.
+    assert pair.tokens / pair.seconds > 0.95
+
+
+def test_a_probe_that_pays_goes_back_to_drafting() -> None:
+    state = {"right": False}
+    pair = Pair(0.1, flat(1.0), lambda i, n: (0.9, state["right"]))
+    control = DraftingControl(3)
+    pair.run(control, 1 + JUDGE_ROUNDS)
+    assert control.stepped_aside
+    state["right"] = True  # the subject changed: the draft is right now
+    pair.run(control, FIRST_GAP + 40)
+    assert not control.stepped_aside and len(pair.asides) == 1
+    assert pair.lengths[-1] > 0
+
+
+def test_confident_tokens_are_taken_and_hesitant_ones_stop_the_round() -> None:
+    # Position 0 and 1 confident and right; position 2 hesitant and wrong. A verify
+    # costs more per position (a compute-bound CPU), so a wasted position costs time.
+    def token(i: int, n: int) -> tuple[float, bool]:
+        return (0.95, True) if i < 2 else (0.05, False)
+
+    pair = Pair(0.05, lambda length: 0.5 + 0.25 * length, token)
+    control = DraftingControl(5)
+    pair.run(control, 150)
+    late = [k for k in pair.lengths[-50:] if k]
+    assert late and all(k == 2 for k in late)
+
+
+def test_stop_below_is_a_floor_under_what_the_controller_learns() -> None:
+    pair = Pair(0.1, flat(1.0), lambda i, n: (0.3 if i == 1 else 0.95, True))
+    control = DraftingControl(4, stop_below=0.5)
+    pair.run(control, 60)
+    assert all(k == 1 for k in pair.lengths if k)
+
+
+def test_a_length_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        DraftingControl(0)

@@ -1,0 +1,132 @@
+"""Adaptive drafting and the per-round stop on real MNN with the fixture pairs: greedy
+output identical to plain, counts that add up round by round, and stepping aside on a
+pair that cannot pay (the independent draft: never right, as costly as its target)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.recipe.drafting_settings import DRAFTING_FILE, DraftingSettings, write_drafting
+from app.engine.protocol import Generate, Mode, Round, Rounds
+from app.engine.worker.decoder import Generation
+from app.engine.worker.session import Session
+
+NORMAL = {"memory": "normal", "thread_num": 1}
+PROMPT = "Tell me a short story about a lighthouse keeper and a storm."
+ADAPTIVE = DraftingSettings(adaptive=True)
+Fixture = Callable[[str], Path]
+
+
+def _load(session: Session, target: Path, draft: Path, d: int = 4) -> None:
+    session.load(str(target), str(draft), dict(NORMAL), dict(NORMAL), d)
+
+
+def _run(session: Session, mode: Mode, tokens: int, **extra: Any) -> tuple[Generation, list[Round]]:
+    events: list[Rounds] = []
+    session.reset()
+    result = session.generate(
+        Generate(prompt=PROMPT, max_tokens=tokens, mode=mode, ignore_stop=True, **extra),
+        events.append,
+        lambda: False,
+    )
+    return result, [r for e in events for r in e.rounds]
+
+
+def _counts_add_up(result: Generation, rounds: list[Round], d: int) -> None:
+    stats = result.stats
+    assert stats.rounds == len(rounds)
+    assert stats.drafted == sum(r.drafted for r in rounds)
+    assert stats.accepted == sum(r.accepted for r in rounds) == sum(stats.position_accepted)
+    assert all(0 <= r.accepted <= r.drafted <= d for r in rounds)
+    assert stats.tokens == len(result.tokens) == stats.first_tokens + sum(r.emitted for r in rounds)
+    assert stats.from_draft + stats.corrections == stats.tokens
+    # Position i is reached exactly when the round drafted it and i-1 was accepted.
+    for i in range(d):
+        assert stats.position_reached[i] == sum(
+            1 for r in rounds if r.drafted > i and (i == 0 or r.accepted >= i)
+        )
+
+
+def test_identical_draft_adaptive_is_lossless_and_accepts_all_it_drafts(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    _load(session, fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical"))
+    plain, _ = _run(session, Mode.PLAIN, 200)
+    spec, rounds = _run(session, Mode.SPECULATIVE, 200, drafting=ADAPTIVE)
+    assert spec.tokens == plain.tokens and spec.text == plain.text
+    assert spec.stats.drafting == "adaptive"
+    assert spec.stats.drafted > 0 and spec.stats.accepted == spec.stats.drafted
+    _counts_add_up(spec, rounds, 4)
+
+
+def test_fast_pair_adaptive_is_lossless(session: Session, fixture_bundle: Fixture) -> None:
+    _load(session, fixture_bundle("fast-target"), fixture_bundle("fast-draft"))
+    plain, _ = _run(session, Mode.PLAIN, 160)
+    spec, rounds = _run(session, Mode.SPECULATIVE, 160, drafting=ADAPTIVE)
+    assert spec.tokens == plain.tokens
+    _counts_add_up(spec, rounds, 4)
+
+
+def test_a_pair_that_cannot_pay_steps_aside_and_says_why(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    _load(session, fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-independent"))
+    plain, _ = _run(session, Mode.PLAIN, 300)
+    spec, rounds = _run(session, Mode.SPECULATIVE, 300, drafting=ADAPTIVE)
+    assert spec.tokens == plain.tokens
+    _counts_add_up(spec, rounds, 4)
+    stats = spec.stats
+    assert stats.asides >= 1 and "drafting did not pay" in stats.aside_note
+    noted = [i for i, r in enumerate(rounds) if r.note]
+    assert len(noted) == stats.asides
+    # The rounds right after the note are plain steps while it stands aside.
+    first = noted[0]
+    assert rounds[first + 1].aside and rounds[first + 1].drafted == 0
+    assert stats.aside_rounds == sum(r.aside for r in rounds) > stats.rounds / 3
+    # The next reply starts from what this one learned (the pair's controller).
+    control = session.control
+    assert control is not None and control.asides == stats.asides
+    again, _ = _run(session, Mode.SPECULATIVE, 40, drafting=ADAPTIVE)
+    assert again.tokens == plain.tokens[:40]
+    assert session.control is control
+
+
+def test_the_per_round_stop_ends_rounds_early_and_keeps_the_output(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    _load(session, fixture_bundle("fast-target"), fixture_bundle("fast-draft"))
+    plain, _ = _run(session, Mode.PLAIN, 120)
+    fixed, _ = _run(session, Mode.SPECULATIVE, 120, drafting=DraftingSettings(False))
+    stopped, rounds = _run(session, Mode.SPECULATIVE, 120, drafting=DraftingSettings(False, 0.5))
+    assert stopped.tokens == fixed.tokens == plain.tokens
+    assert fixed.stats.drafted == 4 * fixed.stats.rounds
+    # The fast draft is sure of some tokens and not of others: rounds of every length.
+    assert len({r.drafted for r in rounds}) > 2
+    assert stopped.stats.drafted < 4 * stopped.stats.rounds
+    _counts_add_up(stopped, rounds, 4)
+    # Nothing is surer than certain: a stop at 1 ends almost every round at once.
+    never, never_rounds = _run(session, Mode.SPECULATIVE, 60, drafting=DraftingSettings(False, 1.0))
+    assert never.tokens == plain.tokens[:60]
+    assert never.stats.drafted < never.stats.rounds
+    _counts_add_up(never, never_rounds, 4)
+
+
+def test_the_draft_packs_settings_file_is_read_and_a_broken_one_named(
+    session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
+) -> None:
+    draft = bundle_copy("qwen3-draft-identical")
+    write_drafting(draft, DraftingSettings(adaptive=False))
+    _load(session, fixture_bundle("qwen3-target"), draft)
+    spec, _ = _run(session, Mode.SPECULATIVE, 30)
+    assert spec.stats.drafting == "fixed" and spec.stats.drafted == 4 * spec.stats.rounds
+
+    (draft / DRAFTING_FILE).write_text(json.dumps({"adaptive": "yes"}))
+    loaded = session.load(
+        str(fixture_bundle("qwen3-target")), str(draft), dict(NORMAL), dict(NORMAL), 4
+    )
+    assert loaded.drafting_problem is not None
+    assert DRAFTING_FILE in loaded.drafting_problem and "true or false" in loaded.drafting_problem
+    assert _run(session, Mode.SPECULATIVE, 30)[0].stats.drafting == "adaptive"
