@@ -184,6 +184,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
         if loaded.memory_warning:
             print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
+        if loaded.drafting_problem:
+            print(f"draftdeck: {loaded.drafting_problem}", file=sys.stderr)
 
         stream = _streamer(show_text=not args.json)
         mode = Mode.SPECULATIVE if args.draft and not args.plain else Mode.PLAIN

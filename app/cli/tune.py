@@ -53,8 +53,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     target, draft = Path(args.target), Path(args.draft)
     plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
-    if args.no_adaptive:
-        plan = replace(plan, adaptive=(False,))
     if not args.sample and (args.temperatures or args.seed is not None):
         flag = "--temperatures" if args.temperatures else "--seed"
         return sampling.usage_error(args, f"{flag} needs --sample (greedy decoding draws nothing)")
@@ -173,12 +171,6 @@ def add_parser(sub: Any) -> None:
         "--thorough",
         action="store_true",
         help="draft length 1-8, threads, precision and memory of the draft",
-    )
-    tune.add_argument(
-        "--no-adaptive",
-        action="store_true",
-        help="fixed draft lengths only (by default adaptive drafting up to the longest is "
-        "measured as a setting of its own, which --apply may write)",
     )
     tune.add_argument("--tokens", type=int, metavar="N", help="tokens per run")
     tune.add_argument(

@@ -174,9 +174,8 @@ class Loaded:
     # alone (Plain); the Chat's meter shows the one its mode uses before any reply.
     window_tokens: int = 0
     plain_window_tokens: int = 0
-    # The draft pack's drafting settings (DraftingSettings.describe), and why its file
-    # could not be used when it could not (the defaults are used then).
-    drafting: str = ""
+    # Why the draft pack's drafting settings file could not be used (its defaults are
+    # used then); the command line says it, Chat reads the file itself.
     drafting_problem: str | None = None
     id: int | None = None
 

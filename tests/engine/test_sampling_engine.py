@@ -143,9 +143,13 @@ def test_speculative_sampling_is_distributed_as_plain_sampling(
     sampler = sampler_settings(recipe)
     drafted: list[int] = []
     speculative = _positions(client, sampler, range(SAMPLES), Mode.SPECULATIVE, drafting, drafted)
-    if drafting != FIXED:
+    if drafting == STOPPING:
         # Rounds of every length were drafted: the stop shortened some, not all.
         assert sum(drafted) > SAMPLES and len(set(drafted)) > 2, Counter(drafted)
+    elif drafting == ADAPTIVE:
+        # How much it drafts follows the measured speed (this machine's); it always
+        # drafts before its first judgement, so speculative rounds were checked.
+        assert sum(drafted) > 0, Counter(drafted)
     plain = _positions(client, sampler, range(10**6, 10**6 + SAMPLES), Mode.PLAIN)
     assert len(set(speculative)) > 20, "too peaked to say anything"
     p_values = _p_values(speculative, plain)

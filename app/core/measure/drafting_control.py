@@ -81,6 +81,11 @@ class DraftingControl:
         self._probing = False
         self._chance = 1.0  # within a round: that every token taken so far is accepted
         self._bands: list[int] = []  # the round's proposals' bands
+        # Fixed for a round (plan): what a drafted token is weighed against. Computed
+        # once a round so a drafted token costs a few multiplications.
+        self._rate = 0.0
+        self._slope = 0.0
+        self._value = 0.0  # the overall acceptance rate
 
     # -- a round ---------------------------------------------------------------------------
 
@@ -96,6 +101,8 @@ class DraftingControl:
         self._rounds += 1
         if self._rounds % PLAIN_EVERY == 1:
             return 0  # the plain step time, measured now and then
+        self._rate, self._slope = self._best_rate(), self._verify_slope()
+        self._value = self._overall_rate()
         return self.max_length
 
     def take(self, position: int, confidence: float) -> bool:
@@ -104,7 +111,7 @@ class DraftingControl:
             return False
         band = min(int(confidence * BANDS), BANDS - 1)
         chance = self._chance * self._band_rate(band)
-        if position > 0 and chance < self._best_rate() * self._verify_slope():
+        if position > 0 and chance < self._rate * self._slope:
             return False
         self._chance = chance
         self._bands.append(band)
@@ -116,8 +123,8 @@ class DraftingControl:
             return False
         if self._draft_step is None:
             return True
-        gain = self._chance * self._overall_rate()
-        return gain >= self._best_rate() * (self._draft_step + self._verify_slope())
+        gain = self._chance * self._value
+        return gain >= self._rate * (self._draft_step + self._slope)
 
     def record(
         self,

@@ -13,7 +13,7 @@ Tune page and `draftdeck tune --apply`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,6 @@ from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
 from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
 from app.core.recipe.draft_recipes import draft_recipes
-from app.core.recipe.drafting_settings import (
-    DRAFTING_FILE,
-    DraftingSettings,
-    read_drafting,
-    write_drafting,
-)
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
 from app.core.recipe.save_lock import saving
 
@@ -40,7 +34,6 @@ FIELD_WORDS = {
     "draft_precision": "draft precision",
     "draft_memory": "draft memory",
     "target_threads": "target threads",
-    "adaptive": "adaptive drafting",
 }
 
 
@@ -61,11 +54,7 @@ def _changes(
 ) -> dict[Path, dict[str, Any]]:
     # The draft recipe the engine ran, and its twin when the two are the same recipe:
     # applying to one alone would leave them disagreeing (core/recipe/draft_recipes.py).
-    files = {
-        "target": [target / TARGET_CONFIG],
-        "draft": draft_recipes(draft).in_step(),
-        "drafting": [draft / DRAFTING_FILE],  # DraftDeck's own, beside the recipes
-    }
+    files = {"target": [target / TARGET_CONFIG], "draft": draft_recipes(draft).in_step()}
     out: dict[Path, dict[str, Any]] = {}
     for field_name, (role, key) in RECIPE_KEYS.items():
         if fields is not None and field_name not in fields:
@@ -82,7 +71,7 @@ def planned_changes(
     fields = None if fields is None else tuple(fields)
     changes = []
     for path, values in _changes(setting, target, draft, fields).items():
-        current = _read(path)
+        current = RecipeDocument.open_or_new(path).data if path.exists() else {}
         for key, new in values.items():
             if current.get(key) != new:
                 changes.append(Change(path, key, current.get(key), new))
@@ -98,34 +87,17 @@ def apply_setting(
     before: Snapshot = {}
     for path, values in _changes(setting, target, draft, fields).items():
         with saving(path):  # read and written as one step: another save waits
-            if path.name == DRAFTING_FILE:
-                before[path] = _read(path) if path.exists() else None
-                _write(path, {**_read(path), **values})
-                continue
             doc = RecipeDocument.open_or_new(path)
             before[path] = dict(doc.data) if path.exists() else None
             doc.save({**doc.data, **values})
     return before
 
 
-def _read(path: Path) -> dict[str, Any]:
-    """A file's keys as they are (none when it does not exist)."""
-    if path.name == DRAFTING_FILE:
-        return asdict(read_drafting(path.parent)) if path.exists() else {}
-    return RecipeDocument.open_or_new(path).data if path.exists() else {}
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    write_drafting(path.parent, DraftingSettings(**data))
-
-
 def restore(snapshot: Snapshot) -> None:
     """Undo `apply_setting`: put the previous recipes back (atomically, keeping .bak)."""
     for path, data in snapshot.items():
         if data is None:
-            path.unlink(missing_ok=True)  # a file the apply made
-        elif path.name == DRAFTING_FILE:
-            _write(path, data)
+            path.unlink(missing_ok=True)
         else:
             doc = RecipeDocument.open_or_new(path)
             doc.save(data, overwrite_changes=True)

@@ -13,9 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import FileError
 from app.core.pack.files import CONFIG
-from app.core.recipe.drafting_settings import ADAPTIVE, DraftingSettings, read_drafting
 from app.core.recipe.files import draft_recipe_path, read_recipe, run_recipes, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, with_overrides
 from app.core.recipe.schema import FIELDS, physical_cores
@@ -29,8 +27,6 @@ RECIPE_KEYS = {
     "draft_precision": ("draft", "precision"),
     "draft_memory": ("draft", "memory"),
     "target_threads": ("target", "thread_num"),
-    # DraftDeck's own, in the draft pack's .draftdeck-drafting.json (not an MNN key).
-    "adaptive": ("drafting", ADAPTIVE),
 }
 _PLAN_FIELDS = {
     "draft_length": "draft_lengths",
@@ -38,7 +34,6 @@ _PLAN_FIELDS = {
     "draft_precision": "draft_precisions",
     "draft_memory": "draft_memories",
     "target_threads": "target_threads",
-    "adaptive": "adaptive",
 }
 
 DEFAULT_PROMPTS = (
@@ -58,7 +53,6 @@ class Setting:
     draft_memory: str
     target_threads: int
     temperature: float | None = None  # None: the recipe's sampler as it is (or greedy)
-    adaptive: bool = False  # adaptive drafting, up to draft_length a round
 
     def label(self, fields: Iterable[str] | None = None) -> str:
         """In words a newcomer reads: "draft length 3, draft 1 thread, low precision,
@@ -68,24 +62,16 @@ class Setting:
         draft = [
             text
             for name, text in (
-                ("draft_length", self._length_text()),
+                ("draft_length", f"draft length {self.draft_length}"),
                 ("draft_threads", f"draft {threads_text(self.draft_threads)}"),
                 ("draft_precision", f"{self.draft_precision} precision"),
                 ("draft_memory", f"{self.draft_memory} memory"),
             )
-            if name in chosen or (name == "draft_length" and "adaptive" in chosen)
+            if name in chosen
         ]
         target = f"target {threads_text(self.target_threads)}" if "target_threads" in chosen else ""
         at = "" if self.temperature is None else f" at temperature {self.temperature:g}"
         return "; ".join(part for part in (", ".join(draft), target) if part) + at
-
-    def _length_text(self) -> str:
-        if self.adaptive:
-            return f"adaptive drafting up to {self.draft_length}"
-        return f"draft length {self.draft_length}"
-
-    def drafting(self) -> DraftingSettings:
-        return DraftingSettings(adaptive=self.adaptive)
 
     def sampler(self, recipe: SamplerSettings | None) -> SamplerSettings | None:
         """The sampler this setting decodes with: the recipe's (None: greedy), at this
@@ -99,11 +85,9 @@ class Setting:
         draft, nor the temperature: that changes which tokens, not how many or their cost)."""
         return (self.target_threads,)
 
-    def cost(self) -> tuple[int, int, int, int]:
-        """Orders equal-within-noise settings: fixed before adaptive (what MNN itself
-        runs), shorter draft, fewer threads first."""
+    def cost(self) -> tuple[int, int, int]:
+        """Orders equal-within-noise settings: shorter draft, fewer threads first."""
         return (
-            int(self.adaptive),
             self.draft_length,
             self.draft_threads + self.target_threads,
             self.draft_threads,
@@ -131,8 +115,6 @@ class SweepPlan:
     draft_precisions: tuple[str, ...] = ("low",)
     draft_memories: tuple[str, ...] = ("low",)
     target_threads: tuple[int, ...] = (1,)
-    # Fixed lengths (False) and adaptive drafting up to the longest of them (True).
-    adaptive: tuple[bool, ...] = (False,)
     prompts: tuple[str, ...] = DEFAULT_PROMPTS
     tokens: int = 96
     repeats: int = 1  # the fewest rounds (one pair per prompt each) a setting gets
@@ -152,13 +134,10 @@ class SweepPlan:
 
     def settings(self) -> list[Setting]:
         temperatures = (None, *self.temperatures) if self.sample else (None,)
-        lengths = [(d, False) for d in self.draft_lengths] if False in self.adaptive else []
-        if True in self.adaptive:
-            lengths.append((max(self.draft_lengths), True))
         return [
-            Setting(d, *values, adaptive=adaptive)
-            for d, adaptive in lengths
+            Setting(*values)
             for values in itertools.product(
+                self.draft_lengths,
                 self.draft_threads,
                 self.draft_precisions,
                 self.draft_memories,
@@ -271,17 +250,7 @@ def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict
         "draft_precision": str(get(d, "precision")),
         "draft_memory": str(get(d, "memory")),
         "target_threads": threads["target_threads"],
-        "adaptive": _adaptive(draft),
     }
-
-
-def _adaptive(draft: Path) -> bool:
-    """Whether the draft pack drafts adaptively (a file that cannot be read: the default,
-    which is what the engine runs then)."""
-    try:
-        return read_drafting(draft).adaptive
-    except FileError:
-        return DraftingSettings().adaptive
 
 
 def verifies_exactly(target: Path) -> bool:
@@ -297,7 +266,6 @@ def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> S
     if kind == "quick":
         return SweepPlan(
             draft_lengths=(1, 2, 3, 4),
-            adaptive=(False, True),
             draft_threads=(defaults["draft_threads"],),
             draft_precisions=(defaults["draft_precision"],),
             draft_memories=(defaults["draft_memory"],),
@@ -306,7 +274,6 @@ def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> S
     threads = tuple(range(1, (cores or physical_cores()) + 1))
     return SweepPlan(
         draft_lengths=tuple(range(1, 9)),
-        adaptive=(False, True),
         draft_threads=threads,
         draft_precisions=("low", "high"),
         draft_memories=("low", "normal"),

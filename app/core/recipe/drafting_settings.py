@@ -30,9 +30,10 @@ class DraftingSettings:
     adaptive: bool = True
     stop_below: float = 0.0
 
-    def describe(self) -> str:
-        how = "adaptive" if self.adaptive else "fixed length"
-        return f"{how}, stop below {self.stop_below:g}" if self.stop_below else how
+
+# What MNN and TokForge run: the full draft length every round. Tune and Measure Pack
+# measure with it, so their figures hold for the recipes they write.
+FIXED_DRAFTING = DraftingSettings(adaptive=False)
 
 
 def read_drafting(pack: Path) -> DraftingSettings:

@@ -27,6 +27,7 @@ from app.core.packmaking.measured import (
     target_key,
     target_label,
 )
+from app.core.recipe.drafting_settings import FIXED_DRAFTING
 from app.core.recipe.files import run_recipes
 from app.engine.client.bench import BenchPlan, run_bench
 from app.engine.client.engine_client import EngineClient
@@ -72,6 +73,7 @@ def _bench(
         tokens=options.tokens,
         runs=options.runs,
         min_run_seconds=options.min_run_seconds,
+        drafting=FIXED_DRAFTING,  # what TokForge runs with the figures written
     )
 
     def on_pair(done: int, total: int) -> None:

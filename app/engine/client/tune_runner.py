@@ -31,6 +31,7 @@ from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs,
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
+from app.core.recipe.drafting_settings import FIXED_DRAFTING
 from app.core.recipe.files import target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.engine.client.bench import (
@@ -110,7 +111,7 @@ def _measure(
         min_run_seconds=plan.min_run_seconds,
         sampler=setting.sampler(sampler),
         seed=plan.seed,
-        drafting=setting.drafting(),
+        drafting=FIXED_DRAFTING,
     )
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)

@@ -54,6 +54,7 @@ from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
 
 TARGET, DRAFT = "target", "draft"
+CATCH_UP = 2  # a round's first draft forward feeds up to this many pending tokens
 
 
 @dataclass
@@ -165,7 +166,10 @@ class Decoder:
             # window the target steps alone.
             alone = bool(window) and len(seq) + self.d > window
             cap = 0 if alone else self.control.plan() if self.control else self.d
-            if cap and not draft_ready:
+            # After plain steps (stepped aside) the draft catches up apart from the round,
+            # so the round's draft time is its drafting alone.
+            behind = len(seq) - 1 - len(self.draft.kv_tokens) if self.draft else 0
+            if cap and (not draft_ready or behind > CATCH_UP):
                 if not self._draft_reads(seq, stats, on_prefill, cancelled):
                     stopped_by = StopReason.CANCELLED
                     break
@@ -212,7 +216,7 @@ class Decoder:
         except PrefillCancelled:
             return False
         finally:
-            stats.draft_prefill_seconds = time.perf_counter() - draft_start
+            stats.draft_prefill_seconds += time.perf_counter() - draft_start
         return True
 
     def _cut(

@@ -134,7 +134,6 @@ class Session:
             memory_warning=fit.message if fit.level == ram_estimate.TIGHT else None,
             window_tokens=plan.window.tokens,
             plain_window_tokens=plan.target_window.tokens,
-            drafting=self.drafting.describe() if d_info else "",
             drafting_problem=drafting_problem,
         )
 

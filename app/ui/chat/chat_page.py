@@ -131,15 +131,9 @@ class ChatPage(QWidget):
         header.addWidget(self.state_label)
         header.addWidget(self.restart_button)
         header.addStretch(1)
+        header.addWidget(self.adaptive)  # the options row is full at 1024 px
         options = QHBoxLayout()
-        for widget in (
-            self.mode,
-            self.adaptive,
-            self.sampling,
-            self.highlight,
-            self.max_tokens,
-            self.send_keys,
-        ):
+        for widget in (self.mode, self.sampling, self.highlight, self.max_tokens, self.send_keys):
             options.addWidget(widget)
         options.addStretch(1)
         buttons = QHBoxLayout()

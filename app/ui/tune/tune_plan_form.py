@@ -59,13 +59,6 @@ class PlanForm(QWidget):
         self.d_min, self.d_max = self._spin(1, 8, 1), self._spin(1, 8, 4)
         self.dt_min, self.dt_max = self._spin(1, cores, 1), self._spin(1, cores, 1)
         self.tt_min, self.tt_max = self._spin(1, cores, 1), self._spin(1, cores, 1)
-        self.adaptive = QCheckBox("and adaptive")
-        self.adaptive.setChecked(True)
-        self.adaptive.setToolTip(
-            "Also measure adaptive drafting (each round's length chosen from the measured "
-            "speed, up to the longest length here) as a row of its own; Apply Best may pick "
-            "it, which the draft pack's .draftdeck-drafting.json then says"
-        )
         self.precisions = {p: QCheckBox(p) for p in ("low", "high")}
         self.memories = {m: QCheckBox(m) for m in ("low", "normal")}
         self.tokens = self._spin(16, 4096, 96)
@@ -120,7 +113,6 @@ class PlanForm(QWidget):
             form.addWidget(low, row, 1)
             form.addWidget(QLabel("to"), row, 2)
             form.addWidget(high, row, 3)
-        form.addWidget(self.adaptive, 0, 4)
         form.addWidget(QLabel("Draft precision"), 3, 0)
         form.addWidget(self.precisions["low"], 3, 1)
         form.addWidget(self.precisions["high"], 3, 3)
@@ -177,7 +169,6 @@ class PlanForm(QWidget):
                     spin.setMaximum(max(self.cores, *values))
             low.setValue(min(values))
             high.setValue(max(values))
-        self.adaptive.setChecked(True in plan.adaptive)
         for name, box in self.precisions.items():
             box.setChecked(name in plan.draft_precisions)
         for name, box in self.memories.items():
@@ -234,7 +225,6 @@ class PlanForm(QWidget):
 
         return SweepPlan(
             draft_lengths=span(self.d_min, self.d_max),
-            adaptive=(False, True) if self.adaptive.isChecked() else (False,),
             draft_threads=span(self.dt_min, self.dt_max),
             draft_precisions=tuple(n for n, b in self.precisions.items() if b.isChecked()),
             draft_memories=tuple(n for n, b in self.memories.items() if b.isChecked()),

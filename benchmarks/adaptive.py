@@ -1,0 +1,196 @@
+"""Adaptive drafting vs fixed draft lengths vs plain decoding, as ratios in one run.
+
+Each pair is loaded once per configuration (plain; fixed d = 1..D; adaptive up to D),
+all kept loaded, and every round decodes the same mixed prompts (prose, code, Chinese,
+a chat turn) with each configuration in an order that alternates round by round. A
+configuration's figure is its decode tok/s over all prompts of a round; the median over
+rounds is compared. The adaptive controller lives as long as its loaded pair, as in
+Chat: it learns over the warm-up round and keeps learning.
+
+1. bench pair (benchmarks/.cache/pair):  adaptive / best fixed      floor 1.0 (aim 1.1)
+2. pairs that do not pay (fixtures' noisy and independent drafts; the bench target as
+   its own draft, as costly as its target): adaptive / plain         floor 0.95
+3. an identical draft (fixture):           adaptive / best fixed     floor 0.97
+4. the controller's own cost per round vs the bench target's plain step  below 0.02
+
+    make bench-pair                      # once: builds .venv-fixtures and the pair
+    .venv/bin/python benchmarks/adaptive.py [--rounds 5] [--tokens 96] [-D 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.core.measure.drafting_control import DraftingControl  # noqa: E402
+from app.core.recipe.drafting_settings import DraftingSettings  # noqa: E402
+from app.engine.protocol import Generate, Mode  # noqa: E402
+from app.engine.worker.server import claim_stdout  # noqa: E402
+from app.engine.worker.session import Session  # noqa: E402
+
+PAIR = ROOT / "benchmarks" / ".cache" / "pair"
+FIXTURES = ROOT / "tests" / "fixtures" / "bundles"
+PROMPTS = (
+    "Write a short story about a lighthouse keeper who befriends a storm.",
+    "def merge_sorted(a: list[int], b: list[int]) -> list[int]:\n    # merge two sorted lists",
+    "请用三句话介绍一下长城的历史。",
+    "Thanks! Now can you summarise what we talked about in two sentences?",
+)
+FIXED, ADAPTIVE = DraftingSettings(adaptive=False), DraftingSettings(adaptive=True)
+PLAIN = "plain"
+
+
+@dataclass
+class Config:
+    name: str
+    session: Session
+    mode: Mode
+    drafting: DraftingSettings | None
+    rates: list[float] = field(default_factory=list)
+
+    def round(self, tokens: int) -> float:
+        produced, seconds = 0, 0.0
+        for prompt in PROMPTS:
+            self.session.reset()
+            request = Generate(
+                prompt=prompt,
+                max_tokens=tokens,
+                mode=self.mode,
+                ignore_stop=True,
+                drafting=self.drafting,
+            )
+            stats = self.session.generate(request, lambda event: None, lambda: False).stats
+            produced += stats.tokens - stats.first_tokens
+            seconds += stats.decode_seconds
+        return produced / seconds
+
+
+def _configs(target: Path, draft: Path, longest: int) -> list[Config]:
+    recipe = {"memory": "normal", "precision": "low", "thread_num": 1}
+
+    def loaded(d: int) -> Session:
+        session = Session()
+        session.load(str(target), str(draft), dict(recipe), dict(recipe), d)
+        return session
+
+    configs = [Config(PLAIN, loaded(1), Mode.PLAIN, None)]
+    configs += [Config(f"d={d}", loaded(d), Mode.SPECULATIVE, FIXED) for d in range(1, longest + 1)]
+    configs.append(Config("adaptive", loaded(longest), Mode.SPECULATIVE, ADAPTIVE))
+    return configs
+
+
+def bench_pair(target: Path, draft: Path, longest: int, rounds: int, tokens: int) -> dict[str, Any]:
+    configs = _configs(target, draft, longest)
+    for config in configs:
+        config.round(tokens)  # warm-up; the adaptive controller learns here too
+    for r in range(rounds):
+        for config in configs if r % 2 == 0 else reversed(configs):
+            config.rates.append(config.round(tokens))
+    medians = {c.name: statistics.median(c.rates) for c in configs}
+    fixed = {name: rate for name, rate in medians.items() if name.startswith("d=")}
+    best = max(fixed, key=fixed.__getitem__)
+    adaptive = next(c for c in configs if c.name == "adaptive")
+    control = adaptive.session.control
+    for config in configs:
+        config.session.unload()
+    return {
+        "tok_s": medians,
+        "best_fixed": best,
+        "adaptive_vs_best_fixed": medians["adaptive"] / medians[best],
+        "adaptive_vs_plain": medians["adaptive"] / medians[PLAIN],
+        "best_fixed_vs_plain": medians[best] / medians[PLAIN],
+        "asides": control.asides if control else 0,
+    }
+
+
+def controller_cost(plain_step_seconds: float, longest: int, rounds: int = 20000) -> float:
+    """Seconds the controller takes per round (plan, take and more per token, record)
+    over one plain decode step of the bench target."""
+    control = DraftingControl(longest)
+    started = time.perf_counter()
+    for i in range(rounds):
+        cap = control.plan()
+        taken = 0
+        for position in range(cap):
+            if not control.take(position, 0.3 + 0.6 * ((i + position) % 7) / 7):
+                break
+            taken += 1
+            if not control.more(position):
+                break
+        accepted = min(taken, i % (taken + 1)) if taken else 0
+        control.record(taken, accepted, accepted + 1, 0.004 * taken, taken, 0.005)
+    per_round = (time.perf_counter() - started) / rounds
+    return per_round / plain_step_seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=96, help="tokens per prompt")
+    parser.add_argument("-D", type=int, default=6, help="the longest draft length")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not (PAIR / "target" / "llm.mnn").is_file():
+        sys.exit(f"no bench pair in {PAIR}: run `make bench-pair` first")
+    out = claim_stdout()  # MNN prints to C stdout in this process
+    started = time.perf_counter()
+    pairs = {
+        "bench": (PAIR / "target", PAIR / "draft"),
+        "noisy": (FIXTURES / "qwen3-target", FIXTURES / "qwen3-draft-noisy"),
+        "independent": (FIXTURES / "qwen3-target", FIXTURES / "qwen3-draft-independent"),
+        "as-costly": (PAIR / "target", PAIR / "target"),
+        "identical": (FIXTURES / "qwen3-target", FIXTURES / "qwen3-draft-identical"),
+    }
+    result: dict[str, Any] = {}
+    for name, (target, draft) in pairs.items():
+        result[name] = bench_pair(target, draft, args.D, args.rounds, args.tokens)
+        print(f"{name}: {json.dumps(result[name])}", file=sys.stderr, flush=True)
+    plain_step = 1.0 / result["bench"]["tok_s"][PLAIN]
+    result["controller_cost"] = controller_cost(plain_step, args.D)
+    result["seconds"] = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(result, indent=2), file=out)
+        return 0
+    bench = result["bench"]
+    print(
+        f"1. bench pair: adaptive / best fixed ({bench['best_fixed']}) "
+        f"{bench['adaptive_vs_best_fixed']:.3f}   floor 1.0 (aim 1.1); "
+        f"best fixed / plain {bench['best_fixed_vs_plain']:.3f}",
+        file=out,
+    )
+    for name in ("noisy", "independent", "as-costly"):
+        pair = result[name]
+        print(
+            f"2. {name}: adaptive / plain {pair['adaptive_vs_plain']:.3f}   floor 0.95; "
+            f"best fixed ({pair['best_fixed']}) / plain {pair['best_fixed_vs_plain']:.3f}, "
+            f"stepped aside {pair['asides']} times",
+            file=out,
+        )
+    same = result["identical"]
+    print(
+        f"3. identical: adaptive / best fixed ({same['best_fixed']}) "
+        f"{same['adaptive_vs_best_fixed']:.3f}   floor 0.97",
+        file=out,
+    )
+    print(
+        f"4. controller per round / plain step: {result['controller_cost']:.4f}   below 0.02",
+        file=out,
+    )
+    for name in pairs:
+        rates = ", ".join(f"{k} {v:.0f}" for k, v in result[name]["tok_s"].items())
+        print(f"   {name} tok/s: {rates}", file=out)
+    print(f"({result['seconds']:.0f} s)", file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
