@@ -41,6 +41,10 @@ LENGTH_TIP = (
     "and decodes plain)."
 )
 LENGTH_TITLE = "Accepted length"
+ASIDE_TIP = (
+    "▼: adaptive drafting stepped aside here (drafting did not pay: the reply went on "
+    "plain, trying drafting again now and then; the note under the reply gives the figures)"
+)
 DRAFTED_WORDS = "drafted"
 SPEED_TITLE = "Decode speed"
 REFERENCE_WORDS = "Plain"  # the mode: in a 1024 px window the title has ~200 px
@@ -93,6 +97,7 @@ class ChatCharts(QWidget):
         self.acceptance = Ring()
         self.accepted_length = Ring()
         self.drafted_length = Ring()  # tokens drafted per round, rolling
+        self.asides = Ring()  # when adaptive drafting stepped aside (y: 0)
         self.reference_tok_s: float | None = None
         self.position_reached: list[int] = []
         self.position_accepted: list[int] = []
@@ -129,6 +134,9 @@ class ChatCharts(QWidget):
         self.acceptance_curve = self.acceptance_plot.plot()
         self.length_curve = self.length_plot.plot()
         self.drafted_curve = self.length_plot.plot()
+        # A mark on the time axis where adaptive drafting stepped aside (went plain).
+        self.aside_marks = self.length_plot.plot(pen=None, symbol="t", symbolSize=10)
+        self.aside_marks.setToolTip(ASIDE_TIP)
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
         self.position_plot.addItem(self.bars)
         self._recolour()
@@ -170,6 +178,8 @@ class ChatCharts(QWidget):
         self.reply_dots.setSymbolPen(now.chart)
         self.reference_line.setPen(pg.mkPen(now.error, style=Qt.PenStyle.DashLine))
         self.bars.setOpts(brush=now.chart_bars)
+        self.aside_marks.setSymbolBrush(now.error)
+        self.aside_marks.setSymbolPen(now.error)
         self.drafted_curve.setPen(pg.mkPen(now.chart_lines[1], width=2, style=Qt.PenStyle.DashLine))
         key = f"<span style='color:{now.chart_lines[1]}'>- - {DRAFTED_WORDS}</span>"
         self.length_plot.setTitle(f"{LENGTH_TITLE} &nbsp;{key}", size=TITLE_SIZE)
@@ -200,6 +210,7 @@ class ChatCharts(QWidget):
             self.acceptance,
             self.accepted_length,
             self.drafted_length,
+            self.asides,
         )
 
     def _remember_before(self) -> None:
@@ -257,6 +268,8 @@ class ChatCharts(QWidget):
             return
         for r in event.rounds:
             self._recent.append(r)
+            if r.note:
+                self.asides.append(now, 0.0)
             count_positions(self.position_reached, self.position_accepted, r.drafted, r.accepted)
         del self._recent[:-ROLLING]
         if self._recent:
@@ -372,6 +385,7 @@ class ChatCharts(QWidget):
         elif part == 2:
             self.length_curve.setData(*self.accepted_length.data())
             self.drafted_curve.setData(*self.drafted_length.data())
+            self.aside_marks.setData(*self.asides.data())
             self._show_length_range(len(self.position_reached))
         else:
             positions = self.per_position()

@@ -229,6 +229,7 @@ class ChatPage(QWidget):
         # A blocked pair: Plain loads the target alone, Speculative asks for the pair
         # again (and says again why it cannot run).
         self.context.show_window()  # Plain's is the target's alone
+        self.adaptive.setEnabled(self.mode_choice.name != Mode.PLAIN)  # nothing drafts then
         state = self.bridge.pair_state
         target, draft = state.pair
         if state.blocked and target and draft and self.bridge.state != GENERATING:

@@ -44,3 +44,7 @@ def test_the_switch_drafts_the_next_reply_and_is_kept_for_the_draft(
         page.adaptive.setChecked(True)
         page.drafting.read(draft)
         assert not page.adaptive.isChecked()
+        page.mode.setCurrentIndex(1)  # Plain: nothing drafts, the switch is off
+        assert not page.adaptive.isEnabled()
+        page.mode.setCurrentIndex(0)
+        assert page.adaptive.isEnabled()

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app.engine.protocol import Round
 from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, READY
 from app.ui.chat.chat_charts import ROLLING, ChatCharts
 from app.ui.chat.chat_transcript import Message, figures_line
@@ -204,6 +205,24 @@ def test_chart_figures_match_hand_counted_batches(qtbot: QtBot) -> None:
     _, length = charts.accepted_length.data()
     assert length[-1] == pytest.approx((3 + 4 + 0 + 2) / 4)
     assert charts.per_position() == pytest.approx([3 / 3, 2 / 3, 1 / 2])
+
+
+def test_drafted_length_and_stepping_aside_are_charted(qtbot: QtBot) -> None:
+    charts = ChatCharts()
+    qtbot.addWidget(charts)
+    charts.start_reply()
+    charts.add_rounds(rounds_event(1.0, [1, 2, 3], [(3, 2, 4)]))
+    # The round that made adaptive drafting step aside, then plain steps while aside.
+    noted = Round(1, 0, 2, 0.0, 0.0, note="drafting did not pay")
+    aside = Round(1, 0, 0, 0.0, 0.0, aside=True)
+    event = rounds_event(1.1, [4, 5, 6], [])
+    charts.add_rounds(replace(event, rounds=(noted, aside, aside)))
+    _, drafted = charts.drafted_length.data()
+    assert list(drafted) == pytest.approx([4.0, (4 + 2 + 0 + 0) / 4])
+    xs, ys = charts.asides.data()
+    assert list(xs) == pytest.approx([1.1]) and list(ys) == [0.0]
+    charts.redraw()
+    assert list(charts.aside_marks.getData()[0]) == pytest.approx([1.1])
 
 
 def test_a_reply_in_one_batch_still_gets_its_speed_dot(qtbot: QtBot) -> None:
