@@ -17,7 +17,11 @@ Randomness: one seed gives two independent numpy streams (SeedSequence(seed).spa
 - The verify stream gives, in order, the uniforms of acceptance tests and residual
   draws. A test whose answer is certain (p(x) >= q(x), or p(x) = 0) draws nothing.
 
-Guarantees: the same seed, prompt, settings, mode and draft length give the same text.
+Guarantees: the same seed, prompt, settings, mode and draft length give the same text
+when every round drafts the same number of tokens (fixed drafting, or a per-round stop,
+which reads only the draft's own outputs). Adaptive drafting chooses each round's length
+from the speed it measures, so its text from a seed may differ from run to run (each
+run still distributed exactly as the target's sampler).
 Plain and speculative decoding give the same text when the draft's distribution equals
 the target's (p = q: every proposal is the target's own draw and accepted); otherwise
 they are equal in distribution only (an accepted token is the draft's draw with the

@@ -30,7 +30,8 @@ SAMPLER_TIP = (
 )
 SEED_TIP = (
     "Empty: a fresh seed for each reply. Every reply's figures show the seed it used: "
-    "type it here to repeat that reply."
+    "type it here to repeat that reply (with Adaptive drafting off: adaptive lengths "
+    "follow the machine's speed, so the same seed may draw other text)."
 )
 SEED_PLACEHOLDER = "random"
 
