@@ -38,7 +38,8 @@ JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
 WINDOW = 24  # the latest speculative rounds the speedup is judged over
 FIRST_GAP, MAX_GAP = 32, 512
 Z95 = 1.96
-EWMA = 0.2  # weight of the newest step time
+EWMA = 0.2  # weight of the newest draft step time
+TIMES_KEPT = 9  # the latest verify times per length; their median is the length's cost
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,12 @@ class DraftingControl:
         self._checked = [0.0] * BANDS
         self._accepted = [0.0] * BANDS
         self._draft_step: float | None = None
-        self._verify: dict[int, float] = {}  # verify length (proposals + 1) -> seconds
+        # Verify length (proposals + 1) -> its latest seconds. MNN's first forward of a
+        # shape clones its module (tens of times a step, measured): the first time of
+        # each length, and the first draft step, are not counted.
+        self._verify_times: dict[int, deque[float]] = {}
+        self._verify: dict[int, float] = {}  # length -> median of its kept times
+        self._draft_seen = False
         self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
         self._rounds = 0
         self._aside_left = 0
@@ -136,7 +142,7 @@ class DraftingControl:
         target_seconds: float,
     ) -> Aside | None:
         """What the round measured; an `Aside` when it made the controller step aside."""
-        self._verify[drafted + 1] = _ewma(self._verify.get(drafted + 1), target_seconds)
+        self._time_verify(drafted + 1, target_seconds)
         if drafted == 0 and draft_forwards == 0:
             if self._aside_left > 0:
                 self._aside_left = max(self._aside_left - emitted, 0)
@@ -144,8 +150,9 @@ class DraftingControl:
                     self._probing = True
                     self._recent.clear()
             return None
-        if draft_forwards:
+        if draft_forwards and self._draft_seen:
             self._draft_step = _ewma(self._draft_step, draft_seconds / draft_forwards)
+        self._draft_seen = self._draft_seen or draft_forwards > 0
         for i in range(len(self._checked)):
             self._checked[i] *= DECAY
             self._accepted[i] *= DECAY
@@ -159,7 +166,7 @@ class DraftingControl:
 
     def speedup(self) -> tuple[float, float, float] | None:
         """The recent speedup over plain and its 95 % interval, once it can be judged."""
-        plain = self._verify.get(1)
+        plain = self._plain_step()
         n = len(self._recent)
         if plain is None or n < JUDGE_ROUNDS:
             return None
@@ -199,13 +206,30 @@ class DraftingControl:
     def _best_rate(self) -> float:
         """R*: tokens per second of recent speculation or of plain steps, the better."""
         best = 0.0
-        plain = self._verify.get(1)
+        plain = self._plain_step()
         if plain:
             best = 1.0 / plain
         seconds = sum(s for _, s in self._recent)
         if seconds > 0:
             best = max(best, sum(e for e, _ in self._recent) / seconds)
         return best
+
+    def _plain_step(self) -> float | None:
+        """A plain step's seconds: measured, else the cheapest verify measured (a verify
+        of more positions costs at least a step, so the speedup is not underrated and
+        drafting not given up too soon), else None."""
+        return self._verify.get(1) or min(self._verify.values(), default=None)
+
+    def _time_verify(self, length: int, seconds: float) -> None:
+        times = self._verify_times.get(length)
+        if times is None:  # the first forward of this shape: MNN's clone, not the cost
+            self._verify_times[length] = deque(maxlen=TIMES_KEPT)
+            return
+        times.append(seconds)
+        # A length seen once more may still be warming up; plain steps (length 1) come
+        # one in PLAIN_EVERY rounds and count from their first kept time.
+        if length == 1 or len(times) >= 2:
+            self._verify[length] = _median(times)
 
     def _verify_slope(self) -> float:
         """Seconds one more verified position adds (least squares over the lengths seen;
@@ -217,6 +241,12 @@ class DraftingControl:
         sxx = sum((x - mx) ** 2 for x in xs)
         sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
         return max(sxy / sxx, 0.0)
+
+
+def _median(times: deque[float]) -> float:
+    ordered = sorted(times)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _ewma(old: float | None, new: float) -> float:
