@@ -17,7 +17,10 @@ Stepping aside: over the latest speculative rounds, the speedup over plain decod
 ratio estimator's, by the delta method). When its upper end is below 1 the controller
 goes plain for `gap` tokens, then probes with JUDGE_ROUNDS speculative rounds; each
 probe that confirms doubles the gap, up to MAX_GAP. A plain round every PLAIN_EVERY
-rounds keeps the plain step time current while drafting pays.
+rounds keeps the plain step time current while drafting pays. Rounds are timed whole,
+with the decoding loop's own work (on a tiny model as costly as a forward), so plain and
+speculative rounds are compared as a reply sees them. MNN clones a module on the first
+forward of each shape: each first time is left out.
 
 Only past rounds and the draft's own outputs decide a round's length, never the verify
 it is about to get, so speculative sampling stays exact. The controller lives as long
@@ -80,6 +83,9 @@ class DraftingControl:
         self._verify_times: dict[int, deque[float]] = {}
         self._verify: dict[int, float] = {}  # length -> median of its kept times
         self._draft_seen = False
+        self._plain_times: deque[float] = deque(maxlen=TIMES_KEPT)  # whole plain rounds
+        self._plain: float | None = None
+        self._plain_seen = False
         self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
         self._rounds = 0
         self._aside_left = 0
@@ -105,8 +111,10 @@ class DraftingControl:
         if self._aside_left > 0:
             return 0
         self._rounds += 1
-        if self._rounds % PLAIN_EVERY == 1:
-            return 0  # the plain step time, measured now and then
+        if self._rounds <= 2 or self._rounds % PLAIN_EVERY == 0:
+            # The plain step's time, now and then (twice at first: a first step after
+            # the prompt is MNN's clone, not counted).
+            return 0
         self._rate, self._slope = self._best_rate(), self._verify_slope()
         self._value = self._overall_rate()
         return self.max_length
@@ -140,10 +148,16 @@ class DraftingControl:
         draft_seconds: float,
         draft_forwards: int,
         target_seconds: float,
+        round_seconds: float | None = None,
     ) -> Aside | None:
-        """What the round measured; an `Aside` when it made the controller step aside."""
+        """What the round measured; an `Aside` when it made the controller step aside.
+        `round_seconds`: the whole round as the reply sees it (the decoding loop's own
+        work included, which on a tiny model costs as much as a forward); default the
+        draft's and the target's time."""
+        cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
         self._time_verify(drafted + 1, target_seconds)
         if drafted == 0 and draft_forwards == 0:
+            self._time_plain(cycle)
             if self._aside_left > 0:
                 self._aside_left = max(self._aside_left - emitted, 0)
                 if self._aside_left == 0:
@@ -159,7 +173,7 @@ class DraftingControl:
         for i, band in enumerate(self._bands[: accepted + 1]):
             self._checked[band] += 1.0
             self._accepted[band] += 1.0 if i < accepted else 0.0
-        self._recent.append((emitted, draft_seconds + target_seconds))
+        self._recent.append((emitted, cycle))
         return self._judge()
 
     # -- figures ---------------------------------------------------------------------------
@@ -215,10 +229,16 @@ class DraftingControl:
         return best
 
     def _plain_step(self) -> float | None:
-        """A plain step's seconds: measured, else the cheapest verify measured (a verify
-        of more positions costs at least a step, so the speedup is not underrated and
-        drafting not given up too soon), else None."""
-        return self._verify.get(1) or min(self._verify.values(), default=None)
+        """A plain round's seconds: measured, else the cheapest verify measured (a
+        verify alone: the speedup may then be underrated a little), else None."""
+        return self._plain or min(self._verify.values(), default=None)
+
+    def _time_plain(self, seconds: float) -> None:
+        if not self._plain_seen:  # the first: MNN's clone after the prompt
+            self._plain_seen = True
+            return
+        self._plain_times.append(seconds)
+        self._plain = _median(self._plain_times)
 
     def _time_verify(self, length: int, seconds: float) -> None:
         times = self._verify_times.get(length)

@@ -103,6 +103,7 @@ class Decoder:
         self.sampler = sampler  # None: greedy
         self.control = control if draft is not None else None
         self.stop_below = stop_below
+        self._cycle_start = 0.0  # when the last round ended (generate sets it)
 
     @property
     def mode(self) -> Mode:
@@ -137,7 +138,7 @@ class Decoder:
         # is out (a reply that ends at once never pays for it).
         draft_ready = self.draft is None
 
-        decode_start = time.perf_counter()
+        decode_start = self._cycle_start = time.perf_counter()
         # The prefill's logits give the first token: the target's own, outside any round.
         new, flags, rnd = [first], [False], None
         while True:
@@ -250,6 +251,14 @@ class Decoder:
             return prefill(model, seq, TARGET, self.target_linear, on_prefill, cancelled)
         return prefill(model, seq, DRAFT, self.draft_linear, on_prefill, cancelled)
 
+    def _cycle(self) -> float:
+        """Seconds since the last round ended: this round with the loop's own work
+        around it (cutting, decoding text, sending), which on a tiny model costs as much
+        as a forward and so counts in what adaptive drafting weighs."""
+        now = time.perf_counter()
+        cycle, self._cycle_start = now - self._cycle_start, now
+        return cycle
+
     def _round(
         self, seq: list[int], cap: int, planned: bool = True
     ) -> tuple[list[int], list[bool], RoundStats]:
@@ -265,8 +274,9 @@ class Decoder:
             token = self._pick(rows[-1], seq)  # sampling time counts as the step's
             elapsed = time.perf_counter() - t0
             stats = RoundStats(0, 0, 1, 0, 0.0, elapsed, aside=aside)
+            cycle = self._cycle()
             if self.control is not None and planned:
-                self.control.record(0, 0, 1, 0.0, 0, elapsed)
+                self.control.record(0, 0, 1, 0.0, 0, elapsed, cycle)
             return [token], [False], stats
 
         t0 = time.perf_counter()
@@ -298,9 +308,10 @@ class Decoder:
         self._cut_back(draft, base + n, self.draft_linear, seq, proposal[:n])
         k = len(proposal)
         note = ""
+        cycle = self._cycle()
         if self.control is not None:
             stepped = self.control.record(
-                k, n, len(new_tokens), draft_seconds, forwards, target_seconds
+                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle
             )
             note = stepped.describe() if stepped is not None else ""
         flags = [True] * n + [False]
