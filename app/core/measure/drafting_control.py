@@ -36,13 +36,38 @@ from dataclasses import dataclass
 BANDS = 10
 PRIOR = 2.0  # pseudo-observations per band, at the band's middle confidence
 DECAY = 0.98  # per round: a change of subject (prose to code) shows within tens of rounds
-PLAIN_EVERY = 32
+PLAIN_EVERY = 64  # a plain round among this many keeps the plain time current
 JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
 WINDOW = 24  # the latest speculative rounds the speedup is judged over
 FIRST_GAP, MAX_GAP = 32, 512
 Z95 = 1.96
 EWMA = 0.2  # weight of the newest draft step time
 TIMES_KEPT = 9  # the latest verify times per length; their median is the length's cost
+
+
+class _Times:
+    """The latest TIMES_KEPT times of one kind of step and their median, worked out only
+    when read (a plain step of a tiny model is 0.1 ms: bookkeeping must stay cheap).
+    The first time is left out: MNN clones a module on a shape's first forward."""
+
+    def __init__(self) -> None:
+        self.times: deque[float] = deque(maxlen=TIMES_KEPT)
+        self._seen = False
+        self._median: float | None = None
+
+    def add(self, seconds: float) -> None:
+        if self._seen:
+            self.times.append(seconds)
+            self._median = None
+        self._seen = True
+
+    def median(self) -> float | None:
+        if self._median is None and self.times:
+            ordered = sorted(self.times)
+            middle = len(ordered) // 2
+            odd = len(ordered) % 2
+            self._median = ordered[middle] if odd else (ordered[middle - 1] + ordered[middle]) / 2
+        return self._median
 
 
 @dataclass(frozen=True)
@@ -80,12 +105,9 @@ class DraftingControl:
         # Verify length (proposals + 1) -> its latest seconds. MNN's first forward of a
         # shape clones its module (tens of times a step, measured): the first time of
         # each length, and the first draft step, are not counted.
-        self._verify_times: dict[int, deque[float]] = {}
-        self._verify: dict[int, float] = {}  # length -> median of its kept times
+        self._verify: dict[int, _Times] = {}
         self._draft_seen = False
-        self._plain_times: deque[float] = deque(maxlen=TIMES_KEPT)  # whole plain rounds
-        self._plain: float | None = None
-        self._plain_seen = False
+        self._plain = _Times()  # whole plain rounds
         self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
         self._rounds = 0
         self._aside_left = 0
@@ -155,9 +177,12 @@ class DraftingControl:
         work included, which on a tiny model costs as much as a forward); default the
         draft's and the target's time."""
         cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
-        self._time_verify(drafted + 1, target_seconds)
+        times = self._verify.get(drafted + 1)
+        if times is None:
+            times = self._verify[drafted + 1] = _Times()
+        times.add(target_seconds)
         if drafted == 0 and draft_forwards == 0:
-            self._time_plain(cycle)
+            self._plain.add(cycle)
             if self._aside_left > 0:
                 self._aside_left = max(self._aside_left - emitted, 0)
                 if self._aside_left == 0:
@@ -231,42 +256,28 @@ class DraftingControl:
     def _plain_step(self) -> float | None:
         """A plain round's seconds: measured, else the cheapest verify measured (a
         verify alone: the speedup may then be underrated a little), else None."""
-        return self._plain or min(self._verify.values(), default=None)
+        return self._plain.median() or min(self._verify_costs().values(), default=None)
 
-    def _time_plain(self, seconds: float) -> None:
-        if not self._plain_seen:  # the first: MNN's clone after the prompt
-            self._plain_seen = True
-            return
-        self._plain_times.append(seconds)
-        self._plain = _median(self._plain_times)
-
-    def _time_verify(self, length: int, seconds: float) -> None:
-        times = self._verify_times.get(length)
-        if times is None:  # the first forward of this shape: MNN's clone, not the cost
-            self._verify_times[length] = deque(maxlen=TIMES_KEPT)
-            return
-        times.append(seconds)
-        # A length seen once more may still be warming up; plain steps (length 1) come
-        # one in PLAIN_EVERY rounds and count from their first kept time.
-        if length == 1 or len(times) >= 2:
-            self._verify[length] = _median(times)
+    def _verify_costs(self) -> dict[int, float]:
+        """Verify length -> its median seconds, for the lengths measured twice (once
+        more may still be warming up); plain steps (length 1) from their first."""
+        return {
+            length: median
+            for length, times in self._verify.items()
+            if (length == 1 or len(times.times) >= 2) and (median := times.median()) is not None
+        }
 
     def _verify_slope(self) -> float:
         """Seconds one more verified position adds (least squares over the lengths seen;
         0 until two lengths are: a memory-bound verify costs one step at any length)."""
-        if len(self._verify) < 2:
+        costs = self._verify_costs()
+        if len(costs) < 2:
             return 0.0
-        xs, ys = list(self._verify), list(self._verify.values())
+        xs, ys = list(costs), list(costs.values())
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
         sxx = sum((x - mx) ** 2 for x in xs)
         sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
         return max(sxy / sxx, 0.0)
-
-
-def _median(times: deque[float]) -> float:
-    ordered = sorted(times)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _ewma(old: float | None, new: float) -> float:
