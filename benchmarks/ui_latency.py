@@ -44,6 +44,7 @@ def main() -> int:
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import ChatTurn, Generate, Load, Mode, Reset, Rounds
     from app.ui.base.engine_bridge import READY
+    from app.ui.chat.chat_sampling import GREEDY_INDEX
     from app.ui.shell.application import create_main_window
     from benchmarks.gui_probes import spin_until
 
@@ -66,6 +67,8 @@ def main() -> int:
     window.show_page("chat")
     page = window.chat_page
     page.max_tokens.setValue(args.tokens)
+    # Greedy, as the headless side's request (no sampler): the same tokens, the same work.
+    page.sampling.choice.setCurrentIndex(GREEDY_INDEX)
 
     spin_until(lambda: page.bridge.state == READY)
 

@@ -9,6 +9,7 @@ question asked when a turn does not fit (chat_context_full.py) to the page's rep
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from app.ui.chat.chat_page import ChatPage
 
 BAR_WIDTH = 80
+METER_SECONDS = 0.25  # the live count's text at most this often while a reply streams
 DROPPING_WORDS = "oldest turns left out as needed"
 METER_TIP = (
     "Tokens the conversation takes in the context window: the last reply's prompt and "
@@ -138,6 +140,7 @@ class ChatContext:
     def __init__(self, page: ChatPage) -> None:
         self.page = page
         self.meter = ContextMeter()
+        self._meter_shown = 0.0  # time.monotonic() of the meter's last live text
         self.prefill = PrefillProgress()
         self.full = FullChat(page)
         page.bridge.prefilling.connect(self.prefill.show_progress)
@@ -172,7 +175,14 @@ class ChatContext:
     def _on_rounds(self, event: Rounds) -> None:
         if self.meter.live is not None and event.tokens:
             prompt, tokens = self.meter.live
-            self.meter.measuring(prompt, tokens + len(event.tokens))
+            self.meter.live = (prompt, tokens + len(event.tokens))
+            # Its text a few times a second, not per batch: a label whose text changes
+            # re-lays out the window (9 layout passes and 3x the paints per batch,
+            # measured), the largest cost of a streaming reply to the window.
+            now = time.monotonic()
+            if now - self._meter_shown >= METER_SECONDS:
+                self._meter_shown = now
+                self.meter.measuring(*self.meter.live)
 
     @property
     def dropping(self) -> bool:
@@ -182,6 +192,7 @@ class ChatContext:
     def reply_started(self) -> None:
         self.prefill.start()
         self.meter.measuring(None, 0)  # "empty" while a prompt is read was untrue
+        self._meter_shown = 0.0  # the first batch shows at once
 
     def reply_finished(self, stats: DecodeStats) -> None:
         """Before the transcript draws the reply: the turns it left out are greyed."""

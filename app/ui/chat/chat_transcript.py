@@ -128,6 +128,9 @@ class Transcript(QTextBrowser):
         message = self.messages[-1]
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        # One edit block: the paragraph is laid out once per batch, not once per token
+        # (each insert re-laid out the whole paragraph: 11-13 ms a batch at 4,000 chars).
+        cursor.beginEditBlock()
         for piece, flag in zip(pieces, flags, strict=False):
             marker = piece.strip()
             if marker == THINK_OPEN:
@@ -142,6 +145,7 @@ class Transcript(QTextBrowser):
                 continue
             message.answer.append((piece, bool(flag)))
             cursor.insertText(piece, self._draft if flag and self.highlight else self._plain)
+        cursor.endEditBlock()
         self.ensureCursorVisible()
 
     def finish(self, stats: dict[str, Any], stopped_by: str) -> None:
