@@ -1,7 +1,7 @@
 """--adaptive, --fixed and --stop-below: how a command's speculative runs draft.
 
 Without them a command drafts as the draft pack says (its .draftdeck-drafting.json;
-adaptive when it has none)."""
+fixed when it has none)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ def add_drafting_args(p: argparse.ArgumentParser) -> None:
         "--adaptive",
         action="store_true",
         help="adaptive drafting: each round's length chosen from the measured speed, up to "
-        "the draft length, and plain decoding while drafting does not pay (the default "
-        "unless the draft pack says otherwise)",
+        "the draft length, and plain decoding while drafting does not pay (kept for the "
+        "draft by Chat's switch; off by default)",
     )
     how.add_argument(
         "--fixed",
         action="store_true",
-        help="draft the full draft length every round (MNN's own way)",
+        help="draft the full draft length every round (MNN's own way; the default unless "
+        "the draft pack says otherwise)",
     )
     p.add_argument(
         "--stop-below",

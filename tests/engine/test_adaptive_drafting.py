@@ -118,10 +118,10 @@ def test_the_draft_packs_settings_file_is_read_and_a_broken_one_named(
     session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
 ) -> None:
     draft = bundle_copy("qwen3-draft-identical")
-    write_drafting(draft, DraftingSettings(adaptive=False))
+    write_drafting(draft, DraftingSettings(adaptive=True))
     _load(session, fixture_bundle("qwen3-target"), draft)
     spec, _ = _run(session, Mode.SPECULATIVE, 30)
-    assert spec.stats.drafting == "fixed" and spec.stats.drafted == 4 * spec.stats.rounds
+    assert spec.stats.drafting == "adaptive"
 
     (draft / DRAFTING_FILE).write_text(json.dumps({"adaptive": "yes"}))
     loaded = session.load(
@@ -129,4 +129,5 @@ def test_the_draft_packs_settings_file_is_read_and_a_broken_one_named(
     )
     assert loaded.drafting_problem is not None
     assert DRAFTING_FILE in loaded.drafting_problem and "true or false" in loaded.drafting_problem
-    assert _run(session, Mode.SPECULATIVE, 30)[0].stats.drafting == "adaptive"
+    fixed = _run(session, Mode.SPECULATIVE, 30)[0].stats  # the default: fixed drafting
+    assert fixed.drafting == "fixed" and fixed.drafted == 4 * fixed.rounds

@@ -115,7 +115,7 @@ class Session:
             try:
                 self.drafting = read_drafting(d_info.path)
             except FileError as exc:
-                drafting_problem = f"{exc}; drafting adaptively with no fixed stop"
+                drafting_problem = f"{exc}; drafting the full length every round"
         memory = target_run.get("memory", "low")
         return Loaded(
             target=t_info.to_json(),

@@ -22,9 +22,9 @@ from app.core.recipe.drafting_settings import (
 ADAPTIVE_TIP = (
     "On: each round drafts as many tokens as pay, up to the draft length, from the speed "
     "measured as the chat runs; where drafting does not pay, the reply goes on plain and "
-    "tries drafting again now and then (the note above says so, with the figures). Off: "
-    "every round drafts the full draft length, as MNN does. The draft pack's "
-    ".draftdeck-drafting.json sets what it starts as."
+    "tries drafting again now and then (the reply's figures say so, with the speedup). "
+    "Off (the default): every round drafts the full draft length, as MNN does. The choice "
+    "is kept for this draft pack (its .draftdeck-drafting.json)."
 )
 
 
@@ -32,7 +32,7 @@ class DraftingSwitch:
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
         self.box = QCheckBox("Adaptive drafting")
-        self.box.setChecked(True)
+        self.box.setChecked(False)
         self.box.setToolTip(ADAPTIVE_TIP)
         self.settings = DraftingSettings()  # the draft pack's own
         self._draft: Path | None = None
@@ -45,7 +45,7 @@ class DraftingSwitch:
             self.settings = read_drafting(draft)
         except FileError as exc:
             self.settings = DraftingSettings()
-            self._say(f"{exc}: drafting adaptively.")
+            self._say(f"{exc}: drafting the full length every round.")
         self._draft = draft
         self.box.setChecked(self.settings.adaptive)
 

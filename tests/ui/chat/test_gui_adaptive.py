@@ -1,4 +1,4 @@
-"""Chat's Adaptive drafting switch: on by default, a click kept in the draft pack's own
+"""Chat's Adaptive drafting switch: off by default, a click kept in the draft pack's own
 DraftDeck file (never in the recipes MNN reads), the next reply drafting as it says, and
 the draft read again (a pair chosen) starting as the click left it."""
 
@@ -28,8 +28,10 @@ def test_the_switch_drafts_the_next_reply_and_is_kept_for_the_draft(
     with chat_window(qtbot, bundle_copy, PAIR) as window:
         page = window.chat_page
         draft = page.loaded_pair[1]
-        assert draft is not None and page.adaptive.isChecked()
+        assert draft is not None and not page.adaptive.isChecked()  # off until asked for
         recipe = (draft / "config_cpu.json").read_bytes()
+        page.adaptive.click()
+        assert json.loads((draft / DRAFTING_FILE).read_text())["adaptive"] is True
         send(qtbot, window, "Tell me about lighthouses.")
         assert _stats(window)["drafting"] == "adaptive"
 
