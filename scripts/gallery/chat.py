@@ -11,7 +11,7 @@ from real_pair import ROOT, ready_pair
 
 from app.ui.base.engine_bridge import READY
 from gallery.camera import wait_until
-from gallery.stage import Scene
+from gallery.stage import Scene, choose_pair
 
 REAL_PAIR = ROOT / ".cache" / "real-pair"
 
@@ -30,8 +30,7 @@ def _pair(scene: Scene) -> tuple[Path, Path, int]:
 def shoot_chat(scene: Scene) -> None:
     window, app = scene.window, scene.app
     target, draft, chars = _pair(scene)
-    window.show_page("pair")
-    window.pair_page.choose(target, draft)
+    choose_pair(scene, target, draft)
     window.show_page("chat")
     chat = window.chat_page
     wait_until(app, lambda: chat.bridge.state == READY, "the pair to load")
@@ -63,4 +62,3 @@ def shoot_chat(scene: Scene) -> None:
     scene.camera.before_grab = None
     chat.stop()
     wait_until(app, lambda: chat.bridge.state == READY, "the reply to stop")
-    chat.bridge.shutdown()

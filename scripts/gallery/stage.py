@@ -89,3 +89,16 @@ def select_in_library(scene: Scene, pack: Path) -> None:
         return entry is not None and entry.path == pack
 
     wait_until(scene.app, selected, f"{pack.name} listed in the Library")
+
+
+def choose_pair(scene: Scene, target: Path, draft: Path) -> None:
+    """Choose the pair on the Pair page once its own reading (a worker thread's) lists
+    both packs: chosen before, the pages keep the pair chosen earlier."""
+    page = scene.window.pair_page
+    scene.window.show_page("pair")
+
+    def chosen() -> bool:
+        page.choose(target, draft)
+        return [e.path if e else None for e in page.current()] == [target, draft]
+
+    wait_until(scene.app, chosen, f"{target.name} and {draft.name} on the Pair page")

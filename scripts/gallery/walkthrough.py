@@ -21,7 +21,7 @@ from app.core.packmaking.export_checks import ExportSettings
 from app.ui.base.engine_bridge import READY
 from gallery.camera import wait_until
 from gallery.packmaking import TINY_LLAMA, shoot_dialog
-from gallery.stage import FIXTURES, Scene, select_in_library
+from gallery.stage import FIXTURES, Scene, choose_pair, select_in_library
 from tests.helpers.smollm_3_1 import make_smollm_3_1
 
 SMOL, BARE, DRAFT = "SmolLM2-135M-3.1", "Qwen3-tiny-3.1-bare", "era-3.4.1"
@@ -52,8 +52,7 @@ def shoot_walkthrough(scene: Scene) -> None:
     scene.camera.shoot("library", "bare-templates")
     splitter.setSizes(sizes)
 
-    window.show_page("pair")
-    window.pair_page.choose(bare, library / DRAFT)
+    choose_pair(scene, bare, library / DRAFT)
     window.show_page("chat")
     chat = window.chat_page
     wait_until(app, lambda: chat.bridge.state == READY and chat.turns.isVisible(), "the note")
