@@ -30,6 +30,7 @@ as the loaded pair: the next reply starts from what this one learned.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import deque
 from dataclasses import dataclass
 
@@ -63,10 +64,7 @@ class _Times:
 
     def median(self) -> float | None:
         if self._median is None and self.times:
-            ordered = sorted(self.times)
-            middle = len(ordered) // 2
-            odd = len(ordered) % 2
-            self._median = ordered[middle] if odd else (ordered[middle - 1] + ordered[middle]) / 2
+            self._median = statistics.median(self.times)
         return self._median
 
 
