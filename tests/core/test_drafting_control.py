@@ -3,6 +3,7 @@ known exactly (seconds are given, not measured, so nothing here depends on the m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,7 +13,9 @@ from app.core.measure import drafting_control
 from app.core.measure.drafting_control import (
     FIRST_GAP,
     JUDGE_ROUNDS,
+    MAX_GAP,
     PLAIN_EVERY,
+    PROBE_SHARE,
     DraftingControl,
 )
 
@@ -30,6 +33,7 @@ class Pair:
     seconds: float = 0.0
     asides: list[drafting_control.Aside] = field(default_factory=list)
     count: int = 0
+    catch_up: float = 0.0  # seconds the first round after plain ones adds (the draft reads)
 
     def run(self, control: DraftingControl, rounds: int) -> None:
         for _ in range(rounds):
@@ -58,6 +62,8 @@ class Pair:
         while accepted < taken and verdicts[accepted]:
             accepted += 1
         draft_seconds = forwards * self.draft_step
+        if not self.lengths or self.lengths[-1] == 0:
+            draft_seconds += self.catch_up
         target_seconds = self.verify(taken + 1)
         aside = control.record(
             taken, accepted, accepted + 1, draft_seconds, forwards, target_seconds
@@ -107,14 +113,39 @@ def test_a_draft_that_never_pays_steps_aside_then_probes_with_growing_gaps() -> 
     # 1 token each: 6 in 16 s. No plain step is counted yet (the first is a clone's):
     # the cheapest verify stands in for it.
     assert first.speedup == pytest.approx(6 / 16)
-    assert first.gap == FIRST_GAP and control.stepped_aside
     assert f"{6 / 16:.2f}x plain" in first.describe()
-    pair.run(control, FIRST_GAP)
-    assert pair.lengths[-FIRST_GAP:] == [0] * FIRST_GAP  # plain for the whole gap
+    # The trial (2 plain rounds, then 16 s for 6 tokens) lost 10 s against plain steps:
+    # stand aside until that is PROBE_SHARE of the time spent plain.
+    gap = math.ceil(10 / PROBE_SHARE)
+    assert first.gap == gap > FIRST_GAP and control.stepped_aside
+    pair.run(control, gap)
+    assert pair.lengths[-gap:] == [0] * gap  # plain for the whole gap
     pair.run(control, JUDGE_ROUNDS)  # the probe confirms: twice the gap
-    assert len(pair.asides) == 2 and pair.asides[1].gap == 2 * FIRST_GAP
-    pair.run(control, 2000)
+    assert len(pair.asides) == 2 and pair.asides[1].gap == min(2 * gap, MAX_GAP)
+    pair.run(control, 5000)
     # Speculation costs a few percent of the time once the gaps have grown.
+    assert pair.tokens / pair.seconds > 0.95
+
+
+def test_a_cheap_trial_steps_aside_for_the_first_gap_then_doubles() -> None:
+    # A draft that costs nothing and is never right, and a verify of two positions a
+    # fiftieth dearer than a plain step: each trial loses little.
+    pair = Pair(0.0, lambda length: 1.0 + 0.02 * (length - 1), lambda i, n: (0.5, False))
+    control = DraftingControl(3)
+    pair.run(control, 2 + JUDGE_ROUNDS)
+    assert [a.gap for a in pair.asides] == [FIRST_GAP]
+    pair.run(control, FIRST_GAP + JUDGE_ROUNDS)
+    assert [a.gap for a in pair.asides] == [FIRST_GAP, 2 * FIRST_GAP]
+
+
+def test_a_probe_that_reads_much_stands_aside_longer() -> None:
+    # The first round of each trial also pays for the draft reading what it missed
+    # (40 s here): the gap grows until that is a small share of the plain time.
+    pair = Pair(0.0, flat(1.0), lambda i, n: (0.5, False), catch_up=40.0)
+    control = DraftingControl(3)
+    pair.run(control, 2 + JUDGE_ROUNDS)
+    assert pair.asides[0].gap >= min(math.ceil(40 / PROBE_SHARE), MAX_GAP)
+    pair.run(control, 20 * MAX_GAP)
     assert pair.tokens / pair.seconds > 0.95
 
 

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core.measure.drafting_control import DraftingControl
 from app.core.recipe.drafting_settings import DRAFTING_FILE, DraftingSettings, write_drafting
 from app.engine.protocol import Generate, Mode, Round, Rounds
-from app.engine.worker.decoder import Generation
+from app.engine.worker.decoder import PROBE_WINDOW, Generation
 from app.engine.worker.session import Session
 
 NORMAL = {"memory": "normal", "thread_num": 1}
@@ -92,6 +93,62 @@ def test_a_pair_that_cannot_pay_steps_aside_and_says_why(
     again, _ = _run(session, Mode.SPECULATIVE, 40, drafting=ADAPTIVE)
     assert again.tokens == plain.tokens[:40]
     assert session.control is control
+
+
+class AsideThenProbe(DraftingControl):
+    """Stands aside for the first `plain` rounds, then probes and drafts the cap every
+    round (what a probe does, made certain; the real controller decides by timing)."""
+
+    def __init__(self, cap: int, plain: int) -> None:
+        super().__init__(cap)
+        self.left = plain
+
+    @property
+    def stepped_aside(self) -> bool:
+        return self.left > 0
+
+    @property
+    def probing(self) -> bool:
+        return self.left == 0
+
+    def plan(self) -> int:
+        if self.left:
+            self.left -= 1
+            return 0
+        return self.max_length
+
+    def take(self, position: int, confidence: float) -> bool:
+        return True
+
+    def more(self, position: int) -> bool:
+        return position + 1 < self.max_length
+
+    def record(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def test_a_probe_after_standing_aside_reads_only_the_latest_tokens_and_stays_exact(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    # Reading the hundreds of tokens decoded plain would cost more than the probe saves;
+    # the draft reads the latest PROBE_WINDOW and proposes from them, the verify keeps
+    # the output the target's own.
+    _load(session, fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-identical"))
+    plain, _ = _run(session, Mode.PLAIN, 260)
+    control = AsideThenProbe(4, plain=200)
+    session.control = control
+    spec, rounds = _run(session, Mode.SPECULATIVE, 260, drafting=ADAPTIVE)
+    assert spec.tokens == plain.tokens
+    _counts_add_up(spec, rounds, 4)
+    assert [r.drafted for r in rounds[:200]] == [0] * 200
+    assert spec.stats.drafted > 0
+    prompt = spec.stats.prompt_tokens
+    assert session.draft is not None
+    # The draft holds the window and what was drafted since, not the prompt and the
+    # 200 plain tokens before it.
+    held = len(session.draft.kv_tokens)
+    assert held < prompt + 200
+    assert held <= PROBE_WINDOW + sum(r.emitted for r in rounds[200:]) + 1
 
 
 def test_the_per_round_stop_ends_rounds_early_and_keeps_the_output(

@@ -16,7 +16,9 @@ Stepping aside: over the latest speculative rounds, the speedup over plain decod
 (speculation's tokens per second times the plain step time) has a 95 % interval (the
 ratio estimator's, by the delta method). When its upper end is below 1 the controller
 goes plain for `gap` tokens, then probes with JUDGE_ROUNDS speculative rounds; each
-probe that confirms doubles the gap, up to MAX_GAP. A plain round every PLAIN_EVERY
+probe that confirms doubles the gap, up to MAX_GAP. A probe is not free (the draft reads
+what it missed, then drafts rounds that lose): the gap is at least long enough that
+what the last trial lost is PROBE_SHARE of the time spent plain. A plain round every PLAIN_EVERY
 rounds keeps the plain step time current while drafting pays. Rounds are timed whole,
 with the decoding loop's own work (on a tiny model as costly as a forward), so plain and
 speculative rounds are compared as a reply sees them. MNN clones a module on the first
@@ -40,7 +42,8 @@ DECAY = 0.98  # per round: a change of subject (prose to code) shows within tens
 PLAIN_EVERY = 64  # a plain round among this many keeps the plain time current
 JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
 WINDOW = 24  # the latest speculative rounds the speedup is judged over
-FIRST_GAP, MAX_GAP = 32, 512
+FIRST_GAP, MAX_GAP = 32, 2048
+PROBE_SHARE = 0.03  # a probe loses at most this share of the plain time before it
 Z95 = 1.96
 EWMA = 0.2  # weight of the newest draft step time
 TIMES_KEPT = 9  # the latest verify times per length; their median is the length's cost
@@ -111,6 +114,8 @@ class DraftingControl:
         self._aside_left = 0
         self._gap = FIRST_GAP
         self._probing = False
+        # Since drafting last (re)started: seconds and tokens, what the trial cost.
+        self._trial_seconds, self._trial_tokens = 0.0, 0
         self._chance = 1.0  # within a round: that every token taken so far is accepted
         self._bands: list[int] = []  # the round's proposals' bands
         # Fixed for a round (plan): what a drafted token is weighed against. Computed
@@ -124,6 +129,11 @@ class DraftingControl:
     @property
     def stepped_aside(self) -> bool:
         return self._aside_left > 0
+
+    @property
+    def probing(self) -> bool:
+        """Trying drafting again after standing aside, not yet judged."""
+        return self._probing
 
     def plan(self) -> int:
         """The most tokens this round may draft; 0: a plain step."""
@@ -186,6 +196,11 @@ class DraftingControl:
                 if self._aside_left == 0:
                     self._probing = True
                     self._recent.clear()
+                    self._trial_seconds, self._trial_tokens = 0.0, 0
+                return None
+        self._trial_seconds += cycle
+        self._trial_tokens += emitted
+        if drafted == 0 and draft_forwards == 0:
             return None
         if draft_forwards and self._draft_seen:
             self._draft_step = _ewma(self._draft_step, draft_seconds / draft_forwards)
@@ -224,13 +239,23 @@ class DraftingControl:
         if high >= 1.0:
             if self._probing:
                 self._probing, self._gap = False, FIRST_GAP
+                self._trial_seconds, self._trial_tokens = 0.0, 0
             return None
-        self.aside = Aside(speedup, max(low, 0.0), high, len(self._recent), self._gap)
+        gap = min(max(self._gap, self._gap_for_trial()), MAX_GAP)
+        self.aside = Aside(speedup, max(low, 0.0), high, len(self._recent), gap)
         self.asides += 1
-        self._aside_left, self._gap = self._gap, min(2 * self._gap, MAX_GAP)
+        self._aside_left, self._gap = gap, min(2 * gap, MAX_GAP)
         self._probing = False
         self._recent.clear()
         return self.aside
+
+    def _gap_for_trial(self) -> int:
+        """Plain tokens for which the trial just judged loses PROBE_SHARE of their time."""
+        plain = self._plain_step()
+        if not plain:
+            return 0
+        lost = self._trial_seconds - self._trial_tokens * plain
+        return max(math.ceil(lost / plain / PROBE_SHARE), 0)
 
     def _band_rate(self, band: int) -> float:
         middle = (band + 0.5) / BANDS

@@ -7,7 +7,9 @@ the output is distributed exactly as the target's own sampling would be.
 
 Invariant at the start of every round, with `seq` = prompt + tokens generated so far:
 the target's cache holds seq[:-1] (the newest token is fed by the next verify) and the
-draft's cache holds a prefix of seq that is one or two tokens short (`pending`).
+draft's cache holds a prefix of seq that is one or two tokens short (`pending`), or of
+seq's latest tokens only, when adaptive drafting tries the draft again after standing
+aside (PROBE_WINDOW).
 
 A round: the draft feeds `pending` and proposes t1..tk one step at a time (k = d, or
 fewer when adaptive drafting or the per-round stop ends the round early: drafting.py);
@@ -55,6 +57,10 @@ from app.engine.worker.speculative_sampling import SpeculativeSampler
 
 TARGET, DRAFT = "target", "draft"
 CATCH_UP = 2  # a round's first draft forward feeds up to this many pending tokens
+# Trying drafting again after standing aside, the draft reads at most this many of the
+# latest tokens: reading all it missed (hundreds) can cost more than the plain steps
+# saved, and a draft's proposals need not see everything (the verify keeps it exact).
+PROBE_WINDOW = 64
 
 
 @dataclass
@@ -104,6 +110,8 @@ class Decoder:
         self.control = control if draft is not None else None
         self.stop_below = stop_below
         self._cycle_start = 0.0  # when the last round ended (generate sets it)
+        # Where in the sequence the draft's cache starts: 0 but after a probe's window.
+        self._draft_start = 0
 
     @property
     def mode(self) -> Mode:
@@ -169,7 +177,7 @@ class Decoder:
             cap = 0 if alone else self.control.plan() if self.control else self.d
             # After plain steps (stepped aside) the draft catches up apart from the round,
             # so the round's draft time is its drafting alone.
-            behind = len(seq) - 1 - len(self.draft.kv_tokens) if self.draft else 0
+            behind = self._draft_behind(seq)
             if cap and (not draft_ready or behind > CATCH_UP):
                 if not self._draft_reads(seq, stats, on_prefill, cancelled):
                     stopped_by = StopReason.CANCELLED
@@ -202,6 +210,12 @@ class Decoder:
     def _piece(self, token: int, text_decoder: codecs.IncrementalDecoder) -> str:
         return "" if token in self.stop_ids else text_decoder.decode(self.target.token_bytes(token))
 
+    def _draft_behind(self, seq: list[int]) -> int:
+        """Tokens of `seq` (but its newest) the draft has not read."""
+        if self.draft is None:
+            return 0
+        return len(seq) - 1 - self._draft_start - len(self.draft.kv_tokens)
+
     def _draft_reads(
         self,
         seq: list[int],
@@ -209,11 +223,15 @@ class Decoder:
         on_prefill: OnPrefill | None,
         cancelled: Callable[[], bool] | None,
     ) -> bool:
-        """The draft reads the sequence but its newest token; False when cancelled."""
+        """The draft reads the sequence but its newest token (a probe: only the latest
+        PROBE_WINDOW of what it missed); False when cancelled."""
         assert self.draft is not None
+        probing = self.control is not None and self.control.probing and not self.draft_linear
+        if probing and self._draft_behind(seq) > PROBE_WINDOW:
+            self._draft_start = max(len(seq) - 1 - PROBE_WINDOW, 0)
         draft_start = time.perf_counter()
         try:
-            self._prefill(self.draft, seq[:-1] or seq, on_prefill, cancelled)
+            self._prefill(self.draft, seq[self._draft_start : -1] or seq, on_prefill, cancelled)
         except PrefillCancelled:
             return False
         finally:
@@ -281,7 +299,14 @@ class Decoder:
 
         t0 = time.perf_counter()
         proposal, qs, forwards = draft_tokens(
-            draft, seq, cap, self.target.vocab_size, self.sampler, self.control, self.stop_below
+            draft,
+            seq,
+            self._draft_start,
+            cap,
+            self.target.vocab_size,
+            self.sampler,
+            self.control,
+            self.stop_below,
         )
         draft_seconds = time.perf_counter() - t0
 
@@ -305,7 +330,8 @@ class Decoder:
         # is seq and the accepted part (a cut beyond the cache is none).
         base = len(seq)
         self._cut_back(target, base + n, self.target_linear, seq, proposal[:n])
-        self._cut_back(draft, base + n, self.draft_linear, seq, proposal[:n])
+        start = self._draft_start
+        self._cut_back(draft, base + n - start, self.draft_linear, seq[start:], proposal[:n])
         k = len(proposal)
         note = ""
         cycle = self._cycle()

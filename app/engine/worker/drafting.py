@@ -19,19 +19,21 @@ from app.engine.worker.speculative_sampling import SpeculativeSampler
 def draft_tokens(
     draft: MnnLlm,
     seq: list[int],
+    start: int,
     cap: int,
     vocab: int | None,
     sampler: SpeculativeSampler | None,
     control: DraftingControl | None,
     stop_below: float,
 ) -> tuple[list[int], list[TokenDist], int]:
-    """Up to `cap` proposals (feeding whatever the draft has not seen yet first),
+    """Up to `cap` proposals (feeding whatever the draft has not seen yet first; its
+    cache holds `seq` from `start`),
     their distributions when sampling, and the draft forwards it took. A round stops
     early when the controller says so, or below `stop_below` without one."""
     proposal: list[int] = []
     qs: list[TokenDist] = []
     judged = control is not None or stop_below > 0.0
-    feed = seq[len(draft.kv_tokens) :]
+    feed = seq[start + len(draft.kv_tokens) :]
     forwards = 0
     for i in range(cap):
         rows = draft.forward(feed)
