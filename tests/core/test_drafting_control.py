@@ -108,15 +108,14 @@ def test_a_draft_that_never_pays_steps_aside_then_probes_with_growing_gaps() -> 
     assert len(pair.asides) == 1
     first = pair.asides[0]
     assert first.high < 1.0 and first.low <= first.speedup <= first.high
-    # The first two rounds draft 3 (4 s: a first draft step's time is not counted, MNN
-    # clones a module then, so the second round has none either), the next ones 1 (2 s),
-    # 1 token each: 6 in 16 s. No plain step is counted yet (the first is a clone's):
-    # the cheapest verify stands in for it.
-    assert first.speedup == pytest.approx(6 / 16)
-    assert f"{6 / 16:.2f}x plain" in first.describe()
-    # The trial (2 plain rounds, then 16 s for 6 tokens) lost 10 s against plain steps:
+    # Before anything is measured the rounds draft the cap, 3 (4 s, 1 token each): 6 in
+    # 24 s. No plain step is counted yet (the first is a clone's): the cheapest verify
+    # stands in for it.
+    assert first.speedup == pytest.approx(6 / 24)
+    assert f"{6 / 24:.2f}x plain" in first.describe()
+    # The trial (2 plain rounds, then 24 s for 6 tokens) lost 18 s against plain steps:
     # stand aside until that is PROBE_SHARE of the time spent plain.
-    gap = math.ceil(10 / PROBE_SHARE)
+    gap = math.ceil(18 / PROBE_SHARE)
     assert first.gap == gap > FIRST_GAP and control.stepped_aside
     pair.run(control, gap)
     assert pair.lengths[-gap:] == [0] * gap  # plain for the whole gap
@@ -201,3 +200,17 @@ def test_stop_below_is_a_floor_under_what_the_controller_learns() -> None:
 def test_a_length_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         DraftingControl(0)
+
+
+def test_the_first_rounds_draft_the_recommended_length_then_what_pays() -> None:
+    # The pack's authors recommend 2 (runtime_config.json); the cap is 5. The draft is
+    # cheap and always right, so once measured the controller drafts to the cap.
+    pair = Pair(0.05, flat(1.0), lambda i, n: (0.9, True))
+    control = DraftingControl(5, start_length=2)
+    pair.run(control, 2 + JUDGE_ROUNDS + 20)
+    drafted = [k for k in pair.lengths if k]
+    assert drafted[:JUDGE_ROUNDS] == [2] * JUDGE_ROUNDS
+    assert drafted[-10:] == [5] * 10
+    # No recommendation, or one beyond the cap: the cap from the start.
+    assert DraftingControl(5, start_length=0).start_length == 5
+    assert DraftingControl(5, start_length=9).start_length == 5

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.measure.drafting_control import DraftingControl
+from app.core.measure.drafting_control import JUDGE_ROUNDS, DraftingControl
 from app.core.recipe.drafting_settings import DRAFTING_FILE, DraftingSettings, write_drafting
 from app.engine.protocol import Generate, Mode, Round, Rounds
 from app.engine.worker.decoder import PROBE_WINDOW, Generation
@@ -188,3 +188,17 @@ def test_the_draft_packs_settings_file_is_read_and_a_broken_one_named(
     assert DRAFTING_FILE in loaded.drafting_problem and "true or false" in loaded.drafting_problem
     fixed = _run(session, Mode.SPECULATIVE, 30)[0].stats  # the default: fixed drafting
     assert fixed.drafting == "fixed" and fixed.drafted == 4 * fixed.rounds
+
+
+def test_adaptive_drafting_starts_at_the_packs_recommended_length(
+    session: Session, fixture_bundle: Fixture, bundle_copy: Callable[..., Path]
+) -> None:
+    draft = bundle_copy("qwen3-draft-identical")
+    advice = {"recommended": {"draft_predict_length": 2}}
+    (draft / "runtime_config.json").write_text(json.dumps(advice))
+    _load(session, fixture_bundle("qwen3-target"), draft, d=4)
+    spec, rounds = _run(session, Mode.SPECULATIVE, 60, drafting=ADAPTIVE)
+    assert session.control is not None and session.control.start_length == 2
+    drafted = [r.drafted for r in rounds if r.drafted]
+    assert drafted[:JUDGE_ROUNDS] == [2] * JUDGE_ROUNDS
+    _counts_add_up(spec, rounds, 4)

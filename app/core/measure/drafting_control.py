@@ -26,7 +26,8 @@ forward of each shape: each first time is left out.
 
 Only past rounds and the draft's own outputs decide a round's length, never the verify
 it is about to get, so speculative sampling stays exact. The controller lives as long
-as the loaded pair: the next reply starts from what this one learned.
+as the loaded pair: the next reply starts from what this one learned. Its first rounds
+draft the pack authors' recommended length (runtime_config.json) where they give one.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ class DraftingControl:
     """One loaded pair's controller. Per round: `plan`, then `take` and `more` for each
     drafted token, then `record` with what the round measured."""
 
-    def __init__(self, max_length: int, stop_below: float = 0.0) -> None:
+    def __init__(self, max_length: int, stop_below: float = 0.0, start_length: int = 0) -> None:
+        """`start_length`: what the first JUDGE_ROUNDS speculative rounds draft, before
+        anything is measured (the pack authors' recommended length, say); 0: the cap."""
         if max_length < 1:
             raise ValueError("adaptive drafting needs a draft length of at least 1")
         self.max_length = max_length
+        self.start_length = start_length if 0 < start_length < max_length else max_length
         self.stop_below = stop_below
         self.aside: Aside | None = None  # the latest time it stepped aside
         self.asides = 0
@@ -108,6 +112,7 @@ class DraftingControl:
         # each length, and the first draft step, are not counted.
         self._verify: dict[int, _Times] = {}
         self._draft_seen = False
+        self._drafted_rounds = 0
         self._plain = _Times()  # whole plain rounds
         self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
         self._rounds = 0
@@ -123,6 +128,7 @@ class DraftingControl:
         self._rate = 0.0
         self._slope = 0.0
         self._value = 0.0  # the overall acceptance rate
+        self._warm = True
 
     # -- a round ---------------------------------------------------------------------------
 
@@ -145,6 +151,8 @@ class DraftingControl:
             # The plain step's time, now and then (twice at first: a first step after
             # the prompt is MNN's clone, not counted).
             return 0
+        # Before anything is measured, rounds draft `start_length` whatever it weighs.
+        self._warm = self._draft_step is None or self._drafted_rounds < JUDGE_ROUNDS
         self._rate, self._slope = self._best_rate(), self._verify_slope()
         self._value = self._overall_rate()
         return self.max_length
@@ -155,7 +163,7 @@ class DraftingControl:
             return False
         band = min(int(confidence * BANDS), BANDS - 1)
         chance = self._chance * self._band_rate(band)
-        if position > 0 and chance < self._rate * self._slope:
+        if position > 0 and not self._warm and chance < self._rate * self._slope:
             return False
         self._chance = chance
         self._bands.append(band)
@@ -165,8 +173,8 @@ class DraftingControl:
         """Whether to draft the token after `position`, which was taken."""
         if position + 1 >= self.max_length:
             return False
-        if self._draft_step is None:
-            return True
+        if self._warm:
+            return position + 1 < self.start_length
         gain = self._chance * self._value
         return gain >= self._rate * (self._draft_step + self._slope)
 
@@ -202,6 +210,7 @@ class DraftingControl:
         self._trial_tokens += emitted
         if drafted == 0 and draft_forwards == 0:
             return None
+        self._drafted_rounds += 1
         if draft_forwards and self._draft_seen:
             self._draft_step = _ewma(self._draft_step, draft_seconds / draft_forwards)
         self._draft_seen = self._draft_seen or draft_forwards > 0

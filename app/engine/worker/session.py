@@ -16,6 +16,7 @@ from typing import Any
 from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
 from app.core.measure.drafting_control import DraftingControl
+from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
@@ -289,9 +290,16 @@ class Session:
         if not settings.adaptive:
             return None
         if self.control is None:
-            self.control = DraftingControl(self.draft_length)
+            self.control = DraftingControl(self.draft_length, start_length=self._advised_length())
         self.control.stop_below = settings.stop_below
         return self.control
+
+    def _advised_length(self) -> int:
+        """The draft length the pack's authors recommend (runtime_config.json), where
+        adaptive drafting starts; 0 when they say none."""
+        advice = read_advice(self.draft_info.runtime_config) if self.draft_info else None
+        length = advice.recommended.get("draft_predict_length") if advice else None
+        return length if isinstance(length, int) and not isinstance(length, bool) else 0
 
     def _mode(self, request: Generate) -> Mode:
         if request.mode is None:
