@@ -173,7 +173,7 @@ class DraftingControl:
         """Whether to draft the token after `position`, which was taken."""
         if position + 1 >= self.max_length:
             return False
-        if self._warm:
+        if self._warm or self._draft_step is None:
             return position + 1 < self.start_length
         gain = self._chance * self._value
         return gain >= self._rate * (self._draft_step + self._slope)
