@@ -32,6 +32,7 @@ from app.core.measure.tune_results import SettingResult, rows
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import StopReason, VerifyMethod
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.files import draft_settings
 from app.core.recipe.schema import physical_cores
 from app.engine.client.tune_job import DONE, TuneJob, TuneStatus
@@ -106,21 +107,23 @@ def _run_of(plan: SweepPlan, as_run: dict[str, Any], target: Path, draft: Path) 
 
 def test_apply_writes_what_was_measured_and_nothing_else(bundle_copy: Copy) -> None:
     # The fixture's config.json asks for 4 target threads; on 2 cores 2 run and are
-    # measured. Quick sweeps the draft length only: that alone is written, and the
-    # dialog's words name only it.
+    # measured. Quick sweeps the draft length and adaptive drafting only: those alone
+    # are written, and the dialog's words name only them. The fixed d=4 ties with
+    # adaptive drafting up to 4 and is named; the pack drafts fixed lengths already.
     target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    write_drafting(draft, FIXED_DRAFTING)  # whatever a pack without the file does
     as_run = recipe_defaults(target, draft, cores=2)
     assert as_run["target_threads"] == 2
     quick = plan_for("quick", as_run, cores=2)
     best = best_changes(_run_of(quick, as_run, target, draft))
-    assert best is not None and best.fields == ("draft_length",)
+    assert best is not None and best.fields == ("draft_length", "adaptive")
     assert best.label() == "draft length 4"
     assert [(c.key, c.new) for c in best.changes] == [("draft_predict_length", 4)]
     # A plan that holds target threads at another value than they run measured that
     # value: applying its best writes it.
     held = replace(quick, target_threads=(1,))
     best = best_changes(_run_of(held, as_run, target, draft))
-    assert best is not None and best.fields == ("draft_length", "target_threads")
+    assert best is not None and best.fields == ("draft_length", "target_threads", "adaptive")
     assert best.label() == "draft length 4; target 1 thread"
     assert {(c.key, c.old, c.new) for c in best.changes} == {
         ("draft_predict_length", None, 4),
@@ -130,6 +133,7 @@ def test_apply_writes_what_was_measured_and_nothing_else(bundle_copy: Copy) -> N
 
 def test_a_recipe_changed_after_the_run_makes_it_stale(bundle_copy: Copy) -> None:
     target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    write_drafting(draft, FIXED_DRAFTING)  # its fixed d=3 row is the current recipe
     as_run = recipe_defaults(target, draft)
     run = _run_of(plan_for("quick", as_run), as_run, target, draft)
     run.results[3].summary.update(uplift_low=1.2)  # d=4: not beyond d=3's 1.3x

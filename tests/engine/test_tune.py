@@ -31,7 +31,7 @@ from app.core.measure.metrics import DecodeStats, break_even_acceptance
 from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes, restore
 from app.core.measure.tune_plan import (
     MIN_PAIRS,
-    RECIPE_KEYS,
+    RUN_FIELDS,
     Setting,
     SweepPlan,
     plan_for,
@@ -52,6 +52,7 @@ from app.core.measure.tune_results import (
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import StopReason, VerifyMethod
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
@@ -106,8 +107,11 @@ def _check_consistent(run: TuneRun) -> None:
         assert isinstance(row["interval_target_met"], bool)
         if row["interval_target_met"]:
             assert interval.relative_half_width <= run.plan.target_half_width
-        assert row["break_even_acceptance"] == break_even_acceptance(
-            row["draft_length"], row["cost_ratio"]
+        # Break-even is a fixed length's; adaptive rounds draft 0 up to the cap.
+        assert row["break_even_acceptance"] == (
+            None
+            if row["adaptive"]
+            else break_even_acceptance(row["draft_length"], row["cost_ratio"])
         )
         assert row["spec_tok_s"] == statistics.median(s["spec_runs_tok_s"])
         too_short = s["shortest_run_seconds"] < MIN_RUN_SECONDS
@@ -142,7 +146,10 @@ def test_fast_pair_sweep_reports_consistent_figures(
 ) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
     run = run_sweep(client, target, draft, _quick(target, draft))
-    assert [r.setting.draft_length for r in run.results] == [1, 2, 3, 4]
+    # The four lengths, then adaptive drafting up to the longest.
+    assert [(r.setting.draft_length, r.setting.adaptive) for r in run.results] == [
+        (1, False), (2, False), (3, False), (4, False), (4, True),
+    ]  # fmt: skip
     assert not run.cancelled
     _check_consistent(run)
     record = run.to_json()
@@ -419,9 +426,11 @@ def test_quick_sweep_applies_only_the_draft_length(bundle_copy: Copy) -> None:
     # The fixture recipes ask for 4 target threads; a 2-core machine caps what is
     # measured, and the Quick sweep must still leave thread_num alone.
     target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    write_drafting(draft, FIXED_DRAFTING)  # as the fixed setting applied drafts
     defaults = recipe_defaults(target, draft, cores=2)
     plan = plan_for("quick", defaults, cores=2)
-    assert plan.swept_fields() == ("draft_length",)
+    # Adaptive drafting is measured too; this fixed setting leaves the pack's as it is.
+    assert plan.swept_fields() == ("draft_length", "adaptive")
     setting = replace(plan.settings()[2], target_threads=2, draft_threads=1)
     changes = planned_changes(setting, target, draft, plan.swept_fields())
     assert [(c.path.name, c.key, c.new) for c in changes] == [
@@ -435,7 +444,7 @@ def test_quick_sweep_applies_only_the_draft_length(bundle_copy: Copy) -> None:
     restore(snapshot)
     assert json.loads((target / "config.json").read_text()) == before
     thorough = plan_for("thorough", defaults, cores=2)
-    assert set(thorough.swept_fields()) == set(RECIPE_KEYS)
+    assert set(thorough.swept_fields()) == set(RUN_FIELDS)
 
 
 def test_apply_is_refused_unless_better_beyond_noise() -> None:
@@ -445,6 +454,7 @@ def test_apply_is_refused_unless_better_beyond_noise() -> None:
         "draft_precision": "low",
         "draft_memory": "low",
         "target_threads": 1,
+        "adaptive": False,
     }
     plan = SweepPlan(draft_lengths=(1, 2, 3))
 
@@ -496,8 +506,9 @@ def test_tune_job_status_moves_through_its_states(bundle_copy: Copy) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
     job = TuneJob(target, draft, _quick(target, draft, draft_lengths=(1, 2)))
     first = job.status()
-    assert (first.state, first.settings_total, first.pairs_done) == (QUEUED, 2, 0)
-    assert first.pairs_total == 2 * job.plan.pairs_per_setting and first.eta_seconds is None
+    # Draft lengths 1 and 2, and adaptive drafting up to 2.
+    assert (first.state, first.settings_total, first.pairs_done) == (QUEUED, 3, 0)
+    assert first.pairs_total == 3 * job.plan.pairs_per_setting and first.eta_seconds is None
     queue = tune_queue()
     seen: list[tuple[str, int, int]] = []
 
@@ -519,7 +530,7 @@ def test_tune_job_status_moves_through_its_states(bundle_copy: Copy) -> None:
     # Settings and pairs only ever grow while it measures.
     measuring = [(s, p) for state, s, p in seen if state == MEASURING]
     assert measuring == sorted(measuring) and measuring[-1][1] == end.pairs_done
-    assert end.settings_done == end.settings_total == 2
+    assert end.settings_done == end.settings_total == 3
     assert end.pairs_done == end.pairs_total and end.fraction == 1.0 and end.eta_seconds == 0
     run = end.run
     assert run is not None and not run.cancelled and end.error == ""
@@ -545,7 +556,7 @@ def test_cancelling_the_tune_job_ends_it_cancelled(client: EngineClient, bundle_
         queue.shutdown()
     assert end is job.status() and end.state == CANCELLED and job.is_finished()
     assert end.run is not None and end.run.cancelled
-    assert len(end.results) == 1 < end.settings_total == 4
+    assert len(end.results) == 1 < end.settings_total == 5
     assert end.run.results == list(end.results)
 
 
@@ -571,7 +582,8 @@ def test_apply_best_changes_exactly_the_swept_keys(bundle_copy: Copy, tmp_path: 
 
 def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path: Path) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
-    run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(2,)))
+    plan = _quick(target, draft, draft_lengths=(2,), adaptive=False)
+    run = run_sweep(client, target, draft, plan)
     run.save(tmp_path / "run.json")
     again = TuneRun.load(tmp_path / "run.json")
     assert again.to_json() == run.to_json()
@@ -610,13 +622,19 @@ def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> Non
     refusal = apply_refusal(run, current)
     if refusal is None:
         # Apply writes only what the sweep measured differently: a quick tune sweeps the
-        # draft length alone, so that is all "applied" names (the best's label names all).
+        # draft length and adaptive drafting, so that is all "applied" names (the best's
+        # label names all), and the drafting file changes only when the best drafts
+        # otherwise than the pack did.
         best = best_result(run.results)
         assert best is not None and best.setting.label() == out["best"]["label"]
-        assert out["applied"] == f"draft length {out['best']['draft_length']}"
+        d = out["best"]["draft_length"]
+        words = "adaptive drafting up to" if best.setting.adaptive else "draft length"
+        assert out["applied"] == f"{words} {d}"
         assert out["applied"] == best.setting.label(run.applied_fields())
+        drafting = [("adaptive", best.setting.adaptive)]
         assert [(c["key"], c["new"]) for c in out["changes"]] == [
-            ("draft_predict_length", out["best"]["draft_length"])
+            ("draft_predict_length", d),
+            *(drafting if best.setting.adaptive != current["adaptive"] else []),
         ]
         applied = json.loads((target / "config.json").read_text())
         assert applied["draft_predict_length"] == out["best"]["draft_length"]

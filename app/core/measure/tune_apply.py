@@ -3,6 +3,9 @@
 Only the keys the sweep measured other than the recipes ran them are written (a Quick
 sweep varies the draft length only: thread counts, precision and memory were measured as
 the recipes run them, a capped thread count included, and stay as the files have them).
+A sweep that measured adaptive drafting beside the fixed lengths also writes whether the
+draft pack drafts adaptively (its `.draftdeck-drafting.json`, stop_below kept); one that
+did not never touches that file.
 Before anything is written, `planned_changes` lists each key's old and new value per file,
 and `apply_refusal` says why nothing should be written: the recipes changed since the run
 (its comparison is stale), or the best is not better than the current recipe beyond noise.
@@ -13,19 +16,27 @@ Tune page and `draftdeck tune --apply`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import DraftDeckError
-from app.core.measure.tune_plan import RECIPE_KEYS, Setting, recipe_defaults
+from app.core.measure.tune_plan import ADAPTIVE, RECIPE_KEYS, RUN_FIELDS, Setting, recipe_defaults
 from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
 from app.core.recipe.draft_recipes import draft_recipes
+from app.core.recipe.drafting_settings import (
+    DRAFTING_FILE,
+    DraftingSettings,
+    read_drafting,
+    write_drafting,
+)
 from app.core.recipe.files import TARGET_CONFIG, RecipeDocument
 from app.core.recipe.save_lock import saving
 
-Snapshot = dict[Path, dict[str, Any] | None]
+# Each written file's previous contents (None: there was no file): a recipe's data, or
+# the draft pack's drafting settings.
+Snapshot = dict[Path, dict[str, Any] | DraftingSettings | None]
 
 # A swept key in the words of Setting.label, for saying what changed.
 FIELD_WORDS = {
@@ -34,7 +45,14 @@ FIELD_WORDS = {
     "draft_precision": "draft precision",
     "draft_memory": "draft memory",
     "target_threads": "target threads",
+    ADAPTIVE: "adaptive drafting",
 }
+
+
+def _value_words(field_name: str, value: Any) -> str:
+    if field_name == ADAPTIVE and isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,19 @@ def _changes(
     return out
 
 
+def _drafting_change(
+    setting: Setting, draft: Path, fields: tuple[str, ...] | None
+) -> Change | None:
+    """Adaptive drafting turned on or off in the draft pack, when `fields` has it and the
+    pack drafts otherwise now (its defaults without a file)."""
+    if fields is not None and ADAPTIVE not in fields:
+        return None
+    now = read_drafting(draft).adaptive
+    if now == setting.adaptive:
+        return None
+    return Change(draft / DRAFTING_FILE, ADAPTIVE, now, setting.adaptive)
+
+
 def planned_changes(
     setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
 ) -> list[Change]:
@@ -75,13 +106,14 @@ def planned_changes(
         for key, new in values.items():
             if current.get(key) != new:
                 changes.append(Change(path, key, current.get(key), new))
-    return changes
+    drafting = _drafting_change(setting, draft, fields)
+    return changes if drafting is None else [*changes, drafting]
 
 
 def apply_setting(
     setting: Setting, target: Path, draft: Path, fields: Iterable[str] | None = None
 ) -> Snapshot:
-    """Save the `fields` of `setting` (all swept keys when None); returns the files'
+    """Save the `fields` of `setting` (all of them when None); returns the files'
     previous contents, for undo."""
     fields = None if fields is None else tuple(fields)
     before: Snapshot = {}
@@ -90,14 +122,25 @@ def apply_setting(
             doc = RecipeDocument.open_or_new(path)
             before[path] = dict(doc.data) if path.exists() else None
             doc.save({**doc.data, **values})
+    if fields is None or ADAPTIVE in fields:
+        path = draft / DRAFTING_FILE
+        with saving(path):  # as the recipes: read and written as one step
+            settings = read_drafting(draft)
+            if settings.adaptive != setting.adaptive:
+                before[path] = settings if path.exists() else None
+                write_drafting(draft, replace(settings, adaptive=setting.adaptive))
     return before
 
 
 def restore(snapshot: Snapshot) -> None:
-    """Undo `apply_setting`: put the previous recipes back (atomically, keeping .bak)."""
+    """Undo `apply_setting`: put the previous recipes back (atomically, keeping .bak)
+    and the drafting settings (removing a file that was not there)."""
     for path, data in snapshot.items():
         if data is None:
             path.unlink(missing_ok=True)
+        elif isinstance(data, DraftingSettings):
+            with saving(path):
+                write_drafting(path.parent, data)
         else:
             doc = RecipeDocument.open_or_new(path)
             doc.save(data, overwrite_changes=True)
@@ -110,9 +153,10 @@ def current_result(run: TuneRun, current: dict[str, Any]) -> SettingResult | Non
 
 def current_row(results: list[SettingResult], current: dict[str, Any]) -> SettingResult | None:
     """The measured row that is the current recipe as it runs: every swept key as
-    `current` (tune_plan.recipe_defaults) has it, at the recipe's sampler."""
+    `current` (tune_plan.recipe_defaults) has it, at the recipe's sampler, drafting as
+    the pack drafts (a pack drafting adaptively has no row in a fixed-only sweep)."""
     for r in at_recipe_sampler(results):  # a swept temperature is never the recipe
-        if all(getattr(r.setting, f) == current.get(f) for f in RECIPE_KEYS):
+        if all(getattr(r.setting, f) == current.get(f) for f in RUN_FIELDS):
             return r
     return None
 
@@ -121,15 +165,17 @@ def stale_reason(run: TuneRun, current: dict[str, Any]) -> str | None:
     """How the recipes changed since the run measured them, in a key the run held as it
     ran (None: none did, or the run did not keep what they were). Its rows were then
     measured with another recipe than the one that runs now. A change in a key the run
-    swept is not stale: another of its rows is the current recipe then (current_row)."""
+    swept is not stale: another of its rows is the current recipe then (current_row).
+    A key the run did not keep (adaptive drafting, in a run saved before it was kept)
+    is not known to have changed: not stale for it."""
     before = run.as_run
     if before is None:
         return None
     swept = run.applied_fields()
     changed = [
-        f"{FIELD_WORDS[f]} {before.get(f)} → {current.get(f)}"
-        for f in RECIPE_KEYS
-        if f not in swept and before.get(f) != current.get(f)
+        f"{FIELD_WORDS[f]} {_value_words(f, before[f])} → {_value_words(f, current.get(f))}"
+        for f in RUN_FIELDS
+        if f not in swept and f in before and before[f] != current.get(f)
     ]
     if not changed:
         return None
@@ -150,7 +196,7 @@ def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
         return "nothing was measured"
     fields = run.applied_fields()
     what = best.setting.label(fields) if fields else best.setting.label()
-    if all(getattr(best.setting, f) == current.get(f) for f in fields or RECIPE_KEYS):
+    if all(getattr(best.setting, f) == current.get(f) for f in fields or RUN_FIELDS):
         return f"the best ({what}) is the current recipe already"
     stale = stale_reason(run, current)
     if stale is not None:
@@ -195,6 +241,13 @@ class BestChanges:
     def label(self) -> str:
         """The written values in words ("draft length 3"), as the dialog asks them."""
         return self.setting.label(self.fields)
+
+    def used_by(self) -> str:
+        """Who runs what is written: a phone never drafts adaptively (the drafting file
+        is DraftDeck's own, never pushed)."""
+        if self.setting.adaptive and ADAPTIVE in self.fields:
+            return "Chat uses it (a phone drafts the full length: MNN and TokForge do not adapt)"
+        return "Chat and the phone push use it"
 
     def apply(self) -> Snapshot:
         return apply_setting(self.setting, self.target, self.draft, self.fields)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.pack.files import CONFIG
+from app.core.recipe.drafting_settings import read_drafting
 from app.core.recipe.files import draft_recipe_path, read_recipe, run_recipes, target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, with_overrides
 from app.core.recipe.schema import FIELDS, physical_cores
@@ -35,6 +36,13 @@ _PLAN_FIELDS = {
     "draft_memory": "draft_memories",
     "target_threads": "target_threads",
 }
+# The Setting field of adaptive drafting: kept in the draft pack's drafting file
+# (core/recipe/drafting_settings.py), not in a recipe. A plan measures it beside the
+# fixed lengths or not at all (SweepPlan.adaptive).
+ADAPTIVE = "adaptive"
+# Every Setting field of how the pair runs: what Apply may write and a later edit
+# makes stale (the temperature is no such field, see RECIPE_KEYS).
+RUN_FIELDS = (*RECIPE_KEYS, ADAPTIVE)
 
 DEFAULT_PROMPTS = (
     "Write a short story about a lighthouse keeper who finds a message in a bottle.",
@@ -53,16 +61,25 @@ class Setting:
     draft_memory: str
     target_threads: int
     temperature: float | None = None  # None: the recipe's sampler as it is (or greedy)
+    # Drafting adaptively: each round's length picked up to draft_length (the cap).
+    adaptive: bool = False
 
     def label(self, fields: Iterable[str] | None = None) -> str:
         """In words a newcomer reads: "draft length 3, draft 1 thread, low precision,
-        normal memory; target 2 threads"; only `fields` of them when given (what Apply
-        writes: "draft length 3")."""
-        chosen = set(RECIPE_KEYS if fields is None else fields)
+        normal memory; target 2 threads" ("adaptive drafting up to 4, …" for adaptive
+        drafting); only `fields` of them when given (what Apply writes: "draft length 3")."""
+        chosen = set(RUN_FIELDS if fields is None else fields)
+        if ADAPTIVE in chosen:  # the drafting is said with the length it drafts up to
+            chosen.add("draft_length")
+        length = (
+            f"adaptive drafting up to {self.draft_length}"
+            if self.adaptive
+            else f"draft length {self.draft_length}"
+        )
         draft = [
             text
             for name, text in (
-                ("draft_length", f"draft length {self.draft_length}"),
+                ("draft_length", length),
                 ("draft_threads", f"draft {threads_text(self.draft_threads)}"),
                 ("draft_precision", f"{self.draft_precision} precision"),
                 ("draft_memory", f"{self.draft_memory} memory"),
@@ -85,9 +102,11 @@ class Setting:
         draft, nor the temperature: that changes which tokens, not how many or their cost)."""
         return (self.target_threads,)
 
-    def cost(self) -> tuple[int, int, int]:
-        """Orders equal-within-noise settings: shorter draft, fewer threads first."""
+    def cost(self) -> tuple[bool, int, int, int]:
+        """Orders equal-within-noise settings: fixed drafting (what MNN and TokForge
+        run) before adaptive, then shorter draft, fewer threads first."""
         return (
+            self.adaptive,
             self.draft_length,
             self.draft_threads + self.target_threads,
             self.draft_threads,
@@ -131,19 +150,25 @@ class SweepPlan:
     # never applied (see RECIPE_KEYS).
     temperatures: tuple[float, ...] = ()
     seed: int | None = None  # sampling: pair i of a round draws with seed + i
+    # Also measure adaptive drafting up to the longest draft length, once for every
+    # combination of the other values (a saved plan without it measured fixed only).
+    adaptive: bool = False
 
     def settings(self) -> list[Setting]:
         temperatures = (None, *self.temperatures) if self.sample else (None,)
-        return [
-            Setting(*values)
-            for values in itertools.product(
-                self.draft_lengths,
-                self.draft_threads,
-                self.draft_precisions,
-                self.draft_memories,
-                self.target_threads,
-                temperatures,
-            )
+        others = (
+            self.draft_threads,
+            self.draft_precisions,
+            self.draft_memories,
+            self.target_threads,
+            temperatures,
+        )
+        fixed = [Setting(*values) for values in itertools.product(self.draft_lengths, *others)]
+        if not (self.adaptive and self.draft_lengths):
+            return fixed
+        cap = max(self.draft_lengths)
+        return fixed + [
+            Setting(cap, *values, adaptive=True) for values in itertools.product(*others)
         ]
 
     @property
@@ -157,19 +182,23 @@ class SweepPlan:
         return self.min_rounds * len(self.prompts)
 
     def swept_fields(self) -> tuple[str, ...]:
-        """The Setting fields this plan varies."""
-        return tuple(f for f, plan in _PLAN_FIELDS.items() if len(set(getattr(self, plan))) > 1)
+        """The Setting fields this plan varies (adaptive: it measures both ways)."""
+        swept = [f for f, plan in _PLAN_FIELDS.items() if len(set(getattr(self, plan))) > 1]
+        return (*swept, ADAPTIVE) if self.adaptive else tuple(swept)
 
     def set_fields(self, running: dict[str, Any] | None) -> tuple[str, ...]:
         """The Setting fields this plan measures other than the recipes run them: those
         it sweeps, and those it holds at another value than `running` (recipe_defaults
         at the start). Only these are applied; the rest was measured as it runs. Without
-        `running` (a run saved before it was kept): the swept fields."""
+        `running` (a run saved before it was kept): the swept fields. Adaptive drafting
+        only when the plan measured it: a plan of fixed lengths says nothing of it,
+        whatever the pack runs."""
         if running is None:
             return self.swept_fields()
-        return tuple(
+        held = [
             f for f, plan in _PLAN_FIELDS.items() if set(getattr(self, plan)) != {running.get(f)}
-        )
+        ]
+        return (*held, ADAPTIVE) if self.adaptive else tuple(held)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -237,7 +266,8 @@ def thread_counts(target: Path, draft: Path, cores: int | None = None) -> list[T
 def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:
     """The current recipe's values for the swept keys as the engine runs them: MNN's
     defaults where unset, the draft's recipe over its config.json, thread counts as
-    `thread_counts` says (llmexport writes 4; on a 2-core machine a target runs 2)."""
+    `thread_counts` says (llmexport writes 4; on a 2-core machine a target runs 2), and
+    whether the draft pack drafts adaptively (its drafting file)."""
     t, d = run_recipes(target, draft)
 
     def get(data: dict[str, Any], key: str) -> Any:
@@ -250,6 +280,7 @@ def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict
         "draft_precision": str(get(d, "precision")),
         "draft_memory": str(get(d, "memory")),
         "target_threads": threads["target_threads"],
+        ADAPTIVE: read_drafting(draft).adaptive,
     }
 
 
@@ -262,7 +293,8 @@ def verifies_exactly(target: Path) -> bool:
 
 def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> SweepPlan:
     """ "quick": draft length 1-4, everything else as the recipe has it. "thorough": draft
-    length 1-8, threads up to the cores, both precisions and memory modes, two repeats."""
+    length 1-8, threads up to the cores, both precisions and memory modes, two repeats.
+    Both measure adaptive drafting up to the longest length beside the fixed ones."""
     if kind == "quick":
         return SweepPlan(
             draft_lengths=(1, 2, 3, 4),
@@ -270,6 +302,7 @@ def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> S
             draft_precisions=(defaults["draft_precision"],),
             draft_memories=(defaults["draft_memory"],),
             target_threads=(defaults["target_threads"],),
+            adaptive=True,
         )
     threads = tuple(range(1, (cores or physical_cores()) + 1))
     return SweepPlan(
@@ -279,6 +312,7 @@ def plan_for(kind: str, defaults: dict[str, Any], cores: int | None = None) -> S
         draft_memories=("low", "normal"),
         target_threads=threads,
         repeats=2,
+        adaptive=True,
     )
 
 

@@ -23,10 +23,11 @@ recipe at equal output. Only rows at the recipe's own sampler do (`at_recipe_sam
 
 The best is the setting with the highest uplift (among those that pay off, if any do),
 unless others are equal to it within noise (each one's median lies inside the other's
-95 % interval, and they pay off alike): then the cheapest of those (shortest draft,
-fewest threads) is named and the tie is said. Merely overlapping intervals are too lax
-a test for a tie (two intervals can overlap while their medians differ clearly); they
-only mark the leading candidates that are measured again (`leading`).
+95 % interval, and they pay off alike): then the cheapest of those (fixed drafting
+before adaptive, shortest draft, fewest threads) is named and the tie is said. Merely
+overlapping intervals are too lax a test for a tie (two intervals can overlap while
+their medians differ clearly); they only mark the leading candidates that are
+measured again (`leading`).
 """
 
 from __future__ import annotations
@@ -123,8 +124,11 @@ class SettingResult:
             "mean_accepted_length": s.get("mean_accepted_length"),
             "cost_ratio": c,
             "predicted_speedup": s.get("predicted_speedup"),
+            # Break-even holds for a fixed length; adaptive rounds draft 0 up to it.
             "break_even_acceptance": (
-                break_even_acceptance(self.setting.draft_length, c) if c else None
+                break_even_acceptance(self.setting.draft_length, c)
+                if c and not self.setting.adaptive
+                else None
             ),
             "sampler": s.get("sampler"),
             # A run saved before sampling existed was greedy (it has no "sampler").
@@ -253,10 +257,10 @@ def _tie_text(results: list[SettingResult]) -> str:
     if len(tied) < 2:
         return ""
     others = "; ".join(r.setting.label() for r in tied[1:])
-    return (
-        f" Equal to it within noise: {others}; the cheapest "
-        f"(shorter draft, fewer threads) is named."
-    )
+    order = "shorter draft, fewer threads"
+    if any(r.setting.adaptive for r in tied):
+        order = f"fixed drafting, which MNN and TokForge run, before adaptive; {order}"
+    return f" Equal to it within noise: {others}; the cheapest ({order}) is named."
 
 
 def _passed_over_text(results: list[SettingResult]) -> str:
@@ -359,23 +363,25 @@ def _verify_limit(result: SettingResult) -> str:
 
 @dataclass(frozen=True)
 class UpliftCurve:
-    """One line of the uplift chart: a draft thread count, and at each draft length the
-    setting with the highest uplift (the others at that length differ in what the
-    chart does not show: precision, memory, target threads)."""
+    """One line of the uplift chart: a draft thread count, fixed or adaptive drafting,
+    and at each draft length (adaptive: its cap) the setting with the highest uplift
+    (the others there differ in what the chart does not show: precision, memory,
+    target threads)."""
 
     draft_threads: int
     points: tuple[SettingResult, ...]  # by draft length
+    adaptive: bool = False
 
 
 def uplift_curves(results: list[SettingResult]) -> list[UpliftCurve]:
-    """One curve per draft thread count, fewest threads first."""
-    best: dict[int, dict[int, SettingResult]] = {}
+    """One curve per draft thread count, fewest threads first, fixed before adaptive."""
+    best: dict[tuple[int, bool], dict[int, SettingResult]] = {}
     for r in at_recipe_sampler(results):
-        per_d = best.setdefault(r.setting.draft_threads, {})
+        per_d = best.setdefault((r.setting.draft_threads, r.setting.adaptive), {})
         d = r.setting.draft_length
         if d not in per_d or r.uplift > per_d[d].uplift:
             per_d[d] = r
     return [
-        UpliftCurve(threads, tuple(per_d[d] for d in sorted(per_d)))
-        for threads, per_d in sorted(best.items())
+        UpliftCurve(threads, tuple(per_d[d] for d in sorted(per_d)), adaptive)
+        for (threads, adaptive), per_d in sorted(best.items(), key=lambda kv: kv[0][::-1])
     ]

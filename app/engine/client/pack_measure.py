@@ -65,7 +65,8 @@ def _bench(
     progress: Progress,
     cancelled: Cancelled,
 ) -> list[SettingResult]:
-    current = Setting(**recipe_defaults(target, draft))
+    # Measured as TokForge runs it (FIXED_DRAFTING), whatever the pack's own drafting.
+    current = replace(Setting(**recipe_defaults(target, draft)), adaptive=False)
     plan = BenchPlan(
         str(target),
         str(draft),
@@ -95,6 +96,7 @@ def _quick_tune(
 ) -> list[SettingResult]:
     plan = replace(
         plan_for("quick", recipe_defaults(target, draft)),
+        adaptive=False,  # the written figures are for TokForge, which drafts fixed lengths
         tokens=options.tokens,
         min_run_seconds=options.min_run_seconds,
     )

@@ -11,6 +11,11 @@ figures name the best, so the noise that lifted a setting to the top in the firs
 does not choose it. A re-measure whose interval does not overlap its first pass's
 (the machine was disturbed) runs on to its budget and says so (remeasure.py).
 
+A fixed setting drafts its full length every round (FIXED_DRAFTING, what MNN and
+TokForge run); an adaptive one drafts adaptively up to its length with the draft pack's
+own stop_below. Each setting loads the pair afresh, and a load starts a new adaptive
+controller (engine/worker/session.py), so no setting inherits what another learned.
+
 Greedy by default (speculative output then equals plain output when the target's recipe
 verifies exactly); a plan that samples decodes with the target recipe's sampler, rows
 at swept temperatures with that sampler at their temperature (pair i of a round with
@@ -31,7 +36,7 @@ from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs,
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
-from app.core.recipe.drafting_settings import FIXED_DRAFTING
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, DraftingSettings, read_drafting
 from app.core.recipe.files import target_run_recipe
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.engine.client.bench import (
@@ -94,10 +99,12 @@ def _measure(
     progress: _Progress,
     force: bool,
     sampler: SamplerSettings | None,
+    adaptive: DraftingSettings,
     first_pass: dict[str, Any] | None = None,
 ) -> tuple[BenchSummary | None, str | None, bool]:
     """(summary or None, cannot-pay reason, cancelled) for one setting; `sampler` is the
-    recipe's (None: greedy); `first_pass`: a re-measured leader's first figures."""
+    recipe's (None: greedy); `adaptive`: how an adaptive setting drafts; `first_pass`: a
+    re-measured leader's first figures."""
     bench = BenchPlan(
         str(target),
         str(draft),
@@ -111,7 +118,7 @@ def _measure(
         min_run_seconds=plan.min_run_seconds,
         sampler=setting.sampler(sampler),
         seed=plan.seed,
-        drafting=FIXED_DRAFTING,
+        drafting=adaptive if setting.adaptive else FIXED_DRAFTING,
     )
     reason = cannot_pay(load_pair(client, bench), force)
     generations = warm_up(client, bench)
@@ -183,13 +190,15 @@ def run_sweep(
 
     # The target's recipe defines the distribution; the swept keys hold no sampler key.
     sampler = sampler_settings(target_run_recipe(target)) if plan.sample else None
+    # The pack's stop_below, read once: every adaptive setting drafts with the same.
+    adaptive = DraftingSettings(adaptive=True, stop_below=read_drafting(draft).stop_below)
     for setting in plan.settings():
         if cancelled():
             run.cancelled = True
             break
         stage(None)
         summary, reason, stopped = _measure(
-            client, target, draft, setting, plan, cancelled, progress, force, sampler
+            client, target, draft, setting, plan, cancelled, progress, force, sampler, adaptive
         )
         run.cannot_pay = reason or run.cannot_pay
         if summary is not None:
@@ -202,7 +211,7 @@ def run_sweep(
             break
     if remeasure and not run.cancelled:
         _remeasure_leaders(
-            client, target, draft, plan, run, cancelled, progress, force, sampler, stage
+            client, target, draft, plan, run, cancelled, progress, force, sampler, adaptive, stage
         )
     progress.end()
     return run
@@ -218,6 +227,7 @@ def _remeasure_leaders(
     progress: _Progress,
     force: bool,
     sampler: SamplerSettings | None,
+    adaptive: DraftingSettings,
     stage: Callable[[int | None], None],
 ) -> None:
     """Fresh interleaved runs for every leading candidate when there is more than one;
@@ -244,6 +254,7 @@ def _remeasure_leaders(
             progress,
             force,
             sampler,
+            adaptive,
             first_pass,
         )
         if stopped or summary is None:
