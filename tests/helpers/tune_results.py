@@ -73,9 +73,11 @@ def done_run(library: Path) -> TuneRun:
 
 
 def tiny_plan(form: PlanForm) -> None:
-    """One draft length, few tokens, short runs: the fewest pairs a setting takes."""
+    """One draft length drafted fixed, few tokens, short runs: the fewest pairs a
+    setting takes."""
     form.d_min.setValue(2)
     form.d_max.setValue(2)
+    form.adaptive.setChecked(False)
     form.tokens.setValue(16)
     form.min_run.setValue(0.0)
     form.budget.setValue(1)

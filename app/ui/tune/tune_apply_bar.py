@@ -146,7 +146,7 @@ class ApplyBar(QWidget):
             return
         self.apply_button.setEnabled(False)
         self.undo_button.setEnabled(True)
-        self._say(f"Applied {best.label()} to the recipes; Chat and the phone push use it now.")
+        self._say(f"Applied {best.label()} to the recipes; {best.used_by()} now.")
 
     def undo_apply(self) -> None:
         if self._undo is not None:

@@ -1,5 +1,6 @@
 """The Tune page's chart: uplift by draft length, one line per draft thread count, with
-each point's 95 % interval, and a compared run dashed beside it."""
+each point's 95 % interval, and a compared run dashed beside it. Adaptive drafting is a
+star at its cap (the longest length), a little to its right."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ X_PADDING = 0.5
 # What the points and bars are: under the legend, not in the title (a long title sets
 # the chart's least width and pushed the plot off a narrow pane).
 KEY = "Points: median of the pairs' ratios · bars: 95 % interval"
+# Adaptive drafting's points sit this far right of their cap, beside the fixed point
+# there, so neither's bar hides the other's.
+ADAPTIVE_DODGE = 0.2
 
 
 class UpliftChart(QWidget):
@@ -100,15 +104,23 @@ class UpliftChart(QWidget):
             runs.append((compared, f" (compared, {_mode(compared_sampled)})", Qt.PenStyle.DashLine))
         lines = colours().chart_lines
         for shown, suffix, style in runs:
-            for i, curve in enumerate(uplift_curves(shown)):
-                colour = lines[i % len(lines)]
-                xs = np.array([r.setting.draft_length for r in curve.points], dtype=float)
+            curves = uplift_curves(shown)
+            # An adaptive curve takes the colour of the fixed one of its thread count.
+            threads = dict.fromkeys(c.draft_threads for c in curves)
+            colour_of = {t: lines[i % len(lines)] for i, t in enumerate(threads)}
+            for curve in curves:
+                colour = colour_of[curve.draft_threads]
+                dodge = ADAPTIVE_DODGE if curve.adaptive else 0.0
+                xs = np.array([r.setting.draft_length + dodge for r in curve.points])
                 ys = np.array([r.uplift for r in curve.points])
                 low = ys - np.array([r.interval.low for r in curve.points])
                 high = np.array([r.interval.high for r in curve.points]) - ys
                 pen = pg.mkPen(colour, width=2, style=style)
-                line = self.plot.plot(xs, ys, pen=pen, symbol="o", symbolBrush=colour)
-                self.legend.addItem(line, f"draft {threads_text(curve.draft_threads)}{suffix}")
+                symbol = "star" if curve.adaptive else "o"
+                line = self.plot.plot(xs, ys, pen=pen, symbol=symbol, symbolBrush=colour)
+                drafting = "adaptive, " if curve.adaptive else ""
+                name = f"{drafting}draft {threads_text(curve.draft_threads)}{suffix}"
+                self.legend.addItem(line, name)
                 self.plot.addItem(
                     pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=CAP_WIDTH, pen=pen)
                 )

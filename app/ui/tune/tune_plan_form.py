@@ -43,6 +43,12 @@ SAMPLE_TIP = (
     "target's distribution."
 )
 SEED_TIP = "Empty: a seed is chosen at Start and shown; type it here to repeat the draws."
+ADAPTIVE_TIP = (
+    "Also measure adaptive drafting up to the longest draft length: DraftDeck picks each "
+    "round's length and steps aside to plain decoding when drafting does not pay. Apply "
+    "Best then also turns it on or off for the draft pack (MNN and TokForge always draft "
+    "the full length)."
+)
 TEMPERATURES_TIP = (
     "Also measure at these temperatures (e.g. 0.5, 1.2). Measured and shown, never "
     "applied: a temperature changes what the pair writes, not only how fast."
@@ -61,6 +67,8 @@ class PlanForm(QWidget):
         self.tt_min, self.tt_max = self._spin(1, cores, 1), self._spin(1, cores, 1)
         self.precisions = {p: QCheckBox(p) for p in ("low", "high")}
         self.memories = {m: QCheckBox(m) for m in ("low", "normal")}
+        self.adaptive = QCheckBox("Also adaptive drafting, up to the longest length")
+        self.adaptive.setToolTip(ADAPTIVE_TIP)
         self.tokens = self._spin(16, 4096, 96)
         self.repeats = self._spin(1, 10, 1)
         self.budget = self._spin(1, 600, 20)
@@ -119,19 +127,20 @@ class PlanForm(QWidget):
         form.addWidget(QLabel("Draft memory"), 4, 0)
         form.addWidget(self.memories["low"], 4, 1)
         form.addWidget(self.memories["normal"], 4, 3)
-        form.addWidget(QLabel("Tokens a run"), 5, 0)
-        form.addWidget(self.tokens, 5, 1)
-        form.addWidget(QLabel("Repeats"), 5, 2)
-        form.addWidget(self.repeats, 5, 3)
-        form.addWidget(QLabel("Seconds a setting"), 6, 0)
-        form.addWidget(self.budget, 6, 1)
-        form.addWidget(QLabel("Min s a run"), 6, 2)
-        form.addWidget(self.min_run, 6, 3)
-        form.addWidget(self.sample, 7, 0, 1, 4)
-        form.addWidget(QLabel("Seed"), 8, 0)
-        form.addWidget(self.seed, 8, 1, 1, 3)
-        form.addWidget(QLabel("Temperatures"), 9, 0)
-        form.addWidget(self.temperatures, 9, 1, 1, 3)
+        form.addWidget(self.adaptive, 5, 0, 1, 4)
+        form.addWidget(QLabel("Tokens a run"), 6, 0)
+        form.addWidget(self.tokens, 6, 1)
+        form.addWidget(QLabel("Repeats"), 6, 2)
+        form.addWidget(self.repeats, 6, 3)
+        form.addWidget(QLabel("Seconds a setting"), 7, 0)
+        form.addWidget(self.budget, 7, 1)
+        form.addWidget(QLabel("Min s a run"), 7, 2)
+        form.addWidget(self.min_run, 7, 3)
+        form.addWidget(self.sample, 8, 0, 1, 4)
+        form.addWidget(QLabel("Seed"), 9, 0)
+        form.addWidget(self.seed, 9, 1, 1, 3)
+        form.addWidget(QLabel("Temperatures"), 10, 0)
+        form.addWidget(self.temperatures, 10, 1, 1, 3)
         presets = QHBoxLayout()
         for button in (self.quick_button, self.thorough_button):
             presets.addWidget(button)
@@ -173,6 +182,7 @@ class PlanForm(QWidget):
             box.setChecked(name in plan.draft_precisions)
         for name, box in self.memories.items():
             box.setChecked(name in plan.draft_memories)
+        self.adaptive.setChecked(plan.adaptive)
         self.tokens.setValue(plan.tokens)
         self.repeats.setValue(plan.repeats)
         self.budget.setValue(round(plan.budget_seconds))
@@ -234,6 +244,7 @@ class PlanForm(QWidget):
             repeats=self.repeats.value(),
             budget_seconds=float(self.budget.value()),
             min_run_seconds=self.min_run.value(),
+            adaptive=self.adaptive.isChecked(),
         )
 
     def measured_plan(self) -> SweepPlan:

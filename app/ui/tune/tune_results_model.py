@@ -33,6 +33,7 @@ class ResultsModel(ColumnsModel):
     # each header's tooltip (TIPS).
     COLUMNS = (
         "d",
+        "Drafting",
         "Draft\nthreads",
         "Precision",
         "Memory",
@@ -54,6 +55,7 @@ class ResultsModel(ColumnsModel):
     )
     KEYS = (
         "draft_length",
+        "adaptive",
         "draft_threads",
         "draft_precision",
         "draft_memory",
@@ -82,7 +84,15 @@ class ResultsModel(ColumnsModel):
         self.current: SettingResult | None = None  # the recipes as they run now
 
     HEADER_TIPS: ClassVar[dict[str, str]] = {
-        "draft_length": "Draft length: tokens the draft proposes each round",
+        "draft_length": (
+            "Draft length: tokens the draft proposes each round (drafting adaptively: "
+            "the most it may propose)"
+        ),
+        "adaptive": (
+            "Drafting: fixed: the full draft length every round, as MNN and TokForge "
+            "draft; adaptive: DraftDeck picks each round's length, 0 up to d, and steps "
+            "aside to plain decoding when drafting does not pay"
+        ),
         "draft_threads": "Draft threads: CPU threads the draft model runs on",
         "draft_precision": "Draft precision: the draft's MNN precision (low or high)",
         "draft_memory": "Draft memory: the draft's MNN memory mode (low or normal)",
@@ -179,6 +189,7 @@ class ResultsModel(ColumnsModel):
             "draft_memory": f"{row['draft_memory']} memory",
             "target_threads": f"target {threads_text(row['target_threads'])}",
             "sampled": f"sampler {sampler_cell(row)}",
+            "adaptive": f"{drafting_cell(row)} drafting",
         }
         same = [said[self.KEYS[c]] for c in self.same_columns()]
         return f"Same in every row (columns hidden): {', '.join(same)}" if same else ""
@@ -228,6 +239,8 @@ class ResultsModel(ColumnsModel):
                 return f"{value}{CURRENT}"
             if key == "sampled":
                 return sampler_cell(row)
+            if key == "adaptive":
+                return drafting_cell(row)
         if role == SORT_ROLE:
             return value if value is not None else -1
         if role == Qt.ItemDataRole.BackgroundRole and is_best:
@@ -251,6 +264,8 @@ class ResultsModel(ColumnsModel):
                 return UNMET_NOTE
             if key == "draft_length" and self.results[index.row()] is self.current:
                 return CURRENT_NOTE
+            if key in ("draft_length", "adaptive") and row["adaptive"]:
+                return f"Adaptive drafting: up to {row['draft_length']} tokens a round"
             return "Best setting" if is_best else None
         if role != Qt.ItemDataRole.DisplayRole:
             return None
@@ -266,7 +281,14 @@ class ResultsModel(ColumnsModel):
 
 
 # The setting columns hidden when every row has the same value (same_columns).
-SETTING_KEYS = ("draft_threads", "draft_precision", "draft_memory", "target_threads", "sampled")
+SETTING_KEYS = (
+    "draft_threads",
+    "draft_precision",
+    "draft_memory",
+    "target_threads",
+    "sampled",
+    "adaptive",
+)
 
 
 # Columns that give way, in this order, before the table scrolls sideways; each down to
@@ -289,6 +311,7 @@ GIVE_WAY_COLUMNS = tuple(
         "draft_precision",
         "lossless",
         "sampled",
+        "adaptive",
     )
 )
 
@@ -335,6 +358,11 @@ def format_interval(row: dict[str, Any]) -> str:
     unmet = UNMET if row.get("interval_target_met") is False else ""
     disturbed = DISTURBED if row.get("disturbed") else ""
     return f"{low:.2f}-{high:.2f}x{unmet}{disturbed}"
+
+
+def drafting_cell(row: dict[str, Any]) -> str:
+    """ "adaptive" or "fixed": how the row drafted."""
+    return "adaptive" if row["adaptive"] else "fixed"
 
 
 def sampler_cell(row: dict[str, Any]) -> str:

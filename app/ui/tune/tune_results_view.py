@@ -14,9 +14,9 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.tune.tune_chart import UpliftChart
 from app.ui.tune.tune_results_model import GIVE_WAY_COLUMNS, SORT_ROLE, ResultsModel
 
-# Rows the table shows without scrolling (a Quick sweep's four draft lengths), and
-# the least height left to the chart.
-ROWS_IN_VIEW = 4
+# Rows the table shows without scrolling (a Quick sweep's four draft lengths and
+# adaptive drafting), and the least height left to the chart.
+ROWS_IN_VIEW = 5
 CHART_LEAST = 220
 
 

@@ -49,7 +49,11 @@ def test_quick_sweep_shows_consistent_figures(
     assert (page.form.d_min.value(), page.form.d_max.value()) == (1, 4)
     _sweep(qtbot, window)
     qtmodeltester.check(page.model)  # type: ignore[attr-defined]
-    assert page.model.rowCount() == 4
+    # The four draft lengths and adaptive drafting up to 4, said so in its row.
+    assert page.model.rowCount() == 5
+    drafting = page.model.KEYS.index("adaptive")
+    assert [page.model.index(r, drafting).data() for r in range(5)] == ["fixed"] * 4 + ["adaptive"]
+    assert not page.table.isColumnHidden(drafting)
     assert page.progress.value() == page.progress.maximum()
     run = page.run
     assert run is not None
@@ -63,14 +67,14 @@ def test_quick_sweep_shows_consistent_figures(
     assert best is not None and best is best_result(run.results)
     row = page.model.results.index(best)
     assert page.model.index(row, 0).data(Qt.ItemDataRole.FontRole).bold()
-    # One baseline for the four rows (they share the target's settings).
+    # One baseline for the five rows (they share the target's settings).
     plain = page.model.KEYS.index("baseline_tok_s")
-    assert len({page.model.index(r, plain).data() for r in range(4)}) == 1
+    assert len({page.model.index(r, plain).data() for r in range(5)}) == 1
     # The run was saved and can be reopened.
     assert page.past.count() == 1
     page.model.set_results([])
     page.open_selected()
-    assert page.model.rowCount() == 4
+    assert page.model.rowCount() == 5
 
 
 def _fixed_run(target: Path, draft: Path) -> TuneRun:

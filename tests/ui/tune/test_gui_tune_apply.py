@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun, runs_dir
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.files import RecipeDocument
 from app.core.recipe.schema import physical_cores
 from app.ui.shell.main_window import MainWindow
@@ -37,6 +38,7 @@ def _saved_run(window: MainWindow, d4_low: float = 1.2) -> Path:
     1.4x, its interval from `d4_low`."""
     root = window.library.root
     target, draft = root / "fast-target", root / "fast-draft"
+    write_drafting(draft, FIXED_DRAFTING)  # as its rows were measured: d=3 is current
     as_run = recipe_defaults(target, draft)
     results = []
     for d, uplift in ((1, 1.1), (2, 1.2), (3, 1.3), (4, 1.4)):

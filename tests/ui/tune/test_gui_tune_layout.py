@@ -147,6 +147,7 @@ def test_uplift_interval_and_pairs_fit_at_1024(window: MainWindow, qtbot: QtBot)
     table, model = page.table, page.model
     hidden = [model.KEYS[c] for c in range(model.columnCount()) if table.isColumnHidden(c)]
     assert hidden == [
+        "adaptive",
         "draft_threads",
         "draft_precision",
         "draft_memory",
@@ -161,7 +162,7 @@ def test_uplift_interval_and_pairs_fit_at_1024(window: MainWindow, qtbot: QtBot)
     tip = model.headerData(0, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert str(tip).endswith(
         ". Same in every row (columns hidden): draft 1 thread, low precision, normal memory, "
-        "target 1 thread, sampler greedy"
+        "target 1 thread, sampler greedy, fixed drafting"
     )
     # A sweep that varies the draft's threads shows that column again.
     varied = [setting_result(1, 1.2, 1.1, 1.3), setting_result(2, 1.3, 1.2, 1.4)]
@@ -222,6 +223,7 @@ def test_a_sweep_of_one_result_keeps_short_caps(window: MainWindow, qtbot: QtBot
     window.resize(1024, 700)
     page.form.d_min.setValue(1)
     page.form.d_max.setValue(1)
+    page.form.adaptive.setChecked(False)
     page.form.tokens.setValue(16)
     page.form.min_run.setValue(0.05)
     page.form.budget.setValue(1)
