@@ -165,20 +165,23 @@ def add_parser(sub: Any) -> None:
     kind.add_argument(
         "--quick",
         action="store_true",
-        help="draft length 1-4, the rest as the recipe has it (default)",
+        help="draft length 1-4 and adaptive drafting up to 4, the rest as the recipe has "
+        "it (default)",
     )
     kind.add_argument(
         "--thorough",
         action="store_true",
-        help="draft length 1-8, threads, precision and memory of the draft",
+        help="draft length 1-8 and adaptive drafting up to 8, threads, precision and "
+        "memory of the draft",
     )
     tune.add_argument("--tokens", type=int, metavar="N", help="tokens per run")
     tune.add_argument(
         "--apply",
         action="store_true",
         help="write the best setting's measured keys into the recipes (config.json, "
-        "config_cpu.json): those the sweep measured other than the recipes run them, "
-        "printing each change; refused when it is not better than the current recipe "
+        "config_cpu.json) and whether the draft drafts adaptively (.draftdeck-drafting.json): "
+        "those the sweep measured other than the recipes run them, printing each change; "
+        "refused when it is not better than the current recipe "
         "beyond noise, or the recipes changed during the sweep",
     )
     tune.add_argument(
