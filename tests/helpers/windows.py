@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.background import wait_for_background
@@ -23,7 +24,9 @@ SCREEN = (1024, 700)  # the smallest screen the window must fit
 @contextmanager
 def open_window(qtbot: QtBot, size: tuple[int, int] = SCREEN) -> Iterator[MainWindow]:
     window = create_main_window()
-    qtbot.addWidget(window)
+    # pytest-qt closes the window before this context's cleanup runs: a test that ends
+    # with unsaved recipe edits must not leave the quit question open for the next test.
+    qtbot.addWidget(window, before_close_func=_close_anyway)
     window.resize(*size)
     window.show()
     try:
@@ -32,6 +35,11 @@ def open_window(qtbot: QtBot, size: tuple[int, int] = SCREEN) -> Iterator[MainWi
         window._closing_anyway = True
         window.close()
         wait_for_background()
+
+
+def _close_anyway(window: QWidget) -> None:
+    assert isinstance(window, MainWindow)
+    window._closing_anyway = True
 
 
 def add_packs(
