@@ -67,10 +67,10 @@ class RecipeForm(QWidget):
         self.problem_label.setTextFormat(Qt.TextFormat.RichText)
         # The rows scroll (the target's do not fit 700 px); what is wrong stays in sight.
         rows = QWidget()
-        rows_layout = QVBoxLayout(rows)
-        rows_layout.setContentsMargins(0, 0, 0, 0)
-        rows_layout.addWidget(self.fields_box)
-        rows_layout.addStretch(1)
+        self._rows_layout = QVBoxLayout(rows)
+        self._rows_layout.setContentsMargins(0, 0, 0, 0)
+        self._rows_layout.addWidget(self.fields_box)
+        self._rows_layout.addStretch(1)
         self.rows_area = QScrollArea()
         self.rows_area.setWidget(rows)
         self.rows_area.setWidgetResizable(True)
@@ -80,6 +80,11 @@ class RecipeForm(QWidget):
         layout.addWidget(self.rows_area, 1)
         layout.addWidget(self.others)
         layout.addWidget(self.problem_label)
+
+    def add_section(self, section: QWidget) -> None:
+        """A section below the rows, scrolling with them; not locked with them while the
+        JSON does not parse (the draft's drafting settings: a file of their own)."""
+        self._rows_layout.insertWidget(self._rows_layout.count() - 1, section)
 
     def _rows(self, keys: tuple[str, ...]) -> QFormLayout:
         form = QFormLayout()

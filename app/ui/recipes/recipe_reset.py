@@ -13,6 +13,7 @@ from app.core.infra.errors import FileError
 from app.core.recipe.draft_recipes import DIFFER, SAME, draft_recipes
 from app.core.recipe.files import backup_path
 from app.ui.base.dialogs import ask, show_error, show_file_error
+from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
 
 
@@ -31,19 +32,31 @@ def offer_reset(action: QAction, editor: RecipeEditor, shown: str) -> None:
     )
 
 
-def ask_to_revert(parent: QWidget, editor: RecipeEditor, done: Callable[[], None]) -> None:
-    """Throw away the editor's unsaved changes once agreed; then `done`."""
+def ask_to_revert(
+    parent: QWidget,
+    editor: RecipeEditor,
+    done: Callable[[], None],
+    drafting: DraftingGroup | None = None,
+) -> None:
+    """Throw away the editor's unsaved changes once agreed, and those of the drafting
+    settings shown with it (the draft's); then `done`."""
     if editor.path is None:
         return
+    drafting = drafting if drafting is not None and drafting.dirty else None
+    files = [editor.path] if editor.dirty or drafting is None else []
+    if drafting is not None and drafting.path is not None:
+        files.append(drafting.path)
 
     def revert() -> None:
         editor.revert()
+        if drafting is not None:
+            drafting.reread("Revert")
         done()
 
     ask(
         parent,
         "Revert recipe",
-        f"Throw away unsaved changes to {editor.path}?",
+        f"Throw away unsaved changes to {' and '.join(str(f) for f in files)}?",
         "Revert",
         revert,
     )

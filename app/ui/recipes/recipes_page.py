@@ -32,6 +32,7 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.recipes.draft_twins import DraftTwinsPanel
+from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
@@ -58,6 +59,11 @@ class RecipesPage(QWidget):
         self.draft_twins.made_same.connect(self._on_made_same)
         self.draft_editor = RecipeEditor(DRAFT)
         self.target_editor = RecipeEditor(TARGET)
+        # The draft pack's DraftDeck-only settings, under the draft recipe's rows and on
+        # its undo stack: one tab, one history.
+        self.drafting = DraftingGroup(self.draft_editor.undo_stack)
+        self.drafting.state_changed.connect(self._update_state)
+        self.draft_editor.form.add_section(self.drafting)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.draft_editor, "Draft recipe")
         self.tabs.addTab(self.target_editor, "Target settings")
@@ -140,7 +146,13 @@ class RecipesPage(QWidget):
         return widget
 
     def has_unsaved(self) -> bool:
-        return any(e.dirty for e in self.editors)
+        return any(e.dirty for e in self.editors) or self.drafting.dirty
+
+    def _unsaved_paths(self) -> list[Path]:
+        paths = [e.path for e in self.editors if e.dirty and e.path is not None]
+        if self.drafting.dirty and self.drafting.path is not None:
+            paths.append(self.drafting.path)
+        return paths
 
     def confirm_pair_change(
         self,
@@ -155,7 +167,7 @@ class RecipesPage(QWidget):
         if not self.has_unsaved():
             go_on()
             return
-        unsaved = [e.path for e in self.editors if e.dirty and e.path is not None]
+        unsaved = self._unsaved_paths()
 
         def save() -> None:
             self.save()
@@ -168,6 +180,8 @@ class RecipesPage(QWidget):
                 if editor.dirty:
                     editor.revert()
                     self._after_reread()
+            if self.drafting.dirty:
+                self.drafting.reread("Revert")
             go_on()
 
         self._question = ask_before_switch(parent, unsaved, wanted, save, discard, keep)
@@ -192,7 +206,7 @@ class RecipesPage(QWidget):
             return
         if self._question is not None and self._question.isVisible():
             return  # one question at a time
-        unsaved = [e.path for e in self.editors if e.dirty and e.path is not None]
+        unsaved = self._unsaved_paths()
         self._question = ask_to_leave(
             self, unsaved, self.chosen, self._save_and_open, self._load_pair
         )
@@ -213,6 +227,7 @@ class RecipesPage(QWidget):
         if target is None or draft is None:
             for editor in self.editors:
                 editor.clear()
+            self.drafting.clear()
             self.subtitle.setText("")  # NeedsPair says what to do
             self._refresh_twins()
             self._update_state()
@@ -231,6 +246,7 @@ class RecipesPage(QWidget):
             except FileError as exc:
                 editor.clear()
                 show_file_error(self, "Cannot open recipe", exc)
+        self.drafting.load(draft)  # after the recipe: its load clears the undo stack
         self._refresh_twins()
         self._fill_presets(draft)
         self._update_state()
@@ -274,6 +290,9 @@ class RecipesPage(QWidget):
         for editor in self.editors:
             if editor.doc is not None and not editor.dirty and editor.doc.changed_on_disk():
                 editor.revert()
+        # The drafting file too (Chat's switch, --adaptive): as the recipes.
+        if not self.drafting.dirty and self.drafting.changed_on_disk():
+            self.drafting.reread("Drafting settings changed on disk")
         self._refresh_twins()
         self._update_state()
         super().showEvent(event)
@@ -304,7 +323,7 @@ class RecipesPage(QWidget):
         self.draft_twins.set_editing(self.draft_editor.dirty)
         self.act_save.setEnabled(self.has_unsaved())
         self.unsaved_changed.emit(self.has_unsaved())
-        self.act_revert.setEnabled(editor.dirty)
+        self.act_revert.setEnabled(editor.dirty or self._drafting_dirty_in(editor))
         offer_reset(self.act_reset, editor, "Draft" if editor is self.draft_editor else "Target")
         # A file the pack does not have offers its own preset list to start it from:
         # one list on the page, not two.
@@ -318,9 +337,12 @@ class RecipesPage(QWidget):
         )
         names = ("Draft recipe", "Target settings")
         for index, name in enumerate(names):
-            marker = " •" if self.editors[index].dirty else ""
+            tab = self.editors[index]
+            marker = " •" if tab.dirty or self._drafting_dirty_in(tab) else ""
             self.tabs.setTabText(index, name + marker)
         unsaved = [name.lower() for name, e in zip(names, self.editors, strict=True) if e.dirty]
+        if self.drafting.dirty:
+            unsaved.append("drafting settings")
         if unsaved:
             self._saved = []
             self.save_note.setText(
@@ -331,6 +353,10 @@ class RecipesPage(QWidget):
             self.save_note.setText(f"✓ Saved {' and '.join(self._saved)} at {self._saved_at}.")
         else:
             self.save_note.setText("")
+
+    def _drafting_dirty_in(self, editor: RecipeEditor) -> bool:
+        """The drafting settings shown in this editor's tab have unsaved edits."""
+        return editor is self.draft_editor and self.drafting.dirty
 
     def undo(self) -> None:
         self.current_editor().undo()
@@ -351,6 +377,8 @@ class RecipesPage(QWidget):
             editor.sync_from_json()  # JSON typed a moment ago counts
             if editor.dirty:
                 self._save_one(editor)
+        if self.drafting.dirty:
+            self._save_drafting()
         self._update_state()
 
     def _save_one(self, editor: RecipeEditor, overwrite: bool = False) -> None:
@@ -374,13 +402,33 @@ class RecipesPage(QWidget):
             self._refresh_twins()
         self._update_state()
 
+    def _save_drafting(self, overwrite: bool = False) -> None:
+        try:
+            saved = self.drafting.save(overwrite_changes=overwrite)
+            self._note_saved([] if saved is None else [saved])
+        except ChangedOnDiskError as exc:
+            ask(
+                self,
+                "Drafting settings changed on disk",
+                f"{exc.path} was changed elsewhere (Chat's Adaptive drafting switch, the "
+                "command line, another program) since it was opened.\n\nOverwrite it with "
+                "your version? (Revert instead to see theirs.)",
+                "Overwrite",
+                lambda: self._save_drafting(overwrite=True),
+            )
+        except FileError as exc:
+            show_file_error(self, "Drafting settings not saved", exc)
+        self._update_state()
+
     def _note_saved(self, paths: list[Path]) -> None:
         for path in paths:
             self._saved.append(f"{path.parent.name}/{path.name}")
             self._saved_at = f"{datetime.now():%H:%M}"
 
     def revert(self) -> None:
-        ask_to_revert(self, self.current_editor(), self._after_reread)
+        editor = self.current_editor()
+        drafting = self.drafting if editor is self.draft_editor else None
+        ask_to_revert(self, editor, self._after_reread, drafting)
 
     def _after_reread(self) -> None:
         """A file was read again: the draft's recipe files are read again too."""
