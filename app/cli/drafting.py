@@ -19,14 +19,14 @@ def add_drafting_args(p: argparse.ArgumentParser) -> None:
         "--adaptive",
         action="store_true",
         help="adaptive drafting: each round's length chosen from the measured speed, up to "
-        "the draft length, and plain decoding while drafting does not pay (kept for the "
-        "draft by Chat's switch; off by default)",
+        "the draft length, and plain decoding while drafting does not pay (the default "
+        "unless the draft pack says otherwise)",
     )
     how.add_argument(
         "--fixed",
         action="store_true",
-        help="draft the full draft length every round (MNN's own way; the default unless "
-        "the draft pack says otherwise)",
+        help="draft the full draft length every round (MNN's own way; kept for the draft "
+        "by Chat's switch or the Recipes page)",
     )
     p.add_argument(
         "--stop-below",

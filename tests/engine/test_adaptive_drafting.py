@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.measure.drafting_control import JUDGE_ROUNDS, DraftingControl
+from app.core.measure.metrics import SEEDED
 from app.core.recipe.drafting_settings import DRAFTING_FILE, DraftingSettings, write_drafting
+from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.protocol import Generate, Mode, Round, Rounds
 from app.engine.worker.decoder import PROBE_WINDOW, Generation
 from app.engine.worker.session import Session
@@ -202,3 +204,19 @@ def test_adaptive_drafting_starts_at_the_packs_recommended_length(
     drafted = [r.drafted for r in rounds if r.drafted]
     assert drafted[:JUDGE_ROUNDS] == [2] * JUDGE_ROUNDS
     _counts_add_up(spec, rounds, 4)
+
+
+def test_a_seed_repeats_a_sampled_reply_with_adaptive_drafting_on(
+    session: Session, fixture_bundle: Fixture
+) -> None:
+    # Lengths that follow the machine's speed would draw another reply from the same
+    # seed: with a seed the rounds draft the fixed length, and the figures say why.
+    _load(session, fixture_bundle("qwen3-target"), fixture_bundle("qwen3-draft-noisy"))
+    sampler = sampler_settings({"temperature": 1.0, "top_k": 20})
+    first, rounds = _run(session, Mode.SPECULATIVE, 60, drafting=ADAPTIVE, sampler=sampler, seed=7)
+    again, _ = _run(session, Mode.SPECULATIVE, 60, drafting=ADAPTIVE, sampler=sampler, seed=7)
+    assert first.tokens == again.tokens
+    assert first.stats.drafting == SEEDED and first.stats.asides == 0
+    assert all(r.drafted == 4 for r in rounds)
+    unseeded, _ = _run(session, Mode.SPECULATIVE, 20, drafting=ADAPTIVE, sampler=sampler)
+    assert unseeded.stats.drafting == "adaptive"

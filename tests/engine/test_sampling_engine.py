@@ -94,10 +94,14 @@ def _positions(
     drafting: DraftingSettings = FIXED,
     drafted: list[int] | None = None,
 ) -> list[tuple[int, ...]]:
-    """The tokens of one generation per seed; `drafted` collects each one's drafted count."""
+    """The tokens of one generation per seed; `drafted` collects each one's drafted count.
+    Adaptive drafting gets no seed (a fresh one each): with a seed the engine drafts the
+    fixed length, since lengths that follow the machine's speed would not repeat a draw."""
     out = []
     for seed in seeds:
-        done = _generate(client, sampler, seed, mode, drafting=drafting)
+        adaptive = mode == Mode.SPECULATIVE and drafting.adaptive
+        done = _generate(client, sampler, None if adaptive else seed, mode, drafting=drafting)
+        assert done.stats.drafting == ("adaptive" if adaptive else "fixed")
         out.append(done.tokens)
         if drafted is not None:
             drafted.append(done.stats.drafted)

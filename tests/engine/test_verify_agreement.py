@@ -15,6 +15,7 @@ from app.core.infra.errors import EngineError
 from app.core.measure import verify_agreement
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import VerifyMethod
+from app.core.recipe.drafting_settings import FIXED_DRAFTING
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Done, Generate, Load, MeasureAgreement, Mode, Reset
 from app.engine.worker import agreement
@@ -65,7 +66,11 @@ def test_disagreement_is_where_an_identical_draft_first_loses(
         session.reset()
         result = session.generate(
             Generate(
-                prompt_ids=tuple(prompt), max_tokens=first_bad + 2, mode=mode, ignore_stop=True
+                prompt_ids=tuple(prompt),
+                max_tokens=first_bad + 2,
+                mode=mode,
+                ignore_stop=True,
+                drafting=FIXED_DRAFTING,  # every round verifies D + 1 rows, as measured
             ),
             lambda _event: None,
             lambda: False,

@@ -16,6 +16,7 @@ from typing import Any
 
 from app.core.infra.errors import FileError
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
+from app.core.measure.metrics import ADAPTIVE, SEEDED
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import Mode, StopReason
 from app.core.recipe.files import TARGET_CONFIG, draft_recipe_path
@@ -58,7 +59,7 @@ def reply_figures_line(stats: dict[str, Any], mode: str, stopped_by: str) -> str
     if stats.get("mean_accepted_length") and mode != Mode.PLAIN:
         parts.append(f"mean accepted length {stats['mean_accepted_length']:.2f}")
     parts.append(mode)
-    if mode != Mode.PLAIN and stats.get("drafting") == "adaptive":
+    if mode != Mode.PLAIN and stats.get("drafting") in (ADAPTIVE, SEEDED):
         parts.append(drafting_words(stats))
     parts += _sampler_parts(stats.get("sampler"), stats.get("seed"))
     if stopped_by == StopReason.CANCELLED:
@@ -104,7 +105,9 @@ def acceptance_parts(stats: dict[str, Any]) -> list[tuple[str, str]]:
 
 def drafting_words(stats: dict[str, Any]) -> str:
     """How a speculative reply drafted, with adaptive drafting's stepping aside and why."""
-    words = "adaptive drafting" if stats.get("drafting") == "adaptive" else "fixed drafting"
+    if stats.get("drafting") == SEEDED:
+        return "fixed drafting for the seed (adaptive lengths follow the machine's speed)"
+    words = "adaptive drafting" if stats.get("drafting") == ADAPTIVE else "fixed drafting"
     asides = int(stats.get("asides") or 0)
     if asides:
         times = "once" if asides == 1 else f"{asides} times"

@@ -57,14 +57,14 @@ class _Times:
 
     def __init__(self) -> None:
         self.times: deque[float] = deque(maxlen=TIMES_KEPT)
-        self._seen = False
+        self.seen = False
         self._median: float | None = None
 
     def add(self, seconds: float) -> None:
-        if self._seen:
+        if self.seen:
             self.times.append(seconds)
             self._median = None
-        self._seen = True
+        self.seen = True
 
     def median(self) -> float | None:
         if self._median is None and self.times:
@@ -196,6 +196,9 @@ class DraftingControl:
         times = self._verify.get(drafted + 1)
         if times is None:
             times = self._verify[drafted + 1] = _Times()
+        # MNN clones a module on a shape's first forward (tens of steps' time): such a
+        # round is no sample of what drafting costs.
+        cloned = not times.seen or (draft_forwards > 0 and not self._draft_seen)
         times.add(target_seconds)
         if drafted == 0 and draft_forwards == 0:
             self._plain.add(cycle)
@@ -220,8 +223,16 @@ class DraftingControl:
         for i, band in enumerate(self._bands[: accepted + 1]):
             self._checked[band] += 1.0
             self._accepted[band] += 1.0 if i < accepted else 0.0
+        if cloned:
+            return None
         self._recent.append((emitted, cycle))
         return self._judge()
+
+    def read(self, seconds: float) -> None:
+        """The draft read what it had not seen (a reply's prompt, or what was decoded
+        plain): a cost of trying drafting, weighed when sizing the next gap, but not of
+        a round, so it does not decide whether drafting pays."""
+        self._trial_seconds += seconds
 
     # -- figures ---------------------------------------------------------------------------
 

@@ -50,6 +50,12 @@ def acceptance_by_position(reached: list[int], accepted: list[int]) -> list[floa
     return [(a / r if r else None) for a, r in zip(accepted, reached, strict=True)]
 
 
+# How a speculative reply drafted (DecodeStats.drafting). SEEDED: fixed lengths although
+# adaptive drafting was on, because the request gave a seed: lengths that follow the
+# machine's speed would make the same seed draw another reply.
+FIXED, ADAPTIVE, SEEDED = "fixed", "adaptive", "seeded"
+
+
 @dataclass
 class RoundStats:
     drafted: int  # draft tokens the target checked this round
@@ -93,7 +99,7 @@ class DecodeStats:
     max_tokens_asked: int = 0  # the caller's max_tokens when more than fit (else 0)
     draft_prefill_seconds: float = 0.0  # the draft's prefill, done at the first round
     dropped_messages: int = 0  # oldest chat messages left out to fit the window
-    drafting: str = "fixed"  # "adaptive" when the controller chose each round's length
+    drafting: str = "fixed"  # ADAPTIVE: the controller chose each round's length; SEEDED
     aside_rounds: int = 0  # plain steps while adaptive drafting stood aside
     asides: int = 0  # times it stepped aside
     aside_note: str = ""  # why, the latest time

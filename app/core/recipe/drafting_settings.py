@@ -3,9 +3,8 @@
 MNN and TokForge read a draft's `config_cpu.json`; these keys mean nothing to them and
 would only confuse a reader of that file, so they live beside it in the draft pack as
 `.draftdeck-drafting.json` (a DraftDeck file: never published, never pushed). A pack
-without the file drafts the full length every round, as MNN does: adaptive drafting is
-new and off until asked for, while its benchmarks do not yet meet every floor
-(benchmarks/README.md).
+without the file drafts adaptively; `adaptive: false` (the Chat switch, the Recipes
+page, `--fixed`) drafts the full length every round, as MNN does.
 
 - adaptive: the controller (core/measure/drafting_control.py) picks each round's length
   up to the recipe's `draft_predict_length` and steps aside when drafting does not pay.
@@ -29,7 +28,7 @@ ADAPTIVE, STOP_BELOW = "adaptive", "stop_below"
 
 @dataclass(frozen=True)
 class DraftingSettings:
-    adaptive: bool = False
+    adaptive: bool = True
     stop_below: float = 0.0
 
 

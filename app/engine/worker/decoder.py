@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.measure.drafting_control import DraftingControl
-from app.core.measure.metrics import DecodeStats, RoundStats
+from app.core.measure.metrics import ADAPTIVE, DecodeStats, RoundStats
 from app.engine.protocol import Mode, StopReason
 from app.engine.worker.drafting import draft_tokens
 from app.engine.worker.mnn_llm import Logits, MnnLlm
@@ -176,7 +176,7 @@ class Decoder:
             alone = bool(window) and len(seq) + self.d > window
             cap = 0 if alone else self.control.plan() if self.control else self.d
             # After plain steps (stepped aside) the draft catches up apart from the round,
-            # so the round's draft time is its drafting alone.
+            # so the round's time is its drafting and verifying alone.
             behind = self._draft_behind(seq)
             if cap and (not draft_ready or behind > CATCH_UP):
                 if not self._draft_reads(seq, stats, on_prefill, cancelled):
@@ -201,7 +201,7 @@ class Decoder:
             raise ValueError("the prompt fills the context window")
         stats = DecodeStats(mode=self.mode, draft_length=self.d, prompt_tokens=len(prompt))
         if self.control is not None:
-            stats.drafting = "adaptive"
+            stats.drafting = ADAPTIVE
         if self.sampler is not None:
             stats.sampler, stats.seed = self.sampler.settings.describe(), self.sampler.seed
         stats.window_tokens = window
@@ -235,7 +235,13 @@ class Decoder:
         except PrefillCancelled:
             return False
         finally:
-            stats.draft_prefill_seconds += time.perf_counter() - draft_start
+            seconds = time.perf_counter() - draft_start
+            stats.draft_prefill_seconds += seconds
+            # Not the next round's time: whether drafting pays is judged on rounds. What
+            # a read costs is weighed by the controller when it steps aside (the gap).
+            self._cycle_start += seconds
+            if self.control is not None:
+                self.control.read(seconds)
         return True
 
     def _cut(

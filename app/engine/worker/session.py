@@ -16,11 +16,12 @@ from typing import Any
 from app.core.infra.errors import EngineError, FileError
 from app.core.measure import ram_estimate, verify_agreement
 from app.core.measure.drafting_control import DraftingControl
+from app.core.measure.metrics import SEEDED
 from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
-from app.core.recipe.drafting_settings import DraftingSettings, read_drafting
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, DraftingSettings, read_drafting
 from app.core.recipe.files import draft_settings
 from app.engine.load_rules import planned
 from app.engine.protocol import (
@@ -116,6 +117,7 @@ class Session:
             try:
                 self.drafting = read_drafting(d_info.path)
             except FileError as exc:
+                self.drafting = FIXED_DRAFTING  # what the message says: as MNN does
                 drafting_problem = f"{exc}; drafting the full length every round"
         memory = target_run.get("memory", "low")
         return Loaded(
@@ -241,6 +243,9 @@ class Session:
             )
         assert self.target_info is not None
         settings = request.drafting or self.drafting
+        sampler = _sampler(request)
+        # A seed repeats a sampled reply only when every round drafts the same length.
+        seeded = settings.adaptive and sampler is not None and request.seed is not None
         decoder = Decoder(
             target,
             self.draft if mode == Mode.SPECULATIVE else None,
@@ -251,8 +256,8 @@ class Session:
             draft_linear=bool(self.draft_info and self.draft_info.linear_attention)
             and not self.linear_rollback,
             verify_stepwise=self.target_info.linear_attention and not self.linear_rollback,
-            sampler=_sampler(request),
-            control=self._control(settings) if mode == Mode.SPECULATIVE else None,
+            sampler=sampler,
+            control=self._control(settings) if mode == Mode.SPECULATIVE and not seeded else None,
             stop_below=settings.stop_below,
         )
         window = self.window(mode)
@@ -280,6 +285,8 @@ class Session:
         if request.max_tokens > window.tokens - len(ids):
             result.stats.max_tokens_asked = request.max_tokens  # more than could fit
         result.stats.dropped_messages = dropped
+        if seeded and mode == Mode.SPECULATIVE:
+            result.stats.drafting = SEEDED
         if text is not None:
             spoken = b"".join(target.token_bytes(t) for t in result.tokens)
             self._conversation = (text + spoken.decode("utf-8", "replace"), ids + result.tokens)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QCheckBox
 from app.core.infra.errors import FileError
 from app.core.recipe.drafting_settings import (
     DRAFTING_FILE,
+    FIXED_DRAFTING,
     DraftingSettings,
     read_drafting,
     write_drafting,
@@ -23,7 +24,7 @@ ADAPTIVE_TIP = (
     "On: each round drafts as many tokens as pay, up to the draft length, from the speed "
     "measured as the chat runs; where drafting does not pay, the reply goes on plain and "
     "tries drafting again now and then (the reply's figures say so, with the speedup). "
-    "Off (the default): every round drafts the full draft length, as MNN does. The choice "
+    "Off: every round drafts the full draft length, as MNN does. The choice "
     "is kept for this draft pack (its .draftdeck-drafting.json)."
 )
 
@@ -32,7 +33,7 @@ class DraftingSwitch:
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say
         self.box = QCheckBox("Adaptive drafting")
-        self.box.setChecked(False)
+        self.box.setChecked(DraftingSettings().adaptive)
         self.box.setToolTip(ADAPTIVE_TIP)
         self.settings = DraftingSettings()  # the draft pack's own
         self._draft: Path | None = None
@@ -44,7 +45,7 @@ class DraftingSwitch:
         try:
             self.settings = read_drafting(draft)
         except FileError as exc:
-            self.settings = DraftingSettings()
+            self.settings = FIXED_DRAFTING
             self._say(f"{exc}: drafting the full length every round.")
         self._draft = draft
         self.box.setChecked(self.settings.adaptive)

@@ -1,4 +1,4 @@
-"""Chat's Adaptive drafting switch: off by default, a click kept in the draft pack's own
+"""Chat's Adaptive drafting switch: on by default, a click kept in the draft pack's own
 DraftDeck file (never in the recipes MNN reads), the next reply drafting as it says, and
 the draft read again (a pair chosen) starting as the click left it."""
 
@@ -28,24 +28,25 @@ def test_the_switch_drafts_the_next_reply_and_is_kept_for_the_draft(
     with chat_window(qtbot, bundle_copy, PAIR) as window:
         page = window.chat_page
         draft = page.loaded_pair[1]
-        assert draft is not None and not page.adaptive.isChecked()  # off until asked for
+        assert draft is not None and page.adaptive.isChecked()  # on by default
+        assert not (draft / DRAFTING_FILE).exists()  # a default is not written down
         recipe = (draft / "config_cpu.json").read_bytes()
-        page.adaptive.click()
-        assert json.loads((draft / DRAFTING_FILE).read_text())["adaptive"] is True
-        send(qtbot, window, "Tell me about lighthouses.")
-        assert _stats(window)["drafting"] == "adaptive"
-
         page.adaptive.click()
         assert json.loads((draft / DRAFTING_FILE).read_text())["adaptive"] is False
         assert (draft / "config_cpu.json").read_bytes() == recipe  # MNN's recipe untouched
-        send(qtbot, window, "And about storms.")
+        send(qtbot, window, "Tell me about lighthouses.")
         stats = _stats(window)
         assert stats["drafting"] == "fixed" and stats["asides"] == 0
         assert stats["drafted"] == stats["draft_length"] * stats["rounds"]  # type: ignore[operator]
+
+        page.adaptive.click()
+        assert json.loads((draft / DRAFTING_FILE).read_text())["adaptive"] is True
+        send(qtbot, window, "And about storms.")
+        assert _stats(window)["drafting"] == "adaptive"
         # The draft read again (as when its pair is chosen) starts as the click left it.
-        page.adaptive.setChecked(True)
+        page.adaptive.setChecked(False)
         page.drafting.read(draft)
-        assert not page.adaptive.isChecked()
+        assert page.adaptive.isChecked()
         page.mode.setCurrentIndex(1)  # Plain: nothing drafts, the switch is off
         assert not page.adaptive.isEnabled()
         page.mode.setCurrentIndex(0)
