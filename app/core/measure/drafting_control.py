@@ -2,15 +2,19 @@
 
 A round's reward is the tokens it emits, its cost the seconds it takes; the controller
 maximises tokens per second by the rule of marginal value (the optimal stop for a
-renewal-reward rate): draft one more token while what it is expected to add is worth
-at least what it costs at the best rate measured so far, R* (the better of speculation's
+renewal-reward rate): draft on while what the next tokens are expected to add is worth
+at least what they cost at the best rate measured so far, R* (the better of speculation's
 recent rate and plain decoding's). A token is expected to add the chance that it and
 every token before it in the round are accepted: the acceptance measured for drafts of
 its confidence (the draft's top-1 probability, in BANDS bands), multiplied along the
-round. It costs one more draft step and one more verified position, both measured (the
-verify's seconds against its length, fitted by a line). So a draft that is sure and right
-drafts to the cap, one that hesitates stops early, and one whose confidence means
-nothing (random weights) learns what its acceptance really is.
+round. It costs a draft step and what it adds to the verify: each verify length's own
+measured seconds (a line fitted through them for lengths not measured), since a verify's
+cost need not grow evenly (on the bench pair 7 positions cost 1.6x what 5 do, 5 hardly
+more than 4); a length rounds never reach is drafted now and then to measure it
+(EXPLORE_EVERY). The controller looks ahead to every longer round up to the cap, so a
+dear next position does not stop a round whose next two pay. So a draft that is sure and
+right drafts to where the verify gets dear, one that hesitates stops early, and one
+whose confidence means nothing (random weights) learns what its acceptance really is.
 
 Stepping aside: over the latest speculative rounds, the speedup over plain decoding
 (speculation's tokens per second times the plain step time) has a 95 % interval (the
@@ -48,6 +52,10 @@ PROBE_SHARE = 0.03  # a probe loses at most this share of the plain time before 
 Z95 = 1.96
 EWMA = 0.2  # weight of the newest draft step time
 TIMES_KEPT = 9  # the latest verify times per length; their median is the length's cost
+# A verify length rounds do not choose is measured by a round every EXPLORE_EVERY that
+# drafts it, until it has been measured enough, and again when STALE_ROUNDS old: its
+# cost may be what keeps rounds from it.
+EXPLORE_EVERY, STALE_ROUNDS = 16, 1024
 
 
 class _Times:
@@ -126,9 +134,10 @@ class DraftingControl:
         # Fixed for a round (plan): what a drafted token is weighed against. Computed
         # once a round so a drafted token costs a few multiplications.
         self._rate = 0.0
-        self._slope = 0.0
+        self._costs = [0.0] * (max_length + 1)  # verify seconds by proposals in it
         self._value = 0.0  # the overall acceptance rate
-        self._warm = True
+        self._forced = 0  # proposals this round drafts whatever they weigh (0: it weighs)
+        self._measured_at: dict[int, int] = {}  # verify length -> the round it last ran
 
     # -- a round ---------------------------------------------------------------------------
 
@@ -151,9 +160,15 @@ class DraftingControl:
             # The plain step's time, now and then (twice at first: a first step after
             # the prompt is MNN's clone, not counted).
             return 0
-        # Before anything is measured, rounds draft `start_length` whatever it weighs.
-        self._warm = self._draft_step is None or self._drafted_rounds < JUDGE_ROUNDS
-        self._rate, self._slope = self._best_rate(), self._verify_slope()
+        # Before anything is measured, rounds draft `start_length` whatever it weighs;
+        # now and then one drafts a length whose verify cost is not known (or is old).
+        self._forced = 0
+        if self._draft_step is None or self._drafted_rounds < JUDGE_ROUNDS:
+            self._forced = self.start_length
+        elif self._rounds % EXPLORE_EVERY == 0:
+            self._forced = self._unknown_length()
+        self._rate = self._best_rate()
+        self._costs = self._verify_by_proposals()
         self._value = self._overall_rate()
         return self.max_length
 
@@ -163,7 +178,7 @@ class DraftingControl:
             return False
         band = min(int(confidence * BANDS), BANDS - 1)
         chance = self._chance * self._band_rate(band)
-        if position > 0 and not self._warm and chance < self._rate * self._slope:
+        if position > 0 and not self._forced and not self._pays(position, chance, 0.0):
             return False
         self._chance = chance
         self._bands.append(band)
@@ -173,10 +188,24 @@ class DraftingControl:
         """Whether to draft the token after `position`, which was taken."""
         if position + 1 >= self.max_length:
             return False
-        if self._warm or self._draft_step is None:
-            return position + 1 < self.start_length
-        gain = self._chance * self._value
-        return gain >= self._rate * (self._draft_step + self._slope)
+        if self._forced or self._draft_step is None:
+            return position + 1 < (self._forced or self.start_length)
+        return self._pays(position + 1, self._chance * self._value, self._draft_step)
+
+    def _pays(self, taken: int, chance: float, draft_step: float) -> bool:
+        """Whether a round with `taken` proposals pays to grow to some longer one up to
+        the cap: the first added proposal accepted (with all before) with `chance`, each
+        next with the overall rate more; each costs `draft_step` (0: already drafted,
+        then the next ones the measured step) and what it adds to the verify."""
+        costs, rate = self._costs, self._rate
+        gain, drafting, base = 0.0, draft_step, costs[taken]
+        for more in range(taken + 1, self.max_length + 1):
+            gain += chance
+            if gain >= rate * (costs[more] - base + drafting):
+                return True
+            chance *= self._value
+            drafting += self._draft_step or 0.0
+        return False
 
     def record(
         self,
@@ -200,6 +229,7 @@ class DraftingControl:
         # round is no sample of what drafting costs.
         cloned = not times.seen or (draft_forwards > 0 and not self._draft_seen)
         times.add(target_seconds)
+        self._measured_at[drafted + 1] = self._rounds
         if drafted == 0 and draft_forwards == 0:
             self._plain.add(cycle)
             if self._aside_left > 0:
@@ -310,17 +340,35 @@ class DraftingControl:
             if (length == 1 or len(times.times) >= 2) and (median := times.median()) is not None
         }
 
-    def _verify_slope(self) -> float:
-        """Seconds one more verified position adds (least squares over the lengths seen;
-        0 until two lengths are: a memory-bound verify costs one step at any length)."""
-        costs = self._verify_costs()
-        if len(costs) < 2:
-            return 0.0
-        xs, ys = list(costs), list(costs.values())
-        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        sxx = sum((x - mx) ** 2 for x in xs)
-        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-        return max(sxy / sxx, 0.0)
+    def _unknown_length(self) -> int:
+        """The fewest proposals whose verify was not measured enough to be weighed, or
+        not for STALE_ROUNDS rounds; 0: all are known (the round weighs as usual)."""
+        for proposals in range(1, self.max_length + 1):
+            times = self._verify.get(proposals + 1)
+            if times is None or len(times.times) < 2:
+                return proposals
+            if self._rounds - self._measured_at[proposals + 1] > STALE_ROUNDS:
+                return proposals
+        return 0
+
+    def _verify_by_proposals(self) -> list[float]:
+        """A verify's seconds with 0..cap proposals (length 1..cap+1): each length's own
+        median where measured, else a least-squares line through those measured (flat
+        until two are: a memory-bound verify costs one step at any length); never less
+        than a shorter one's (noise)."""
+        measured = self._verify_costs()
+        xs, ys = list(measured), list(measured.values())
+        slope, mx, my = 0.0, (sum(xs) / len(xs) if xs else 0.0), (sum(ys) / len(ys) if ys else 0.0)
+        if len(measured) >= 2:
+            sxx = sum((x - mx) ** 2 for x in xs)
+            sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+            slope = max(sxy / sxx, 0.0)
+        costs, floor = [], 0.0
+        for length in range(1, self.max_length + 2):
+            cost = measured.get(length, my + slope * (length - mx))
+            floor = max(floor, cost)
+            costs.append(floor)
+        return costs
 
 
 def _ewma(old: float | None, new: float) -> float:
