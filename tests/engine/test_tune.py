@@ -169,7 +169,12 @@ def test_independent_draft_is_rarely_accepted(client: EngineClient, bundle_copy:
     run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(1, 3)))
     _check_consistent(run)
     # Acceptance is counted, not timed: greedy decoding makes it the same on any machine.
-    assert all(r.summary["acceptance"] < 0.5 for r in run.results)
+    # (Adaptive drafting may draft nothing at all: it steps aside while drafting loses.)
+    assert all(
+        r.summary["acceptance"] < 0.5
+        for r in run.results
+        if not (r.setting.adaptive and r.summary["acceptance"] is None)
+    )
 
 
 def test_identical_draft_accepts_all_and_the_verdict_follows_the_figures(
@@ -177,7 +182,12 @@ def test_identical_draft_accepts_all_and_the_verdict_follows_the_figures(
 ) -> None:
     target, draft = _pair(bundle_copy, "qwen3-target", "qwen3-draft-identical")
     run = run_sweep(client, target, draft, _quick(target, draft, draft_lengths=(2, 3)))
-    assert all(r.summary["acceptance"] == 1.0 for r in run.results)
+    # Every drafted token is accepted. Adaptive drafting may draft none: a draft as
+    # costly as the target does not pay, and it steps aside while that is so.
+    assert all(
+        r.summary["acceptance"] == 1.0 or (r.setting.adaptive and r.summary["acceptance"] is None)
+        for r in run.results
+    )
     assert all(r.summary["lossless"] for r in run.results)
     # The desktop recipe (memory normal) verifies exactly, so nothing limits acceptance.
     assert all(r.row()["verify_agreement"] == 1.0 for r in run.results)

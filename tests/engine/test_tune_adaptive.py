@@ -134,6 +134,15 @@ def test_a_tie_names_fixed_drafting_and_the_chart_keeps_adaptive_apart() -> None
     ]
 
 
+def test_a_verdict_on_adaptive_drafting_that_drafted_nothing() -> None:
+    # Stepping aside all along is plain decoding: no acceptance to give (and no crash).
+    aside = _adaptive(_result(4, 1.03, 0.9, 0.1, 1.01, 1.05))
+    aside.summary["acceptance"] = None
+    assert "pays off). Nothing was drafted: adaptive drafting stepped aside throughout." in (
+        verdict_sentence([aside])
+    )
+
+
 # -- saved runs from before adaptive drafting --------------------------------------------
 
 

@@ -313,7 +313,7 @@ def _verdict(results: list[SettingResult]) -> str:
         return (
             f"Best: {best.setting.label()}: {best.uplift:.2f}{TIMES} plain decoding "
             f"({_interval_text(best)}, above 1: speculation pays off). "
-            f"Acceptance {row['acceptance']:.2f}."
+            + _acceptance_text(row["acceptance"])
             + _tie_text(results)
             + _passed_over_text(results)
             + _disturbed_text(best)
@@ -326,6 +326,13 @@ def _verdict(results: list[SettingResult]) -> str:
         + _disturbed_text(best)
         + _verify_limit(best)
     )
+
+
+def _acceptance_text(acceptance: float | None) -> str:
+    # None: nothing was drafted (adaptive drafting may step aside all along).
+    if acceptance is None:
+        return "Nothing was drafted: adaptive drafting stepped aside throughout."
+    return f"Acceptance {acceptance:.2f}."
 
 
 def _disturbed_text(result: SettingResult) -> str:

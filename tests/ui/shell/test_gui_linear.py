@@ -109,6 +109,7 @@ def test_tune_refuses_unless_measured_anyway(window: MainWindow, qtbot: QtBot) -
     assert "linear attention" in page.pair_label.text()
     page.form.d_min.setValue(1)
     page.form.d_max.setValue(2)
+    page.form.adaptive.setChecked(False)  # two settings are enough to show the marking
     page.form.tokens.setValue(16)
     page.form.budget.setValue(1)  # the refusal and the marking are the subject, not the figures
     page.form.min_run.setValue(0.0)
