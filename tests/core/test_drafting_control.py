@@ -19,7 +19,6 @@ from app.core.measure.drafting_control import (
     DraftingControl,
 )
 
-
 # Rounds until the first judgement: two plain (the first is MNN's clone), one drafted
 # (its first draft forward and verify shape are clones too: not judged), then the judged.
 FIRST_TRIAL = 3 + JUDGE_ROUNDS
