@@ -3,7 +3,8 @@
 Each pair is loaded once per configuration (plain; fixed d = 1..D; adaptive up to D),
 all kept loaded, and every round decodes the same mixed prompts (prose, code, Chinese,
 a chat turn) with each configuration in an order that alternates round by round. A
-configuration's figure is its decode tok/s over all measured rounds: tokens over
+configuration's figure is its decode tok/s over all measured rounds (at least --rounds,
+and until each configuration decoded --seconds): tokens over
 seconds, so adaptive drafting's probes count wherever they fall (a median of rounds
 would leave out the rounds that probe). The adaptive controller lives as long as its
 loaded pair, as in Chat: it learns over the warm-up round and keeps learning.
@@ -15,7 +16,8 @@ loaded pair, as in Chat: it learns over the warm-up round and keeps learning.
 - the controller's own cost per round vs the bench target's plain step  below 0.02
 
     make bench-pair                      # once: builds .venv-fixtures and the pair
-    .venv/bin/python benchmarks/adaptive.py [--rounds 5] [--tokens 96] [-D 6] [--only noisy]
+    .venv/bin/python benchmarks/adaptive.py [--rounds 5] [--seconds 3] [--tokens 96] [-D 6]
+        [--only noisy identical]
 """
 
 from __future__ import annotations
@@ -93,15 +95,22 @@ def _configs(target: Path, draft: Path, longest: int) -> list[Config]:
     return configs
 
 
-def bench_pair(target: Path, draft: Path, longest: int, rounds: int, tokens: int) -> dict[str, Any]:
+def bench_pair(
+    target: Path, draft: Path, longest: int, rounds: int, tokens: int, seconds: float
+) -> dict[str, Any]:
     configs = _configs(target, draft, longest)
     for config in configs:
         config.round(tokens)  # warm-up; the adaptive controller learns here too
-    for r in range(rounds):
+    r = 0
+    # At least `rounds` rounds, and until each configuration decoded `seconds`: a
+    # fixture pair decodes a round in 40 ms, where a probe of adaptive drafting every
+    # 2,000 tokens falls in one round of five or none, and a hiccup weighs a lot.
+    while r < rounds or min(c.seconds for c in configs) < seconds:
         for config in configs if r % 2 == 0 else reversed(configs):
-            produced, seconds = config.round(tokens)
+            produced, took = config.round(tokens)
             config.produced += produced
-            config.seconds += seconds
+            config.seconds += took
+        r += 1
     rates = {c.name: c.rate for c in configs}
     fixed = {name: rate for name, rate in rates.items() if name.startswith("d=")}
     best = max(fixed, key=fixed.__getitem__)
@@ -116,6 +125,7 @@ def bench_pair(target: Path, draft: Path, longest: int, rounds: int, tokens: int
         "adaptive_vs_plain": rates["adaptive"] / rates[PLAIN],
         "best_fixed_vs_plain": rates[best] / rates[PLAIN],
         "asides": control.asides if control else 0,
+        "rounds": r,
     }
 
 
@@ -143,6 +153,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=96, help="tokens per prompt")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="decode seconds each configuration gets at least"
+    )
     parser.add_argument("-D", type=int, default=6, help="the longest draft length")
     parser.add_argument("--only", nargs="*", help="these pairs only (bench, noisy, ...)")
     parser.add_argument("--json", action="store_true")
@@ -162,7 +175,7 @@ def main() -> int:
     if args.only:
         pairs = {name: pair for name, pair in pairs.items() if name in args.only}
     for name, (target, draft) in pairs.items():
-        result[name] = bench_pair(target, draft, args.D, args.rounds, args.tokens)
+        result[name] = bench_pair(target, draft, args.D, args.rounds, args.tokens, args.seconds)
         print(f"{name}: {json.dumps(result[name])}", file=sys.stderr, flush=True)
     if "bench" in result:
         plain_step = 1.0 / result["bench"]["tok_s"][PLAIN]
@@ -178,14 +191,14 @@ def main() -> int:
                 f"{name}: adaptive / best fixed ({pair['best_fixed']}) "
                 f"{pair['adaptive_vs_best_fixed']:.3f}   floor {floor}; "
                 f"best fixed / plain {pair['best_fixed_vs_plain']:.3f}, "
-                f"stepped aside {pair['asides']} times",
+                f"stepped aside {pair['asides']} times in {pair['rounds']} rounds",
                 file=out,
             )
         elif name in ("noisy", "independent", "as-costly"):
             print(
                 f"{name}: adaptive / plain {pair['adaptive_vs_plain']:.3f}   floor 0.95; "
                 f"best fixed ({pair['best_fixed']}) / plain {pair['best_fixed_vs_plain']:.3f}, "
-                f"stepped aside {pair['asides']} times",
+                f"stepped aside {pair['asides']} times in {pair['rounds']} rounds",
                 file=out,
             )
     if "controller_cost" in result:
