@@ -7,7 +7,10 @@ configuration's figure is its decode tok/s over all measured rounds (at least --
 and until each configuration decoded --seconds): tokens over
 seconds, so adaptive drafting's probes count wherever they fall (a median of rounds
 would leave out the rounds that probe). The adaptive controller lives as long as its
-loaded pair, as in Chat: it learns over the warm-up round and keeps learning.
+loaded pair, as in Chat: it learns over the warm-up round and keeps learning. The best
+fixed length is chosen on the even rounds and compared with adaptive drafting on the
+odd ones (chosen and compared on the same rounds, the best of lengths within noise of
+each other reads faster than it is).
 
 - bench pair (benchmarks/.cache/pair):  adaptive / best fixed      floor 1.0 (aim 1.1)
 - pairs that do not pay (fixtures' noisy and independent drafts; the bench target as
@@ -16,7 +19,7 @@ loaded pair, as in Chat: it learns over the warm-up round and keeps learning.
 - the controller's own cost per round vs the bench target's plain step  below 0.02
 
     make bench-pair                      # once: builds .venv-fixtures and the pair
-    .venv/bin/python benchmarks/adaptive.py [--rounds 5] [--seconds 3] [--tokens 96] [-D 6]
+    .venv/bin/python benchmarks/adaptive.py [--rounds 8] [--seconds 8] [--tokens 96] [-D 6]
         [--only noisy identical]
 """
 
@@ -26,7 +29,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +60,16 @@ class Config:
     session: Session
     mode: Mode
     drafting: DraftingSettings | None
-    produced: int = 0
-    seconds: float = 0.0
+    runs: list[tuple[int, float]] = field(default_factory=list)  # per round: tokens, s
 
     @property
-    def rate(self) -> float:
-        return self.produced / self.seconds
+    def seconds(self) -> float:
+        return sum(took for _, took in self.runs)
+
+    def rate(self, half: int | None = None) -> float:
+        """Tokens over seconds of every measured round, or of the even (0) or odd (1)."""
+        runs = self.runs if half is None else self.runs[half::2]
+        return sum(n for n, _ in runs) / sum(took for _, took in runs)
 
     def round(self, tokens: int) -> tuple[int, float]:
         produced, seconds = 0, 0.0
@@ -105,23 +112,25 @@ def bench_pair(
     # At least `rounds` rounds, and until each configuration decoded `seconds`: a
     # fixture pair decodes a round in 40 ms, where a probe of adaptive drafting every
     # 2,000 tokens falls in one round of five or none, and a hiccup weighs a lot.
-    while r < rounds or min(c.seconds for c in configs) < seconds:
+    while r < rounds or r % 2 or min(c.seconds for c in configs) < seconds:
         for config in configs if r % 2 == 0 else reversed(configs):
-            produced, took = config.round(tokens)
-            config.produced += produced
-            config.seconds += took
+            config.runs.append(config.round(tokens))
         r += 1
-    rates = {c.name: c.rate for c in configs}
-    fixed = {name: rate for name, rate in rates.items() if name.startswith("d=")}
-    best = max(fixed, key=fixed.__getitem__)
-    adaptive = next(c for c in configs if c.name == "adaptive")
+    rates = {c.name: c.rate() for c in configs}
+    # The best fixed length is chosen on the even rounds and compared on the odd ones:
+    # the best of six lengths within noise of each other, chosen and compared on the
+    # same rounds, reads a few percent faster than it is.
+    by_name = {c.name: c for c in configs}
+    fixed = [c for c in configs if c.name.startswith("d=")]
+    best = max(fixed, key=lambda c: c.rate(0)).name
+    adaptive = by_name["adaptive"]
     control = adaptive.session.control
     for config in configs:
         config.session.unload()
     return {
         "tok_s": rates,
         "best_fixed": best,
-        "adaptive_vs_best_fixed": rates["adaptive"] / rates[best],
+        "adaptive_vs_best_fixed": adaptive.rate(1) / by_name[best].rate(1),
         "adaptive_vs_plain": rates["adaptive"] / rates[PLAIN],
         "best_fixed_vs_plain": rates[best] / rates[PLAIN],
         "asides": control.asides if control else 0,
@@ -151,10 +160,10 @@ def controller_cost(plain_step_seconds: float, longest: int, rounds: int = 20000
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=96, help="tokens per prompt")
     parser.add_argument(
-        "--seconds", type=float, default=3.0, help="decode seconds each configuration gets at least"
+        "--seconds", type=float, default=8.0, help="decode seconds each configuration gets at least"
     )
     parser.add_argument("-D", type=int, default=6, help="the longest draft length")
     parser.add_argument("--only", nargs="*", help="these pairs only (bench, noisy, ...)")

@@ -63,6 +63,8 @@ def test_identical_draft_adaptive_is_lossless_and_accepts_all_it_drafts(
     assert spec.stats.drafting == "adaptive"
     assert spec.stats.drafted > 0 and spec.stats.accepted == spec.stats.drafted
     _counts_add_up(spec, rounds, 4)
+    # Nothing drafted is cut by max_tokens: the last round drafts only what is left.
+    assert all(r.emitted == r.drafted + 1 for r in rounds)
 
 
 def test_fast_pair_adaptive_is_lossless(session: Session, fixture_bundle: Fixture) -> None:

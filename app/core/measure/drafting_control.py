@@ -5,9 +5,10 @@ maximises tokens per second by the rule of marginal value (the optimal stop for 
 renewal-reward rate): draft on while what the next tokens are expected to add is worth
 at least what they cost at the best rate measured so far, R* (the better of speculation's
 recent rate and plain decoding's). A token is expected to add the chance that it and
-every token before it in the round are accepted: the acceptance measured for drafts of
-its confidence (the draft's top-1 probability, in BANDS bands), multiplied along the
-round. It costs a draft step and what it adds to the verify: each verify length's own
+every token before it in the round are accepted: for a drafted token the acceptance
+measured for drafts of its confidence (the draft's top-1 probability, in BANDS bands),
+for one not yet drafted that measured at its position in the round once reached (errors
+come in runs: a draft right so far is likelier right next), multiplied along the round. It costs a draft step and what it adds to the verify: each verify length's own
 measured seconds (a line fitted through them for lengths not measured), since a verify's
 cost need not grow evenly (on the bench pair 7 positions cost 1.6x what 5 do, 5 hardly
 more than 4); a length rounds never reach is drafted now and then to measure it
@@ -114,6 +115,10 @@ class DraftingControl:
         self.asides = 0
         self._checked = [0.0] * BANDS
         self._accepted = [0.0] * BANDS
+        # The same by position in the round: a draft right so far is likelier right next
+        # (its errors come in runs), which the overall rate would underrate.
+        self._at_checked = [0.0] * max_length
+        self._at_accepted = [0.0] * max_length
         self._draft_step: float | None = None
         # Verify length (proposals + 1) -> its latest seconds. MNN's first forward of a
         # shape clones its module (tens of times a step, measured): the first time of
@@ -135,7 +140,7 @@ class DraftingControl:
         # once a round so a drafted token costs a few multiplications.
         self._rate = 0.0
         self._costs = [0.0] * (max_length + 1)  # verify seconds by proposals in it
-        self._value = 0.0  # the overall acceptance rate
+        self._ahead = [0.0] * max_length  # acceptance by position, once reached
         self._forced = 0  # proposals this round drafts whatever they weigh (0: it weighs)
         self._measured_at: dict[int, int] = {}  # verify length -> the round it last ran
 
@@ -169,7 +174,7 @@ class DraftingControl:
             self._forced = self._unknown_length()
         self._rate = self._best_rate()
         self._costs = self._verify_by_proposals()
-        self._value = self._overall_rate()
+        self._ahead = self._position_rates()
         return self.max_length
 
     def take(self, position: int, confidence: float) -> bool:
@@ -190,12 +195,13 @@ class DraftingControl:
             return False
         if self._forced or self._draft_step is None:
             return position + 1 < (self._forced or self.start_length)
-        return self._pays(position + 1, self._chance * self._value, self._draft_step)
+        taken = position + 1
+        return self._pays(taken, self._chance * self._ahead[taken], self._draft_step)
 
     def _pays(self, taken: int, chance: float, draft_step: float) -> bool:
         """Whether a round with `taken` proposals pays to grow to some longer one up to
         the cap: the first added proposal accepted (with all before) with `chance`, each
-        next with the overall rate more; each costs `draft_step` (0: already drafted,
+        next with its position's rate more; each costs `draft_step` (0: already drafted,
         then the next ones the measured step) and what it adds to the verify."""
         costs, rate = self._costs, self._rate
         gain, drafting, base = 0.0, draft_step, costs[taken]
@@ -203,7 +209,8 @@ class DraftingControl:
             gain += chance
             if gain >= rate * (costs[more] - base + drafting):
                 return True
-            chance *= self._value
+            if more < self.max_length:
+                chance *= self._ahead[more]
             drafting += self._draft_step or 0.0
         return False
 
@@ -250,9 +257,15 @@ class DraftingControl:
         for i in range(len(self._checked)):
             self._checked[i] *= DECAY
             self._accepted[i] *= DECAY
+        for i in range(len(self._at_checked)):
+            self._at_checked[i] *= DECAY
+            self._at_accepted[i] *= DECAY
         for i, band in enumerate(self._bands[: accepted + 1]):
+            right = 1.0 if i < accepted else 0.0
             self._checked[band] += 1.0
-            self._accepted[band] += 1.0 if i < accepted else 0.0
+            self._accepted[band] += right
+            self._at_checked[i] += 1.0
+            self._at_accepted[i] += right
         if cloned:
             return None
         self._recent.append((emitted, cycle))
@@ -311,9 +324,15 @@ class DraftingControl:
         middle = (band + 0.5) / BANDS
         return (self._accepted[band] + PRIOR * middle) / (self._checked[band] + PRIOR)
 
-    def _overall_rate(self) -> float:
+    def _position_rates(self) -> list[float]:
+        """Acceptance by position once reached, drawn to the overall rate where little
+        is measured (PRIOR observations of it)."""
         checked, accepted = sum(self._checked), sum(self._accepted)
-        return (accepted + PRIOR * 0.5) / (checked + PRIOR)
+        overall = (accepted + PRIOR * 0.5) / (checked + PRIOR)
+        return [
+            (right + PRIOR * overall) / (seen + PRIOR)
+            for right, seen in zip(self._at_accepted, self._at_checked, strict=True)
+        ]
 
     def _best_rate(self) -> float:
         """R*: tokens per second of recent speculation or of plain steps, the better."""

@@ -175,6 +175,10 @@ class Decoder:
             # window the target steps alone.
             alone = bool(window) and len(seq) + self.d > window
             cap = 0 if alone else self.control.plan() if self.control else self.d
+            if self.control is not None:
+                # A round emits up to cap + 1 tokens, and those past max_tokens are cut:
+                # adaptive drafting does not draft them (fixed drafting does, as MNN).
+                cap = min(cap, max_tokens - len(out) - 1)
             # After plain steps (stepped aside) the draft catches up apart from the round,
             # so the round's time is its drafting and verifying alone.
             behind = self._draft_behind(seq)
