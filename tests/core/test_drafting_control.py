@@ -15,6 +15,7 @@ from app.core.measure.drafting_control import (
     JUDGE_ROUNDS,
     MAX_GAP,
     PLAIN_EVERY,
+    PLAIN_EVERY_SURE,
     PROBE_SHARE,
     DraftingControl,
 )
@@ -94,8 +95,9 @@ def test_a_draft_that_is_always_right_drafts_to_the_cap_and_stays() -> None:
     assert speculative and all(k == 4 for k in speculative[-80:])
     assert not pair.asides and not control.stepped_aside
     # Plain rounds only to keep the plain step time current: two at first (the first is
-    # MNN's clone, not counted), then one every PLAIN_EVERY rounds.
-    assert pair.lengths.count(0) == 2 + len(range(PLAIN_EVERY, 301, PLAIN_EVERY))
+    # MNN's clone, not counted), then one every PLAIN_EVERY rounds until drafting surely
+    # pays (from the first judgement on here: 3.5x plain), then every PLAIN_EVERY_SURE.
+    assert pair.lengths.count(0) == 2 + len(range(PLAIN_EVERY_SURE, 301, PLAIN_EVERY_SURE))
     assert pair.tokens / pair.seconds > 3.0  # ~5 tokens per 1.4 s against 1 per 1 s plain
 
 
@@ -241,3 +243,13 @@ def test_a_dear_next_position_does_not_stop_a_round_whose_next_ones_pay() -> Non
     pair.run(control, 400)
     late = [k for k in pair.lengths[-40:] if k]
     assert late and all(k == 6 for k in late), late
+
+
+def test_plain_rounds_are_frequent_only_while_the_speedup_is_in_doubt() -> None:
+    # One token a round, 0.7 s drafting and 1 s verifying, always right: 2 tokens in
+    # 1.7 s, 1.18x plain, not surely above SURE: the plain time is kept current.
+    pair = Pair(0.7, flat(1.0), lambda i, n: (0.95, True))
+    control = DraftingControl(1)
+    pair.run(control, 300)
+    assert not pair.asides
+    assert pair.lengths.count(0) == 2 + len(range(PLAIN_EVERY, 301, PLAIN_EVERY))

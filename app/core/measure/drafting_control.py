@@ -3,31 +3,34 @@
 A round's reward is the tokens it emits, its cost the seconds it takes; the controller
 maximises tokens per second by the rule of marginal value (the optimal stop for a
 renewal-reward rate): draft on while what the next tokens are expected to add is worth
-at least what they cost at the best rate measured so far, R* (the better of speculation's
-recent rate and plain decoding's). A token is expected to add the chance that it and
-every token before it in the round are accepted: for a drafted token the acceptance
-measured for drafts of its confidence (the draft's top-1 probability, in BANDS bands),
-for one not yet drafted that measured at its position in the round once reached (errors
-come in runs: a draft right so far is likelier right next), multiplied along the round. It costs a draft step and what it adds to the verify: each verify length's own
-measured seconds (a line fitted through them for lengths not measured), since a verify's
-cost need not grow evenly (on the bench pair 7 positions cost 1.6x what 5 do, 5 hardly
-more than 4); a length rounds never reach is drafted now and then to measure it
-(EXPLORE_EVERY). The controller looks ahead to every longer round up to the cap, so a
-dear next position does not stop a round whose next two pay. So a draft that is sure and
-right drafts to where the verify gets dear, one that hesitates stops early, and one
-whose confidence means nothing (random weights) learns what its acceptance really is.
+at least what they cost at the best rate measured so far, R* (the better of
+speculation's recent rate and plain decoding's). A token is expected to add the chance
+that it and every token before it in the round are accepted: for a drafted token the
+acceptance measured for drafts of its confidence (the draft's top-1 probability, in
+BANDS bands), for one not yet drafted that measured at its position in the round once
+reached (errors come in runs: a draft right so far is likelier right next), multiplied
+along the round. It costs a draft step and what it adds to the verify: each verify
+length's own measured seconds (a line fitted through them for lengths not measured),
+since a verify's cost need not grow evenly (on the bench pair 7 positions cost 1.6x what
+5 do, 5 hardly more than 4); a length rounds never reach is drafted now and then to
+measure it (EXPLORE_EVERY). The controller looks ahead to every longer round up to the
+cap, so a dear next position does not stop a round whose next two pay. So a draft that
+is sure and right drafts to where the verify gets dear, one that hesitates stops early,
+and one whose confidence means nothing (random weights) learns what its acceptance
+really is.
 
 Stepping aside: over the latest speculative rounds, the speedup over plain decoding
 (speculation's tokens per second times the plain step time) has a 95 % interval (the
 ratio estimator's, by the delta method). When its upper end is below 1 the controller
 goes plain for `gap` tokens, then probes with JUDGE_ROUNDS speculative rounds; each
 probe that confirms doubles the gap, up to MAX_GAP. A probe is not free (the draft reads
-what it missed, then drafts rounds that lose): the gap is at least long enough that
-what the last trial lost is PROBE_SHARE of the time spent plain. A plain round every PLAIN_EVERY
-rounds keeps the plain step time current while drafting pays. Rounds are timed whole,
-with the decoding loop's own work (on a tiny model as costly as a forward), so plain and
-speculative rounds are compared as a reply sees them. MNN clones a module on the first
-forward of each shape: each first time is left out.
+what it missed, then drafts rounds that lose): the gap is at least long enough that what
+the last trial lost is PROBE_SHARE of the time spent plain. A plain round every
+PLAIN_EVERY rounds keeps the plain step time current while drafting pays (every
+PLAIN_EVERY_SURE once it surely pays). Rounds are timed whole, with the decoding loop's
+own work (on a tiny model as costly as a forward), so plain and speculative rounds are
+compared as a reply sees them. MNN clones a module on the first forward of each shape:
+each first time is left out.
 
 Only past rounds and the draft's own outputs decide a round's length, never the verify
 it is about to get, so speculative sampling stays exact. The controller lives as long
@@ -45,7 +48,10 @@ from dataclasses import dataclass
 BANDS = 10
 PRIOR = 2.0  # pseudo-observations per band, at the band's middle confidence
 DECAY = 0.98  # per round: a change of subject (prose to code) shows within tens of rounds
-PLAIN_EVERY = 64  # a plain round among this many keeps the plain time current
+PLAIN_EVERY = 64  # a plain round among this many keeps the plain time current…
+# …and among this many once drafting surely pays (the speedup's interval above SURE):
+# the plain time then decides nothing, and each plain round costs what drafting gains.
+PLAIN_EVERY_SURE, SURE = 1024, 1.3
 JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
 WINDOW = 24  # the latest speculative rounds the speedup is judged over
 FIRST_GAP, MAX_GAP = 32, 2048
@@ -142,6 +148,7 @@ class DraftingControl:
         self._costs = [0.0] * (max_length + 1)  # verify seconds by proposals in it
         self._ahead = [0.0] * max_length  # acceptance by position, once reached
         self._forced = 0  # proposals this round drafts whatever they weigh (0: it weighs)
+        self._sure = False  # drafting surely pays (the latest judgement)
         self._measured_at: dict[int, int] = {}  # verify length -> the round it last ran
 
     # -- a round ---------------------------------------------------------------------------
@@ -161,7 +168,8 @@ class DraftingControl:
         if self._aside_left > 0:
             return 0
         self._rounds += 1
-        if self._rounds <= 2 or self._rounds % PLAIN_EVERY == 0:
+        every = PLAIN_EVERY_SURE if self._sure else PLAIN_EVERY
+        if self._rounds <= 2 or self._rounds % every == 0:
             # The plain step's time, now and then (twice at first: a first step after
             # the prompt is MNN's clone, not counted).
             return 0
@@ -299,6 +307,7 @@ class DraftingControl:
         if found is None:
             return None
         speedup, low, high = found
+        self._sure = low > SURE
         if high >= 1.0:
             if self._probing:
                 self._probing, self._gap = False, FIRST_GAP
