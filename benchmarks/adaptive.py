@@ -16,6 +16,7 @@ each other reads faster than it is).
 - pairs that do not pay (fixtures' noisy and independent drafts; the bench target as
    its own draft, as costly as its target): adaptive / plain         floor 0.95
 - an identical draft (fixture):           adaptive / best fixed     floor 0.97
+- the fixtures' fast pair (12-layer target, 2-layer draft), the Chat benchmark's: shown
 - the controller's own cost per round vs the bench target's plain step  below 0.02
 
     make bench-pair                      # once: builds .venv-fixtures and the pair
@@ -179,6 +180,7 @@ def main() -> int:
         "independent": (FIXTURES / "qwen3-target", FIXTURES / "qwen3-draft-independent"),
         "as-costly": (PAIR / "target", PAIR / "target"),
         "identical": (FIXTURES / "qwen3-target", FIXTURES / "qwen3-draft-identical"),
+        "fast": (FIXTURES / "fast-target", FIXTURES / "fast-draft"),
     }
     result: dict[str, Any] = {}
     if args.only:
@@ -194,8 +196,8 @@ def main() -> int:
         print(json.dumps(result, indent=2), file=out)
         return 0
     for name, pair in result.items():
-        if name in ("bench", "identical"):
-            floor = "1.0 (aim 1.1)" if name == "bench" else "0.97"
+        if name in ("bench", "identical", "fast"):
+            floor = {"bench": "1.0 (aim 1.1)", "identical": "0.97"}.get(name, "none (shown)")
             print(
                 f"{name}: adaptive / best fixed ({pair['best_fixed']}) "
                 f"{pair['adaptive_vs_best_fixed']:.3f}   floor {floor}; "

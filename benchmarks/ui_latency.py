@@ -8,7 +8,7 @@ draft) and measures, in one run:
   the time since) vs the headless engine on the same pair and recipe, interleaved
   (floor 0.97).
 
-    .venv/bin/python benchmarks/ui_latency.py [--tokens 3000] [--runs 3]
+    .venv/bin/python benchmarks/ui_latency.py [--tokens 3000] [--runs 3] [--fixed]
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--fixed", action="store_true", help="fixed drafting (the default: adaptive drafting)"
+    )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="draftdeck-ui-bench-"))
     os.environ["DRAFTDECK_HOME"] = str(home)
@@ -41,6 +44,7 @@ def main() -> int:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.core.recipe.drafting_settings import DraftingSettings, write_drafting
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import ChatTurn, Generate, Load, Mode, Reset, Rounds
     from app.ui.base.engine_bridge import READY
@@ -57,6 +61,8 @@ def main() -> int:
         data = json.loads(path.read_text())
         data.update(RECIPE)
         path.write_text(json.dumps(data, indent=4))
+    # The draft pack's own drafting settings: the chat and the headless engine read them.
+    write_drafting(library / "fast-draft", DraftingSettings(adaptive=not args.fixed))
 
     _app = QApplication(sys.argv)  # kept alive for the run
     window = create_main_window()

@@ -39,6 +39,7 @@ class Pair:
     asides: list[drafting_control.Aside] = field(default_factory=list)
     count: int = 0
     catch_up: float = 0.0  # seconds the draft reads before a round that follows plain ones
+    first_step: float | None = None  # a round's first draft forward, when dearer (MNN's)
 
     def run(self, control: DraftingControl, rounds: int) -> None:
         for _ in range(rounds):
@@ -70,9 +71,13 @@ class Pair:
         while accepted < taken and verdicts[accepted]:
             accepted += 1
         draft_seconds = forwards * self.draft_step
+        later = None
+        if self.first_step is not None:
+            later = (forwards - 1) * self.draft_step
+            draft_seconds = self.first_step + later
         target_seconds = self.verify(taken + 1)
         aside = control.record(
-            taken, accepted, accepted + 1, draft_seconds, forwards, target_seconds
+            taken, accepted, accepted + 1, draft_seconds, forwards, target_seconds, None, later
         )
         if aside is not None:
             self.asides.append(aside)
@@ -253,3 +258,12 @@ def test_plain_rounds_are_frequent_only_while_the_speedup_is_in_doubt() -> None:
     pair.run(control, 300)
     assert not pair.asides
     assert pair.lengths.count(0) == 2 + len(range(PLAIN_EVERY, 301, PLAIN_EVERY))
+
+
+def test_a_rounds_dear_first_draft_forward_is_not_taken_for_what_more_tokens_cost() -> None:
+    # The first forward feeds the tokens the draft has not seen (3 s here), each next one
+    # 0.1 s: one more token costs 0.1 s, so a draft sure and right drafts the cap.
+    pair = Pair(0.1, flat(1.0), lambda i, n: (0.95, True), first_step=3.0)
+    control = DraftingControl(4)
+    pair.run(control, 300)
+    assert all(k == 4 for k in [k for k in pair.lengths if k][-80:])

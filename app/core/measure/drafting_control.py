@@ -231,11 +231,14 @@ class DraftingControl:
         draft_forwards: int,
         target_seconds: float,
         round_seconds: float | None = None,
+        later_seconds: float | None = None,
     ) -> Aside | None:
         """What the round measured; an `Aside` when it made the controller step aside.
         `round_seconds`: the whole round as the reply sees it (the decoding loop's own
         work included, which on a tiny model costs as much as a forward); default the
-        draft's and the target's time."""
+        draft's and the target's time. `later_seconds`: the draft forwards after the
+        round's first (which feeds what the draft has not seen, dearer), what one more
+        drafted token costs; default the draft's time over its forwards."""
         cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
         times = self._verify.get(drafted + 1)
         if times is None:
@@ -259,8 +262,12 @@ class DraftingControl:
         if drafted == 0 and draft_forwards == 0:
             return None
         self._drafted_rounds += 1
-        if draft_forwards and self._draft_seen:
-            self._draft_step = _ewma(self._draft_step, draft_seconds / draft_forwards)
+        if later_seconds is None:
+            step = draft_seconds / draft_forwards if draft_forwards else None
+        else:
+            step = later_seconds / (draft_forwards - 1) if draft_forwards > 1 else None
+        if step is not None and self._draft_seen:
+            self._draft_step = _ewma(self._draft_step, step)
         self._draft_seen = self._draft_seen or draft_forwards > 0
         for i in range(len(self._checked)):
             self._checked[i] *= DECAY

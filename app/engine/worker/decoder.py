@@ -308,7 +308,7 @@ class Decoder:
             return [token], [False], stats
 
         t0 = time.perf_counter()
-        proposal, qs, forwards = draft_tokens(
+        proposal, qs, forwards, later = draft_tokens(
             draft,
             seq,
             self._draft_start,
@@ -347,7 +347,7 @@ class Decoder:
         cycle = self._cycle()
         if self.control is not None:
             stepped = self.control.record(
-                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle
+                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle, later
             )
             note = stepped.describe() if stepped is not None else ""
         flags = [True] * n + [False]

@@ -8,6 +8,8 @@ the speculative rule holds for any number of proposals chosen before the verify.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from app.core.measure.drafting_control import DraftingControl
@@ -25,17 +27,22 @@ def draft_tokens(
     sampler: SpeculativeSampler | None,
     control: DraftingControl | None,
     stop_below: float,
-) -> tuple[list[int], list[TokenDist], int]:
+) -> tuple[list[int], list[TokenDist], int, float]:
     """Up to `cap` proposals (feeding whatever the draft has not seen yet first; its
-    cache holds `seq` from `start`),
-    their distributions when sampling, and the draft forwards it took. A round stops
-    early when the controller says so, or below `stop_below` without one."""
+    cache holds `seq` from `start`), their distributions when sampling, the draft
+    forwards it took and the seconds of those after the first: a round's first forward
+    feeds the one or two tokens the draft has not seen (MNN's multi-token path costs
+    several one-token steps), so only the later ones are what one more token costs. A
+    round stops early when the controller says so, or below `stop_below` without one."""
     proposal: list[int] = []
     qs: list[TokenDist] = []
     judged = control is not None or stop_below > 0.0
     feed = seq[start + len(draft.kv_tokens) :]
     forwards = 0
+    later_from = 0.0  # when the round's second step began
     for i in range(cap):
+        if i == 1:
+            later_from = time.perf_counter()
         rows = draft.forward(feed)
         forwards += 1
         confidence = 1.0
@@ -58,7 +65,8 @@ def draft_tokens(
         if control is not None and not control.more(i):
             break
         feed = [token]
-    return proposal, qs, forwards
+    later = time.perf_counter() - later_from if later_from else 0.0
+    return proposal, qs, forwards, later
 
 
 def _top_probability(row: Logits) -> float:
