@@ -196,11 +196,13 @@ def test_cli_bench_json(fixture_bundle: Fixture, tmp_path: Path) -> None:
         "2",
         "--min-run-seconds",
         "0",  # one generation per run: `tokens` is then the 60 asked for
+        "--fixed",  # every round drafts 3: the counts below are exact
         "--json",
         timeout=300,
         check=True,
     )
     result = json.loads(proc.stdout)
+    assert result["drafting"] == "fixed"
     for key in (
         "baseline_tok_s",
         "spec_tok_s",
