@@ -41,7 +41,6 @@ draft the pack authors' recommended length (runtime_config.json) where they give
 from __future__ import annotations
 
 import math
-import statistics
 from collections import deque
 from dataclasses import dataclass
 
@@ -58,33 +57,40 @@ FIRST_GAP, MAX_GAP = 32, 2048
 PROBE_SHARE = 0.03  # a probe loses at most this share of the plain time before it
 Z95 = 1.96
 EWMA = 0.2  # weight of the newest draft step time
-TIMES_KEPT = 9  # the latest verify times per length; their median is the length's cost
+TIMES_KEPT = 9  # the latest times per kind of step
+# A verify length's cost: the lower quartile of its latest times. Another process only
+# ever slows a step, and a length rounds seldom choose keeps its times long: one slowed
+# time should not keep rounds from it (it did, on the fast pair: 0.78 of fixed drafting).
+VERIFY_QUANTILE = 0.25
 # A verify length rounds do not choose is measured by a round every EXPLORE_EVERY that
 # drafts it, until it has been measured enough, and again when STALE_ROUNDS old: its
 # cost may be what keeps rounds from it.
-EXPLORE_EVERY, STALE_ROUNDS = 16, 1024
+EXPLORE_EVERY, STALE_ROUNDS = 16, 256
 
 
 class _Times:
-    """The latest TIMES_KEPT times of one kind of step and their median, worked out only
-    when read (a plain step of a tiny model is 0.1 ms: bookkeeping must stay cheap).
-    The first time is left out: MNN clones a module on a shape's first forward."""
+    """The latest TIMES_KEPT times of one kind of step and their `quantile` (the median
+    by default), worked out only when read (a plain step of a tiny model is 0.1 ms:
+    bookkeeping must stay cheap). The first time is left out: MNN clones a module on a
+    shape's first forward."""
 
-    def __init__(self) -> None:
+    def __init__(self, quantile: float = 0.5) -> None:
         self.times: deque[float] = deque(maxlen=TIMES_KEPT)
         self.seen = False
-        self._median: float | None = None
+        self.quantile = quantile
+        self._typical: float | None = None
 
     def add(self, seconds: float) -> None:
         if self.seen:
             self.times.append(seconds)
-            self._median = None
+            self._typical = None
         self.seen = True
 
-    def median(self) -> float | None:
-        if self._median is None and self.times:
-            self._median = statistics.median(self.times)
-        return self._median
+    def typical(self) -> float | None:
+        if self._typical is None and self.times:
+            ordered = sorted(self.times)
+            self._typical = ordered[int(self.quantile * (len(ordered) - 1))]
+        return self._typical
 
 
 @dataclass(frozen=True)
@@ -242,7 +248,7 @@ class DraftingControl:
         cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
         times = self._verify.get(drafted + 1)
         if times is None:
-            times = self._verify[drafted + 1] = _Times()
+            times = self._verify[drafted + 1] = _Times(VERIFY_QUANTILE)
         # MNN clones a module on a shape's first forward (tens of steps' time): such a
         # round is no sample of what drafting costs.
         cloned = not times.seen or (draft_forwards > 0 and not self._draft_seen)
@@ -364,15 +370,15 @@ class DraftingControl:
     def _plain_step(self) -> float | None:
         """A plain round's seconds: measured, else the cheapest verify measured (a
         verify alone: the speedup may then be underrated a little), else None."""
-        return self._plain.median() or min(self._verify_costs().values(), default=None)
+        return self._plain.typical() or min(self._verify_costs().values(), default=None)
 
     def _verify_costs(self) -> dict[int, float]:
-        """Verify length -> its median seconds, for the lengths measured twice (once
+        """Verify length -> its typical seconds, for the lengths measured twice (once
         more may still be warming up); plain steps (length 1) from their first."""
         return {
-            length: median
+            length: cost
             for length, times in self._verify.items()
-            if (length == 1 or len(times.times) >= 2) and (median := times.median()) is not None
+            if (length == 1 or len(times.times) >= 2) and (cost := times.typical()) is not None
         }
 
     def _unknown_length(self) -> int:
@@ -388,7 +394,7 @@ class DraftingControl:
 
     def _verify_by_proposals(self) -> list[float]:
         """A verify's seconds with 0..cap proposals (length 1..cap+1): each length's own
-        median where measured, else a least-squares line through those measured (flat
+        typical time where measured, else a least-squares line through those measured (flat
         until two are: a memory-bound verify costs one step at any length); never less
         than a shorter one's (noise)."""
         measured = self._verify_costs()
