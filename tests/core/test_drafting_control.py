@@ -278,3 +278,29 @@ def test_a_rounds_dear_first_draft_forward_is_not_taken_for_what_more_tokens_cos
     control = DraftingControl(4)
     pair.run(control, 300)
     assert all(k == 4 for k in [k for k in pair.lengths if k][-80:])
+
+
+def test_a_round_in_which_mnn_cloned_a_module_is_not_judged() -> None:
+    # The engine says when a model fed a length it never had (MNN cloned a module: tens
+    # of steps' time). Such rounds, 50 s here against 1 s, must not make a pair that
+    # pays (3 tokens in 1.2 s) look as if it does not.
+    control = DraftingControl(2)
+    for i in range(120):
+        cap = control.plan()
+        if cap == 0:
+            assert control.record(0, 0, 1, 0.0, 0, 1.0) is None
+            continue
+        taken = 0
+        for position in range(cap):
+            if not control.take(position, 0.9):
+                break
+            taken += 1
+            if not control.more(position):
+                break
+        cloned = i % 10 == 5
+        seconds = 1.0 + (50.0 if cloned else 0.0)
+        aside = control.record(
+            taken, taken, taken + 1, 0.1 * taken, taken, seconds, None, None, cloned
+        )
+        assert aside is None, i
+    assert not control.stepped_aside and control.asides == 0

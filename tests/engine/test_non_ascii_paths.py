@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.core.infra.errors import EngineError
+from app.core.recipe.drafting_settings import FIXED_DRAFTING
 from app.engine.client.engine_client import EngineClient
 from app.engine.protocol import Generate, Load, Mode
 from app.engine.worker.decoder import Generation
@@ -53,7 +54,11 @@ def pair(library: Path, bundle_copy: Callable[..., Path]) -> tuple[Path, Path]:
 def _generate(session: Session, mode: Mode = Mode.SPECULATIVE) -> Generation:
     session.reset()
     return session.generate(
-        Generate(prompt=PROMPT, max_tokens=TOKENS, mode=mode, ignore_stop=True),
+        # Fixed drafting: the accepted counts compared below are then the weights' alone
+        # (adaptive drafting's follow the machine's speed).
+        Generate(
+            prompt=PROMPT, max_tokens=TOKENS, mode=mode, ignore_stop=True, drafting=FIXED_DRAFTING
+        ),
         lambda event: None,
         lambda: False,
     )
@@ -165,7 +170,7 @@ def test_worker_loads_and_generates_from_non_ascii_folders(
     # Like Windows, the worker's text streams use a code page without CJK; requests
     # carry paths as \\u escapes, so they must arrive intact anyway.
     monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
-    generate = Generate(prompt=PROMPT, max_tokens=TOKENS, ignore_stop=True)
+    generate = Generate(prompt=PROMPT, max_tokens=TOKENS, ignore_stop=True, drafting=FIXED_DRAFTING)
     with EngineClient() as client:
         client.run(
             Load(

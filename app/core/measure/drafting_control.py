@@ -238,20 +238,22 @@ class DraftingControl:
         target_seconds: float,
         round_seconds: float | None = None,
         later_seconds: float | None = None,
+        cloned: bool = False,
     ) -> Aside | None:
         """What the round measured; an `Aside` when it made the controller step aside.
         `round_seconds`: the whole round as the reply sees it (the decoding loop's own
         work included, which on a tiny model costs as much as a forward); default the
         draft's and the target's time. `later_seconds`: the draft forwards after the
         round's first (which feeds what the draft has not seen, dearer), what one more
-        drafted token costs; default the draft's time over its forwards."""
+        drafted token costs; default the draft's time over its forwards. `cloned`: a
+        model fed a length it never had (MNN cloned a module: not judged)."""
         cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
         times = self._verify.get(drafted + 1)
         if times is None:
             times = self._verify[drafted + 1] = _Times(VERIFY_QUANTILE)
         # MNN clones a module on a shape's first forward (tens of steps' time): such a
         # round is no sample of what drafting costs.
-        cloned = not times.seen or (draft_forwards > 0 and not self._draft_seen)
+        cloned = cloned or not times.seen or (draft_forwards > 0 and not self._draft_seen)
         times.add(target_seconds)
         self._measured_at[drafted + 1] = self._rounds
         if drafted == 0 and draft_forwards == 0:

@@ -307,6 +307,7 @@ class Decoder:
                 self.control.record(0, 0, 1, 0.0, 0, elapsed, cycle)
             return [token], [False], stats
 
+        lengths_fed = len(draft.lengths_fed) + len(target.lengths_fed)
         t0 = time.perf_counter()
         proposal, qs, forwards, later = draft_tokens(
             draft,
@@ -346,8 +347,10 @@ class Decoder:
         note = ""
         cycle = self._cycle()
         if self.control is not None:
+            # A length either model never fed before: MNN cloned a module this round.
+            cloned = len(draft.lengths_fed) + len(target.lengths_fed) > lengths_fed
             stepped = self.control.record(
-                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle, later
+                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle, later, cloned
             )
             note = stepped.describe() if stepped is not None else ""
         flags = [True] * n + [False]

@@ -138,6 +138,9 @@ class MnnLlm:
             raise EngineError(f"{bundle}: MNN could not load this bundle", FailureCode.LOAD_FAILED)
         self.vocab_size = vocab_size
         self.kv_tokens: list[int] = []  # exactly what the KV cache holds
+        # The input lengths fed so far: MNN clones a module on a length's first forward
+        # (tens of steps' time), which adaptive drafting must not take for a step's cost.
+        self.lengths_fed: set[int] = set()
         self._erase_to: int | None = None  # a cut not yet handed to MNN
 
     def close(self) -> None:
@@ -204,6 +207,7 @@ class MnnLlm:
             raise EngineError(
                 f"{self.bundle}: token ids outside the vocabulary", FailureCode.BAD_TOKENS
             )
+        self.lengths_fed.add(len(ids))
         with self._folder.inside(required=False):
             if self._erase_to is not None:
                 self._c.erase_history(self._erase_to, 0)
