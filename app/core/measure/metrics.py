@@ -99,7 +99,7 @@ class DecodeStats:
     max_tokens_asked: int = 0  # the caller's max_tokens when more than fit (else 0)
     draft_prefill_seconds: float = 0.0  # the draft's prefill, done at the first round
     dropped_messages: int = 0  # oldest chat messages left out to fit the window
-    drafting: str = "fixed"  # ADAPTIVE: the controller chose each round's length; SEEDED
+    drafting: str = FIXED  # ADAPTIVE: the controller chose each round's length; SEEDED
     aside_rounds: int = 0  # plain steps while adaptive drafting stood aside
     asides: int = 0  # times it stepped aside
     aside_note: str = ""  # why, the latest time
