@@ -58,6 +58,9 @@ class Settings:
     phone_root: str = ""
     # Chat: the folder the last export or chart image went to (the dialogs start there).
     export_folder: str = ""
+    # The phone the forecast is made for (phone_profiles.py): a recorded phone's adb
+    # model name or a published profile's name; empty: none chosen.
+    phone_profile: str = ""
 
     def __post_init__(self) -> None:
         # What this process's changes are measured against; None: the defaults (not
