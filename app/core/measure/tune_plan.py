@@ -14,8 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from app.core.pack.files import CONFIG
+from app.core.recipe.desktop_settings import desktop_overlay
 from app.core.recipe.drafting_settings import read_drafting
-from app.core.recipe.files import draft_recipe_path, read_recipe, run_recipes, target_run_recipe
+from app.core.recipe.files import (
+    draft_recipe_path,
+    draft_settings,
+    read_recipe,
+    run_recipes,
+    target_run_recipe,
+    target_settings,
+)
 from app.core.recipe.sampler_settings import SamplerSettings, with_overrides
 from app.core.recipe.schema import FIELDS, physical_cores
 
@@ -244,23 +252,42 @@ class ThreadCount:
 
 
 def thread_counts(target: Path, draft: Path, cores: int | None = None) -> list[ThreadCount]:
-    """The target's and the draft's thread counts as the engine runs them."""
+    """The target's and the draft's thread counts as the engine runs them: a count the
+    engine hands MNN (this computer's settings, the draft's recipe, the thread count a
+    phone recipe's GPU mode becomes here: recipe/files.py) runs as it is; one MNN reads
+    from config.json is held to the physical cores."""
     limit = cores or physical_cores()
 
-    def from_config(bundle: Path, field: str) -> ThreadCount:
+    def count(bundle: Path, field: str, given: dict[str, Any], files: list[str]) -> ThreadCount:
+        explicit = given.get("thread_num")
+        if isinstance(explicit, int) and not isinstance(explicit, bool):
+            named = next((f for f in files if "thread_num" in _layer(bundle, f)), CONFIG)
+            return ThreadCount(field, named, explicit, explicit, limit)
         saved = read_recipe(bundle / CONFIG).get("thread_num")
         asked = saved if isinstance(saved, int) and saved > 0 else FIELDS["thread_num"].default
         return ThreadCount(field, CONFIG, int(asked), min(int(asked), limit), limit)
 
-    recipe_path = draft_recipe_path(draft)
-    explicit = read_recipe(recipe_path).get("thread_num")
-    if explicit is None:
-        drafted = from_config(draft, "draft_threads")
-    else:
-        drafted = ThreadCount(
-            "draft_threads", recipe_path.name, int(explicit), int(explicit), limit
-        )
-    return [from_config(target, "target_threads"), drafted]
+    recipe = draft_recipe_path(draft).name
+    return [
+        count(target, "target_threads", target_settings(target), [_HERE + CONFIG]),
+        count(
+            draft,
+            "draft_threads",
+            draft_settings(draft),
+            [_HERE + recipe, recipe, _HERE + CONFIG],
+        ),
+    ]
+
+
+# A layer of this computer's settings, in `_layer`'s names, and as the thread note says it.
+_HERE = "this computer's settings for "
+
+
+def _layer(bundle: Path, name: str) -> dict[str, Any]:
+    """The keys of one layer of what a model runs with (see thread_counts)."""
+    if name.startswith(_HERE):
+        return desktop_overlay(bundle, name.removeprefix(_HERE))
+    return read_recipe(bundle / name)
 
 
 def recipe_defaults(target: Path, draft: Path, cores: int | None = None) -> dict[str, Any]:

@@ -8,10 +8,14 @@ bring it back: in `<pack>/.draftdeck-original/`, or, for a pack added by referen
 DraftDeck's data folder (copies.py says where). Both copies keep the recipe's mode.
 
 What a model runs with layers these files the way the engine hands them to MNN: MNN reads
-the pack's config.json itself and `set_config()` merges the engine's dict over it, which
-is the caller's keys for the target and, for the draft, its recipe (`draft_recipe_path`:
-config_cpu.json, or draft_config_cpu.json when that is the only one) under the caller's
-keys (`run_recipes`). A pack with both is handled in draft_recipes.
+the pack's config.json itself and `set_config()` merges the engine's dict over it. That
+dict is, for the target, this computer's settings for its config.json
+(desktop_settings.py) under the caller's keys; for the draft, this computer's settings
+for its config.json, its recipe (`draft_recipe_path`: config_cpu.json, or
+draft_config_cpu.json when that is the only one), this computer's settings for that
+recipe, then the caller's keys (`run_recipes`). Each file's own layer comes right above
+it: the pack's recipes are the phone's, and what runs here is adapted over them without
+changing them. A pack with both draft recipes is handled in draft_recipes.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from app.core.pack.files import CONFIG, DRAFT_RECIPE, DRAFT_RECIPE_ALT
 # folder for a pack added by reference); callers take them from here.
 from app.core.recipe.copies import backup_path as backup_path
 from app.core.recipe.copies import original_path as original_path
+from app.core.recipe.desktop_settings import desktop_overlay, host_fixes
 from app.core.recipe.sampler_settings import SamplerSettings, sampler_settings
 from app.core.recipe.save_lock import saving
 
@@ -255,20 +260,47 @@ def draft_recipe_path(draft: Path) -> Path:
     return draft / DRAFT_RECIPE
 
 
+def _here(pack: Path, layers: list[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """`layers` (recipe file name, its keys; lowest first), each under this computer's
+    settings for it, with what a phone recipe needs to run here (host_fixes)."""
+    merged: dict[str, Any] = {}
+    chosen: dict[str, Any] = {}
+    for name, keys in layers:
+        overlay = desktop_overlay(pack, name)
+        merged.update(keys)
+        merged.update(overlay)
+        chosen.update(overlay)
+    return host_fixes(merged, chosen)
+
+
 def draft_settings(
     draft: Path,
     overrides: Mapping[str, Any] | None = None,
     recipe: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What the engine hands MNN's `set_config()` for a draft: its recipe (the pack's
-    `draft_recipe_path`, or `recipe` as being edited) under the caller's keys."""
-    saved = read_recipe(draft_recipe_path(draft)) if recipe is None else recipe
-    return {**saved, **(overrides or {})}
+    """What the engine hands MNN's `set_config()` for a draft: this computer's settings
+    for its config.json, its recipe (the pack's `draft_recipe_path`, or `recipe` as being
+    edited), this computer's settings for that recipe, then the caller's keys."""
+    path = draft_recipe_path(draft)
+    saved = read_recipe(path) if recipe is None else recipe
+    config = read_recipe(draft / TARGET_CONFIG)
+    below = desktop_overlay(draft, TARGET_CONFIG)
+    fixes = _here(draft, [(TARGET_CONFIG, config), (path.name, saved)])
+    return {**below, **saved, **desktop_overlay(draft, path.name), **fixes, **(overrides or {})}
+
+
+def target_settings(target: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What the engine hands MNN's `set_config()` for a target: this computer's settings
+    for its config.json (which MNN reads itself) under the caller's keys."""
+    saved = read_recipe(target / TARGET_CONFIG)
+    overlay = desktop_overlay(target, TARGET_CONFIG)
+    fixes = _here(target, [(TARGET_CONFIG, saved)])
+    return {**overlay, **fixes, **(overrides or {})}
 
 
 def target_run_recipe(target: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The settings the target runs with: its config.json under the caller's keys."""
-    return {**read_recipe(target / TARGET_CONFIG), **(overrides or {})}
+    """The settings the target runs with: its config.json under `target_settings`."""
+    return {**read_recipe(target / TARGET_CONFIG), **target_settings(target, overrides)}
 
 
 def target_sampler(target: Path | None) -> tuple[SamplerSettings | None, str]:

@@ -22,7 +22,7 @@ from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, DraftingSettings, read_drafting
-from app.core.recipe.files import draft_settings
+from app.core.recipe.files import draft_settings, target_settings
 from app.engine.load_rules import planned
 from app.engine.protocol import (
     ChatTurn,
@@ -85,7 +85,11 @@ class Session:
         estimate, fit = plan.memory, plan.fit
         started = time.perf_counter()
         # Built into locals first: a draft that fails to load leaves nothing half set.
-        target_llm = MnnLlm(t_info.path, target_cfg, t_info.vocab_size, verify_length)
+        # MNN reads each pack's config.json itself; what it is handed layers this
+        # computer's settings for the pack over it, then the caller's keys (files.py).
+        target_llm = MnnLlm(
+            t_info.path, target_settings(t_info.path, target_cfg), t_info.vocab_size, verify_length
+        )
         draft_llm = (
             MnnLlm(d_info.path, draft_settings(d_info.path, draft_config), d_info.vocab_size)
             if d_info is not None
