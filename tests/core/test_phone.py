@@ -606,7 +606,9 @@ def test_phone_packs_listing_matching_and_delete(
     with phone.local(f"{ROOT}/stranger/llm.mnn.weight").open("r+b") as handle:
         handle.truncate(5 * 1024**3)
     recipe = other / "config_cpu.json"
-    recipe.write_text(recipe.read_text() + "\n\n")  # the library's copy moved on
+    # The library's copy moved on: a new value (recipes are compared by their keys, so
+    # a change of layout alone is no difference).
+    recipe.write_text(json.dumps({**json.loads(recipe.read_text()), "thread_num": 3}))
 
     device = Adb().phone(phone.address)
     library = {"fast-draft": read_bundle(pack), "noisy": read_bundle(other)}
@@ -617,6 +619,9 @@ def test_phone_packs_listing_matching_and_delete(
         "noisy": DIFFERS,
         "stranger": NOT_IN_LIBRARY,
     }
+    noisy = packs["noisy"].recipes
+    assert noisy is not None
+    assert [d.words() for d in noisy.differences] == ["config_cpu.json: thread_num: 2 → 3"]
     assert packs["fast-draft"].size == sum(f.stat().st_size for f in _phone_copy(phone).iterdir())
     assert packs["stranger"].size > 5 * 1024**3
 

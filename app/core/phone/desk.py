@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.infra.errors import PhoneError
+from app.core.infra.errors import DraftDeckError, PhoneError
 from app.core.infra.job_queue import JobQueue
 from app.core.infra.settings import save_settings
 from app.core.pack.bundle import BundleInfo
@@ -31,6 +31,7 @@ from app.core.phone.destinations import (
     pack_path,
 )
 from app.core.phone.devices import Debouncer, DeviceInfo, DeviceLister
+from app.core.phone.phone_memory import EstimateModel
 from app.core.phone.phone_packs import PhonePack, delete_pack, list_packs
 from app.core.phone.push import PushJob
 from app.core.phone.remote_fs import free_bytes
@@ -47,8 +48,14 @@ class PhoneFolder:
 
 
 class PhoneDesk:
-    def __init__(self, library: Library, adb: Adb | None = None) -> None:
+    def __init__(
+        self, library: Library, adb: Adb | None = None, estimate: EstimateModel | None = None
+    ) -> None:
+        """`estimate`: one model's memory need under a recipe (measure/ram_estimate's
+        estimate_model, handed in by the window and the command line: phone code may
+        not import measure); without it pushes do not check the phone's RAM."""
         self.library = library
+        self.estimate = estimate
         self._adb = adb
         self._lister: DeviceLister | None = None
         self._debouncer = Debouncer()
@@ -143,7 +150,8 @@ class PhoneDesk:
         """The packs in `root` on the phone, compared with `library` (default: the
         library as it is now), and the free space there."""
         phone = self.adb.phone(serial)
-        packs = list_packs(phone, root, self.library_packs() if library is None else library)
+        known = self.library_packs() if library is None else library
+        packs = list_packs(phone, root, known, self.estimate)
         try:
             free: int | None = free_bytes(phone, root)
         except PhoneError:  # the folder does not exist yet: nothing pushed there
@@ -152,15 +160,51 @@ class PhoneDesk:
 
     # -- pushing ------------------------------------------------------------------------
 
-    def push(self, serial: str, pack: Path, root: str, recipe_only: bool = False) -> PushJob:
-        """Queue a push; the same push (pack, phone, folder, recipes or all) already
-        queued or running is returned instead of being queued twice."""
+    def push(
+        self,
+        serial: str,
+        pack: Path,
+        root: str,
+        recipe_only: bool = False,
+        draft: Path | None = None,
+        partner: Path | None = None,
+    ) -> PushJob:
+        """Queue a push; the same push (pack, phone, folder, recipes or all, the draft it
+        links) already queued or running is returned instead of being queued twice.
+        `draft`: the draft the target's config.json on the phone names (see pair_link);
+        `partner`: the target a draft goes with (counted in the memory check)."""
         with self._lock:
-            job = self._twin(serial, pack, root, recipe_only)
+            job = self._twin(serial, pack, root, recipe_only, draft)
             if job is None:
-                job = PushJob(self.adb, serial, pack, root, recipe_only)
+                job = PushJob(
+                    self.adb,
+                    serial,
+                    pack,
+                    root,
+                    recipe_only,
+                    draft=draft,
+                    partner=partner,
+                    estimate=self.estimate,
+                    find_pack=self._library_pack,
+                )
                 self.queue.submit(job)
             return job
+
+    def push_pair(
+        self, serial: str, target: Path, draft: Path, root: str, recipe_only: bool = False
+    ) -> tuple[PushJob, PushJob]:
+        """Push a draft, then its target linked to it (one lane: in that order, so the
+        target's link resolves once it is installed)."""
+        first = self.push(serial, draft, root, recipe_only, partner=target)
+        return first, self.push(serial, target, root, recipe_only, draft=draft)
+
+    def _library_pack(self, name: str) -> Path | None:
+        """A library pack of that name (a draft a kept link names), or None."""
+        try:
+            found = self.library.pack_named(name)
+        except DraftDeckError:  # two packs of that name: which one is unknown
+            return None
+        return found if found is not None and found.name == name else None
 
     def retry(self, job: PushJob) -> PushJob:
         """Push a finished job again (files already verified on the phone are skipped);
@@ -169,13 +213,15 @@ class PhoneDesk:
             if not job.is_finished():
                 return job
             s = job.status()
-            twin = self._twin(s.serial, job.pack, job.root, s.recipe_only)
+            twin = self._twin(s.serial, job.pack, job.root, s.recipe_only, job.draft)
             if twin is not None:
                 return twin
             self.queue.submit(job)
             return job
 
-    def _twin(self, serial: str, pack: Path, root: str, recipe_only: bool) -> PushJob | None:
+    def _twin(
+        self, serial: str, pack: Path, root: str, recipe_only: bool, draft: Path | None
+    ) -> PushJob | None:
         for job in self.queue.jobs:
             s = job.status()
             if (
@@ -184,6 +230,7 @@ class PhoneDesk:
                 and job.pack == pack
                 and job.root == root
                 and s.recipe_only == recipe_only
+                and job.draft == draft
             ):
                 return job
         return None

@@ -32,6 +32,9 @@ from app.core.phone.destinations import PARTIAL, pack_path
 from app.core.phone.large_files import LARGE_FILE, Resume, find_resumes, send_large, temp_copy
 from app.core.phone.local_files import local_sha256, pack_files
 from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
+from app.core.phone.pair_link import with_phone_config
+from app.core.phone.pair_push import FindPack, after_push, plan_push
+from app.core.phone.phone_memory import EstimateModel
 from app.core.phone.sync_send import PushCancelled, send_file
 
 log = logging.getLogger("draftdeck.phone")
@@ -74,6 +77,10 @@ class PushStatus(TransferFigures):
     skipped: tuple[str, ...] = field(default=())
     verified: tuple[str, ...] = field(default=())
     seconds: float = 0.0
+    link: str = ""  # the draft_config_path the phone's config.json names ("" for none)
+    link_ok: bool | None = None  # it is a file on the phone (None: not checked, no link)
+    memory: str = ""  # the phone's RAM against what the pack (or pair) needs
+    notes: tuple[str, ...] = field(default=())  # warnings: tight memory, a missing draft
 
     @property
     def fraction(self) -> float:
@@ -94,6 +101,10 @@ class PushStatus(TransferFigures):
             "resumed_bytes": self.resumed_bytes,
             "seconds": round(self.seconds, 3),
             "error": self.error,
+            "draft_config_path": self.link or None,
+            "link_resolves": self.link_ok,
+            "memory": self.memory,
+            "notes": list(self.notes),
         }
 
 
@@ -108,10 +119,22 @@ class PushJob(TrackedJob[PushStatus]):
         root: str,
         recipe_only: bool = False,
         margin: Callable[[int], int] = disk_margin,
+        draft: Path | None = None,
+        partner: Path | None = None,
+        estimate: EstimateModel | None = None,
+        find_pack: FindPack | None = None,
     ) -> None:
+        """`draft`: the draft pack this target's config.json on the phone names (pushed
+        before it, or there already); `partner`: the target this draft is pushed with
+        (its memory counts too); `estimate`: one model's memory need (no check without);
+        `find_pack`: a library pack by name (the draft a kept link names)."""
         self.adb = adb
         self.pack = pack
         self.root = root
+        self.draft = draft
+        self.partner = partner
+        self._estimate = estimate
+        self._find_pack = find_pack
         self._margin = margin
         self._stop = False
         self._phone: Phone | None = None
@@ -196,10 +219,25 @@ class PushJob(TrackedJob[PushStatus]):
         files = pack_files(self.pack, status.recipe_only)
         dest = pack_path(self.root, self.pack.name)
         self._set(state=CHECKING, files_total=len(files), dest=dest)
-        if status.recipe_only:
-            self._push_recipes(phone, files, dest)
-        else:
-            self._push_pack(phone, files, dest)
+        plan = plan_push(
+            phone,
+            self.pack,
+            self.root,
+            dest,
+            self.draft,
+            self.partner,
+            self._estimate,
+            self._find_pack,
+        )
+        memory = plan.fit.message if plan.fit is not None else ""
+        self._set(link=plan.names or "", memory=memory, notes=plan.notes)
+        with with_phone_config(files, self.pack, plan.link) as sent:
+            if status.recipe_only:
+                self._push_recipes(phone, sent, dest)
+            else:
+                self._push_pack(phone, sent, dest)
+        link_ok, notes = after_push(phone, plan)
+        self._set(link_ok=link_ok, notes=(*plan.notes, *notes))
 
     def _already_there(
         self, phone: Phone, files: Sequence[SendableFile], folders: list[str]
