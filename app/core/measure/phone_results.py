@@ -87,6 +87,7 @@ class PhoneResult:
     draft_length: int
     date: str  # ISO 8601, UTC
     forecast: RecordedForecast | None  # made just before recording; None: none could be
+    phone_ram: int = 0  # the phone's RAM (MemTotal) when it was attached; 0: not known
 
     @property
     def uplift(self) -> float:
@@ -113,6 +114,7 @@ class PhoneResult:
             "date": self.date,
             "forecast": self.forecast.to_json() if self.forecast else None,
             "forecast_error": self.forecast_error,
+            "phone_ram": self.phone_ram,
         }
 
     @classmethod
@@ -142,7 +144,12 @@ class PhoneResult:
             int(d),
             str(date),
             RecordedForecast.from_json(data.get("forecast")),
+            _ram(data.get("phone_ram")),
         )
+
+
+def _ram(x: Any) -> int:
+    return x if isinstance(x, int) and not isinstance(x, bool) and x > 0 else 0
 
 
 def _number(x: Any) -> TypeGuard[int | float]:
@@ -194,6 +201,7 @@ def add_result(
     draft_length: int,
     forecast: RecordedForecast | None = None,
     date: str | None = None,
+    phone_ram: int = 0,
 ) -> PhoneResult:
     phone = phone.strip()
     if not phone:
@@ -209,6 +217,7 @@ def add_result(
         draft_length,
         date or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         forecast,
+        _ram(phone_ram),
     )
 
     def change(data: dict[str, Any]) -> None:
