@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # no func: main() opens it
 
     from app.cli.export import add_parsers as add_export_parsers
+    from app.cli.forecast import add_parsers as add_forecast_parsers
     from app.cli.hub import add_parsers as add_hub_parsers
     from app.cli.pack import add_parsers as add_pack_parsers
     from app.cli.packmaking import add_parsers as add_packmaking_parsers
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_packmaking_parsers(sub)
     add_verify_export_parser(sub)
     add_export_parsers(sub)
+    add_forecast_parsers(sub)
     return parser
 
 

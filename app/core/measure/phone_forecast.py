@@ -206,10 +206,6 @@ def forecast(
     return PhoneForecast(profile.name, tuple(rows), best, words, close)
 
 
-def _pct(x: float) -> str:
-    return f"{x:+.0%}"
-
-
 def _assumptions(
     profile: PhoneProfile,
     pair: PairSizes,
@@ -249,7 +245,7 @@ def _assumptions(
     if fit.split:
         words.append(
             "The results tell the draft step from the verify: each more verified token "
-            f"adds {fit.verify_slope:.0%} of a target step."
+            f"adds {fit.verify_slope * 100:.0f} % of a target step."
         )
     else:
         words.append(
@@ -282,7 +278,7 @@ def _assumptions(
             f"{profile.draft_name})."
         )
     words.append(
-        f"The interval (95 %) joins the acceptance counts' uncertainty with ±{margin:.0%} "
+        f"The interval (95 %) joins the acceptance counts' uncertainty with ±{margin * 100:.0f} % "
         "on each phone figure"
         + (" (the recorded results' spread, at least 5 %)" if profile.recorded else "")
         + "."
