@@ -1,0 +1,262 @@
+"""The phone forecast checked with this computer taken as the phone, and against the card.
+
+1. This computer as the phone: a pair that pays here is loaded four times (plain; fixed
+   drafting at d = 2, 3 and 4; the same recipe for all), every round decodes the same
+   prompts with each configuration in an order that alternates round by round, greedy,
+   at least --rounds rounds and --seconds of decoding each; a configuration's figure is
+   its tokens over seconds of all rounds. The acceptance by position is measured as
+   `draftdeck forecast` measures it (fixed drafting at d = 6 on the same prompts, counts
+   only) and stored; the d = 2 and d = 3 figures are recorded as phone results of a
+   phone named "this computer" (in a temporary DraftDeck home); the forecast for d = 4
+   from them is compared with the uplift measured at d = 4.
+   Floor: the forecast speedup (1 + uplift) within 15 % of the measured one.
+2. The 20k draft's card (SM8850, Qwen3-8B: 13.9 -> 18.1 tok/s at d = 3, acceptance
+   0.7178): its profile with that acceptance at every position must give back its own
+   +30.2 % at d = 3.
+
+    .venv/bin/python benchmarks/phone_forecast.py [--rounds 6] [--seconds 6] [--tokens 96]
+        [--pair fast|bench]       # bench: benchmarks/.cache/pair (`make bench-pair`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.core.measure.pair_acceptance import (  # noqa: E402
+    PositionTallies,
+    add_tallies,
+    read_tallies,
+)
+from app.core.measure.phone_forecast import (  # noqa: E402
+    PairSizes,
+    PhoneForecast,
+    forecast,
+    pair_forecast,
+    record_result,
+)
+from app.core.measure.phone_model import CARD_ACCEPTANCE  # noqa: E402
+from app.core.measure.phone_profiles import published_profiles  # noqa: E402
+from app.core.recipe.drafting_settings import FIXED_DRAFTING  # noqa: E402
+from app.engine.protocol import Generate, Mode  # noqa: E402
+from app.engine.worker.server import claim_stdout  # noqa: E402
+from app.engine.worker.session import Session  # noqa: E402
+
+PAIRS = {
+    "fast": (
+        ROOT / "tests" / "fixtures" / "bundles" / "fast-target",
+        ROOT / "tests" / "fixtures" / "bundles" / "fast-draft",
+    ),
+    "bench": (
+        ROOT / "benchmarks" / ".cache" / "pair" / "target",
+        ROOT / "benchmarks" / ".cache" / "pair" / "draft",
+    ),
+}
+PROMPTS = (
+    "Write a short story about a lighthouse keeper who befriends a storm.",
+    "def merge_sorted(a: list[int], b: list[int]) -> list[int]:\n    # merge two sorted lists",
+    "What causes the seasons on Earth? Answer in a few sentences.",
+    "Thanks! Now can you summarise what we talked about in two sentences?",
+)
+# One recipe for every configuration: exact verify, one thread each (as adaptive.py).
+RECIPE = {"memory": "normal", "precision": "low", "thread_num": 1}
+PHONE = "this computer"
+FLOOR = 0.15
+CARD = "RedMagic SM8850 (20k draft card, published)"
+
+
+@dataclass
+class Config:
+    name: str
+    session: Session
+    d: int  # 0: plain
+    runs: list[tuple[int, float]] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return sum(took for _, took in self.runs)
+
+    def rate(self) -> float:
+        return sum(n for n, _ in self.runs) / self.seconds
+
+    def round(self, tokens: int) -> tuple[int, float]:
+        produced, seconds = 0, 0.0
+        for prompt in PROMPTS:
+            self.session.reset()
+            request = Generate(
+                prompt=prompt,
+                max_tokens=tokens,
+                mode=Mode.SPECULATIVE if self.d else Mode.PLAIN,
+                ignore_stop=True,
+                drafting=FIXED_DRAFTING if self.d else None,
+            )
+            stats = self.session.generate(request, lambda event: None, lambda: False).stats
+            produced += stats.decode_tokens
+            seconds += stats.decode_seconds
+        return produced, seconds
+
+
+def _session(target: Path, draft: Path, d: int) -> Session:
+    session = Session()
+    session.load(str(target), str(draft), dict(RECIPE), dict(RECIPE), d)
+    return session
+
+
+def measure_tallies(target: Path, draft: Path, tokens: int) -> PositionTallies:
+    """As `draftdeck forecast` does: fixed drafting at d = 6, greedy, counts stored."""
+    session = _session(target, draft, 6)
+    for prompt in PROMPTS:
+        session.reset()
+        request = Generate(
+            prompt=prompt,
+            max_tokens=tokens,
+            mode=Mode.SPECULATIVE,
+            ignore_stop=True,
+            drafting=FIXED_DRAFTING,
+        )
+        stats = session.generate(request, lambda event: None, lambda: False).stats
+        add_tallies(target, draft, stats, exact=True)  # memory normal: exact verify
+    session.unload()
+    tallies = read_tallies(target, draft)
+    assert tallies is not None
+    return tallies
+
+
+def this_computer(
+    target: Path, draft: Path, rounds: int, tokens: int, seconds: float
+) -> dict[str, Any]:
+    tallies = measure_tallies(target, draft, tokens)
+    configs = [Config("plain", _session(target, draft, 1), 0)]
+    configs += [Config(f"d={d}", _session(target, draft, d), d) for d in (2, 3, 4)]
+    for config in configs:
+        config.round(tokens)  # warm-up
+    r = 0
+    while r < rounds or r % 2 or min(c.seconds for c in configs) < seconds:
+        for config in configs if r % 2 == 0 else reversed(configs):
+            config.runs.append(config.round(tokens))
+        r += 1
+    for config in configs:
+        config.session.unload()
+    rates = {c.name: c.rate() for c in configs}
+    plain = rates["plain"]
+    first = record_result(PHONE, target, draft, plain, rates["d=2"], 2)
+    second = record_result(PHONE, target, draft, plain, rates["d=3"], 3)
+    made = pair_forecast(target, draft, PHONE)
+    assert isinstance(made, PhoneForecast), made
+    row = made.row(4)
+    measured = rates["d=4"] / plain
+    predicted = 1.0 + row.uplift
+    return {
+        "tok_s": rates,
+        "rounds": r,
+        "acceptance_by_position": list(tallies.rates),
+        "acceptance_tokens": tallies.tokens,
+        "measured_speedup_d4": measured,
+        "forecast_speedup_d4": predicted,
+        "forecast_interval_d4": [1.0 + row.uplift_low, 1.0 + row.uplift_high],
+        "relative_error_speedup": predicted / measured - 1.0,
+        "relative_error_uplift": row.uplift / (measured - 1.0) - 1.0,
+        "best_draft_length": made.best_draft_length,
+        "forecast": [r.to_json() for r in made.rows],
+        "d3_forecast_from_d2_alone": (second.forecast.uplift if second.forecast else None),
+        "d3_measured_uplift": second.uplift,
+        "d2_result_forecast": first.forecast is not None,
+        "assumptions": list(made.assumptions),
+    }
+
+
+def card_check() -> dict[str, Any]:
+    profile = next(p for p in published_profiles() if p.name == CARD)
+    n, reached, accepted = 1_000_000, [], []
+    for _ in range(6):
+        hit = round(n * CARD_ACCEPTANCE)
+        reached.append(n)
+        accepted.append(hit)
+        n = hit
+    tallies = PositionTallies(tuple(reached), tuple(accepted), True, 1_000_000)
+    made = forecast(profile, PairSizes(None, None, None), tallies)
+    assert isinstance(made, PhoneForecast)
+    row = made.row(3)
+    return {
+        "card_uplift_d3": 18.1 / 13.9 - 1.0,
+        "forecast_uplift_d3": row.uplift,
+        "interval_d3": [row.uplift_low, row.uplift_high],
+        "best_draft_length": made.best_draft_length,
+        "forecast": [r.to_json() for r in made.rows],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--tokens", type=int, default=96, help="tokens per prompt")
+    parser.add_argument("--pair", choices=sorted(PAIRS), default="fast")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    target, draft = PAIRS[args.pair]
+    if not (target / "llm.mnn").is_file():
+        sys.exit(f"no pair in {target.parent}: run `make bench-pair` first")
+    out = claim_stdout()  # MNN prints to C stdout in this process
+    home = tempfile.mkdtemp(prefix="draftdeck-forecast-bench-")
+    os.environ["DRAFTDECK_HOME"] = home  # the phone results and tallies go there
+    started = time.perf_counter()
+    load = os.getloadavg()[0]
+    result = {
+        "pair": args.pair,
+        "this_computer": this_computer(target, draft, args.rounds, args.tokens, args.seconds),
+        "card": card_check(),
+        "seconds": time.perf_counter() - started,
+        "load_average_start": load,
+        "load_average_end": os.getloadavg()[0],
+    }
+    if args.json:
+        print(json.dumps(result, indent=2), file=out)
+        return 0
+    here, card = result["this_computer"], result["card"]
+    ok = abs(here["relative_error_speedup"]) <= FLOOR
+    rates = ", ".join(f"{k} {v:.0f}" for k, v in here["tok_s"].items())
+    print(f"{args.pair} pair tok/s here: {rates} ({here['rounds']} rounds)", file=out)
+    accept = ", ".join(f"{p:.3f}" for p in here["acceptance_by_position"])
+    print(f"acceptance by position (d=6, {here['acceptance_tokens']} tokens): {accept}", file=out)
+    low, high = here["forecast_interval_d4"]
+    print(
+        f"d=4 speedup: measured {here['measured_speedup_d4']:.3f}, forecast from d=2 and d=3 "
+        f"{here['forecast_speedup_d4']:.3f} ({low:.3f}-{high:.3f}); relative error "
+        f"{here['relative_error_speedup']:+.1%} (uplift {here['relative_error_uplift']:+.1%})"
+        f"   floor 15 %: {'met' if ok else 'NOT MET'}",
+        file=out,
+    )
+    if here["d3_forecast_from_d2_alone"] is not None:
+        print(
+            f"d=3 forecast from the d=2 result alone: uplift "
+            f"{here['d3_forecast_from_d2_alone']:+.3f}, measured {here['d3_measured_uplift']:+.3f}",
+            file=out,
+        )
+    print(f"best on 'this computer': d = {here['best_draft_length']}", file=out)
+    card_ok = abs(card["forecast_uplift_d3"] - card["card_uplift_d3"]) < 0.005
+    clow, chigh = card["interval_d3"]
+    print(
+        f"20k card: d=3 uplift {card['forecast_uplift_d3']:+.3f} ({clow:+.3f} to {chigh:+.3f}) "
+        f"against its own {card['card_uplift_d3']:+.3f}: {'given back' if card_ok else 'NOT'}",
+        file=out,
+    )
+    print(
+        f"({result['seconds']:.0f} s; load average {load} -> {result['load_average_end']})",
+        file=out,
+    )
+    return 0 if ok and card_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
