@@ -48,7 +48,9 @@ def _text(words: str) -> str:
 
 
 def _name(action: argparse.Action) -> str:
-    if action.metavar is not None:
+    if isinstance(action.metavar, tuple):  # nargs=3 with a name for each
+        shown = " ".join(action.metavar)
+    elif action.metavar is not None:
         shown = str(action.metavar)
     elif action.choices is not None:
         shown = "{" + ",".join(map(str, action.choices)) + "}"

@@ -240,7 +240,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "forecast",
         help="forecast a pair's tok/s and uplift on a phone, d = 1-6",
         description="Forecast plain and speculative tok/s on a phone and the uplift with its "
-        "95 %% interval for draft lengths 1-6, and the best length: from the acceptance by "
+        "95 % interval for draft lengths 1-6, and the best length: from the acceptance by "
         "position measured on this computer (greedy; measured now with the real engine when "
         "none is stored for the pair) and a phone profile (results given here, results "
         "recorded with `draftdeck phone-result add`, or published figures). Each assumption "
@@ -292,9 +292,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add.add_argument("--phone", required=True, metavar="MODEL", help="the phone's model name")
     add.add_argument("--target", required=True, metavar="DIR", help="the target's pack folder")
     add.add_argument("--draft", required=True, metavar="DIR", help="the draft's pack folder")
-    add.add_argument("plain", type=number(0.0, above_minimum=True), metavar="PLAIN")
-    add.add_argument("spec", type=number(0.0, above_minimum=True), metavar="SPEC")
-    add.add_argument("d", type=whole_number(1, 16), metavar="D")
+    add.add_argument(
+        "plain", type=number(0.0, above_minimum=True), metavar="PLAIN", help="plain tok/s"
+    )
+    add.add_argument(
+        "spec", type=number(0.0, above_minimum=True), metavar="SPEC", help="speculative tok/s"
+    )
+    add.add_argument("d", type=whole_number(1, 16), metavar="D", help="the draft length")
     add.add_argument("--json", action="store_true", help="print the result as JSON")
     add.set_defaults(func=cmd_result_add)
     ls = actions.add_parser("list", help="list results", description="List recorded results.")
