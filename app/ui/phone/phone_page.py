@@ -40,6 +40,7 @@ from app.ui.base.table_model import setup_table
 from app.ui.phone.phone_destinations import DestinationPicker
 from app.ui.phone.phone_models import PhonePacksModel
 from app.ui.phone.phone_queue import PushQueuePanel
+from app.ui.phone.phone_results_panel import PhoneResultsPanel
 from app.ui.phone.phone_sources import RECIPES_TIP, SourcesPane
 from app.ui.phone.phone_watch import PhoneWatch
 
@@ -108,6 +109,11 @@ class PhonePage(QWidget):
         outer.addWidget(self.push_queue)
         outer.setStretchFactor(0, 3)
         outer.setStretchFactor(1, 2)
+        # What the selected phone gave in TokForge, each with the forecast made before.
+        self.results = PhoneResultsPanel(self.watch)
+        self.results.message.connect(self.message)
+        outer.addWidget(self.results)
+        outer.setStretchFactor(2, 2)
 
         layout = QVBoxLayout(self)
         layout.addWidget(title)
@@ -189,6 +195,7 @@ class PhonePage(QWidget):
         self.device_hint.setText(device_hint(self.devices, self.selected_device()))
 
     def _on_device_changed(self) -> None:
+        self.results.show_device(self.selected_device())
         self._show_device_hint()
         self._update_buttons()
         self.refresh_phone()

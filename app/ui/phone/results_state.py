@@ -82,6 +82,16 @@ def phone_choices(attached: str | None) -> list[str]:
     return ([attached] if attached else []) + [n for n in names if n != attached]
 
 
+def shown_results(
+    attached: str | None, wanted: str | None
+) -> tuple[list[str], str | None, list[PhoneResult]]:
+    """The phones offered, the one to show (`wanted`, else the attached one, else the
+    latest recorded) and its results."""
+    names = phone_choices(attached)
+    phone = wanted if wanted in names else (names[0] if names else None)
+    return names, phone, results_of(phone)
+
+
 def results_of(phone: str | None) -> list[PhoneResult]:
     """The phone's results, the latest first."""
     return list(reversed(list_results(phone))) if phone else []

@@ -26,6 +26,7 @@ from app.ui.phone.results_state import (
     put_back,
     record,
     results_of,
+    shown_results,
 )
 
 Copy = Callable[..., Path]
@@ -115,3 +116,10 @@ def test_the_phones_offered_put_the_attached_one_first(pair: tuple[Path, Path]) 
     assert phone_choices(None) == [PHONE, "Galaxy"]  # the latest recorded first
     assert phone_choices("Galaxy") == ["Galaxy", PHONE]
     assert results_of(None) == []
+    shown = shown_results(None, None)  # nothing attached, nothing asked: the latest phone
+    assert shown[:2] == ([PHONE, "Galaxy"], PHONE) and len(shown[2]) == 1
+    assert shown_results("Pixel 9", None)[:2] == (["Pixel 9", PHONE, "Galaxy"], "Pixel 9")
+    assert shown_results("Pixel 9", "Galaxy")[1] == "Galaxy"
+    assert shown_results(None, "gone")[1] == PHONE
+    assert shown_results(None, None) == shown_results(None, PHONE)
+    assert shown_results("Pixel 9", None)[2] == []
