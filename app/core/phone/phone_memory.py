@@ -8,8 +8,9 @@ On the phone the target runs on the GPU and the draft on the CPU, both in the ph
 RAM, so a pair counts both. The estimate is this computer's (fp32 compute): where a
 recipe asks for `precision: low` the phone computes in fp16 and may keep dequantized
 weights (`memory: normal` or `high`) and the KV cache at half that size. So the need is
-a range: a push is refused only when even its lower end is more than the phone's RAM,
-and warned about when its upper end takes more than PHONE_TIGHT_SHARE of it.
+a range: a push is refused only when even its lower end is more than PHONE_USABLE_SHARE
+of the phone's RAM, and warned about when its upper end takes more than
+PHONE_TIGHT_SHARE of it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ FITS, TIGHT, TOO_BIG = "fits", "tight", "too_big"
 # system kills a foreground app that takes most of what is left: above this share of
 # the phone's RAM a pair is likely to be killed or to crawl.
 PHONE_TIGHT_SHARE = 0.7
+# Android keeps at least this much of its RAM for itself (the kernel, system_server, the
+# display: 1.5-3 GB on a 16 GB phone), so an app can never have more.
+PHONE_USABLE_SHARE = 0.9
 FP16_LOW_PRECISION = "low"  # MNN's default precision: fp16 where the hardware has it
 
 
@@ -122,7 +126,7 @@ class PhoneFit:
 def needed_words(least: int, most: int) -> str:
     if least == most:
         return f"about {format_bytes(most)}"
-    return f"{format_bytes(least)} to {format_bytes(most)} (fp16 or fp32 on the phone)"
+    return f"{format_bytes(least)} to {format_bytes(most)}"
 
 
 def phone_fit(needs: Sequence[ModelNeed], ram: int, phone: str) -> PhoneFit:
@@ -132,11 +136,14 @@ def phone_fit(needs: Sequence[ModelNeed], ram: int, phone: str) -> PhoneFit:
     most = sum(n.most for n in needs)
     what = "the pair" if len(needs) > 1 else needs[0].estimate.name
     parts = "; ".join(n.describe() for n in needs)
+    if least != most:  # the lower end is with fp16 compute, the upper with fp32
+        parts = f"fp16 or fp32 on the phone; {parts}"
     numbers = (
         f"{what} needs {needed_words(least, most)} on the phone ({parts}), and {phone} "
-        f"has {format_bytes(ram)} of RAM"
+        f"has {format_bytes(ram)} of RAM, of which Android keeps at least "
+        f"{format_bytes(ram - int(ram * PHONE_USABLE_SHARE))}"
     )
-    if least > ram:
+    if least > ram * PHONE_USABLE_SHARE:
         advice = _advice(needs, ram)
         message = f"Not enough memory on {phone}: {numbers}. {advice}"
         return PhoneFit(TOO_BIG, least, most, ram, message)

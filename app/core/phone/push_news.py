@@ -21,10 +21,15 @@ def push_news(status: PushStatus, phone: str) -> PushNews | None:
     `phone` is what the user calls the phone."""
     what = f"recipes of {status.pack}" if status.recipe_only else status.pack
     if status.state == DONE:
-        return PushNews(
+        text = (
             f"{status.pack} is on {phone}: {counted(len(status.pushed), 'file')} pushed, "
-            f"{len(status.skipped)} already there, all verified",
-            False,
+            f"{len(status.skipped)} already there, all verified"
+        )
+        if status.link and status.link_ok:
+            text += f"; its config.json names the draft at {status.link}"
+        # A tight fit or a draft missing on the phone is said at length, not in passing.
+        return PushNews(
+            " ".join([text + ".", *status.notes]) if status.notes else text, bool(status.notes)
         )
     if status.state == CANCELLED:  # replaces "Pushing …", which is no longer true
         return PushNews(f"Push of {what} to {phone} cancelled: {status.error}", False)
