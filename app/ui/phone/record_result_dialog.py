@@ -40,6 +40,14 @@ def _rate() -> QDoubleSpinBox:
     return box
 
 
+def index_of(combo: QComboBox, pack: Path | None) -> int:
+    """The row of this pack folder (-1: not listed). findData cannot compare paths."""
+    for i in range(combo.count()):
+        if pack is not None and combo.itemData(i) == pack:
+            return i
+    return -1
+
+
 class RecordResultDialog(QDialog):
     def __init__(
         self,
@@ -63,8 +71,7 @@ class RecordResultDialog(QDialog):
         for combo, wanted in ((self.target, pair[0]), (self.draft, pair[1])):
             for entry in readable:
                 combo.addItem(entry.name, entry.path)
-            index = combo.findData(wanted) if wanted is not None else -1
-            combo.setCurrentIndex(index)
+            combo.setCurrentIndex(index_of(combo, wanted))
         self.plain, self.spec = _rate(), _rate()
         self.draft_length = QSpinBox()
         self.draft_length.setRange(1, 16)
