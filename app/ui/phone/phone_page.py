@@ -36,9 +36,12 @@ from app.ui.base import background
 from app.ui.base.dialogs import ask, show_error
 from app.ui.base.job_models import offer
 from app.ui.base.labels import wrap_to_width
+from app.ui.base.pair_selection import PairSelection
 from app.ui.base.table_model import setup_table
+from app.ui.phone.phone_check import PhoneCheckPanel
 from app.ui.phone.phone_destinations import DestinationPicker
 from app.ui.phone.phone_models import PhonePacksModel
+from app.ui.phone.phone_pair import ask_push_both, chosen_pair, pair_step, pair_words
 from app.ui.phone.phone_queue import PushQueuePanel
 from app.ui.phone.phone_results_panel import PhoneResultsPanel
 from app.ui.phone.phone_sources import RECIPES_TIP, SourcesPane
@@ -49,9 +52,12 @@ class PhonePage(QWidget):
     message = Signal(str)
     problem = Signal(str)  # something failed: said longer than a message
 
-    def __init__(self, desk: PhoneDesk, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, desk: PhoneDesk, pair: PairSelection | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.desk = desk  # built once by the window (the CLI uses the same service)
+        self.pair = pair  # the Pair page's target and draft: Push Pair pushes them
         self.watch = PhoneWatch(desk, self)  # phones, the folder shown, library packs
         # Each push's state as last reacted to, by (phone, pack, recipes only): the page
         # says and re-reads once per change of state, not at every progress report.
@@ -70,6 +76,7 @@ class PhonePage(QWidget):
         self.device_list, self.device_hint = left.device_list, left.device_hint
         self.pack_list, self.recipes_hint = left.pack_list, left.recipes_hint
         self.push_button, self.recipes_button = left.push_button, left.recipes_button
+        self.pair_button, self.pair_label = left.pair_button, left.pair_label
 
         self.destinations = DestinationPicker(self.desk)
         self.free_label = wrap_to_width(QLabel())  # names the folder, which may be long
@@ -89,6 +96,8 @@ class PhonePage(QWidget):
         right_layout.addWidget(self.destinations)
         right_layout.addWidget(self.free_label)
         right_layout.addWidget(self.packs_view, 1)
+        self.check = PhoneCheckPanel()  # the selected phone pack's recipes, link and RAM
+        right_layout.addWidget(self.check)
         pack_buttons = QHBoxLayout()
         pack_buttons.addWidget(self.refresh_button)
         pack_buttons.addWidget(self.delete_button)
@@ -144,6 +153,8 @@ class PhonePage(QWidget):
         self.destinations.message.connect(self.message)
         self.push_button.clicked.connect(self.push_selected)
         self.recipes_button.clicked.connect(self.push_recipes_selected)
+        self.pair_button.clicked.connect(self.push_pair)
+        self.check.match_button.clicked.connect(self.match_selected)
         self.refresh_button.clicked.connect(self.refresh_phone)
         self.delete_button.clicked.connect(self.delete_selected)
         self.packs_view.selectionModel().selectionChanged.connect(self._update_buttons)
@@ -294,6 +305,10 @@ class PhonePage(QWidget):
             self.listed is not None and self.selected_phone_pack() is not None
         )
         self.refresh_button.setEnabled(ready)
+        pair = chosen_pair(self.pair)
+        self.pair_label.setText(pair_words(pair))
+        self.pair_button.setEnabled(ready and pair is not None)
+        self.check.show_pack(self.selected_phone_pack())
 
     def _recipes_why_not(self) -> str:
         """Why the selected pack's recipes cannot go to the selected phone now ("" if they
@@ -309,7 +324,43 @@ class PhonePage(QWidget):
             return None
         if recipe_only and self._recipes_why_not():  # the button is off: so is the key
             return None
-        return self.start_push(device.serial, pack, recipe_only)
+        serial, root = device.serial, self.destinations.root()
+        linked, draft = pair_step(pack, chosen_pair(self.pair), self.listed, serial, root)
+        if draft is None or recipe_only:  # recipes alone: the link the phone has stays
+            return self.start_push(serial, pack, recipe_only, draft=linked)
+        ask_push_both(
+            self,
+            f"{pack.name} drafts with {draft.name} (the pair chosen on the Pair page), which "
+            f"is not on {device.title} in {root}. Push it too, so the target's config.json "
+            "on the phone names it?",
+            lambda: self._push_pair(serial, pack, draft),
+            lambda: self.start_push(serial, pack, False),
+        )
+        return None
+
+    def push_pair(self) -> PushJob | None:
+        """Push the Pair page's draft, then its target linked to it."""
+        device, pair = self.selected_device(), chosen_pair(self.pair)
+        if device is None or not device.ready or pair is None:
+            return None
+        return self._push_pair(device.serial, *pair)
+
+    def _push_pair(self, serial: str, target: Path, draft: Path) -> PushJob:
+        root = self.destinations.root()
+        _first, job = self.desk.push_pair(serial, target, draft, root)
+        self.refresh_queue()
+        self.push_queue.model.follow(self.push_queue.view, job)
+        self.message.emit(f"Pushing {draft.name} and {target.name} to {self._phone_name(serial)}")
+        return job
+
+    def match_selected(self) -> PushJob | None:
+        """Push the library's recipes of the selected phone pack (the phone-side check
+        found keys that differ); the draft its config.json names stays named."""
+        pack, listed = self.selected_phone_pack(), self.listed
+        found = self.watch.library.get(pack.name) if pack is not None else None
+        if found is None or listed is None:
+            return None
+        return self.start_push(listed.serial, found.path, recipe_only=True)
 
     def push_recipes_selected(self) -> PushJob | None:
         return self.push_selected(recipe_only=True)
@@ -321,9 +372,12 @@ class PhonePage(QWidget):
             return
         self.start_push(serial, Path(folder), recipe_only=False)
 
-    def start_push(self, serial: str, pack: Path, recipe_only: bool) -> PushJob:
-        """Queue a push to the folder shown (the one already queued, if it is)."""
-        job = self.desk.push(serial, pack, self.destinations.root(), recipe_only)
+    def start_push(
+        self, serial: str, pack: Path, recipe_only: bool, draft: Path | None = None
+    ) -> PushJob:
+        """Queue a push to the folder shown (the one already queued, if it is); with
+        `draft`, the target's config.json on the phone names that draft."""
+        job = self.desk.push(serial, pack, self.destinations.root(), recipe_only, draft=draft)
         self.refresh_queue()  # the row appears now, not at the job's first report
         self.push_queue.model.follow(self.push_queue.view, job)
         what = "recipes of " if recipe_only else ""
@@ -349,6 +403,7 @@ class PhonePage(QWidget):
     # -- lifecycle ---------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
+        self._update_buttons()  # the pair may have been chosen on the Pair page since
         self.watch.reload_library()
         self.watch.start()
         super().showEvent(event)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from app.core.phone.adb import NO_DEVICES
 from app.ui.base.labels import wrap_to_width
 from app.ui.phone.phone_models import DeviceList, PackList
+from app.ui.phone.phone_pair import NO_PAIR, PAIR_TIP
 
 RECIPES_TIP = "Copy only the pack's recipe files (quick tuning loop)"
 
@@ -30,6 +31,10 @@ class SourcesPane(QWidget):
         self.recipes_hint = wrap_to_width(QLabel())
         self.recipes_hint.setObjectName("pageHint")
         self.recipes_hint.hide()
+        self.pair_label = wrap_to_width(QLabel(NO_PAIR))
+        self.pair_label.setObjectName("pairToPush")
+        self.pair_button = QPushButton("Push Pair")
+        self.pair_button.setToolTip(PAIR_TIP)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -45,3 +50,5 @@ class SourcesPane(QWidget):
         buttons.addWidget(self.push_button)
         buttons.addWidget(self.recipes_button)
         layout.addLayout(buttons)
+        layout.addWidget(self.pair_label)
+        layout.addWidget(self.pair_button)

@@ -25,6 +25,7 @@ from app.core.infra.paths import app_dirs
 from app.core.infra.settings import Settings, unwritable_folders
 from app.core.infra.system_figures import system_figures
 from app.core.measure.measure_lock import measuring_elsewhere
+from app.core.measure.ram_estimate import estimate_model
 from app.core.pack.library import Library
 from app.core.phone.desk import PhoneDesk
 from app.engine.client.tune_sweeps import TuneSweeps
@@ -92,7 +93,7 @@ class MainWindow(QMainWindow):
         # The services the pages show, built once here: a page never builds its own, and
         # the window's close shuts them down (shutdown).
         self.downloads = Downloads(library)
-        self.phone_desk = PhoneDesk(library)
+        self.phone_desk = PhoneDesk(library, estimate=estimate_model)  # the push's RAM check
         self.tune_sweeps = TuneSweeps()
         self.engine = EngineBridge()  # the Chat page talks to it; the status bar reads its pid
         self._add_pages()
@@ -153,7 +154,7 @@ class MainWindow(QMainWindow):
         self.add_page("tune", "Tune", self.tune_page)
         for page in (self.recipes_page, self.chat_page, self.tune_page):
             page.needs_pair.go_to_pair.connect(lambda: self.show_page("pair"))
-        self.phone_page = PhonePage(self.phone_desk)
+        self.phone_page = PhonePage(self.phone_desk, self.selection)
         self.phone_page.message.connect(self._show_message)
         self.phone_page.problem.connect(self._show_problem)
         self.add_page("phone", "Phone", self.phone_page)
