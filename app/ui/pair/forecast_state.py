@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.infra.errors import FileError, PhoneError
+from app.core.infra.units import format_bytes
 from app.core.measure.pair_acceptance import PositionTallies, read_tallies
 from app.core.measure.phone_forecast import NoForecast, PhoneForecast, pair_forecast
 from app.core.measure.phone_results import list_results
 from app.core.measure.ram_estimate import estimate_model
 from app.core.phone.adb import server_running
 from app.core.phone.desk import PhoneDesk
-from app.core.phone.phone_memory import model_need, phone_fit
+from app.core.phone.phone_memory import FITS, TIGHT, TOO_BIG, model_need, needed_words, phone_fit
 from app.ui.base.phone_profile import percent
 
 MEASURE_LENGTH = 6  # measured at the longest: its tallies reach every shorter position
@@ -130,15 +131,19 @@ class PhoneMemory:
     """The pair's memory need under its own recipes (the phone's), against a phone's RAM."""
 
     level: str  # phone_memory's FITS, TIGHT or TOO_BIG; "" when not estimated
-    text: str
+    text: str  # one line, naming the phone
+    tip: str = ""  # every figure, as a push's check says it
+
+
+LEADS = {FITS: "", TIGHT: ", memory is tight", TOO_BIG: ", not enough memory"}
 
 
 def phone_memory(
     target: Path, draft: Path, device: str | None, ram: int, where: str
 ) -> PhoneMemory:
     """What the pair needs on the phone (the packs' own recipes, never this computer's
-    settings) against the phone's RAM, said as a push checks it (core/phone/phone_memory.py).
-    `where` says how the RAM is known ("read from the attached phone")."""
+    settings) against the phone's RAM, judged as a push judges it (core/phone/
+    phone_memory.py). `where` says how the RAM is known ("read from the attached phone")."""
     if device is None or ram <= 0:
         return PhoneMemory("", "")
     try:
@@ -149,7 +154,12 @@ def phone_memory(
     except FileError as exc:
         return PhoneMemory("", f"On {device}: memory not estimated ({exc.path}: {exc.problem}).")
     fit = phone_fit(needs, ram, device)
-    return PhoneMemory(fit.level, f"{fit.message} (Its RAM {where}.)")
+    text = (
+        f"On {device}{LEADS.get(fit.level, '')}: the pair needs "
+        f"{needed_words(fit.least, fit.most)} under its own recipes; the phone has "
+        f"{format_bytes(ram)} of RAM ({where})."
+    )
+    return PhoneMemory(fit.level, text, fit.message)
 
 
 def recorded_ram(device: str) -> int:
@@ -164,22 +174,26 @@ ATTACHED = "read from the attached phone"
 RECORDED = "stored with its recorded results"
 
 
-def known_phone_ram(desk: PhoneDesk | None, device: str | None) -> tuple[int, str]:
-    """The RAM of the phone profile `device` and how it is known: an attached phone of
-    that model (asked only when an adb server already runs: the Pair page never starts
-    one), else what its recorded results stored; (0, "") when neither knows."""
-    if device is None:
-        return 0, ""
+def known_phone_ram(desk: PhoneDesk | None, device: str | None) -> tuple[str | None, int, str]:
+    """The phone whose RAM the memory check shows, its RAM and how it is known: the
+    chosen profile's phone when attached (adb is asked only when its server already
+    runs: the Pair page never starts one) or when its recorded results stored it, else
+    an attached phone; (None, 0, "") when no RAM is known."""
+    attached = []
     if desk is not None and server_running(desk.adb.port):
         try:
-            attached = desk.devices()
+            attached = [d for d in desk.devices() if d.ready and d.model and d.ram_bytes > 0]
         except PhoneError:  # adb went away: the stored figure still holds
             attached = []
-        for phone in attached:
-            if phone.ready and phone.model == device and phone.ram_bytes > 0:
-                return phone.ram_bytes, ATTACHED
-    ram = recorded_ram(device)
-    return (ram, RECORDED) if ram else (0, "")
+    for phone in attached:
+        if phone.model == device:
+            return device, phone.ram_bytes, ATTACHED
+    ram = recorded_ram(device) if device is not None else 0
+    if ram:
+        return device, ram, RECORDED
+    if attached:
+        return attached[0].model, attached[0].ram_bytes, ATTACHED
+    return None, 0, ""
 
 
 @dataclass

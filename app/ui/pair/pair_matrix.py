@@ -9,13 +9,22 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics
-from PySide6.QtWidgets import QHeaderView, QStyle, QTableView
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QStyle,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.pack.library import PackEntry
 from app.core.pack.pack_names import display_names
 from app.core.pack.pair_table import PairTable, PairTables
 from app.core.pack.pairing import Cell, cell_of
 from app.core.pack.verdict import BLOCKED, CANNOT_PAY, VERDICT_LABELS, Verdict
+from app.ui.base.labels import wrap_to_width
 from app.ui.pair.verdict_card import STYLES, level_colours
 
 Index = QModelIndex | QPersistentModelIndex
@@ -155,3 +164,34 @@ def size_columns(matrix: QTableView, model: PairMatrixModel) -> None:
     margins = header.sectionSizeHint(0) - advance(labels[0])
     for column, label in enumerate(labels):
         header.resizeSection(column, max(advance(label) + margins, widest + padding))
+
+
+def matrix_view(model: PairMatrixModel) -> QTableView:
+    """The matrix's view: one cell chosen at a time, read-only."""
+    view = QTableView()
+    view.setHorizontalHeader(NamesHeader(Qt.Orientation.Horizontal, view))
+    view.setModel(model)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    # Sized once per table from the names and the widest cell text (size_columns):
+    # sized to contents, the view asked every role of all 33,600 cells of a
+    # 300-pack library again on every change (a million data() calls, 9 s).
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    return view
+
+
+def matrix_tab(view: QTableView) -> QWidget:
+    """The Pair page's tab of all installed pairs: what the matrix is, then the matrix."""
+    label = wrap_to_width(
+        QLabel(
+            "All installed pairs (rows: targets, columns: drafts). Hover for the reasons; "
+            "double-click to choose a pair."
+        )
+    )
+    label.setObjectName("pageHint")
+    tab = QWidget()
+    layout = QVBoxLayout(tab)
+    layout.addWidget(label)
+    layout.addWidget(view, 1)
+    return tab

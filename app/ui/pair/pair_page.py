@@ -8,14 +8,12 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -24,12 +22,20 @@ from app.core.pack.library import Library, PackEntry
 from app.core.pack.pair_table import PairTable
 from app.core.pack.pairing import drafts_for, rank_note
 from app.core.pack.verdict import BLOCKED
+from app.core.phone.desk import PhoneDesk
 from app.ui.base import background
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.pair_selection import PairSelection
 from app.ui.pair.draft_list import RANK_ROLE, DraftCombo
-from app.ui.pair.pair_matrix import PAIR_ROLE, NamesHeader, PairMatrixModel, size_columns
+from app.ui.pair.pair_matrix import (
+    PAIR_ROLE,
+    PairMatrixModel,
+    matrix_tab,
+    matrix_view,
+    size_columns,
+)
 from app.ui.pair.pair_memory import MemoryEstimate
+from app.ui.pair.pair_phone import PairPhone
 from app.ui.pair.verdict_card import VerdictCard
 
 log = logging.getLogger("draftdeck.ui.pair")
@@ -51,7 +57,11 @@ def _index_of(combo: QComboBox, entry: PackEntry | None) -> int:
 
 class PairPage(QWidget):
     def __init__(
-        self, library: Library, selection: PairSelection, parent: QWidget | None = None
+        self,
+        library: Library,
+        selection: PairSelection,
+        parent: QWidget | None = None,
+        desk: PhoneDesk | None = None,  # the window's: an attached phone's RAM
     ) -> None:
         super().__init__(parent)
         self.library = library
@@ -119,26 +129,18 @@ class PairPage(QWidget):
         self.card = VerdictCard()
         self.memory_label = MemoryEstimate()
         self.matrix_model = PairMatrixModel()
-        self.matrix = QTableView()
-        self.matrix.setHorizontalHeader(NamesHeader(Qt.Orientation.Horizontal, self.matrix))
-        self.matrix.setModel(self.matrix_model)
-        self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        # Sized once per table from the names and the widest cell text (size_columns):
-        # sized to contents, the view asked every role of all 33,600 cells of a
-        # 300-pack library again on every change (a million data() calls, 9 s).
-        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.matrix.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.matrix = matrix_view(self.matrix_model)
         self.matrix.doubleClicked.connect(self._on_matrix_double_clicked)
-        matrix_label = QLabel(
-            "All installed pairs (rows: targets, columns: drafts). Hover for the reasons; "
-            "double-click to choose a pair."
-        )
-        matrix_label.setObjectName("pageHint")
-        wrap_to_width(matrix_label)
+
+        # The chosen pair on a phone (the forecast) beside all installed pairs (the
+        # matrix): one at a time below the card, the pair's own first.
+        self.phone = PairPhone(self.memory_label, desk)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.phone, "Fo&recast on a Phone")
+        self.tabs.addTab(matrix_tab(self.matrix), "All &Installed Pairs")
 
         # The card takes the height its words need (scrolling inside when the page is
-        # short); the matrix takes the rest.
+        # short); the tabs take the rest.
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(hint)
@@ -146,8 +148,7 @@ class PairPage(QWidget):
         layout.addWidget(self.show_all_note)
         layout.addWidget(self.card)
         layout.addWidget(self.memory_label)
-        layout.addWidget(matrix_label)
-        layout.addWidget(self.matrix, 1)
+        layout.addWidget(self.tabs, 1)
 
     # -- data -----------------------------------------------------------------------------
 
@@ -349,6 +350,7 @@ class PairPage(QWidget):
     def _on_choice_changed(self) -> None:
         target, draft = self.current()
         self.memory_label.show_pair(target, draft)
+        self.phone.show_pair(target, draft)
         if target is None or draft is None:
             self.card.show_verdict(None, *self._missing_note(target))
             return
@@ -387,6 +389,11 @@ class PairPage(QWidget):
             self.choose(target.path, draft.path)
 
     def showEvent(self, event: QShowEvent) -> None:
-        # The library may have changed on another page.
+        # The library may have changed on another page, and the phones recorded.
         self.reload()
+        self.phone.reload_devices()
         super().showEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop a measurement under way (the window is closing)."""
+        self.phone.shutdown()

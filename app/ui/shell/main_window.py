@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         self.downloads_page.problem.connect(self._show_problem)
         self.downloads_page.installed.connect(self._on_pack_installed)
         self.add_page("downloads", "Downloads", self.downloads_page)
-        self.pair_page = PairPage(self.library, self.selection)
+        self.pair_page = PairPage(self.library, self.selection, desk=self.phone_desk)
         self.add_page("pair", "Pair", self.pair_page)
         self.library_page.use_in_pair.connect(self._use_in_pair)
         self.recipes_page = RecipesPage(self.selection)
@@ -344,6 +344,7 @@ class MainWindow(QMainWindow):
         resume next time: verified files are skipped), a sweep stops, the engine worker
         closes, and the adb server goes if DraftDeck started it."""
         self.phone_page.shutdown()
+        self.pair_page.shutdown()  # a measurement's own engine worker
         for page in self.pages.values():
             background.close_owner(page)
         self.downloads.shutdown(timeout=2.0)

@@ -110,20 +110,25 @@ def test_the_phones_memory_names_the_phone_and_its_ram(pair: tuple[Path, Path]) 
     ram = 8 * 1024**3
     fits = phone_memory(target, draft, PHONE, ram, "read from the attached phone")
     assert fits.level == "fits"
-    assert fits.text.startswith(f"Memory on {PHONE}: the pair needs ")
-    assert f"{PHONE} has {format_bytes(ram)} of RAM" in fits.text
-    assert fits.text.endswith("(Its RAM read from the attached phone.)")
+    assert fits.text.startswith(f"On {PHONE}: the pair needs ")
+    assert fits.text.endswith(
+        f" under its own recipes; the phone has {format_bytes(ram)} of RAM (read from the "
+        "attached phone)."
+    )
+    assert fits.tip.startswith(f"Memory on {PHONE}: ")  # a push's words, every figure
     too_small = phone_memory(target, draft, PHONE, 1024, "stored with its recorded results")
-    assert too_small.level == "too_big" and "Not enough memory on Pixel 8" in too_small.text
+    assert too_small.level == "too_big"
+    assert too_small.text.startswith(f"On {PHONE}, not enough memory: the pair needs ")
+    assert "Not enough memory on Pixel 8" in too_small.tip
     assert phone_memory(target, draft, PHONE, 0, "") == phone_memory(target, draft, None, ram, "")
     assert phone_memory(target, draft, PHONE, 0, "").text == ""
 
 
 def test_a_recorded_phones_ram_is_known_without_the_phone(pair: tuple[Path, Path]) -> None:
     target, draft = pair
-    assert known_phone_ram(None, PHONE) == (0, "")
+    assert known_phone_ram(None, PHONE) == (None, 0, "")
     add_result(PHONE, pack_ref(target), pack_ref(draft), 10.0, 14.0, 3, phone_ram=12_000_000)
     add_result(PHONE, pack_ref(target), pack_ref(draft), 10.0, 13.0, 4)  # attached no more
-    assert known_phone_ram(None, PHONE) == (12_000_000, RECORDED)
-    assert known_phone_ram(None, "another phone") == (0, "")
-    assert known_phone_ram(None, None) == (0, "")
+    assert known_phone_ram(None, PHONE) == (PHONE, 12_000_000, RECORDED)
+    assert known_phone_ram(None, "another phone") == (None, 0, "")
+    assert known_phone_ram(None, None) == (None, 0, "")

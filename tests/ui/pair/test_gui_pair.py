@@ -140,14 +140,14 @@ def test_memory_estimate_beside_the_verdict(
     label = page.memory_label
     assert label.isVisible()
     text = label.text()
-    assert text.startswith("Memory: this pair needs about ")
+    assert text.startswith("On this computer: this pair needs about ")
     assert "weights" in text and "KV cache" in text and "of memory is available" in text
     assert label.property("level") == "fits"
     assert text.endswith("Context window: 2,048 tokens (the recipe's max_all_tokens).")
 
     monkeypatch.setattr(ram_estimate, "available_memory", lambda: 20_000_000)
     page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
-    assert label.text().startswith("✕ Not enough memory: this pair needs about ")
+    assert label.text().startswith("✕ On this computer, not enough memory: this pair needs ")
     assert "19.1 MB of memory is available" in label.text()
     assert label.property("level") == "too_big"
 
