@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from app.cli.progress import run_with_progress
@@ -16,6 +17,7 @@ from app.core.pack.library import Library
 from app.core.phone.adb import NO_DEVICES
 from app.core.phone.desk import PhoneDesk
 from app.core.phone.destinations import default_root
+from app.core.phone.pair_link import target_drafts
 from app.core.phone.push import DONE, STOPPED, PushJob, PushStatus
 
 # What every phone command's --help says of the adb server it uses.
@@ -95,6 +97,8 @@ def cmd_push(args: argparse.Namespace) -> int:
     for job, status in zip(jobs, statuses, strict=True):
         for note in status.notes:
             print(f"draftdeck: note: {note}", file=sys.stderr)
+        if draft is None and status.state == DONE and not status.link and target_drafts(pack):
+            print(f"draftdeck: {_offer_draft(desk, pack)}", file=sys.stderr)
         if status.state != DONE:
             # A push that did not stop within the wait never got to say it stopped.
             why = status.error if job.is_finished() else STOPPED
@@ -103,6 +107,15 @@ def cmd_push(args: argparse.Namespace) -> int:
         if not args.json:
             print(_summary(status))
     return 0
+
+
+def _offer_draft(desk: PhoneDesk, target: Path) -> str:
+    """How to push a drafting target with its draft: the one chosen with it in the
+    window, if any."""
+    settings = desk.library.settings
+    chosen = settings.pair_draft if settings.pair_target == str(target) else ""
+    name = Path(chosen).name if chosen else "DRAFT"
+    return f"to push it with its draft and link them: draftdeck push {target} --draft {name}"
 
 
 def _summary(s: PushStatus) -> str:

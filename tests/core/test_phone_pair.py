@@ -319,6 +319,10 @@ def test_cli_pushes_a_pair_and_shows_the_phone_side_check(
     tmp_path: Path, phone: FakePhone, bundle_copy: Copy
 ) -> None:
     target, draft = _pair(bundle_copy, app_dirs().default_library)
+    alone = run_cli("push", "fast-target")
+    assert alone.returncode == 0, alone.stderr
+    assert "names no draft on the phone" in alone.stderr
+    assert f"draftdeck push {target} --draft DRAFT" in alone.stderr
     pushed = run_cli("push", "fast-target", "--draft", "fast-draft", "--json")
     assert pushed.returncode == 0, pushed.stderr
     record = json.loads(pushed.stdout)

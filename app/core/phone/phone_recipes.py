@@ -24,7 +24,15 @@ from app.core.phone.pair_link import DRAFT_LINK, link_resolves, linked_draft_nam
 from app.core.phone.phone_memory import EstimateModel, ModelNeed, PhoneFit, model_need, phone_fit
 from app.core.recipe.files import draft_recipe_path, read_recipe
 
-MISSING = "(not set)"
+
+class _Missing:
+    """A key a recipe does not have (never equal to any JSON value)."""
+
+    def __repr__(self) -> str:
+        return "(not set)"
+
+
+MISSING: Any = _Missing()
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ class RecipeDifference:
 
 
 def _shown(value: Any) -> str:
-    return MISSING if value is MISSING else json.dumps(value, ensure_ascii=False)
+    return repr(MISSING) if value is MISSING else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,12 @@ def compare_recipes(
             if name == CONFIG and key == DRAFT_LINK:
                 continue
             mine, other = ours.get(key, MISSING), theirs.get(key, MISSING)
-            if mine != other or type(mine) is not type(other):
+            if (
+                mine is MISSING
+                or other is MISSING
+                or mine != other
+                or type(mine) is not type(other)
+            ):
                 found.append(RecipeDifference(name, key, other, mine))
     return tuple(found)
 

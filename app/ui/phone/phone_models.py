@@ -182,6 +182,8 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
     def tooltip(self, status: PushStatus, column: str) -> str:
         if column == "Phone":
             return f"adb address {status.serial}"
+        if column == "Details":  # the error, what the push noted, the memory check
+            return "\n".join(t for t in (status.error, *status.notes, status.memory) if t)
         return super().tooltip(status, column)
 
     def cell(self, status: PushStatus, column: str) -> str:
@@ -191,6 +193,9 @@ class PushQueueModel(JobQueueModel[PushJob, PushStatus]):
                 f"{len(status.pushed)} pushed, {len(status.skipped)} already there, "
                 f"{len(status.verified)} verified → {status.dest}"
             )
+            if status.link:  # the draft the target's config.json names on the phone
+                there = "" if status.link_ok else " (not on the phone)"
+                details += f" · draft_config_path {status.link}{there}"
         elif not details and status.current_file:
             details = status.current_file
             if status.file_size:

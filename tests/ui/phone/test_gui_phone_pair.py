@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -49,16 +50,16 @@ def _choose_pair(window: MainWindow) -> tuple[Path, Path]:
 def _wait_rows_done(qtbot: QtBot, window: MainWindow, rows: int) -> None:
     model = window.phone_page.push_queue.model
     qtbot.waitUntil(
-        lambda: model.rowCount() == rows
-        and all(model.status(r).state in (DONE, FAILED) for r in range(rows)),
+        lambda: (
+            model.rowCount() == rows
+            and all(model.status(r).state in (DONE, FAILED) for r in range(rows))
+        ),
         timeout=20_000,
     )
 
 
 def _phone_config(phone: FakePhone) -> dict[str, object]:
-    data: dict[str, object] = json.loads(
-        phone.local(f"{ROOT}/fast-target/config.json").read_text()
-    )
+    data: dict[str, object] = json.loads(phone.local(f"{ROOT}/fast-target/config.json").read_text())
     return data
 
 
@@ -86,6 +87,9 @@ def test_push_pair_pushes_the_chosen_pair_linked(
     assert [model.status(r).pack for r in range(2)] == ["fast-draft", "fast-target"]
     assert all(model.status(r).state == DONE for r in range(2))
     assert _phone_config(phone)["draft_config_path"] == LINK
+    details = model.index(1, model.COLUMNS.index("Details"))
+    assert details.data().endswith(f" · draft_config_path {LINK}")
+    assert "Memory on Pixel 8: the pair needs" in details.data(Qt.ItemDataRole.ToolTipRole)
     qtbot.waitUntil(lambda: "names the draft at" in window.statusBar().currentMessage())
     assert window.statusBar().currentMessage().startswith("fast-target is on Pixel 8")
 
