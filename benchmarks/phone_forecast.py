@@ -2,9 +2,10 @@
 
 1. This computer as the phone: a pair that pays here is loaded four times (plain; fixed
    drafting at d = 2, 3 and 4; the same recipe for all), every round decodes the same
-   prompts with each configuration in an order that alternates round by round, greedy,
-   at least --rounds rounds and --seconds of decoding each; a configuration's figure is
-   plain's tokens over seconds times the median of its per-round ratios to plain. The
+   prompts, each prompt run by every configuration back to back in an order that
+   alternates prompt by prompt, greedy, at least --rounds rounds and --seconds of
+   decoding each; a configuration's figure is plain's tokens over seconds times the
+   median of its per-prompt ratios to plain. The
    acceptance by position is measured as `draftdeck forecast` measures it (fixed
    drafting at d = 6 on the same prompts, counts only) and stored; the d = 2 and d = 3
    figures are recorded as phone results of a phone named "this computer" (in a
@@ -15,7 +16,7 @@
    0.7178): its profile with that acceptance at every position must give back its own
    +30.2 % at d = 3.
 
-    .venv/bin/python benchmarks/phone_forecast.py [--rounds 10] [--seconds 8] [--tokens 96]
+    .venv/bin/python benchmarks/phone_forecast.py [--rounds 16] [--seconds 8] [--tokens 96]
         [--pair fast|bench]       # bench: benchmarks/.cache/pair (`make bench-pair`)
 """
 
@@ -91,21 +92,18 @@ class Config:
     def rate(self) -> float:
         return sum(n for n, _ in self.runs) / self.seconds
 
-    def round(self, tokens: int) -> tuple[int, float]:
-        produced, seconds = 0, 0.0
-        for prompt in PROMPTS:
-            self.session.reset()
-            request = Generate(
-                prompt=prompt,
-                max_tokens=tokens,
-                mode=Mode.SPECULATIVE if self.d else Mode.PLAIN,
-                ignore_stop=True,
-                drafting=FIXED_DRAFTING if self.d else None,
-            )
-            stats = self.session.generate(request, lambda event: None, lambda: False).stats
-            produced += stats.decode_tokens
-            seconds += stats.decode_seconds
-        return produced, seconds
+    def unit(self, prompt: str, tokens: int) -> tuple[int, float]:
+        """One generation of `prompt`: decoded tokens and decode seconds."""
+        self.session.reset()
+        request = Generate(
+            prompt=prompt,
+            max_tokens=tokens,
+            mode=Mode.SPECULATIVE if self.d else Mode.PLAIN,
+            ignore_stop=True,
+            drafting=FIXED_DRAFTING if self.d else None,
+        )
+        stats = self.session.generate(request, lambda event: None, lambda: False).stats
+        return stats.decode_tokens, stats.decode_seconds
 
 
 def _session(target: Path, draft: Path, d: int) -> Session:
@@ -141,17 +139,22 @@ def this_computer(
     configs = [Config("plain", _session(target, draft, 1), 0)]
     configs += [Config(f"d={d}", _session(target, draft, d), d) for d in (2, 3, 4)]
     for config in configs:
-        config.round(tokens)  # warm-up
-    r = 0
+        for prompt in PROMPTS:
+            config.unit(prompt, tokens)  # warm-up
+    # Each prompt is one unit, run by every configuration back to back (the order
+    # alternating unit by unit), so the units compared lie a fraction of a second apart.
+    r, units = 0, 0
     while r < rounds or r % 2 or min(c.seconds for c in configs) < seconds:
-        for config in configs if r % 2 == 0 else reversed(configs):
-            config.runs.append(config.round(tokens))
+        for prompt in PROMPTS:
+            for config in configs if units % 2 == 0 else reversed(configs):
+                config.runs.append(config.unit(prompt, tokens))
+            units += 1
         r += 1
     for config in configs:
         config.session.unload()
-    # Each configuration's speed as plain's times the median of its per-round ratios to
-    # plain (the rounds sit side by side in time): a burst of other work on this shared
-    # machine then moves one round's ratio, not the figure.
+    # Each configuration's speed as plain's times the median of its per-unit ratios to
+    # plain: a burst of other work on this shared machine then moves a unit's ratio,
+    # not the figure.
     totals = {c.name: c.rate() for c in configs}
     plain = totals["plain"]
     base = configs[0].runs
@@ -172,6 +175,10 @@ def this_computer(
     return {
         "tok_s": rates,
         "tok_s_over_all_rounds": totals,
+        "ratios_by_unit": {
+            c.name: [(n / s) / (pn / ps) for (n, s), (pn, ps) in zip(c.runs, base, strict=True)]
+            for c in configs[1:]
+        },
         "rounds": r,
         "acceptance_by_position": list(tallies.rates),
         "acceptance_tokens": tallies.tokens,
@@ -212,7 +219,7 @@ def card_check() -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--tokens", type=int, default=96, help="tokens per prompt")
     parser.add_argument("--pair", choices=sorted(PAIRS), default="fast")
