@@ -64,10 +64,14 @@ def test_the_window_builds_each_service_once_and_hands_it_to_its_consumers(
         build = service.__init__
 
         def counted(
-            self: object, *args: object, _build: Any = build, _name: str = service.__name__
+            self: object,
+            *args: object,
+            _build: Any = build,
+            _name: str = service.__name__,
+            **kwargs: object,
         ) -> None:
             built[_name] += 1
-            _build(self, *args)
+            _build(self, *args, **kwargs)
 
         monkeypatch.setattr(service, "__init__", counted)
     win = create_main_window()
