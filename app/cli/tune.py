@@ -11,7 +11,9 @@ from typing import Any
 
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
+from app.core.measure import phone_profiles
 from app.core.measure.measure_lock import measuring
+from app.core.measure.phone_forecast import PhoneForecast
 from app.core.measure.tune_apply import best_changes, refusal_now
 from app.core.measure.tune_eta import SweepProgress, time_left_text
 from app.core.measure.tune_plan import (
@@ -52,6 +54,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from app.engine.client.tune_sweeps import TuneSweeps
 
     target, draft = Path(args.target), Path(args.draft)
+    device = args.device or phone_profiles.chosen_device()
+    if args.device is not None and phone_profiles.profile_for(args.device) is None:
+        known = "; ".join(phone_profiles.device_names())
+        return sampling.usage_error(args, f"no phone profile named {args.device!r}; known: {known}")
     plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
     if not args.sample and (args.temperatures or args.seed is not None):
         flag = "--temperatures" if args.temperatures else "--seed"
@@ -86,18 +92,31 @@ def cmd_tune(args: argparse.Namespace) -> int:
     result["saved"] = str(path)
     if args.apply:
         refusal = refusal_now(run)
-        best = best_changes(run) if refusal is None else None
+        best = best_changes(run, device) if refusal is None else None
         if best is not None:
             result["changes"] = [
-                {"file": str(c.path), "key": c.key, "old": c.old, "new": c.new}
+                {
+                    "file": str(c.path),
+                    "recipe": c.recipe or c.path.name,
+                    "where": c.where,
+                    "key": c.key,
+                    "old": c.old,
+                    "new": c.new,
+                    "why": c.why,
+                }
                 for c in best.changes
             ]
+            if isinstance(best.phone, PhoneForecast):
+                result["phone"] = best.phone.to_json()
             if not args.json:
                 print("Apply Best changes:")
                 for change in best.changes:
                     print(f"  {change.text()}")
+                if best.phone_note():
+                    print(f"  {best.phone_note()}")
             best.apply()
             result["applied"] = best.label()
+            result["applied_to"] = best.used_by()
         else:
             result["not_applied"] = refusal
     if args.json:
@@ -107,7 +126,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(line)
     print(result["verdict"])
     if "applied" in result:
-        print(f"applied {result['applied']} to the pair's recipes")
+        print(f"applied {result['applied']}: {result['applied_to']}")
     if "not_applied" in result:
         print(f"nothing applied: {result['not_applied']}")
     print(f"saved {path} (and .csv)")
@@ -178,11 +197,20 @@ def add_parser(sub: Any) -> None:
     tune.add_argument(
         "--apply",
         action="store_true",
-        help="write the best setting's measured keys into the recipes (config.json, "
-        "config_cpu.json) and whether the draft drafts adaptively (.draftdeck-drafting.json): "
-        "those the sweep measured other than the recipes run them, printing each change; "
-        "refused when it is not better than the current recipe "
-        "beyond noise, or the recipes changed during the sweep",
+        help="apply the best setting's measured keys, printing each change and where it "
+        "goes: thread counts, precision and memory to this computer's settings for the "
+        "pack (never the phone's recipe); the draft length to the phone's recipe "
+        "(config.json) only as the phone forecast chose it for --device, else to this "
+        "computer's settings; adaptive drafting to .draftdeck-drafting.json. Only keys the "
+        "sweep measured other than the recipes run them; refused when the best is not "
+        "better than the current recipe beyond noise, or the recipes changed during the sweep",
+    )
+    tune.add_argument(
+        "--device",
+        metavar="NAME",
+        help="the phone whose forecast chooses the phone recipe's draft length with --apply "
+        "(a phone profile, as `draftdeck forecast` lists them; default: the phone chosen "
+        "in the window, if any)",
     )
     tune.add_argument(
         "--budget",

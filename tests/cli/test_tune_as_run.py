@@ -18,7 +18,7 @@ import pytest
 
 from app.cli.tune import format_rows
 from app.core.measure.metrics import DecodeStats
-from app.core.measure.tune_apply import best_changes, refusal_now
+from app.core.measure.tune_apply import COMPUTER, best_changes, refusal_now
 from app.core.measure.tune_eta import SweepClock, seconds_left, time_left_text
 from app.core.measure.tune_plan import (
     Setting,
@@ -32,6 +32,7 @@ from app.core.measure.tune_results import SettingResult, rows
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import StopReason, VerifyMethod
+from app.core.recipe.desktop_settings import read_desktop
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.files import draft_settings
 from app.core.recipe.schema import physical_cores
@@ -118,17 +119,26 @@ def test_apply_writes_what_was_measured_and_nothing_else(bundle_copy: Copy) -> N
     best = best_changes(_run_of(quick, as_run, target, draft))
     assert best is not None and best.fields == ("draft_length", "adaptive")
     assert best.label() == "draft length 4"
-    assert [(c.key, c.new) for c in best.changes] == [("draft_predict_length", 4)]
+    # No phone chosen: the length best here goes to this computer's settings.
+    assert [(c.where, c.key, c.new) for c in best.changes] == [
+        (COMPUTER, "draft_predict_length", 4)
+    ]
     # A plan that holds target threads at another value than they run measured that
-    # value: applying its best writes it.
+    # value: applying its best writes it, into this computer's settings (the old value
+    # is the count that runs here: config.json's 4 held to the cores).
     held = replace(quick, target_threads=(1,))
     best = best_changes(_run_of(held, as_run, target, draft))
     assert best is not None and best.fields == ("draft_length", "target_threads", "adaptive")
     assert best.label() == "draft length 4; target 1 thread"
-    assert {(c.key, c.old, c.new) for c in best.changes} == {
-        ("draft_predict_length", None, 4),
-        ("thread_num", 4, 1),
+    assert {(c.where, c.recipe, c.key, c.old, c.new) for c in best.changes} == {
+        (COMPUTER, "config.json", "draft_predict_length", 3, 4),
+        (COMPUTER, "config.json", "thread_num", min(4, physical_cores()), 1),
     }
+    recipes = (target / "config.json").read_bytes(), (draft / "config_cpu.json").read_bytes()
+    best.apply()
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 4, "thread_num": 1}
+    after = (target / "config.json").read_bytes(), (draft / "config_cpu.json").read_bytes()
+    assert after == recipes  # the phone's recipes are untouched
 
 
 def test_a_recipe_changed_after_the_run_makes_it_stale(bundle_copy: Copy) -> None:

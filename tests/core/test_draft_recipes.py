@@ -13,6 +13,7 @@ import pytest
 from app.cli.main import main
 from app.core.measure.tune_apply import apply_setting, planned_changes, restore
 from app.core.measure.tune_plan import Setting
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.core.recipe.draft_recipes import (
     ALONE,
     DIFFER,
@@ -21,10 +22,12 @@ from app.core.recipe.draft_recipes import (
     make_same,
     save_all,
 )
+from app.core.recipe.drafting_settings import DRAFTING_FILE
 from app.core.recipe.files import (
     ChangedOnDiskError,
     RecipeDocument,
     draft_recipe_path,
+    draft_run_recipe,
     draft_settings,
 )
 from app.engine.worker.session import Session
@@ -179,14 +182,25 @@ def test_make_same_copies_the_chosen_recipe_even_over_a_broken_one(bundle_copy: 
     assert (pack / f"{ALT}.bak").read_text() == '{"power": '
 
 
-def test_tune_applies_to_both_recipes_when_they_are_the_same(bundle_copy: Copy) -> None:
+def test_tune_leaves_both_recipes_as_they_are_and_adapts_the_one_that_runs(
+    bundle_copy: Copy,
+) -> None:
+    """What Tune measured here goes to this computer's settings over the recipe the
+    engine runs (config_cpu.json); both phone recipes stay the same, byte for byte."""
     target, draft = bundle_copy("qwen3-target"), two_recipes(bundle_copy)
+    before = (draft / USED).read_bytes(), (draft / ALT).read_bytes()
     setting = Setting(2, 1, "low", "normal", 1)
-    files = {change.path for change in planned_changes(setting, target, draft)}
-    assert {draft / USED, draft / ALT} <= files  # the Tune page lists both
+    changes = planned_changes(setting, target, draft)
+    assert {c.path for c in changes} == {
+        target / THIS_COMPUTER_FILE,
+        draft / THIS_COMPUTER_FILE,
+        draft / DRAFTING_FILE,  # the setting drafts fixed lengths; the pack adaptively
+    }
+    assert {c.recipe for c in changes if c.path == draft / THIS_COMPUTER_FILE} == {USED}
     snapshot = apply_setting(setting, target, draft)
-    assert _read(draft / USED) == _read(draft / ALT)
-    assert _read(draft / ALT)["memory"] == "normal"
+    assert ((draft / USED).read_bytes(), (draft / ALT).read_bytes()) == before
+    assert read_desktop(draft).of(USED)["memory"] == "normal"
+    assert draft_run_recipe(draft)["memory"] == "normal"
     restore(snapshot)
-    assert _read(draft / USED) == _read(draft / ALT)
-    assert _read(draft / ALT)["memory"] == "low"
+    assert not (draft / THIS_COMPUTER_FILE).exists()
+    assert draft_run_recipe(draft)["memory"] == "low"

@@ -52,7 +52,9 @@ from app.core.measure.tune_results import (
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import StopReason, VerifyMethod
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
+from app.core.recipe.files import draft_run_recipe, target_run_recipe
 from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.client.engine_client import EngineClient
 from app.engine.client.tune_job import CANCELLED, DONE, MEASURING, QUEUED, TuneJob, tune_queue
@@ -442,17 +444,21 @@ def test_quick_sweep_applies_only_the_draft_length(bundle_copy: Copy) -> None:
     # Adaptive drafting is measured too; this fixed setting leaves the pack's as it is.
     assert plan.swept_fields() == ("draft_length", "adaptive")
     setting = replace(plan.settings()[2], target_threads=2, draft_threads=1)
+    setting = replace(setting, draft_length=4)
     changes = planned_changes(setting, target, draft, plan.swept_fields())
-    assert [(c.path.name, c.key, c.new) for c in changes] == [
-        ("config.json", "draft_predict_length", 3)
+    assert [(c.where, c.recipe, c.key, c.new) for c in changes] == [
+        ("computer", "config.json", "draft_predict_length", 4)
     ]
-    assert changes[0].text() == "fast-target/config.json: draft_predict_length: (unset) → 3"
-    before = json.loads((target / "config.json").read_text())
+    assert changes[0].text() == (
+        "On this computer: fast-target/config.json draft_predict_length 3 → 4 (measured here)"
+    )
+    before = (target / "config.json").read_bytes()
     snapshot = apply_setting(setting, target, draft, plan.swept_fields())
-    after = json.loads((target / "config.json").read_text())
-    assert after == {**before, "draft_predict_length": 3} and after["thread_num"] == 4
+    assert (target / "config.json").read_bytes() == before  # the phone's recipe
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 4}
+    assert target_run_recipe(target)["thread_num"] == 4  # thread_num left as it is
     restore(snapshot)
-    assert json.loads((target / "config.json").read_text()) == before
+    assert not (target / THIS_COMPUTER_FILE).exists()
     thorough = plan_for("thorough", defaults, cores=2)
     assert set(thorough.swept_fields()) == set(RUN_FIELDS)
 
@@ -571,23 +577,30 @@ def test_cancelling_the_tune_job_ends_it_cancelled(client: EngineClient, bundle_
 
 
 def test_apply_best_changes_exactly_the_swept_keys(bundle_copy: Copy, tmp_path: Path) -> None:
+    """Into this computer's settings (no phone chosen), over the file each key is in;
+    the phone's recipes stay byte for byte."""
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
-    before_target = json.loads((target / "config.json").read_text())
-    before_draft = json.loads((draft / "config_cpu.json").read_text())
+    recipes = (target / "config.json").read_bytes(), (draft / "config_cpu.json").read_bytes()
     plan = _quick(target, draft)
-    setting = replace(plan.settings()[2], draft_threads=2)
+    setting = replace(plan.settings()[1], draft_threads=2)  # draft length 2
+    before_target, before_draft = target_run_recipe(target), draft_run_recipe(draft)
     snapshot = apply_setting(setting, target, draft)
-    after_target = json.loads((target / "config.json").read_text())
-    after_draft = json.loads((draft / "config_cpu.json").read_text())
+    after_target, after_draft = target_run_recipe(target), draft_run_recipe(draft)
     assert {k for k in after_target if after_target[k] != before_target.get(k)} == {
         "draft_predict_length"
     }
-    assert after_target["draft_predict_length"] == 3
+    assert after_target["draft_predict_length"] == 2
     assert {k for k in after_draft if after_draft[k] != before_draft.get(k)} == {"thread_num"}
-    assert list(after_draft) == list(before_draft)  # order kept
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 2}
+    assert read_desktop(draft).of("config_cpu.json") == {"thread_num": 2}
+    assert ((target / "config.json").read_bytes(), (draft / "config_cpu.json").read_bytes()) == (
+        recipes
+    )
     restore(snapshot)
-    assert json.loads((target / "config.json").read_text()) == before_target
-    assert json.loads((draft / "config_cpu.json").read_text()) == before_draft
+    assert target_run_recipe(target) == before_target
+    assert draft_run_recipe(draft) == before_draft
+    assert not (target / THIS_COMPUTER_FILE).exists()
+    assert not (draft / THIS_COMPUTER_FILE).exists()
 
 
 def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path: Path) -> None:
@@ -642,12 +655,19 @@ def test_cli_tune_json_and_apply(bundle_copy: Copy, draftdeck_home: Path) -> Non
         assert out["applied"] == f"{words} {d}"
         assert out["applied"] == best.setting.label(run.applied_fields())
         drafting = [("adaptive", best.setting.adaptive)]
+        length = [("draft_predict_length", d)] if d != current["draft_length"] else []
         assert [(c["key"], c["new"]) for c in out["changes"]] == [
-            ("draft_predict_length", d),
+            *length,
             *(drafting if best.setting.adaptive != current["adaptive"] else []),
         ]
-        applied = json.loads((target / "config.json").read_text())
-        assert applied["draft_predict_length"] == out["best"]["draft_length"]
+        # No phone chosen: everything measured here is this computer's; the phone's
+        # recipes are as they were, and what runs here is the best.
+        assert {c["where"] for c in out["changes"]} <= {"computer"}
+        assert (
+            (target / "config.json").read_text(),
+            (draft / "config_cpu.json").read_text(),
+        ) == before
+        assert recipe_defaults(target, draft)["draft_length"] == d
     else:
         assert "applied" not in out and out["not_applied"] == refusal
         assert (

@@ -33,6 +33,7 @@ from app.core.measure.tune_results import (
 from app.core.measure.tune_run import TuneRun
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.measure.words import StopReason, VerifyMethod
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.core.recipe.drafting_settings import (
     DRAFTING_FILE,
     FIXED_DRAFTING,
@@ -212,18 +213,26 @@ def test_apply_of_adaptive_drafting_writes_the_drafting_file_and_undo_restores_i
     assert refusal_now(run) is None
     best = best_changes(run)
     assert best is not None and best.label() == "adaptive drafting up to 4"
+    # No phone chosen: the length best here is this computer's, never the phone's.
     assert [(c.path.name, c.key, c.old, c.new) for c in best.changes] == [
-        ("config.json", "draft_predict_length", None, 4),
+        (THIS_COMPUTER_FILE, "draft_predict_length", 3, 4),
         (DRAFTING_FILE, "adaptive", False, True),
     ]
-    assert best.changes[1].text() == "fast-draft/.draftdeck-drafting.json: adaptive: False → True"
+    assert best.changes[0].text() == (
+        "On this computer: fast-target/config.json draft_predict_length 3 → 4 (measured here)"
+    )
+    assert best.changes[1].text() == (
+        "On this computer: fast-draft/.draftdeck-drafting.json adaptive off → on (measured "
+        "here; DraftDeck's own drafting: a phone drafts the full length)"
+    )
     snapshot = best.apply()
     assert read_drafting(draft) == DraftingSettings(adaptive=True, stop_below=0.3)
-    assert json.loads((target / "config.json").read_text())["draft_predict_length"] == 4
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 4}
+    assert (target / "config.json").read_bytes() == config_before
     assert refusal_now(run) == "the best (adaptive drafting up to 4) is the current recipe already"
     restore(snapshot)
     assert (draft / DRAFTING_FILE).read_bytes() == drafting_before
-    assert (target / "config.json").read_bytes() == config_before
+    assert not (target / THIS_COMPUTER_FILE).exists()
     # A pack without the file: Apply makes it, Undo takes it away again.
     (draft / DRAFTING_FILE).unlink()
     snapshot = best.apply()
@@ -238,11 +247,11 @@ def test_a_fixed_winner_turns_adaptive_drafting_off_only_when_it_was_measured(
     target, draft = _pair(bundle_copy)
     write_drafting(draft, DraftingSettings(adaptive=True, stop_below=0.2))
     plan = SweepPlan(draft_lengths=(2, 3), draft_memories=("normal",), adaptive=True)
-    run = _run(plan, target, draft, Setting(3, 1, "low", "normal", 1))
+    run = _run(plan, target, draft, Setting(2, 1, "low", "normal", 1))
     best = best_changes(run)
     assert best is not None
     assert [(c.key, c.old, c.new) for c in best.changes] == [
-        ("draft_predict_length", None, 3),
+        ("draft_predict_length", 3, 2),
         ("adaptive", True, False),
     ]
     snapshot = best.apply()
@@ -250,7 +259,7 @@ def test_a_fixed_winner_turns_adaptive_drafting_off_only_when_it_was_measured(
     restore(snapshot)
     assert read_drafting(draft) == DraftingSettings(adaptive=True, stop_below=0.2)
     # A plan of fixed lengths only says nothing of adaptive drafting: the file stays.
-    fixed_only = _run(replace(plan, adaptive=False), target, draft, run.results[1].setting)
+    fixed_only = _run(replace(plan, adaptive=False), target, draft, run.results[0].setting)
     held = (draft / DRAFTING_FILE).read_bytes()
     best = best_changes(fixed_only)
     assert best is not None and [c.key for c in best.changes] == ["draft_predict_length"]

@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
 
 from app.core.infra.errors import DraftDeckError
+from app.core.measure.phone_profiles import chosen_device
 from app.core.measure.tune_apply import BestChanges, Snapshot, best_changes, refusal_now, restore
 from app.core.measure.tune_run import TuneRun
 from app.ui.base.dialogs import ask, show_error
@@ -105,10 +106,15 @@ class ApplyBar(QWidget):
         if refusal is not None:
             self._say(f"Apply Best is off: {refusal}.")
             return
-        best = best_changes(run)
-        listed = ", ".join(c.text() for c in best.changes) if best else ""
+        best = self.best_changes(run)
+        listed = "; ".join(c.text() for c in best.changes) if best else ""
         what = best.label() if best else ""
         self._say(f"Apply Best writes {what}: {listed}." if listed else f"Apply Best: {what}.")
+
+    def best_changes(self, run: TuneRun) -> BestChanges | None:
+        """The run's best as Apply writes it, the draft length on the phone chosen by
+        the forecast for the phone chosen in the window (the Pair page's)."""
+        return best_changes(run, chosen_device())
 
     def refusal(self, run: TuneRun) -> str | None:
         """Why Apply Best is off for this run (None: it may be applied)."""
@@ -123,17 +129,18 @@ class ApplyBar(QWidget):
         if refusal is not None:
             self._say(f"Not applied: {refusal}.")
             return
-        best = best_changes(run)
+        best = self.best_changes(run)
         if best is None:
             return
         if not best.changes:
             self._say("Nothing to change: the recipes already have these values.")
             return
         listing = "\n".join(c.text() for c in best.changes)
+        note = f"\n\n{best.phone_note()}" if best.phone_note() else ""
         self.confirm_box = ask(
             self,
             "Apply Best",
-            f"Apply {best.label()}? These keys change:\n\n{listing}",
+            f"Apply {best.label()}? These keys change:\n\n{listing}{note}",
             "Apply",
             lambda: self._apply(best),
         )
@@ -146,7 +153,7 @@ class ApplyBar(QWidget):
             return
         self.apply_button.setEnabled(False)
         self.undo_button.setEnabled(True)
-        self._say(f"Applied {best.label()} to the recipes; {best.used_by()} now.")
+        self._say(f"Applied {best.label()}: {best.used_by()}.")
 
     def undo_apply(self) -> None:
         if self._undo is not None:
@@ -154,4 +161,4 @@ class ApplyBar(QWidget):
             self._undo = None
             self.undo_button.setEnabled(False)
             self.refresh()
-            self._say(f"The recipes are back as they were. {self.note.text()}")
+            self._say(f"Undone: the files are back as they were. {self.note.text()}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_plan import SweepPlan
 from app.core.measure.tune_results import SettingResult, best_result, verdict_sentence
 from app.core.measure.tune_run import TuneRun, runs_dir
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.engine.client.tune_job import CANCELLED
 from app.ui.base.background import WATCH_MS
 from app.ui.shell.application import create_main_window
@@ -195,19 +195,21 @@ def test_apply_best_shows_the_changes_first(window: MainWindow, qtbot: QtBot) ->
     before = config.read_text()
     page.apply_button.click()
     box = page.confirm_box
-    assert "fast-target/config.json: draft_predict_length: (unset) → 4" in box.text()
+    # No phone chosen: the length best here is this computer's, and the box says so.
+    assert (
+        "On this computer: fast-target/config.json draft_predict_length 3 → 4 (measured here)"
+        in box.text()
+    )
+    assert "No phone is chosen, so the phone's recipe keeps its draft length" in box.text()
     assert "thread_num" not in box.text()  # not swept: not changed
-    assert config.read_text() == before  # nothing written before consent
+    assert not (target / THIS_COMPUTER_FILE).exists()  # nothing written before consent
     apply = next(b for b in box.buttons() if b.text() == "Apply")
     apply.click()
-    after = json.loads(config.read_text())
-    assert after == {**json.loads(before), "draft_predict_length": 4}
-    # The Recipes page shows the applied values next time it is opened.
-    window.show_page("recipes")
-    assert window.recipes_page.target_editor.data["draft_predict_length"] == 4
-    window.show_page("tune")
+    assert config.read_text() == before  # the phone's recipe is untouched
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 4}
+    assert "Chat and Tune here use this computer's settings" in page.apply_bar.note.text()
     page.undo_button.click()
-    assert json.loads(config.read_text()) == json.loads(before)
+    assert not (target / THIS_COMPUTER_FILE).exists() and config.read_text() == before
 
 
 def test_apply_best_is_refused_with_the_reason(window: MainWindow) -> None:

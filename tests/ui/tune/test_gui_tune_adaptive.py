@@ -87,7 +87,7 @@ def test_the_adaptive_row_is_said_apart_and_apply_turns_it_on(window: MainWindow
         "adaptive: Best: adaptive drafting up to 4, draft 1 thread"
     )
     # Apply Best says what it writes, the drafting file included, and writes it on consent.
-    change = "fast-draft/.draftdeck-drafting.json: adaptive: False → True"
+    change = "On this computer: fast-draft/.draftdeck-drafting.json adaptive off → on"
     assert page.apply_button.isEnabled(), page.apply_bar.note.text()
     assert page.apply_bar.note.text().startswith("Apply Best writes adaptive drafting up to 4:")
     assert change in page.apply_bar.note.text()

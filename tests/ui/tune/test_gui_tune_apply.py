@@ -100,7 +100,8 @@ def test_why_apply_best_is_off_is_beside_it_and_follows_a_recipe_edit(
     window.show_page("tune")
     assert button.isEnabled(), note.text()
     assert note.text() == (
-        "Apply Best writes draft length 4: fast-target/config.json: draft_predict_length: 1 → 4."
+        "Apply Best writes draft length 4: On this computer: fast-target/config.json "
+        "draft_predict_length 1 → 4 (measured here)."
     )
     assert page.model.index(0, d_column).data() == "1 (now)"
 
