@@ -41,12 +41,18 @@ def iid_tallies(a: float, rounds: int = 100_000, positions: int = 6) -> Position
 
 
 def synthetic(
-    t: float, dstep: float, sv: float, rates: list[float], d: int, dscale: float = 1.0
+    t: float,
+    dstep: float,
+    sv: float,
+    rates: list[float],
+    d: int,
+    dscale: float = 1.0,
+    base: float = 1.0,
 ) -> FitPoint:
     """A result a phone with these exact costs would show (no noise)."""
     e = expected_tokens(rates, d)
     own_draft = dstep / dscale
-    return FitPoint(1.0 / t, e / round_seconds(t, own_draft, sv, d), d, e, 1.0, dscale)
+    return FitPoint(1.0 / t, e / round_seconds(t, own_draft, sv, d, base), d, e, 1.0, dscale)
 
 
 def test_identical_draft_yields_d_plus_one_tokens_a_round() -> None:
@@ -83,6 +89,7 @@ def test_one_pair_at_two_lengths_recovers_its_step_costs() -> None:
     assert fit.target_step == pytest.approx(t)
     assert fit.draft_step == pytest.approx(dstep)
     assert fit.verify_slope == 0.0
+    assert fit.verify_base == pytest.approx(1.0)
     assert fit.spread == pytest.approx(0.0, abs=1e-12)
 
 
@@ -95,9 +102,21 @@ def test_one_pair_fixes_the_cost_per_drafted_token_whatever_the_split() -> None:
     # ... which is all the same pair's forecast needs: d = 5 comes out right.
     e5 = expected_tokens(rates, 5)
     truth = e5 / round_seconds(t, dstep, sv, 5)
-    assert e5 / round_seconds(fit.target_step, fit.draft_step, fit.verify_slope, 5) == (
-        pytest.approx(truth)
-    )
+    assert e5 / fit.round_seconds(5) == pytest.approx(truth)
+
+
+def test_two_lengths_fix_what_a_round_costs_besides_its_drafted_tokens() -> None:
+    rates = [0.9, 0.85, 0.8]
+    t, dstep, base = 0.004, 0.0011, 1.45  # a desktop: a round has costs of its own
+    fit = fit_steps([synthetic(t, dstep, 0.0, rates, d, base=base) for d in (2, 3)])
+    assert fit.base_fitted
+    assert fit.verify_base == pytest.approx(base)
+    assert fit.per_drafted_token == pytest.approx(dstep)
+    e4 = expected_tokens(rates, 4)
+    assert e4 / fit.round_seconds(4) == pytest.approx(e4 / round_seconds(t, dstep, 0, 4, base))
+    # One length cannot show it: a one-token verify is taken to cost one plain step.
+    one = fit_steps([synthetic(t, dstep, 0.0, rates, 3, base=base)])
+    assert not one.base_fitted and one.verify_base == 1.0
 
 
 def test_drafts_of_two_sizes_tell_the_draft_step_from_the_verify() -> None:
@@ -113,6 +132,7 @@ def test_drafts_of_two_sizes_tell_the_draft_step_from_the_verify() -> None:
     assert fit.target_step == pytest.approx(t)
     assert fit.draft_step == pytest.approx(dstep)
     assert fit.verify_slope == pytest.approx(sv)
+    assert fit.verify_base == pytest.approx(1.0, abs=1e-9)
 
 
 def test_recorded_results_forecast_their_own_uplift_and_others() -> None:

@@ -33,7 +33,6 @@ from app.core.measure.phone_model import (
     StepFit,
     expected_tokens,
     fit_steps,
-    spec_tok_s,
 )
 
 DRAWS = 1000
@@ -136,15 +135,7 @@ def _points(
 
 def _uplifts(fit: StepFit, rates: Sequence[float]) -> list[float]:
     return [
-        spec_tok_s(
-            fit.target_step,
-            fit.draft_step,
-            fit.verify_slope,
-            expected_tokens(rates, d),
-            d,
-        )
-        * fit.target_step
-        - 1.0
+        expected_tokens(rates, d) * fit.target_step / fit.round_seconds(d) - 1.0
         for d in range(1, MAX_DRAFT_LENGTH + 1)
     ]
 
@@ -242,6 +233,17 @@ def _assumptions(
             f"acceptance measured here) is not known: {CARD_ACCEPTANCE} (the 20k draft "
             "card's training acceptance) is taken, the same at every position."
         )
+    if fit.base_fitted:
+        words.append(
+            "Results at two draft lengths or more fix what a round costs besides its "
+            f"drafted tokens: {fit.verify_base:.2f} target steps (1 would be a verify of "
+            "one token costing one plain step)."
+        )
+    else:
+        words.append(
+            "Results at one draft length cannot show what a round costs besides its drafted "
+            "tokens: a verify of one token is taken to cost one plain step."
+        )
     if fit.split:
         words.append(
             "The results tell the draft step from the verify: each more verified token "
@@ -249,8 +251,9 @@ def _assumptions(
         )
     else:
         words.append(
-            "A verify of d + 1 tokens is taken to cost one target step (decoding on phones "
-            "is memory-bound). Results of one pair fix only the cost of each drafted "
+            "Each more verified token is taken to cost nothing (decoding on phones is "
+            "memory-bound: a verify of d + 1 tokens costs about one step). Results of one "
+            "pair fix only the cost of each drafted "
             f"token, a draft step plus its share of the verify "
             f"({fit.per_drafted_token * 1000:.1f} ms, "
             f"{fit.per_drafted_token / fit.target_step:.2f} target steps); for the same "

@@ -5,19 +5,22 @@ Leviathan et al.'s model with acceptance by position instead of one rate:
   accepted (pair_acceptance.py). Positions beyond those measured take the last one.
 - tokens per round at draft length d: E_d = 1 + sum_{i=1..d} prod_{j<=i} p_j.
 - a round costs d draft steps and one verify of d + 1 tokens:
-  d * D + V(d + 1), with V(n) = T * (1 + s_v * (n - 1)); T is one plain target step,
+  d * D + V(d + 1), with V(n) = T * (v_0 + s_v * (n - 1)); T is one plain target step,
   D one draft step, s_v what each more verified token adds (0: memory-bound, a verify
-  costs one step, as on phones; on a compute-bound desktop CPU it is well above 0).
+  costs one step, as on phones; on a compute-bound desktop CPU it is well above 0) and
+  v_0 what a round costs besides its drafted tokens (1: a one-token verify is a plain
+  step; more when a round has costs of its own, a verify's setup, the draft catching up).
 - plain tok/s = 1 / T; speculative tok/s = E_d / (d * D + V(d + 1)).
 
 Fitting from results (plain tok/s, speculative tok/s, d as TokForge shows them): T is
-the mean of 1 / plain. A result's round then costs E_d / spec = T + d * (D + s_v * T):
-each drafted token costs a draft step plus its share of the verify, and results of one
-pair at any number of lengths fix only that sum, k = D + s_v * T. Told apart they are
-only by results whose draft and target differ in size relative to each other (the draft
-step scales with the draft's bytes, the verify with the target's); else s_v = 0 is
-taken (the phone's memory-bound verify), which changes nothing for the same pair and is
-said for another.
+the mean of 1 / plain. A result's round then costs E_d / spec = T * v_0 + d * (D +
+s_v * T): each drafted token costs a draft step plus its share of the verify. Results
+of one pair fix only that sum, k = D + s_v * T, and, at two lengths or more, v_0 (the
+line's start). D and s_v are told apart only by results whose draft and target differ
+in size relative to each other (the draft step scales with the draft's bytes, the
+verify with the target's); else s_v = 0 is taken (the phone's memory-bound verify),
+which changes nothing for the same pair and is said for another. With results at one
+length only, v_0 = 1 is taken.
 """
 
 from __future__ import annotations
@@ -52,13 +55,22 @@ def expected_tokens(rates: Sequence[float], d: int) -> float:
     return total
 
 
-def round_seconds(target: float, draft: float, verify_slope: float, d: int) -> float:
+def round_seconds(
+    target: float, draft: float, verify_slope: float, d: int, verify_base: float = 1.0
+) -> float:
     """d draft steps and a verify of d + 1 tokens."""
-    return d * draft + target * (1.0 + verify_slope * d)
+    return d * draft + target * (verify_base + verify_slope * d)
 
 
-def spec_tok_s(target: float, draft: float, verify_slope: float, tokens: float, d: int) -> float:
-    return tokens / round_seconds(target, draft, verify_slope, d)
+def spec_tok_s(
+    target: float,
+    draft: float,
+    verify_slope: float,
+    tokens: float,
+    d: int,
+    verify_base: float = 1.0,
+) -> float:
+    return tokens / round_seconds(target, draft, verify_slope, d, verify_base)
 
 
 @dataclass(frozen=True)
@@ -82,52 +94,85 @@ class StepFit:
     verify_slope: float  # s_v
     split: bool  # D and s_v told apart by the results (else s_v = 0 was taken)
     spread: float  # relative standard deviation of the results about the fit (0: one)
+    verify_base: float = 1.0  # v_0: a round's cost beyond its drafted tokens, in T
+    base_fitted: bool = False  # v_0 fitted from results at two lengths (else 1 taken)
 
     @property
     def per_drafted_token(self) -> float:
         """k = D + s_v * T: what one more drafted token adds to a round."""
         return self.draft_step + self.verify_slope * self.target_step
 
+    def round_seconds(self, d: int) -> float:
+        return round_seconds(
+            self.target_step, self.draft_step, self.verify_slope, d, self.verify_base
+        )
+
 
 def fit_steps(points: Sequence[FitPoint]) -> StepFit:
-    """T, D and s_v from results (see the module notes); least squares, D and s_v never
-    below 0."""
+    """T, D, s_v and v_0 from results (see the module notes): least squares with every
+    fitted cost at least 0 (v_0 at least 1); what the results cannot tell apart is
+    taken (s_v = 0, v_0 = 1)."""
     if not points:
         raise ValueError("no results to fit")
     target = sum(p.target_scale / p.plain_tok_s for p in points) / len(points)
-    # A result's round over its own plain step T_i: d * D_i + d * s_v * T_i, where its
-    # draft step D_i is the forecast draft's D / draft_scale.
+    # A result's round over its own plain step T_i: d * D_i + T_i * (o + s_v * d), where
+    # its draft step D_i is the forecast draft's D / draft_scale and v_0 = 1 + o.
     ys = [p.tokens / p.spec_tok_s - 1.0 / p.plain_tok_s for p in points]
-    a = [p.draft_length / p.draft_scale for p in points]  # times D (the forecast's draft)
-    b = [p.draft_length / p.plain_tok_s for p in points]  # times s_v
+    columns = [[p.draft_length / p.draft_scale for p in points]]  # times D
     ratios = [p.draft_scale / p.target_scale for p in points]
-    apart = max(ratios) >= _SPLIT_RATIO * min(ratios)
-    draft, slope, split = _least_squares(a, b, ys, apart)
-    fit = StepFit(target, draft, slope, split, 0.0)
-    return StepFit(target, draft, slope, split, _spread(points, fit))
+    split = max(ratios) >= _SPLIT_RATIO * min(ratios)
+    if split:
+        columns.append([p.draft_length / p.plain_tok_s for p in points])  # times s_v
+    base_fitted = len({p.draft_length for p in points}) >= 2
+    if base_fitted:
+        columns.append([1.0 / p.plain_tok_s for p in points])  # times o
+    coef = _nonnegative_least_squares(columns, ys)
+    draft = coef[0]
+    slope = coef[1] if split else 0.0
+    base = 1.0 + (coef[-1] if base_fitted else 0.0)
+    fit = StepFit(target, draft, slope, split, 0.0, base, base_fitted)
+    return StepFit(target, draft, slope, split, _spread(points, fit), base, base_fitted)
 
 
-def _least_squares(
-    a: list[float], b: list[float], y: list[float], apart: bool
-) -> tuple[float, float, bool]:
-    saa = sum(x * x for x in a)
-    sbb = sum(x * x for x in b)
-    sab = sum(x * z for x, z in zip(a, b, strict=True))
-    say = sum(x * z for x, z in zip(a, y, strict=True))
-    sby = sum(x * z for x, z in zip(b, y, strict=True))
-    only_draft = max(say / saa, 0.0) if saa > 0 else 0.0
-    det = saa * sbb - sab * sab
-    if not apart or saa <= 0 or sbb <= 0 or det <= 1e-12 * saa * sbb:
-        return only_draft, 0.0, False
-    draft = (say * sbb - sby * sab) / det
-    slope = (saa * sby - sab * say) / det
-    if draft >= 0 and slope >= 0:
-        return draft, slope, True
-    # On the boundary: the better of all-draft and all-verify.
-    only_slope = max(sby / sbb, 0.0)
-    err_d = sum((yi - only_draft * ai) ** 2 for yi, ai in zip(y, a, strict=True))
-    err_s = sum((yi - only_slope * bi) ** 2 for yi, bi in zip(y, b, strict=True))
-    return (only_draft, 0.0, True) if err_d <= err_s else (0.0, only_slope, True)
+def _solve(columns: list[list[float]], y: list[float]) -> list[float] | None:
+    """Least squares by the normal equations (at most three unknowns); None when they
+    are singular."""
+    n = len(columns)
+    m = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
+    v = [sum(a * b for a, b in zip(ci, y, strict=True)) for ci in columns]
+    scale = max((abs(m[i][i]) for i in range(n)), default=0.0)
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) <= 1e-12 * scale:
+            return None
+        m[col], m[pivot], v[col], v[pivot] = m[pivot], m[col], v[pivot], v[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                m[r] = [a - f * b for a, b in zip(m[r], m[col], strict=True)]
+                v[r] -= f * v[col]
+    return [v[i] / m[i][i] for i in range(n)]
+
+
+def _nonnegative_least_squares(columns: list[list[float]], y: list[float]) -> list[float]:
+    """The least-squares coefficients, all at least 0: the best of every subset of the
+    columns whose own solution has no negative coefficient (three columns at most)."""
+    best: tuple[float, list[float]] | None = None
+    n = len(columns)
+    for mask in range(1, 2**n):
+        used = [i for i in range(n) if mask >> i & 1]
+        sol = _solve([columns[i] for i in used], y)
+        if sol is None or min(sol) < 0:
+            continue
+        coef = [0.0] * n
+        for i, c in zip(used, sol, strict=True):
+            coef[i] = c
+        err = sum(
+            (yi - sum(coef[j] * columns[j][k] for j in range(n))) ** 2 for k, yi in enumerate(y)
+        )
+        if best is None or err < best[0]:
+            best = (err, coef)
+    return best[1] if best else [0.0] * n
 
 
 def _spread(points: Sequence[FitPoint], fit: StepFit) -> float:
@@ -138,9 +183,12 @@ def _spread(points: Sequence[FitPoint], fit: StepFit) -> float:
     steps = [p.target_scale / p.plain_tok_s / fit.target_step - 1.0 for p in points]
     specs = []
     for p in points:
-        base = 1.0 / p.plain_tok_s
-        own = p.draft_length * fit.draft_step / p.draft_scale + base * (
-            1.0 + fit.verify_slope * p.draft_length
+        own = round_seconds(
+            1.0 / p.plain_tok_s,
+            fit.draft_step / p.draft_scale,
+            fit.verify_slope,
+            p.draft_length,
+            fit.verify_base,
         )
         specs.append(p.spec_tok_s / (p.tokens / own) - 1.0)
     n = len(points)
