@@ -34,6 +34,7 @@ from app.ui.chat.chat_context import ChatContext
 from app.ui.chat.chat_conversations import ConversationPanel, Conversations
 from app.ui.chat.chat_drafting import DraftingSwitch
 from app.ui.chat.chat_export import ChatExport
+from app.ui.chat.chat_forecast import ChatForecast
 from app.ui.chat.chat_header import (
     StateLabel,
     crash_title,
@@ -123,6 +124,7 @@ class ChatPage(QWidget):
         self.conversations = Conversations(self.panel)
         self.exporter = ChatExport(self, self.run_record, self.charts, self.say, settings)
         self.context = ChatContext(self)  # the window's meter, a long prompt's reading
+        self.phone_forecast = ChatForecast(self)  # the line under each reply
         self.replies = ChatReplies(self)
 
         header = QHBoxLayout()

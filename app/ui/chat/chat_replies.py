@@ -91,6 +91,14 @@ class ChatReplies:
             figures["verify_agreement"] = agreement.to_json()
         page.context.reply_finished(stats)
         page.transcript.finish(figures, event.stopped_by)
+        message = page.transcript.messages[-1]
+        loaded = page.bridge.pair_state.loaded
+        page.phone_forecast.reply_finished(
+            page.loaded_pair,
+            stats,
+            loaded.lossless_expected if loaded is not None else None,
+            lambda line: page.transcript.add_phone_line(message, line.text, line.tip),
+        )
         page.charts.finish_reply(stats.tok_s)
         if stats.mode == Mode.PLAIN and stats.tok_s:
             page.charts.set_reference(stats.tok_s)

@@ -37,6 +37,9 @@ class Message:
     stats: dict[str, Any] | None = None
     mode: str = ""
     stopped_by: str = ""
+    # The phone forecast's line and tooltip under the figures (chat_forecast.py): shown,
+    # not saved (it is the forecast of the moment, not a figure of the reply).
+    phone_line: tuple[str, str] | None = None
 
     @property
     def text(self) -> str:
@@ -153,6 +156,12 @@ class Transcript(QTextBrowser):
         message.stats, message.stopped_by = stats, stopped_by
         self.render_all()  # folds the thinking block and adds the figures
 
+    def add_phone_line(self, message: Message, line: str, tip: str) -> None:
+        """The phone forecast under this reply's figures (if it is still shown)."""
+        if any(m is message for m in self.messages):
+            message.phone_line = (line, tip)
+            self.render_all()
+
     def drop_last_reply(self) -> bool:
         """Take the last reply away, if it is finished (to write it again)."""
         if not self.messages or self.messages[-1].role != "assistant":
@@ -223,6 +232,9 @@ class Transcript(QTextBrowser):
             body = self._spans(message.answer)
             if message.stats is not None:
                 body += f"<br><span style='color:{now.hint}'>{figures_html(message)}</span>"
+            if message.phone_line is not None:
+                line, tip = (escape(part, quote=True) for part in message.phone_line)
+                body += f"<br><i style='color:{now.hint}' title='{tip}'>{line}</i>"
             blocks.append(
                 f"<p style='margin-bottom:0;{grey}'>{head}</p>{thinking}"
                 f"<p style='margin-top:0;{grey}'>{body}</p>"
