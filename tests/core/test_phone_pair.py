@@ -139,6 +139,22 @@ def test_the_phones_copy_is_verified_as_written(
     assert hashlib.sha256(written).digest() == hashlib.sha256(phone_config(target, LINK)).digest()
 
 
+def test_a_target_is_not_pushed_when_its_draft_did_not_arrive(
+    tmp_path: Path, phone: FakePhone, desk: PhoneDesk, bundle_copy: Copy
+) -> None:
+    target, draft = _pair(bundle_copy, tmp_path / "library")
+    phone.corrupt_files.append("fast-draft.partial/.config_cpu.json")
+    drafted, linked = _finish(desk, *desk.push_pair(phone.address, target, draft, ROOT))
+    assert (drafted.state, drafted.error_code) == (FAILED, "verify_failed")
+    assert (linked.state, linked.error_code) == (FAILED, "draft_failed")
+    assert linked.error.startswith("Not pushed: its draft fast-draft did not arrive (")
+    assert drafted.error in linked.error
+    assert not phone.local(f"{ROOT}/fast-target").exists()
+    assert not phone.local(f"{ROOT}/fast-target.partial").exists()
+    again = _finish(desk, *desk.push_pair(phone.address, target, draft, ROOT))
+    assert [s.state for s in again] == [DONE, DONE] and again[1].link_ok is True
+
+
 def test_a_draft_only_named_draft_config_cpu_is_linked_by_that_name(
     tmp_path: Path, phone: FakePhone, desk: PhoneDesk, bundle_copy: Copy
 ) -> None:

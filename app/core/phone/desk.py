@@ -168,11 +168,13 @@ class PhoneDesk:
         recipe_only: bool = False,
         draft: Path | None = None,
         partner: Path | None = None,
+        after: PushJob | None = None,
     ) -> PushJob:
         """Queue a push; the same push (pack, phone, folder, recipes or all, the draft it
         links) already queued or running is returned instead of being queued twice.
         `draft`: the draft the target's config.json on the phone names (see pair_link);
-        `partner`: the target a draft goes with (counted in the memory check)."""
+        `partner`: the target a draft goes with (counted in the memory check); `after`:
+        the draft's push, which must arrive first."""
         with self._lock:
             job = self._twin(serial, pack, root, recipe_only, draft)
             if job is None:
@@ -186,6 +188,7 @@ class PhoneDesk:
                     partner=partner,
                     estimate=self.estimate,
                     find_pack=self._library_pack,
+                    after=after,
                 )
                 self.queue.submit(job)
             return job
@@ -194,9 +197,10 @@ class PhoneDesk:
         self, serial: str, target: Path, draft: Path, root: str, recipe_only: bool = False
     ) -> tuple[PushJob, PushJob]:
         """Push a draft, then its target linked to it (one lane: in that order, so the
-        target's link resolves once it is installed)."""
+        target's link resolves once it is installed; a target whose draft did not
+        arrive is not pushed)."""
         first = self.push(serial, draft, root, recipe_only, partner=target)
-        return first, self.push(serial, target, root, recipe_only, draft=draft)
+        return first, self.push(serial, target, root, recipe_only, draft=draft, after=first)
 
     def _library_pack(self, name: str) -> Path | None:
         """A library pack of that name (a draft a kept link names), or None."""

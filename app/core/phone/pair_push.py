@@ -42,6 +42,16 @@ FindPack = Callable[[str], Path | None]  # a library pack by name
 
 
 @dataclass(frozen=True)
+class PairRequest:
+    """What a push is asked to do for a pair (see PushJob)."""
+
+    draft: Path | None = None  # the draft the target's config.json is to name
+    partner: Path | None = None  # the target a draft is pushed with
+    estimate: EstimateModel | None = None  # one model's memory need (no check without)
+    find_pack: FindPack | None = None  # a library pack by name
+
+
+@dataclass(frozen=True)
 class PairPlan:
     link: str | None  # the draft_config_path written into the phone's config.json
     names: str | None  # the draft_config_path the phone's copy holds (written, or the pack's)
@@ -50,20 +60,20 @@ class PairPlan:
     notes: tuple[str, ...]  # said to the user before the push
 
 
-def plan_push(
-    phone: Phone,
-    pack: Path,
-    root: str,
-    dest: str,
-    draft: Path | None = None,
-    partner: Path | None = None,
-    estimate: EstimateModel | None = None,
-    find_pack: FindPack | None = None,
-) -> PairPlan:
-    """The link and the memory check for pushing `pack` to `dest` in `root`. `draft`:
-    the draft the target is pushed with (or to link, already on the phone); `partner`:
-    the target a draft is pushed with. PhoneError "too_big" when the phone's RAM cannot
-    hold what it will run."""
+def draft_lost(draft: str, why: str) -> PhoneError:
+    """A target is not pushed when its draft, pushed just before, did not arrive."""
+    return PhoneError(
+        f"Not pushed: its draft {draft} did not arrive ({why}). Push the pair again.",
+        "draft_failed",
+    )
+
+
+def plan_push(phone: Phone, pack: Path, root: str, dest: str, request: PairRequest) -> PairPlan:
+    """The link and the memory check for pushing `pack` to `dest` in `root`. The
+    request's `draft`: the draft the target is pushed with (or to link, already on the
+    phone); `partner`: the target a draft is pushed with. PhoneError "too_big" when the
+    phone's RAM cannot hold what it will run."""
+    draft, partner, find_pack = request.draft, request.partner, request.find_pack
     recipe = read_recipe(pack / CONFIG)
     link: str | None = None
     draft_name = ""
@@ -91,7 +101,7 @@ def plan_push(
             f"{pack.name}'s config.json names the draft {draft_name} but does not turn "
             "drafting on (speculative_type is not draftmodel): the phone runs the target alone."
         )
-    fit = _check_memory(phone, pack, draft_pack, partner, estimate)
+    fit = _check_memory(phone, pack, draft_pack, partner, request.estimate)
     if fit is not None and fit.level == TOO_BIG:
         raise PhoneError(fit.message, "too_big")
     if fit is not None and fit.level == TIGHT:

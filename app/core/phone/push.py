@@ -33,7 +33,7 @@ from app.core.phone.large_files import LARGE_FILE, Resume, find_resumes, send_la
 from app.core.phone.local_files import local_sha256, pack_files
 from app.core.phone.pack_marker import TEMP_SUFFIX, claim, merge_into, write_marker
 from app.core.phone.pair_link import with_phone_config
-from app.core.phone.pair_push import FindPack, after_push, plan_push
+from app.core.phone.pair_push import FindPack, PairRequest, after_push, draft_lost, plan_push
 from app.core.phone.phone_memory import EstimateModel
 from app.core.phone.sync_send import PushCancelled, send_file
 
@@ -123,18 +123,19 @@ class PushJob(TrackedJob[PushStatus]):
         partner: Path | None = None,
         estimate: EstimateModel | None = None,
         find_pack: FindPack | None = None,
+        after: PushJob | None = None,
     ) -> None:
         """`draft`: the draft pack this target's config.json on the phone names (pushed
         before it, or there already); `partner`: the target this draft is pushed with
         (its memory counts too); `estimate`: one model's memory need (no check without);
-        `find_pack`: a library pack by name (the draft a kept link names)."""
+        `find_pack`: a library pack by name (the draft a kept link names); `after`: the
+        push of the draft, which must have arrived for this one to go."""
         self.adb = adb
         self.pack = pack
         self.root = root
         self.draft = draft
-        self.partner = partner
-        self._estimate = estimate
-        self._find_pack = find_pack
+        self.pair = PairRequest(draft, partner, estimate, find_pack)
+        self.after = after
         self._margin = margin
         self._stop = False
         self._phone: Phone | None = None
@@ -213,22 +214,16 @@ class PushJob(TrackedJob[PushStatus]):
 
     def _run(self) -> None:
         self._check_cancel()  # cancelled while it waited in the queue
+        first = self.after.status() if self.after is not None else None
+        if first is not None and first.state != DONE:  # a target never names a lost draft
+            raise draft_lost(first.pack, first.error or first.state)
         status = self.status()
         phone = self._phone = self.adb.phone(status.serial)
         self._check_cancel()  # cancelled while the phone was being reached
         files = pack_files(self.pack, status.recipe_only)
         dest = pack_path(self.root, self.pack.name)
         self._set(state=CHECKING, files_total=len(files), dest=dest)
-        plan = plan_push(
-            phone,
-            self.pack,
-            self.root,
-            dest,
-            self.draft,
-            self.partner,
-            self._estimate,
-            self._find_pack,
-        )
+        plan = plan_push(phone, self.pack, self.root, dest, self.pair)
         memory = plan.fit.message if plan.fit is not None else ""
         self._set(link=plan.names or "", memory=memory, notes=plan.notes)
         with with_phone_config(files, self.pack, plan.link) as sent:
