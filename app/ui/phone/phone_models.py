@@ -151,6 +151,9 @@ class PhonePacksModel(ColumnsModel):
             return None
         pack = self.packs[index.row()]
         if role == Qt.ItemDataRole.ToolTipRole:
+            column = self.COLUMNS[index.column()]
+            if column == "Library" and pack.recipes is not None:  # the phone-side check
+                return "\n".join(pack.recipes.lines())
             return pack.path
         if role != Qt.ItemDataRole.DisplayRole:
             return None
