@@ -184,6 +184,20 @@ def test_a_target_whose_draft_is_not_on_the_phone_says_so(
     )
 
 
+def test_a_target_that_does_not_draft_is_linked_and_told_so(
+    tmp_path: Path, phone: FakePhone, desk: PhoneDesk, bundle_copy: Copy
+) -> None:
+    target, draft = _pair(bundle_copy, tmp_path / "library")
+    config = target / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "speculative_type": ""}))
+    _drafted, linked = _finish(desk, *desk.push_pair(phone.address, target, draft, ROOT))
+    assert (linked.state, linked.link, linked.link_ok) == (DONE, LINK, True)
+    assert linked.notes == (
+        "fast-target's config.json names the draft fast-draft but does not turn drafting on "
+        "(speculative_type is not draftmodel): the phone runs the target alone.",
+    )
+
+
 def test_a_pair_that_cannot_fit_in_the_phones_ram_is_refused_with_the_numbers(
     tmp_path: Path, phone: FakePhone, desk: PhoneDesk, bundle_copy: Copy
 ) -> None:
