@@ -89,6 +89,7 @@ class ForecastPanel(QWidget):
         measure_row.addWidget(self.measure_button)
         measure_row.addWidget(self.progress, 1)
         measure_row.addWidget(self.cancel_button)
+        measure_row.addStretch(0)  # the button keeps its own width while none runs
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -96,13 +96,15 @@ class PairPhone(QWidget):
         return name or None
 
     def reload_devices(self) -> None:
-        """The profiles again (a result recorded on the Phone page adds one)."""
+        """The profiles again (a result recorded on the Phone page adds one), then the
+        forecast again (replies in Chat add to the acceptance)."""
         background.run(self, DEVICES_TASK, current_device, self._show_devices)
 
     def _show_devices(self, found: tuple[list[str], str | None]) -> None:
         names, chosen = found
         listed = [self.combo.itemText(i) for i in range(self.combo.count())]
         if listed == names and chosen == self.device():
+            self._refresh()  # the tallies may have grown since (a reply in Chat)
             return
         self.combo.blockSignals(True)
         self.combo.clear()

@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.units import format_bytes
-from app.core.measure.pair_acceptance import read_tallies
+from app.core.measure.pair_acceptance import PositionTallies, add_position_tallies, read_tallies
 from app.core.measure.phone_profiles import chosen_device, device_names, pack_ref
 from app.core.measure.phone_results import add_result
 from app.ui.pair.forecast_state import BEST, NO_ACCEPTANCE, MeasureProgress, work_out
@@ -131,3 +131,17 @@ def test_a_recorded_phone_too_small_for_the_pair(qtbot: QtBot, bundle_copy: Copy
         assert there.startswith("✕ On Tiny phone, not enough memory: the pair needs ")
         assert there.endswith("the phone has 2.0 MB of RAM (stored with its recorded results).")
         assert label.property("level") == "too_big"  # the worse of the two lines
+
+
+def test_acceptance_measured_elsewhere_shows_when_the_page_is_shown_again(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    page = window.pair_page
+    assert page.phone.panel.shown is not None and page.phone.panel.shown.needs_acceptance
+    window.show_page("library")
+    tallies = PositionTallies((100, 80, 60, 40, 30, 20), (80, 60, 40, 30, 20, 10), True, 400)
+    add_position_tallies(*_pair(window), tallies)  # as a greedy reply in Chat adds them
+    window.show_page("pair")
+    _wait_forecast(qtbot, page)
+    assert not page.phone.panel.measure_button.isVisible()
+    assert "400 tokens" in page.phone.panel.source.text()
