@@ -176,6 +176,18 @@ def test_a_target_whose_draft_is_not_on_the_phone_says_so(
         "fast-target's recipe drafts (speculative_type: draftmodel) but names no draft on "
         "the phone: push it with its draft to link them.",
     )
+    # The card's placeholder in the library's recipe goes as it is, and is said to lead
+    # nowhere on the phone.
+    config = target / "config.json"
+    library_config = json.loads(config.read_text())
+    placeholder = {**library_config, DRAFT_LINK: "/path/to/config_cpu.json"}
+    config.write_text(json.dumps(placeholder))
+    carded = _finish(desk, desk.push(phone.address, target, ROOT))[0]
+    assert (carded.state, carded.link, carded.link_ok) == (DONE, placeholder[DRAFT_LINK], False)
+    assert carded.notes == (
+        "The target's draft_config_path, /path/to/config_cpu.json, is not a file on Pixel 8: "
+        "push the target with its draft to link them.",
+    )
     missing = _finish(desk, desk.push(phone.address, target, ROOT, draft=draft))[0]
     assert (missing.state, missing.link, missing.link_ok) == (DONE, LINK, False)
     assert missing.notes == (

@@ -138,6 +138,11 @@ def after_push(phone: Phone, plan: PairPlan) -> tuple[bool | None, tuple[str, ..
         return None, ()
     if link_resolves(phone, plan.names):
         return True, ()
+    if plan.link is None:  # the pack's own value (a card's "/path/to/config_cpu.json")
+        return False, (
+            f"The target's {DRAFT_LINK}, {plan.names}, is not a file on {phone.name}: push "
+            "the target with its draft to link them.",
+        )
     where = posixpath.dirname(plan.names)
     return False, (
         f"The draft {plan.draft_name} is not on {phone.name} at {where}: the target's "
