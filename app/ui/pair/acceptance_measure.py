@@ -58,7 +58,8 @@ class AcceptanceMeasure(QObject):
         if self.running:
             return
         self.pair = (target, draft)
-        self.progress = MeasureProgress(len(self.prompts), self.tokens_per_prompt)
+        names = f"{target.name} + {draft.name}"
+        self.progress = MeasureProgress(len(self.prompts), self.tokens_per_prompt, names)
         self._measured = 0
         bridge = self.bridge = EngineBridge()
         bridge.state_changed.connect(self._on_state)

@@ -10,7 +10,7 @@ and rules apart from widgets, tested without them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.infra.errors import FileError, PhoneError
@@ -202,9 +202,9 @@ class MeasureProgress:
 
     prompts: int
     tokens_per_prompt: int
+    pair: str = "the pair"  # its names, said while another pair may be shown
     done_prompts: int = 0
     tokens: int = 0  # of the prompt being decoded
-    finished: list[int] = field(default_factory=list)  # tokens of each prompt done
 
     @property
     def total(self) -> int:
@@ -217,6 +217,6 @@ class MeasureProgress:
     def describe(self) -> str:
         prompt = min(self.done_prompts + 1, self.prompts)
         return (
-            f"Measuring acceptance on this computer: prompt {prompt} of {self.prompts}, "
-            f"greedy, draft length {MEASURE_LENGTH}…"
+            f"Measuring the acceptance of {self.pair} on this computer: prompt {prompt} of "
+            f"{self.prompts}, greedy, draft length {MEASURE_LENGTH}…"
         )

@@ -164,8 +164,12 @@ class PairPhone(QWidget):
 
     def _on_measured(self, tokens: int) -> None:
         self.panel.show_measuring(None)
-        self.panel.say(f"Measured {tokens:,} tokens on this computer.")
+        self.panel.say(f"Measured {tokens:,} tokens of {self._measured_names()} on this computer.")
         self._refresh()
+
+    def _measured_names(self) -> str:
+        progress = self.measure.progress
+        return progress.pair if progress is not None else "the pair"
 
     def _on_measure_failed(self, message: str) -> None:
         self.panel.show_measuring(None)

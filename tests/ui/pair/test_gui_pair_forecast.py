@@ -68,6 +68,9 @@ def test_measure_the_acceptance_here_then_the_forecast(qtbot: QtBot, window: Mai
     page.phone.measure.progressed.connect(lambda p: seen.append(p.done))
     panel.measure_button.click()
     assert page.phone.measure.running and panel.cancel_button.isVisible()
+    assert "of fast-target + fast-draft on this computer: prompt 1 of 3" in (
+        panel.progress_label.text()
+    )
     assert not panel.measure_button.isEnabled()
     qtbot.waitUntil(lambda: not page.phone.measure.running, timeout=120_000)
     assert panel.progress_label.text().startswith("Measured "), panel.progress_label.text()
@@ -76,7 +79,9 @@ def test_measure_the_acceptance_here_then_the_forecast(qtbot: QtBot, window: Mai
     assert tallies is not None and tallies.tokens > 0
     assert tallies.exact  # the desktop recipe's memory normal: the verify is exact
     assert len(tallies.reached) == 6 and tallies.reached[0] > 0  # drafting 6 a round
-    assert f"{tallies.tokens:,} tokens" in panel.progress_label.text()
+    assert panel.progress_label.text() == (
+        f"Measured {tallies.tokens:,} tokens of fast-target + fast-draft on this computer."
+    )
     _wait_forecast(qtbot, page)
     assert not panel.cancel_button.isVisible() and not panel.measure_button.isVisible()
     shown = work_out(*_pair(window), page.phone.device())
