@@ -362,9 +362,11 @@ class BestChanges:
             )
         if isinstance(self.phone, NoForecast):
             return f"The phone's recipe keeps its draft length: {self.phone.reason}"
+        best = self.phone.row(self.phone.best_draft_length)
+        pays = "" if best.uplift > 0 else " (even so, drafting is not forecast to pay there)"
         return (
             f"Best on the phone ({self.phone.device}, by the forecast): "
-            f"d = {self.phone.best_draft_length}."
+            f"d = {self.phone.best_draft_length}{pays}."
         )
 
     def used_by(self) -> str:
@@ -384,18 +386,18 @@ class BestChanges:
         return apply_changes(self.changes)
 
 
-def best_changes(run: TuneRun, device: str | None = None) -> BestChanges | None:
+def best_changes(
+    run: TuneRun, device: str | None = None, phone: PhoneForecast | NoForecast | None = None
+) -> BestChanges | None:
     """The changes applying the run's best makes (None: nothing was measured), with the
-    forecast for the phone profile `device` deciding the phone's draft length."""
+    forecast for the phone profile `device` (or `phone`, worked out already) deciding
+    the phone's draft length."""
     best = best_result(run.results)
     if best is None:
         return None
     target, draft = Path(run.target), Path(run.draft)
     fields = run.applied_fields()
-    phone = (
-        pair_forecast(target, draft, device)
-        if device is not None and "draft_length" in fields
-        else None
-    )
+    if phone is None and device is not None and "draft_length" in fields:
+        phone = pair_forecast(target, draft, device)
     changes = planned_changes(best.setting, target, draft, fields, phone)
     return BestChanges(best.setting, target, draft, fields, changes, phone)

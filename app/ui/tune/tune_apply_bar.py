@@ -8,16 +8,19 @@ comparison with "the current recipe" stale (tune_apply.stale_reason), and the no
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
 
 from app.core.infra.errors import DraftDeckError
-from app.core.measure.phone_profiles import chosen_device
 from app.core.measure.tune_apply import BestChanges, Snapshot, best_changes, refusal_now, restore
 from app.core.measure.tune_run import TuneRun
 from app.ui.base.dialogs import ask, show_error
 from app.ui.base.labels import wrap_to_width
+from app.ui.tune import tune_phone
+from app.ui.tune.tune_phone import PhoneShown
 
 APPLY_KEYS = QKeySequence("Ctrl+Shift+A")
 # A line's room even when empty; a longer reason's height is held while a run goes on
@@ -47,6 +50,7 @@ class ApplyBar(QWidget):
         self.run: TuneRun | None = None
         self._undo: Snapshot | None = None
         self.confirm_box: QMessageBox | None = None
+        self._phone: tuple[tuple[Path, Path], PhoneShown] | None = None
         self.note = wrap_to_width(QLabel())
         self.note.setObjectName("pageHint")
         self.note.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
@@ -111,10 +115,24 @@ class ApplyBar(QWidget):
         what = best.label() if best else ""
         self._say(f"Apply Best writes {what}: {listed}." if listed else f"Apply Best: {what}.")
 
-    def best_changes(self, run: TuneRun) -> BestChanges | None:
-        """The run's best as Apply writes it, the draft length on the phone chosen by
-        the forecast for the phone chosen in the window (the Pair page's)."""
-        return best_changes(run, chosen_device())
+    def set_phone(self, pair: tuple[Path, Path], phone: PhoneShown) -> None:
+        """The forecast on the window's phone for `pair`, worked out by the page off the
+        GUI thread; the note is worked out again with it."""
+        self._phone = (pair, phone)
+        self.refresh()
+
+    def best_changes(self, run: TuneRun, ask_now: bool = False) -> BestChanges | None:
+        """The run's best as Apply writes it, the phone recipe's draft length chosen by
+        the forecast for the window's phone (the Pair page's). Until the page has worked
+        the forecast out, none is used, unless `ask_now` (a click on Apply Best): then it
+        is worked out here."""
+        pair = (Path(run.target), Path(run.draft))
+        phone = self._phone[1] if self._phone and self._phone[0] == pair else None
+        if phone is None and ask_now:
+            phone = tune_phone.work_out(*pair)
+        if phone is None or phone.forecast is None:
+            return best_changes(run)
+        return best_changes(run, phone.device, phone.forecast)
 
     def refusal(self, run: TuneRun) -> str | None:
         """Why Apply Best is off for this run (None: it may be applied)."""
@@ -129,7 +147,7 @@ class ApplyBar(QWidget):
         if refusal is not None:
             self._say(f"Not applied: {refusal}.")
             return
-        best = self.best_changes(run)
+        best = self.best_changes(run, ask_now=True)
         if best is None:
             return
         if not best.changes:

@@ -46,6 +46,7 @@ from app.ui.base.labels import not_started_while, wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.base.verdict_label import VerdictLabel
+from app.ui.tune import tune_phone
 from app.ui.tune.tune_apply_bar import APPLY_KEYS, ApplyBar, button_key, keys_text
 from app.ui.tune.tune_pair_note import pair_note
 from app.ui.tune.tune_past_runs import PastRuns
@@ -75,6 +76,7 @@ class TunePage(QWidget):
         self._job_shown = True  # whether the job's end has been shown
         self._blocked = ""  # why the selected pair cannot be tuned at all
         self._current: dict[str, object] = {}  # the swept keys as they ran at Start
+        self._phone_pair: tuple[Path, Path] | None = None  # whose forecast is asked
 
         title = QLabel("Tune")
         title.setObjectName("pageTitle")
@@ -181,6 +183,7 @@ class TunePage(QWidget):
             self.run = None
             self.results.show_results([], self.form.current_plan())
             self.apply_bar.show_idle()
+            self._ask_phone(target, draft)
         self.form.read_recipe(target)
         if target is None or draft is None:
             self.pair_label.setText("")  # NeedsPair says what to do
@@ -207,7 +210,33 @@ class TunePage(QWidget):
             if self.run is not None:
                 self._show_current(self.run)
                 self.apply_bar.refresh()
+                # Another phone may be chosen, or acceptance measured, since.
+                self._ask_phone(Path(self.run.target), Path(self.run.draft))
+            else:
+                self._ask_phone(target, draft)
         super().showEvent(event)
+
+    def _ask_phone(self, target: Path | None, draft: Path | None) -> None:
+        """Work out the forecast on the window's phone for the pair off the GUI thread
+        (tune_phone.py); the phone column, its line and Apply Best follow it."""
+        if target is None or draft is None:
+            self.results.show_phone(None)
+            return
+        if self.results.model.phone is not None and self._phone_pair != (target, draft):
+            self.results.show_phone(None)  # the pair before's, until this one's is known
+        self._phone_pair = (target, draft)
+        background.run(
+            self,
+            "phone",
+            lambda: tune_phone.work_out(target, draft),
+            lambda shown: self._show_phone((target, draft), shown),
+        )
+
+    def _show_phone(self, pair: tuple[Path, Path], shown: tune_phone.PhoneShown) -> None:
+        if pair != self._phone_pair:
+            return  # asked for a pair no longer shown
+        self.results.show_phone(shown)
+        self.apply_bar.set_phone(pair, shown)
 
     def _show_blocked(self, reason: str) -> None:
         """Say inline why Start is off for a pair that cannot work (no dialog at Start)."""
@@ -337,6 +366,7 @@ class TunePage(QWidget):
         self.run = run
         self._show_current(run)
         self.sampler_label.setText(run.sampler_text())
+        self._ask_phone(Path(run.target), Path(run.draft))
 
     def _show_current(self, run: TuneRun) -> None:
         """The run's rows, the one measured as the recipes run now marked."""

@@ -11,6 +11,7 @@ from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, best_result, rows
 from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
+from app.ui.tune.tune_phone import PhoneShown
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 UNMET = "*"
@@ -44,6 +45,7 @@ class ResultsModel(ColumnsModel):
         "Plain\npooled",
         "Uplift",
         "95 %\ninterval",
+        "Phone\nuplift",
         "Pairs",
         "Accept-\nance",
         "Mean\nlength",
@@ -66,6 +68,7 @@ class ResultsModel(ColumnsModel):
         "baseline_tok_s",
         "uplift",
         "uplift_interval",
+        "phone_uplift",
         "pairs",
         "acceptance",
         "mean_accepted_length",
@@ -82,6 +85,7 @@ class ResultsModel(ColumnsModel):
         self._rows: list[dict[str, Any]] = []
         self.best: SettingResult | None = None
         self.current: SettingResult | None = None  # the recipes as they run now
+        self.phone: PhoneShown | None = None  # the forecast on the window's phone
 
     HEADER_TIPS: ClassVar[dict[str, str]] = {
         "draft_length": (
@@ -128,6 +132,13 @@ class ResultsModel(ColumnsModel):
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
             f"speculation pays off only when it lies above 1. {UNMET_NOTE}. {DISTURBED_NOTE}"
+        ),
+        "phone_uplift": (
+            "Phone uplift: the forecast uplift on the chosen phone (its speculative over its "
+            "plain tok/s, minus 1) at the row's draft length, drafting the full length as "
+            "MNN and TokForge do. From the acceptance by draft position measured here and "
+            "the phone's profile, not measured on the phone; this computer's tok/s, c and "
+            "thread counts do not carry over"
         ),
         "pairs": f"Pairs: interleaved plain/speculative run pairs measured. {REMEASURED_NOTE}",
         "acceptance": "Acceptance: the share of drafted tokens the target accepted",
@@ -212,6 +223,40 @@ class ResultsModel(ColumnsModel):
     def row_total(self) -> int:
         return len(self.results)
 
+    def set_phone(self, phone: PhoneShown | None) -> None:
+        """Show the forecast on the window's phone in the phone column."""
+        self.beginResetModel()
+        self.phone = phone
+        self.endResetModel()
+
+    def hidden_columns(self) -> list[int]:
+        """The columns the table hides: the settings the same in every row, and the phone
+        column while there is no forecast to show in it."""
+        hidden = self.same_columns()
+        if self.phone is None or self.phone.best_length is None:
+            hidden.append(self.KEYS.index("phone_uplift"))
+        return hidden
+
+    def _phone_data(self, row: dict[str, Any], role: int) -> Any:
+        """The phone column: a fixed row's forecast uplift at its length; none for
+        adaptive drafting, which a phone does not do."""
+        phone, d = self.phone, int(row["draft_length"])
+        if phone is None:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if row["adaptive"]:
+                return "A phone drafts the full length every round: see the fixed rows"
+            return phone.uplift_tip(d) or "The forecast covers draft lengths 1 to 6"
+        if role == SORT_ROLE:
+            value = None if row["adaptive"] else phone.uplift_value(d)
+            return value if value is not None else -1
+        if role == Qt.ItemDataRole.DisplayRole:
+            text = None if row["adaptive"] else phone.uplift_text(d)
+            if text is not None and d == phone.best_length:
+                return f"{text} ★"
+            return text or "—"
+        return None
+
     def set_results(
         self, results: list[SettingResult], current: SettingResult | None = None
     ) -> None:
@@ -228,8 +273,14 @@ class ResultsModel(ColumnsModel):
             return None
         key = self.KEYS[index.column()]
         row = self._rows[index.row()]
-        value = row["uplift_low"] if key == "uplift_interval" else row[key]
         is_best = self.results[index.row()] is self.best
+        if key == "phone_uplift" and role in (
+            Qt.ItemDataRole.DisplayRole,
+            Qt.ItemDataRole.ToolTipRole,
+            SORT_ROLE,
+        ):
+            return self._phone_data(row, role)
+        value = row.get("uplift_low") if key == "uplift_interval" else row.get(key)
         if role == Qt.ItemDataRole.DisplayRole:
             if key == "uplift_interval":
                 return format_interval(row)
@@ -312,6 +363,7 @@ GIVE_WAY_COLUMNS = tuple(
         "lossless",
         "sampled",
         "adaptive",
+        "phone_uplift",
     )
 )
 

@@ -12,6 +12,7 @@ from app.core.measure.tune_run import TuneRun
 from app.ui.base.fitted_table import FrozenColumnTable
 from app.ui.base.labels import wrap_to_width
 from app.ui.tune.tune_chart import UpliftChart
+from app.ui.tune.tune_phone import PhoneShown
 from app.ui.tune.tune_results_model import GIVE_WAY_COLUMNS, SORT_ROLE, ResultsModel
 
 # Rows the table shows without scrolling (a Quick sweep's four draft lengths and
@@ -40,11 +41,16 @@ class ResultsView(QSplitter):
         # not above it, so a text that changes at Start does not move the form.
         self.sampler_label = wrap_to_width(QLabel())
         self.sampler_label.setObjectName("pageHint")
+        # "Best on the phone: d = N" by the forecast (tune_phone.py), under the table.
+        self.phone_label = wrap_to_width(QLabel())
+        self.phone_label.setObjectName("pageHint")
+        self.phone_label.hide()
         pane = QWidget()
         self._column = QVBoxLayout(pane)
         self._column.setContentsMargins(0, 0, 0, 0)
         self._column.addWidget(self.sampler_label)
         self._column.addWidget(self.table, 1)
+        self._column.addWidget(self.phone_label)
         self._column.addWidget(self.notes)
         self.chart = UpliftChart()
         self.chart.setMinimumHeight(CHART_LEAST)
@@ -86,6 +92,7 @@ class ResultsView(QSplitter):
             + table.horizontalScrollBar().sizeHint().height()
             + 2 * table.frameWidth()
             + (self._notes_height() if self.notes.isVisibleTo(self) else 0)
+            + (self._label_height(self.phone_label) if self.phone_label.isVisibleTo(self) else 0)
             + self._label_height(self.sampler_label)
         )
         return max(0, min(wanted, self.height() - self.handleWidth() - CHART_LEAST))
@@ -117,15 +124,28 @@ class ResultsView(QSplitter):
         self._sampled = plan.sample
         self._lengths = plan.draft_lengths
         self.model.set_results(results, current)
-        same = set(self.model.same_columns())
-        for column in range(self.model.columnCount()):
-            self.table.setColumnHidden(column, column in same)
-        self.table.fit_columns()
+        self._hide_columns()
         notes = self.model.notes()
         self.notes.setText(notes)
         self.notes.setVisible(bool(notes))
         self._share_out()
         self._draw()
+
+    def _hide_columns(self) -> None:
+        hidden = set(self.model.hidden_columns())
+        for column in range(self.model.columnCount()):
+            self.table.setColumnHidden(column, column in hidden)
+        self.table.fit_columns()
+
+    def show_phone(self, phone: PhoneShown | None) -> None:
+        """The forecast on the window's phone: the phone column and the line under the
+        table (None: none worked out, nothing said)."""
+        self.model.set_phone(phone)
+        self._hide_columns()
+        self.phone_label.setText(phone.line() if phone is not None else "")
+        self.phone_label.setToolTip(phone.tip() if phone is not None else "")
+        self.phone_label.setVisible(phone is not None)
+        self._share_out()
 
     def compare(self, other: TuneRun | None) -> None:
         """Draw `other` dashed beside the shown results, now and after they change
