@@ -129,3 +129,18 @@ def test_two_writers_keep_each_others_results(draftdeck_home: Path) -> None:
     run_two_writers(WRITER, ["15", PHONE], draftdeck_home)
     assert len(list_results(PHONE)) == 30
     assert len({r.id for r in list_results(PHONE)}) == 30
+
+
+def test_a_profile_is_made_of_the_latest_results(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.core.measure import phone_profiles
+
+    target, draft = pair
+    monkeypatch.setattr(phone_profiles, "MAX_PROFILE_RESULTS", 2)
+    for spec in (11.0, 12.0, 13.0):
+        record_result(PHONE, target, draft, 10.0, spec, 3)
+    profile = profile_for(PHONE)
+    assert profile is not None
+    assert [r.spec_tok_s for r in profile.results] == [12.0, 13.0]
+    assert len(list_results(PHONE)) == 3  # all still listed

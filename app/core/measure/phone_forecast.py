@@ -111,12 +111,16 @@ def _points(
 ) -> list[FitPoint]:
     """The profile's results as fit points; `noise` moves each figure (two per result)."""
     points = []
+    tokens: dict[tuple[int, int], float] = {}  # E_d by (whose rates, d): computed once
     for i, r in enumerate(profile.results):
         own = (
             rates
             if pair.key is not None and r.pair == pair.key
             else (r.rates or (CARD_ACCEPTANCE,))
         )
+        key = (id(own), r.draft_length)
+        if key not in tokens:
+            tokens[key] = expected_tokens(own, r.draft_length)
         plain, spec = r.plain_tok_s, r.spec_tok_s
         if noise is not None:
             plain, spec = plain * noise[2 * i], spec * noise[2 * i + 1]
@@ -125,7 +129,7 @@ def _points(
                 plain,
                 spec,
                 r.draft_length,
-                expected_tokens(own, r.draft_length),
+                tokens[key],
                 _scale(pair.target_bytes, r.target_bytes),
                 _scale(pair.draft_bytes, r.draft_bytes),
             )
@@ -180,7 +184,7 @@ def forecast(
     for _ in range(DRAWS):
         drawn = _draw_rates(rng, tallies)
         noise = [max(0.05, 1.0 + rng.gauss(0.0, sigma)) for _ in range(2 * len(profile.results))]
-        ups = _uplifts(fit_steps(_points(profile, pair, drawn, noise)), drawn)
+        ups = _uplifts(fit_steps(_points(profile, pair, drawn, noise), spread=False), drawn)
         for i, u in enumerate(ups):
             draws[i].append(u)
         wins[max(range(len(ups)), key=ups.__getitem__)] += 1

@@ -108,7 +108,7 @@ class StepFit:
         )
 
 
-def fit_steps(points: Sequence[FitPoint]) -> StepFit:
+def fit_steps(points: Sequence[FitPoint], spread: bool = True) -> StepFit:
     """T, D, s_v and v_0 from results (see the module notes): least squares with every
     fitted cost at least 0 (v_0 at least 1); what the results cannot tell apart is
     taken (s_v = 0, v_0 = 1)."""
@@ -131,15 +131,16 @@ def fit_steps(points: Sequence[FitPoint]) -> StepFit:
     slope = coef[1] if split else 0.0
     base = 1.0 + (coef[-1] if base_fitted else 0.0)
     fit = StepFit(target, draft, slope, split, 0.0, base, base_fitted)
+    if not spread:  # (the forecast's draws need none)
+        return fit
     return StepFit(target, draft, slope, split, _spread(points, fit), base, base_fitted)
 
 
-def _solve(columns: list[list[float]], y: list[float]) -> list[float] | None:
-    """Least squares by the normal equations (at most three unknowns); None when they
-    are singular."""
-    n = len(columns)
-    m = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
-    v = [sum(a * b for a, b in zip(ci, y, strict=True)) for ci in columns]
+def _solve(gram: list[list[float]], v: list[float]) -> list[float] | None:
+    """The normal equations' solution (at most three unknowns); None when singular."""
+    n = len(v)
+    m = [row[:] for row in gram]
+    v = v[:]
     scale = max((abs(m[i][i]) for i in range(n)), default=0.0)
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
@@ -156,19 +157,26 @@ def _solve(columns: list[list[float]], y: list[float]) -> list[float] | None:
 
 def _nonnegative_least_squares(columns: list[list[float]], y: list[float]) -> list[float]:
     """The least-squares coefficients, all at least 0: the best of every subset of the
-    columns whose own solution has no negative coefficient (three columns at most)."""
-    best: tuple[float, list[float]] | None = None
+    columns whose own solution has no negative coefficient (three columns at most; the
+    sums over the results are taken once)."""
     n = len(columns)
+    gram = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
+    v = [sum(a * b for a, b in zip(ci, y, strict=True)) for ci in columns]
+    yy = sum(x * x for x in y)
+    best: tuple[float, list[float]] | None = None
     for mask in range(1, 2**n):
         used = [i for i in range(n) if mask >> i & 1]
-        sol = _solve([columns[i] for i in used], y)
+        sol = _solve([[gram[i][j] for j in used] for i in used], [v[i] for i in used])
         if sol is None or min(sol) < 0:
             continue
         coef = [0.0] * n
         for i, c in zip(used, sol, strict=True):
             coef[i] = c
-        err = sum(
-            (yi - sum(coef[j] * columns[j][k] for j in range(n))) ** 2 for k, yi in enumerate(y)
+        # |y - X c|^2 = y.y - 2 c.v + c.G.c
+        err = (
+            yy
+            - 2 * sum(c * vi for c, vi in zip(coef, v, strict=True))
+            + sum(coef[i] * gram[i][j] * coef[j] for i in range(n) for j in range(n))
         )
         if best is None or err < best[0]:
             best = (err, coef)

@@ -33,6 +33,7 @@ log = logging.getLogger("draftdeck.measure")
 PROFILES_FILE = "phone_profiles.json"
 # A recorded figure's 95 % margin when its spread is not known (one TokForge run).
 RECORDED_MARGIN = 0.05
+MAX_PROFILE_RESULTS = 32
 
 
 def bytes_per_token(pack: Path) -> int | None:
@@ -158,7 +159,10 @@ def _recorded_result(r: PhoneResult) -> ProfileResult:
 
 
 def recorded_profile(phone: str, results: list[PhoneResult] | None = None) -> PhoneProfile | None:
+    """The profile of the phone's latest MAX_PROFILE_RESULTS results (older ones stay
+    listed; a phone's costs drift with its updates and a forecast stays quick)."""
     results = list_results(phone) if results is None else results
+    results = results[-MAX_PROFILE_RESULTS:]
     if not results:
         return None
     latest = max(r.date for r in results)[:10]
