@@ -110,6 +110,11 @@ class PhoneResultsPanel(QWidget):
         self.view.setObjectName("phoneResults")
         self.view.setModel(self.model)
         setup_table(self.view)
+        # Three results in view at the smallest window: the splitter takes the room
+        # from the panes above, whose lists are short.
+        rows = 3 * self.view.verticalHeader().defaultSectionSize()
+        head = self.view.horizontalHeader().sizeHint().height()
+        self.view.setMinimumHeight(rows + head + 2 * self.view.frameWidth())
         self.view.selectionModel().selectionChanged.connect(self._update_buttons)
 
         head = QHBoxLayout()
