@@ -113,8 +113,8 @@ class PhoneResultsPanel(QWidget):
         # Three results in view at the smallest window: the splitter takes the room
         # from the panes above, whose lists are short.
         rows = 3 * self.view.verticalHeader().defaultSectionSize()
-        head = self.view.horizontalHeader().sizeHint().height()
-        self.view.setMinimumHeight(rows + head + 2 * self.view.frameWidth())
+        header = self.view.horizontalHeader().sizeHint().height()
+        self.view.setMinimumHeight(rows + header + 2 * self.view.frameWidth())
         self.view.selectionModel().selectionChanged.connect(self._update_buttons)
 
         head = QHBoxLayout()

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.units import format_bytes
@@ -29,13 +30,28 @@ def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     with open_on_page(qtbot, bundle_copy, PAIR, "pair") as win:
         page = win.pair_page
         qtbot.waitUntil(lambda: page.phone.combo.count() > 0, timeout=10_000)
-        qtbot.waitUntil(lambda: page.phone.panel.shown.device is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: _shown_device(page) is not None, timeout=10_000)
         yield win
+
+
+def _shown_device(page: PairPage) -> str | None:
+    shown = page.phone.panel.shown
+    return shown.device if shown is not None else None
 
 
 def _pair(window: MainWindow) -> tuple[Path, Path]:
     root = window.library.root
     return root / PAIR[0], root / PAIR[1]
+
+
+def _done(progress: MeasureProgress) -> int:
+    return progress.done
+
+
+def _item(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
+    item = table.item(row, column)
+    assert item is not None
+    return item
 
 
 def _wait_forecast(qtbot: QtBot, page: PairPage) -> None:
@@ -64,8 +80,8 @@ def test_measure_the_acceptance_here_then_the_forecast(qtbot: QtBot, window: Mai
     panel = page.phone.panel
     assert panel.reason.text() == NO_ACCEPTANCE and panel.reason.isVisible()
     assert panel.measure_button.isVisible() and not panel.table.isVisible()
-    seen: list[MeasureProgress] = []
-    page.phone.measure.progressed.connect(lambda p: seen.append(p.done))
+    seen: list[int] = []  # tokens measured at each report
+    page.phone.measure.progressed.connect(lambda p: seen.append(_done(p)))
     panel.measure_button.click()
     assert page.phone.measure.running and panel.cancel_button.isVisible()
     assert "of fast-target + fast-draft on this computer: prompt 1 of 3" in (
@@ -87,10 +103,10 @@ def test_measure_the_acceptance_here_then_the_forecast(qtbot: QtBot, window: Mai
     shown = work_out(*_pair(window), page.phone.device())
     table = panel.table
     assert table.isVisible() and table.rowCount() == 6
-    cells = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(6)]
+    cells = [[_item(table, r, c).text() for c in range(table.columnCount())] for r in range(6)]
     assert cells == [list(row) for row in shown.rows]
     best = shown.best_draft_length
-    assert cells[best - 1][-1] == BEST and table.item(best - 1, 0).font().bold()
+    assert cells[best - 1][-1] == BEST and _item(table, best - 1, 0).font().bold()
     assert panel.assumptions.isVisible() and shown.assumptions[0][:40] in panel.assumptions.text()
     assert "measured on this computer" in panel.source.text()
 
