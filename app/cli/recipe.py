@@ -1,4 +1,8 @@
-"""`draftdeck recipe show | set | validate`: the recipe editor without a window."""
+"""`draftdeck recipe show | set | validate | move-to-computer`: the recipe editor without a
+window. The pack's recipes are the phone's; this computer's settings for the pack
+(`.draftdeck-this-computer.json`, recipe/desktop_settings.py) are shown beside them, set
+with `recipe set --this-computer`, and `move-to-computer` takes desktop values an earlier
+DraftDeck wrote into the recipes out of them (recipe/desktop_move.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import FileError
+from app.core.recipe.desktop_move import move_to_computer
+from app.core.recipe.desktop_settings import (
+    DESKTOP_KEYS,
+    THIS_COMPUTER_FILE,
+    read_desktop,
+    settings_path,
+    update_desktop,
+)
 from app.core.recipe.draft_recipes import (
     DIFFER,
     DRAFT_RECIPE_NAMES,
@@ -17,7 +29,7 @@ from app.core.recipe.draft_recipes import (
     draft_recipes,
     save_all,
 )
-from app.core.recipe.files import TARGET_CONFIG, RecipeDocument, parse_value
+from app.core.recipe.files import TARGET_CONFIG, RecipeDocument, draft_recipe_path, parse_value
 from app.core.recipe.save_lock import saving
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
@@ -90,6 +102,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "draft_recipe": _describe(recipes.used),
         "draft_recipes": _two_recipes(recipes),
         "target_config": _describe(pack / TARGET_CONFIG),
+        "this_computer": _this_computer(pack),
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -115,7 +128,33 @@ def cmd_show(args: argparse.Namespace) -> int:
                 print(f"  {key} = {shown}")
         for problem in part["problems"]:
             print(f"  {problem['severity']}: {problem['key']}: {problem['message']}")
+    _print_this_computer(result["this_computer"])
     return 0
+
+
+def _this_computer(pack: Path) -> dict[str, Any]:
+    """This computer's settings for the pack, or why they cannot be used."""
+    try:
+        settings = read_desktop(pack)
+    except FileError as exc:
+        return {"file": str(settings_path(pack)), "values": {}, "problem": exc.problem}
+    return {"file": str(settings_path(pack)), "values": dict(settings.to_json()), "problem": None}
+
+
+def _print_this_computer(part: dict[str, Any]) -> None:
+    print(
+        f"On this computer ({part['file']}: applied over the recipes above when DraftDeck "
+        "runs the pack here; never pushed to a phone nor published)"
+    )
+    if part["problem"]:
+        print(f"  error: {part['problem']} (the pack runs as its recipes say until fixed)")
+        return
+    files = {k: v for k, v in part["values"].items() if k != "version"}
+    if not files:
+        print("  (none: the pack runs here as its recipes say)")
+    for name, keys in files.items():
+        for key, value in keys.items():
+            print(f"  {name}: {key} = {json.dumps(value)}")
 
 
 def _files_to_set(args: argparse.Namespace, pack: Path) -> list[Path] | str:
@@ -151,6 +190,9 @@ def cmd_set(args: argparse.Namespace) -> int:
             print(f"draftdeck: {assignment!r} is not KEY=VALUE", file=sys.stderr)
             return 2
         assignments[key] = parse_value(value)
+    if args.this_computer:
+        name = TARGET_CONFIG if args.target_config else args.file or draft_recipe_path(pack).name
+        return _set_this_computer(pack, name, assignments)
     paths = _files_to_set(args, pack)
     if isinstance(paths, str):
         print(f"draftdeck: {paths}; nothing was saved", file=sys.stderr)
@@ -178,6 +220,52 @@ def cmd_set(args: argparse.Namespace) -> int:
         after = draft_recipes(pack)
         if after.state == DIFFER and after.other is not None:
             print(f"warning: {after.rule_text()}", file=sys.stderr)
+    return 0
+
+
+def _set_this_computer(pack: Path, name: str, assignments: dict[str, Any]) -> int:
+    """`recipe set --this-computer`: the keys go to this computer's settings over the
+    recipe file `name` (null takes one out); the pack's recipes are not touched."""
+    try:
+        update_desktop(pack, name, assignments)
+    except FileError as exc:
+        print(f"draftdeck: {exc}; nothing was saved", file=sys.stderr)
+        return 1
+    print(f"saved {settings_path(pack)} (this computer's settings over {name})")
+    return 0
+
+
+def cmd_move(args: argparse.Namespace) -> int:
+    """`recipe move-to-computer`: desktop values out of the pack's recipes."""
+    pack = Path(args.pack)
+    if not pack.is_dir():
+        print(f"draftdeck: {pack}: no such pack folder; nothing was changed", file=sys.stderr)
+        return 1
+    try:
+        found, _ = move_to_computer(pack)
+    except FileError as exc:
+        print(f"draftdeck: {exc}; nothing was changed", file=sys.stderr)
+        return 1
+    moves = found.all
+    if args.json:
+        listed = [
+            {
+                "file": m.recipe,
+                "key": m.key,
+                "value": m.value,
+                "shipped": m.shipped,
+                "kept_here": m.kept_here,
+            }
+            for m in moves
+        ]
+        print(json.dumps({"pack": str(pack), "moved": listed}, indent=2))
+        return 0
+    if not moves:
+        print(f"{pack}: no desktop values in its recipes; nothing to move")
+        return 0
+    for move in moves:
+        print(f"  {move.text()}")
+    print(f"moved {len(moves)} value(s) to {settings_path(pack)}; the recipes are the phone's")
     return 0
 
 
@@ -260,7 +348,27 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="set the keys in both draft recipes (each keeps its other keys)",
     )
+    change.add_argument(
+        "--this-computer",
+        action="store_true",
+        help=f"set the keys in this computer's settings for the pack ({THIS_COMPUTER_FILE}), "
+        "over the recipe file they would go to, instead of the recipe: what DraftDeck runs "
+        "here, never pushed to a phone; only " + ", ".join(DESKTOP_KEYS) + " (null takes "
+        "one out)",
+    )
     change.set_defaults(func=cmd_set)
+    move = verbs.add_parser(
+        "move-to-computer",
+        help="move desktop values out of the pack's recipes into this computer's settings",
+        description="Move the desktop values out of the pack's recipes (the files a phone "
+        "reads): backend_type, thread_num, precision and memory where they differ from what "
+        "the pack shipped, and memory normal always, go to this computer's settings for the "
+        f"pack ({THIS_COMPUTER_FILE}); the recipes get the shipped values back (or lose the "
+        "key when the pack had none). What runs here stays the same.",
+    )
+    move.add_argument("pack", metavar="PACK", help=PACK_HELP)
+    move.add_argument("--json", action="store_true", help="print what was moved as JSON")
+    move.set_defaults(func=cmd_move)
     check_file = verbs.add_parser(
         "validate",
         help="check a recipe file (exit 1 on problems)",
