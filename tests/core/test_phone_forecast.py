@@ -205,3 +205,33 @@ def test_pair_forecast_needs_tallies_and_a_known_device(tmp_path: Path) -> None:
         "uplift_high",
     }
     assert pair_key(target, draft).endswith(str(draft.resolve()))
+
+
+def test_the_same_inputs_give_the_same_interval() -> None:
+    profile = next(p for p in published_profiles() if p.name == CARD)
+    one = forecast(profile, PairSizes(None, None, None), iid_tallies(0.7, 300))
+    two = forecast(profile, PairSizes(None, None, None), iid_tallies(0.7, 300))
+    assert one == two
+
+
+def test_lengths_within_noise_are_said() -> None:
+    rates = [0.8]
+    t, dstep = 0.1, 0.03
+    results = tuple(
+        ProfileResult(p.plain_tok_s, p.spec_tok_s, d, 10, 1, "pair")
+        for d in (2, 3)
+        for p in [synthetic(t, dstep, 0.0, rates, d)]
+    )
+    profile = PhoneProfile("phone", results, True, 0.05, "given")
+    # Few counts: d = 3 and d = 4 (+55 % and +53 %) change places from draw to draw.
+    few = forecast(profile, PairSizes("pair", 10, 1), iid_tallies(0.8, 60))
+    assert isinstance(few, PhoneForecast)
+    assert len(few.close_lengths) > 1 and few.best_draft_length in few.close_lengths
+    assert any("within noise" in w for w in few.assumptions)
+    # Many counts and a tight margin: one length stands out.
+    sure = forecast(
+        PhoneProfile("phone", results, False, 0.001, "given"),
+        PairSizes("pair", 10, 1),
+        iid_tallies(0.8, 1_000_000),
+    )
+    assert isinstance(sure, PhoneForecast) and sure.close_lengths == (sure.best_draft_length,)
