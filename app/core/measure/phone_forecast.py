@@ -29,7 +29,6 @@ from app.core.measure.phone_model import (
     MAX_DRAFT_LENGTH,
     FitPoint,
     PhoneProfile,
-    ProfileResult,
     StepFit,
     expected_tokens,
     fit_steps,
@@ -326,10 +325,6 @@ def pair_sizes(target: Path, draft: Path) -> PairSizes:
         Path(target).resolve().name,
         Path(draft).resolve().name,
     )
-
-
-def with_results(profile: PhoneProfile, results: Sequence[ProfileResult]) -> PhoneProfile:
-    return replace(profile, results=tuple(results))
 
 
 def record_result(
