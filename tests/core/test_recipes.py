@@ -169,7 +169,10 @@ def test_host_warnings(tmp_path: Path) -> None:
         physical_cores=2,
     )
     by_key = {w.key: w.message for w in warnings}
-    assert "falls back to cpu" in by_key["backend_type"]
+    # The phone's backend, kept for the phone; the user is pointed to this computer's.
+    assert "DraftDeck runs it on the cpu here" in by_key["backend_type"]
+    assert "Keep opencl for the phone" in by_key["backend_type"]
+    assert "under On this computer" in by_key["backend_type"]
     assert "draft_config_path" in by_key and "missing.json" in by_key["draft_config_path"]
     # opencl's thread_num is not a thread count.
     assert "thread_num" not in by_key

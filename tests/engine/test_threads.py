@@ -79,13 +79,22 @@ def test_recipe_warnings_name_both_numbers(
     explicit = recipe_problems({"thread_num": 4}, TARGET, draft)
     assert [str(p) for p in explicit] == [
         "thread_num: 4 threads on 2 physical cores: DraftDeck runs it with 2 here "
-        "(config.json's thread count is held to the physical cores; a phone uses all of them)."
+        "(config.json's thread count is held to the physical cores; a phone uses all of them). "
+        "Set this computer's thread count under On this computer; the phone's recipe keeps "
+        "its own."
     ]
     assert mnn_llm.runtime_config(draft, {})["thread_num"] == 2
     # A draft recipe's own count is passed to MNN as it is: that one competes.
     chosen = recipe_problems({"thread_num": 4}, DRAFT, draft)
     assert [str(p) for p in chosen] == [
-        "thread_num: 4 threads on 2 physical cores: threads will compete and run slower."
+        "thread_num: 4 threads on 2 physical cores: threads will compete and run slower. Set "
+        "this computer's thread count under On this computer; the phone's recipe keeps its own."
+    ]
+    # Set for this computer: what runs here is that, and the recipe is not warned about.
+    assert recipe_problems({"thread_num": 4}, DRAFT, draft, here={"thread_num": 1}) == []
+    memory = recipe_problems({"memory": "normal"}, DRAFT, draft, here={"thread_num": 1})
+    assert [(p.key, p.message.split(":")[0]) for p in memory] == [
+        ("memory", "normal is a desktop value")
     ]
     inherited = recipe_problems({"memory": "low"}, DRAFT, draft)
     assert [p.key for p in inherited] == ["thread_num"]

@@ -29,6 +29,8 @@ WARNING = "warning"
 # The pip build of MNN for desktops runs on the CPU only (measured: asking for opencl,
 # vulkan, metal or cuda logs "Can't Find type=N backend, use 0 instead").
 DESKTOP_BACKENDS = frozenset({"cpu"})
+# Where the Recipes page sets what runs on this computer (recipe_desktop.py).
+ON_THIS_COMPUTER = "On this computer"
 
 
 FIELDS: dict[str, Field] = {
@@ -244,8 +246,9 @@ def host_warnings(
         problems.append(
             Problem(
                 "backend_type",
-                f"{backend} is not available in this computer's MNN build; here it falls back "
-                "to cpu (on the phone it uses the GPU).",
+                f"{backend} is the phone's: this computer's MNN has none, so DraftDeck runs "
+                f"it on the cpu here. Keep {backend} for the phone; what runs here is set "
+                f"under {ON_THIS_COMPUTER}.",
                 WARNING,
             )
         )
@@ -267,7 +270,9 @@ def host_warnings(
         problems.append(
             Problem(
                 "thread_num",
-                f"{threads} threads on {physical_cores} physical cores: {happens}.",
+                f"{threads} threads on {physical_cores} physical cores: {happens}. Set this "
+                f"computer's thread count under {ON_THIS_COMPUTER}; the phone's recipe keeps "
+                "its own.",
                 WARNING,
             )
         )
@@ -315,11 +320,42 @@ def physical_cores() -> int:
     return psutil.cpu_count(logical=False) or 1
 
 
-def recipe_problems(data: Mapping[str, Any], scope: str, base_dir: Path) -> list[Problem]:
+def desktop_value_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    """Values in a recipe (the phone's) that only ever mean a desktop."""
+    if data.get("memory") != "normal":
+        return []
+    return [
+        Problem(
+            "memory",
+            "normal is a desktop value: it keeps fp32 weights (an 8B target needs some 32 GB, "
+            f"more than a phone has). Set it under {ON_THIS_COMPUTER} instead; Move to This "
+            "Computer takes it out of the recipe.",
+            WARNING,
+        )
+    ]
+
+
+def recipe_problems(
+    data: Mapping[str, Any],
+    scope: str,
+    base_dir: Path,
+    here: Mapping[str, Any] | None = None,
+) -> list[Problem]:
     """Everything to say about a recipe on this computer: its own problems, then what
-    differs here (backends, threads, paths relative to `base_dir`)."""
+    differs here (backends, threads, paths relative to `base_dir`), with this computer's
+    settings over it (`here`: what runs here is theirs, so a key they set is not warned
+    about as the recipe's)."""
     cores = psutil.cpu_count(logical=False)
-    inherited = inherited_threads_warning(data, base_dir, cores) if scope == DRAFT else []
+    here = here or {}
+    inherited = (
+        inherited_threads_warning(data, base_dir, cores)
+        if scope == DRAFT and "thread_num" not in here
+        else []
+    )
     # The target's recipe is its config.json (capped); a draft's is its own file.
-    host = host_warnings(data, base_dir, cores, capped=scope == TARGET)
-    return validate(data, scope) + host + inherited
+    host = [
+        p
+        for p in host_warnings({**data, **here}, base_dir, cores, capped=scope == TARGET)
+        if p.key not in here
+    ]
+    return validate(data, scope) + desktop_value_warnings(data) + host + inherited

@@ -85,6 +85,7 @@ class DraftingGroup(QGroupBox):
     """Emits `state_changed` when what it shows or its file's state changes."""
 
     state_changed = Signal()
+    unsaved_name = "drafting settings"
 
     def __init__(self, undo_stack: QUndoStack, parent: QWidget | None = None) -> None:
         super().__init__("Drafting (DraftDeck)", parent)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,9 @@ class RecipeEditor(QWidget):
         self._unshowable: set[str] = set()
         self.problems: list[Problem] = []
         self.json_error: InvalidJsonError | None = None
+        # This computer's settings over this file (the page's "On this computer" group):
+        # the checks say what runs here with them.
+        self.here: Callable[[], dict[str, Any]] = dict
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         scheme().changed.connect(self._recolour)
@@ -240,6 +244,14 @@ class RecipeEditor(QWidget):
             return
         self.undo_stack.push(SetData(self, dict(self.data), after, text, merge_key, from_json))
 
+    def set_data(self, after: dict[str, Any], text: str) -> None:
+        """Change the whole document as one undoable step (Move to this computer)."""
+        self._change(after, text)
+
+    def refresh_checks(self) -> None:
+        """Check the recipe again (this computer's settings over it changed)."""
+        self._refresh_checks()
+
     def _on_field_changed(self, key: str) -> None:
         self._change(self.form.edited_data(key), f"Change {key}", merge_key=key)
 
@@ -284,7 +296,7 @@ class RecipeEditor(QWidget):
 
     def _refresh_checks(self) -> None:
         base = self.doc.path.parent if self.doc else Path()
-        self.problems = recipe_problems(self.data, self.scope, base)
+        self.problems = recipe_problems(self.data, self.scope, base, self.here())
         by_key: dict[str, str] = {}
         for problem in self.problems:
             if problem.key and problem.severity == ERROR:

@@ -65,6 +65,9 @@ class FieldEditor(QObject):
         finally:
             self._quiet = False
 
+    def set_not_set_text(self, text: str) -> None:
+        """How "not set" reads (a layer over a recipe: "(as on the phone: 4)")."""
+
     def set_problem(self, message: str | None) -> None:
         self.widget.setProperty("invalid", message is not None)
         self.widget.setToolTip(
@@ -90,6 +93,9 @@ class ChoiceEditor(FieldEditor):
         self.combo = combo
         self._held: Any = NOT_SET  # the JSON's value when the list lacks it
         combo.currentIndexChanged.connect(self._emit)
+
+    def set_not_set_text(self, text: str) -> None:
+        self.combo.setItemText(0, text)
 
     def value(self) -> Any:
         if self._held is not NOT_SET and self.combo.currentIndex() == self.combo.count() - 1:
@@ -190,6 +196,11 @@ class NumberEditor(FieldEditor):
         self.spin = spin
         self._held: Any = NOT_SET  # the JSON's value when the box cannot hold it
         spin.valueChanged.connect(self._emit)
+
+    def set_not_set_text(self, text: str) -> None:
+        self._not_set_text = text
+        if self._held is NOT_SET:
+            self.spin.setSpecialValueText(text)
 
     def value(self) -> Any:
         return self._held if self.spin.value() == self.spin.minimum() else self.spin.value()

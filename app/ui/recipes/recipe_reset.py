@@ -4,7 +4,7 @@ offers for the file shown."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
@@ -13,6 +13,7 @@ from app.core.infra.errors import FileError
 from app.core.recipe.draft_recipes import DIFFER, SAME, draft_recipes
 from app.core.recipe.files import backup_path
 from app.ui.base.dialogs import ask, show_error, show_file_error
+from app.ui.recipes.recipe_desktop import DesktopGroup
 from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
 
@@ -36,21 +37,20 @@ def ask_to_revert(
     parent: QWidget,
     editor: RecipeEditor,
     done: Callable[[], None],
-    drafting: DraftingGroup | None = None,
+    sides: Sequence[DraftingGroup | DesktopGroup] = (),
 ) -> None:
-    """Throw away the editor's unsaved changes once agreed, and those of the drafting
-    settings shown with it (the draft's); then `done`."""
+    """Throw away the editor's unsaved changes once agreed, and those of the side files
+    shown with it (this computer's settings, the draft's drafting settings); then `done`."""
     if editor.path is None:
         return
-    drafting = drafting if drafting is not None and drafting.dirty else None
-    files = [editor.path] if editor.dirty or drafting is None else []
-    if drafting is not None and drafting.path is not None:
-        files.append(drafting.path)
+    dirty = [group for group in sides if group.dirty]
+    files = [editor.path] if editor.dirty or not dirty else []
+    files += [group.path for group in dirty if group.path is not None]
 
     def revert() -> None:
         editor.revert()
-        if drafting is not None:
-            drafting.reread("Revert")
+        for group in dirty:
+            group.reread("Revert")
         done()
 
     ask(

@@ -1,4 +1,10 @@
-"""The Recipes page: the selected pair's draft recipe and target settings."""
+"""The Recipes page: the selected pair's draft recipe and target settings.
+
+In two parts a user reads at once: "On the phone", the pack's recipe files (what a push
+sends and the phone runs), and "On this computer", DraftDeck's settings for the pack
+applied over them here (recipe_desktop.py). Each tab's side files (the draft's drafting
+settings, this computer's settings) share its undo stack and are saved with it.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
+from app.core.recipe.desktop_settings import DESKTOP_KEYS
 from app.core.recipe.draft_recipes import OutOfStepError
 from app.core.recipe.files import (
     TARGET_CONFIG,
@@ -32,8 +39,10 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.recipes.draft_twins import DraftTwinsPanel
+from app.ui.recipes.recipe_desktop import DesktopGroup
 from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_move import ask_to_move
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
 from app.ui.recipes.recipe_reset import ask_to_reset, ask_to_revert, offer_reset
@@ -59,11 +68,25 @@ class RecipesPage(QWidget):
         self.draft_twins.made_same.connect(self._on_made_same)
         self.draft_editor = RecipeEditor(DRAFT)
         self.target_editor = RecipeEditor(TARGET)
-        # The draft pack's DraftDeck-only settings, under the draft recipe's rows and on
-        # its undo stack: one tab, one history.
+        # DraftDeck's own settings under each recipe's rows and on its undo stack: one
+        # tab, one history. "On this computer" for both packs (the draft's draft length
+        # is the target's), then the draft pack's drafting.
+        draft_keys = tuple(k for k in DESKTOP_KEYS if k != "draft_predict_length")
+        self.draft_desktop = DesktopGroup(self.draft_editor.undo_stack, draft_keys)
+        self.target_desktop = DesktopGroup(self.target_editor.undo_stack, DESKTOP_KEYS)
         self.drafting = DraftingGroup(self.draft_editor.undo_stack)
-        self.drafting.state_changed.connect(self._update_state)
-        self.draft_editor.form.add_section(self.drafting)
+        self.sides: dict[RecipeEditor, list[DesktopGroup | DraftingGroup]] = {
+            self.draft_editor: [self.draft_desktop, self.drafting],
+            self.target_editor: [self.target_desktop],
+        }
+        for editor, groups in self.sides.items():
+            for group in groups:
+                group.state_changed.connect(self._update_state)
+                editor.form.add_section(group)
+        for editor, desktop in self._desktops():
+            editor.here = desktop.keys
+            editor.state_changed.connect(lambda e=editor, d=desktop: d.show_phone(e.data))
+            desktop.state_changed.connect(editor.refresh_checks)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.draft_editor, "Draft recipe")
         self.tabs.addTab(self.target_editor, "Target settings")
@@ -82,6 +105,12 @@ class RecipesPage(QWidget):
         self.act_save = self._action("Save", save_keys, self.save)
         self.act_revert = self._action("Revert", (), self.revert)
         self.act_reset = self._action("Reset to Pack Default", (), self.reset_to_pack)
+        self.act_move = self._action("Move to This Computer", (), self.move_to_computer)
+        self.act_move.setToolTip(
+            "Move this computer's values (thread counts, precision, memory, backend unlike "
+            "what the pack shipped; memory normal) out of the phone's recipes into “On this "
+            "computer”"
+        )
         self.presets = PresetChooser()
         self.preset_combo, self.act_preset = self.presets.combo, self.presets.action
         self.preset_note = self.presets.note
@@ -140,18 +169,24 @@ class RecipesPage(QWidget):
     def editors(self) -> tuple[RecipeEditor, RecipeEditor]:
         return (self.draft_editor, self.target_editor)
 
+    @property
+    def side_groups(self) -> list[DesktopGroup | DraftingGroup]:
+        return [group for groups in self.sides.values() for group in groups]
+
+    def _desktops(self) -> list[tuple[RecipeEditor, DesktopGroup]]:
+        return [(self.draft_editor, self.draft_desktop), (self.target_editor, self.target_desktop)]
+
     def current_editor(self) -> RecipeEditor:
         widget = self.tabs.currentWidget()
         assert isinstance(widget, RecipeEditor)
         return widget
 
     def has_unsaved(self) -> bool:
-        return any(e.dirty for e in self.editors) or self.drafting.dirty
+        return any(e.dirty for e in self.editors) or any(g.dirty for g in self.side_groups)
 
     def _unsaved_paths(self) -> list[Path]:
         paths = [e.path for e in self.editors if e.dirty and e.path is not None]
-        if self.drafting.dirty and self.drafting.path is not None:
-            paths.append(self.drafting.path)
+        paths += [g.path for g in self.side_groups if g.dirty and g.path is not None]
         return paths
 
     def confirm_pair_change(
@@ -180,8 +215,9 @@ class RecipesPage(QWidget):
                 if editor.dirty:
                     editor.revert()
                     self._after_reread()
-            if self.drafting.dirty:
-                self.drafting.reread("Revert")
+            for group in self.side_groups:
+                if group.dirty:
+                    group.reread("Revert")
             go_on()
 
         self._question = ask_before_switch(parent, unsaved, wanted, save, discard, keep)
@@ -227,15 +263,19 @@ class RecipesPage(QWidget):
         if target is None or draft is None:
             for editor in self.editors:
                 editor.clear()
-            self.drafting.clear()
+            for group in self.side_groups:
+                group.clear()
             self.subtitle.setText("")  # NeedsPair says what to do
             self._refresh_twins()
             self._update_state()
             return
         recipe = draft_recipe_path(draft)
         self.subtitle.setText(
-            f"Draft {draft.name}: {recipe}\nTarget {target.name}: "
-            f"{target / TARGET_CONFIG}\nWhat you save here is what Chat and Tune use next."
+            f"On the phone: the pack's recipes, what a push sends. Draft {draft.name}: "
+            f"{recipe}\nTarget {target.name}: {target / TARGET_CONFIG}\nOn this computer: "
+            "each tab's “On this computer” group, applied over the recipe when DraftDeck "
+            "runs the pack here (never pushed). What you save here is what Chat and Tune "
+            "use next."
         )
         for editor, path in (
             (self.draft_editor, recipe),
@@ -246,7 +286,13 @@ class RecipesPage(QWidget):
             except FileError as exc:
                 editor.clear()
                 show_file_error(self, "Cannot open recipe", exc)
-        self.drafting.load(draft)  # after the recipe: its load clears the undo stack
+        # After the recipes: their load clears the undo stack.
+        self.draft_desktop.load(draft, recipe.name)
+        self.target_desktop.load(target, TARGET_CONFIG)
+        for editor, desktop in self._desktops():
+            desktop.show_phone(editor.data)
+            editor.refresh_checks()
+        self.drafting.load(draft)
         self._refresh_twins()
         self._fill_presets(draft)
         self._update_state()
@@ -290,9 +336,10 @@ class RecipesPage(QWidget):
         for editor in self.editors:
             if editor.doc is not None and not editor.dirty and editor.doc.changed_on_disk():
                 editor.revert()
-        # The drafting file too (Chat's switch, --adaptive): as the recipes.
-        if not self.drafting.dirty and self.drafting.changed_on_disk():
-            self.drafting.reread("Drafting settings changed on disk")
+        # The side files too (Chat's switch, --adaptive, Tune's Apply): as the recipes.
+        for group in self.side_groups:
+            if not group.dirty and group.changed_on_disk():
+                group.reread(f"{group.unsaved_name.capitalize()} changed on disk")
         self._refresh_twins()
         self._update_state()
         super().showEvent(event)
@@ -341,8 +388,7 @@ class RecipesPage(QWidget):
             marker = " •" if tab.dirty or self._drafting_dirty_in(tab) else ""
             self.tabs.setTabText(index, name + marker)
         unsaved = [name.lower() for name, e in zip(names, self.editors, strict=True) if e.dirty]
-        if self.drafting.dirty:
-            unsaved.append("drafting settings")
+        unsaved += list(dict.fromkeys(g.unsaved_name for g in self.side_groups if g.dirty))
         if unsaved:
             self._saved = []
             self.save_note.setText(
@@ -355,8 +401,8 @@ class RecipesPage(QWidget):
             self.save_note.setText("")
 
     def _drafting_dirty_in(self, editor: RecipeEditor) -> bool:
-        """The drafting settings shown in this editor's tab have unsaved edits."""
-        return editor is self.draft_editor and self.drafting.dirty
+        """The side files shown in this editor's tab have unsaved edits."""
+        return any(group.dirty for group in self.sides[editor])
 
     def undo(self) -> None:
         self.current_editor().undo()
@@ -377,8 +423,9 @@ class RecipesPage(QWidget):
             editor.sync_from_json()  # JSON typed a moment ago counts
             if editor.dirty:
                 self._save_one(editor)
-        if self.drafting.dirty:
-            self._save_drafting()
+        for group in self.side_groups:
+            if group.dirty:
+                self._save_side(group)
         self._update_state()
 
     def _save_one(self, editor: RecipeEditor, overwrite: bool = False) -> None:
@@ -402,22 +449,23 @@ class RecipesPage(QWidget):
             self._refresh_twins()
         self._update_state()
 
-    def _save_drafting(self, overwrite: bool = False) -> None:
+    def _save_side(self, group: DesktopGroup | DraftingGroup, overwrite: bool = False) -> None:
+        what = group.unsaved_name.capitalize()
         try:
-            saved = self.drafting.save(overwrite_changes=overwrite)
+            saved = group.save(overwrite_changes=overwrite)
             self._note_saved([] if saved is None else [saved])
         except ChangedOnDiskError as exc:
             ask(
                 self,
-                "Drafting settings changed on disk",
-                f"{exc.path} was changed elsewhere (Chat's Adaptive drafting switch, the "
-                "command line, another program) since it was opened.\n\nOverwrite it with "
-                "your version? (Revert instead to see theirs.)",
+                f"{what} changed on disk",
+                f"{exc.path} was changed elsewhere (Chat's Adaptive drafting switch, Tune's "
+                "Apply, the command line, another program) since it was opened.\n\n"
+                "Overwrite it with your version? (Revert instead to see theirs.)",
                 "Overwrite",
-                lambda: self._save_drafting(overwrite=True),
+                lambda: self._save_side(group, overwrite=True),
             )
         except FileError as exc:
-            show_file_error(self, "Drafting settings not saved", exc)
+            show_file_error(self, f"{what} not saved", exc)
         self._update_state()
 
     def _note_saved(self, paths: list[Path]) -> None:
@@ -427,8 +475,11 @@ class RecipesPage(QWidget):
 
     def revert(self) -> None:
         editor = self.current_editor()
-        drafting = self.drafting if editor is self.draft_editor else None
-        ask_to_revert(self, editor, self._after_reread, drafting)
+        ask_to_revert(self, editor, self._after_reread, self.sides[editor])
+
+    def move_to_computer(self) -> None:
+        """Desktop values out of both recipes into "On this computer", asked first."""
+        self._question = ask_to_move(self, self._desktops(), self._update_state)
 
     def _after_reread(self) -> None:
         """A file was read again: the draft's recipe files are read again too."""
