@@ -209,6 +209,11 @@ def test_apply_best_shows_the_changes_first(window: MainWindow, qtbot: QtBot) ->
     assert config.read_text() == before  # the phone's recipe is untouched
     assert read_desktop(target).of("config.json") == {"draft_predict_length": 4}
     assert "Chat and Tune here use this computer's settings" in page.apply_bar.note.text()
+    # The Recipes page shows the applied value under "On this computer" next time.
+    window.show_page("recipes")
+    assert window.recipes_page.target_desktop.keys() == {"draft_predict_length": 4}
+    assert "draft_predict_length" not in window.recipes_page.target_editor.data
+    window.show_page("tune")
     page.undo_button.click()
     assert not (target / THIS_COMPUTER_FILE).exists() and config.read_text() == before
 
