@@ -1,7 +1,8 @@
 """The Recipes page's "Move to This Computer": the desktop values in the recipes shown
 (core/recipe/desktop_move.py says which) go to the tab's "On this computer" group and
 the recipe gets what the pack shipped, asked first, as one undoable step per tab; Save
-writes them, as any edit on the page.
+writes them, as any edit on the page. A preset meant for this computer ("Desktop CPU")
+is applied the same way: its desktop keys to "On this computer", the rest to the recipe.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from collections.abc import Callable, Sequence
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.core.recipe.desktop_move import Move, moved, recipe_moves, shipped_keys, to_computer
+from app.core.recipe.presets import Preset
 from app.ui.base.dialogs import ask, show_error
 from app.ui.recipes.recipe_desktop import DesktopGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
+from app.ui.recipes.recipe_missing import preset_values
 
 TEXT = "Move to this computer"
 
@@ -64,3 +67,17 @@ def ask_to_move(
         "Move",
         move,
     )
+
+
+def apply_here(editor: RecipeEditor, group: DesktopGroup, preset: Preset) -> None:
+    """A preset for this computer as one undoable step: the keys the group holds go to
+    it, the others (the sampler) to the recipe."""
+    values = preset_values(preset, editor.scope)
+    here = {k: v for k, v in values.items() if k in group.editors}
+    rest = {k: v for k, v in values.items() if k not in group.editors}
+    text = f"Preset: {preset.name}"
+    editor.undo_stack.beginMacro(text)
+    if rest:
+        editor.set_data({**editor.data, **rest}, text)
+    group.set_values(here, text)
+    editor.undo_stack.endMacro()

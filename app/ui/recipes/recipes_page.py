@@ -42,7 +42,7 @@ from app.ui.recipes.draft_twins import DraftTwinsPanel
 from app.ui.recipes.recipe_desktop import DesktopGroup
 from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
-from app.ui.recipes.recipe_move import ask_to_move
+from app.ui.recipes.recipe_move import apply_here, ask_to_move
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
 from app.ui.recipes.recipe_reset import ask_to_reset, ask_to_revert, offer_reset
@@ -412,10 +412,17 @@ class RecipesPage(QWidget):
 
     def apply_selected_preset(self) -> None:
         preset = self.presets.chosen()
-        if preset is not None:
-            for editor in self.editors:
-                if editor.doc is not None:
-                    editor.apply_preset(preset)
+        if preset is None:
+            return
+        for editor, desktop in self._desktops():
+            if editor.doc is None:
+                continue
+            if preset.this_computer and desktop.doc is not None:
+                # A preset for this computer: its desktop keys are this computer's, not
+                # the phone's (recipe_move.apply_here).
+                apply_here(editor, desktop, preset)
+            else:
+                editor.apply_preset(preset)
 
     def save(self) -> None:
         self._saved = []

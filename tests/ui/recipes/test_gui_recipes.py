@@ -211,10 +211,15 @@ def test_preset_and_reset_to_pack_default(window: MainWindow) -> None:
     names = [page.preset_combo.itemText(i) for i in range(page.preset_combo.count())]
     assert names[0] == "The pack's recommendation"
     page.preset_combo.setCurrentIndex(names.index("Desktop CPU (lossless)"))
+    memory = _draft(window).data.get("memory")
     page.act_preset.trigger()
-    assert _draft(window).data["memory"] == "normal"
-    assert page.target_editor.data["memory"] == "normal"
+    # A preset for this computer: its desktop keys go to "On this computer", not into
+    # the phone's recipes (which keep their memory mode).
+    assert page.draft_desktop.keys()["memory"] == "normal"
+    assert page.target_desktop.keys()["memory"] == "normal"
+    assert _draft(window).data.get("memory") == memory
     assert "llm_model" in page.target_editor.data  # unknown keys untouched
+    _combo(page.draft_editor, "power").setCurrentText("low")  # an edit of the recipe
     page.act_save.trigger()
     shipped = (
         window.library.root / "qwen3-draft-noisy" / ".draftdeck-original" / "config_cpu.json"
@@ -224,7 +229,7 @@ def test_preset_and_reset_to_pack_default(window: MainWindow) -> None:
     next(b for b in _box("confirmDialog").buttons() if b.text() == "Reset").click()
     assert _draft(window).path is not None
     assert _draft(window).path.read_text() == shipped  # type: ignore[union-attr]
-    assert _draft(window).data["memory"] == "low"
+    assert _draft(window).data["power"] == "high"
 
 
 def test_reset_says_which_file_it_resets(window: MainWindow) -> None:
