@@ -28,6 +28,7 @@ from app.core.measure import tune_run
 from app.core.measure.bench import MIN_RUN_SECONDS, RunPair, combine_runs, summarize
 from app.core.measure.intervals import coefficient_of_variation, median_interval, overlaps
 from app.core.measure.metrics import DecodeStats, break_even_acceptance
+from app.core.measure.pair_acceptance import read_tallies
 from app.core.measure.tune_apply import apply_refusal, apply_setting, planned_changes, restore
 from app.core.measure.tune_plan import (
     MIN_PAIRS,
@@ -606,7 +607,12 @@ def test_apply_best_changes_exactly_the_swept_keys(bundle_copy: Copy, tmp_path: 
 def test_saved_results_reload(client: EngineClient, bundle_copy: Copy, tmp_path: Path) -> None:
     target, draft = _pair(bundle_copy, "fast-target", "fast-draft")
     plan = _quick(target, draft, draft_lengths=(2,), adaptive=False)
+    assert read_tallies(target, draft) is None
     run = run_sweep(client, target, draft, plan)
+    # Its greedy acceptance by position is kept for the phone forecast (exact: the
+    # fixture recipes verify at memory normal).
+    tallies = read_tallies(target, draft)
+    assert tallies is not None and tallies.exact and tallies.reached[0] > 0
     run.save(tmp_path / "run.json")
     again = TuneRun.load(tmp_path / "run.json")
     assert again.to_json() == run.to_json()

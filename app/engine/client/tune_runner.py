@@ -31,6 +31,7 @@ from typing import Any
 
 from app.core.measure.bench import RunPair, pair_ratios, summarize
 from app.core.measure.bench_summary import BenchSummary, SweepFacts
+from app.core.measure.pair_acceptance import add_tallies
 from app.core.measure.remeasure import disturbance, interval_target_met, rounds_done
 from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs, seconds_left
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
@@ -120,7 +121,8 @@ def _measure(
         seed=plan.seed,
         drafting=adaptive if setting.adaptive else FIXED_DRAFTING,
     )
-    reason = cannot_pay(load_pair(client, bench), force)
+    loaded = load_pair(client, bench)
+    reason = cannot_pay(loaded, force)
     generations = warm_up(client, bench)
     started = progress.now()
     pairs: list[RunPair] = []
@@ -139,6 +141,12 @@ def _measure(
             break
     if not pairs:
         return None, reason, stopped
+    if not setting.adaptive:
+        # Greedy acceptance by position carries over to a phone: the forecast the Tune
+        # page shows learns from it (add_tallies leaves sampled runs out). Adaptive rows
+        # draft lengths of their own choosing, which would bias the later positions.
+        for pair in pairs:
+            add_tallies(target, draft, pair.speculative, loaded.lossless_expected)
     facts = SweepFacts(
         cannot_pay=reason,
         repeats=rounds,
