@@ -83,7 +83,7 @@ class PhoneResultsPanel(QWidget):
         self.watch = watch  # the library's packs and the attached phones
         self.attached: DeviceInfo | None = None
         self.deleted: PhoneResult | None = None  # the last one deleted, for Undo
-        title = QLabel("Recorded results on")
+        title = QLabel("Recorded res&ults on")
         self.phone = QComboBox()
         self.phone.setObjectName("resultsPhone")
         self.phone.setToolTip("The phone whose results are listed (its model name)")
@@ -92,6 +92,7 @@ class PhoneResultsPanel(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.phone.activated.connect(lambda _i: self.reload())
+        title.setBuddy(self.phone)  # Alt+U
         self.record_button = QPushButton("Record a Result…")
         self.record_button.setToolTip(
             "Enter the plain and speculative tok/s and the draft length TokForge showed "

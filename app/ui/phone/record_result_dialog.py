@@ -83,7 +83,7 @@ class RecordResultDialog(QDialog):
         form.addRow("&Draft:", self.draft)
         form.addRow("P&lain decode:", self.plain)
         form.addRow("&Speculative decode:", self.spec)
-        form.addRow("Draft &length:", self.draft_length)
+        form.addRow("Draft le&ngth:", self.draft_length)
         self.problem = wrap_to_width(QLabel())
         self.problem.setObjectName("warning")
         self.buttons = QDialogButtonBox(

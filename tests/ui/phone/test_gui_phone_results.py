@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QLabel
 from pytestqt.qtbot import QtBot
 
 from app.core.infra.paths import app_dirs
@@ -61,6 +61,8 @@ def _record(qtbot: QtBot, window: MainWindow, plain: float, spec: float, d: int)
 def test_record_a_result_with_the_forecast_made_before(qtbot: QtBot, window: MainWindow) -> None:
     panel = window.phone_page.results
     assert panel.note.text() == EMPTY and panel.model.rowCount() == 0
+    buddies = [w.text() for w in panel.findChildren(QLabel) if w.buddy() is panel.phone]
+    assert buddies == ["Recorded res&ults on"]  # Alt+U reaches the phone chooser
     _record(qtbot, window, 10.0, 14.0, 3)
     (first,) = list_results("Pixel 8")
     assert (first.plain_tok_s, first.spec_tok_s, first.draft_length) == (10.0, 14.0, 3)
