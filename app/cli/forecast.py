@@ -15,7 +15,7 @@ from app.core.infra.jsonfile import read_named_text
 from app.core.measure import phone_profiles
 from app.core.measure.pair_acceptance import (
     PositionTallies,
-    add_tallies,
+    add_position_tallies,
     forget_tallies,
     read_tallies,
 )
@@ -58,23 +58,24 @@ def _prompts(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def measure_tallies(
-    target: Path, draft: Path, prompts: tuple[str, ...], tokens: int
+    target: Path, draft: Path, prompts: tuple[str, ...], tokens: int, replace: bool = False
 ) -> PositionTallies | None:
     """Measure greedy acceptance by position here with the real engine (fixed drafting
-    at d = 6, the pack's recipes as DraftDeck runs them here) and store it."""
+    at d = 6, the pack's recipes as DraftDeck runs them here) and store it: added to
+    the pair's counts, or in their place when `replace` (only once the measurement is
+    done: a failed one keeps the old counts)."""
     from app.core.recipe.drafting_settings import FIXED_DRAFTING
     from app.engine.client.engine_client import EngineClient
     from app.engine.protocol import Generate, Load, Mode, Reset
 
+    measured: PositionTallies | None = None
     # Counts, not times: no measurement lock is needed, a load elsewhere changes nothing.
     with EngineClient() as client:
         loaded = client.load(
             Load(target=str(target), draft=str(draft), draft_length=MEASURE_LENGTH)
         )
         for i, prompt in enumerate(prompts, 1):
-            print(
-                f"measuring acceptance on this computer: prompt {i}/{len(prompts)}", file=sys.stderr
-            )
+            print(f"measuring acceptance here: prompt {i}/{len(prompts)}", file=sys.stderr)
             client.run(Reset())
             done = client.run(
                 Generate(
@@ -84,21 +85,20 @@ def measure_tallies(
                     drafting=FIXED_DRAFTING,
                 )
             )
-            add_tallies(target, draft, done.stats, exact=loaded.lossless_expected)
+            one = PositionTallies.from_stats(done.stats, exact=loaded.lossless_expected)
+            measured = measured.merged(one) if measured else one
+    if measured is None or not measured.rates:
+        return None
+    if replace:
+        forget_tallies(target, draft)
+    add_position_tallies(target, draft, measured)
     return read_tallies(target, draft)
 
 
 def _given_results(args: argparse.Namespace) -> list[tuple[float, float, int]]:
-    out = []
-    for plain, spec, d in args.phone_result or []:
-        out.append(
-            (
-                number(0.0, above_minimum=True)(plain),
-                number(0.0, above_minimum=True)(spec),
-                whole_number(1, 16)(d),
-            )
-        )
-    return out
+    """The --phone-result triples, checked as the parser checks numbers."""
+    tok_s, length = number(0.0, above_minimum=True), whole_number(1, 16)
+    return [(tok_s(plain), tok_s(spec), length(d)) for plain, spec, d in args.phone_result or []]
 
 
 def cmd_forecast(args: argparse.Namespace) -> int:
@@ -120,9 +120,7 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     tallies = None if args.measure else read_tallies(target, draft)
     measured_now = tallies is None
     if tallies is None:
-        if args.measure:
-            forget_tallies(target, draft)
-        tallies = measure_tallies(target, draft, _prompts(args), args.tokens)
+        tallies = measure_tallies(target, draft, _prompts(args), args.tokens, args.measure)
     if tallies is None or not tallies.rates:
         print(
             "draftdeck: no draft token was checked while measuring; no forecast",
