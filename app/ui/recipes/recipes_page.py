@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.infra.errors import FileError
-from app.core.recipe.desktop_settings import DESKTOP_KEYS
 from app.core.recipe.draft_recipes import OutOfStepError
 from app.core.recipe.files import (
     TARGET_CONFIG,
@@ -39,13 +38,12 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.recipes.draft_twins import DraftTwinsPanel
-from app.ui.recipes.recipe_desktop import DesktopGroup
-from app.ui.recipes.recipe_drafting import DraftingGroup
 from app.ui.recipes.recipe_editor import RecipeEditor
-from app.ui.recipes.recipe_move import apply_here, ask_to_move
+from app.ui.recipes.recipe_move import ask_to_move
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
 from app.ui.recipes.recipe_presets import PresetChooser, draft_presets, fill_presets
 from app.ui.recipes.recipe_reset import ask_to_reset, ask_to_revert, offer_reset
+from app.ui.recipes.recipe_sides import SideFiles, SideGroup
 from app.ui.recipes.recipe_undo import REDO_KEYS, UNDO_KEYS
 
 
@@ -68,25 +66,13 @@ class RecipesPage(QWidget):
         self.draft_twins.made_same.connect(self._on_made_same)
         self.draft_editor = RecipeEditor(DRAFT)
         self.target_editor = RecipeEditor(TARGET)
-        # DraftDeck's own settings under each recipe's rows and on its undo stack: one
-        # tab, one history. "On this computer" for both packs (the draft's draft length
-        # is the target's), then the draft pack's drafting.
-        draft_keys = tuple(k for k in DESKTOP_KEYS if k != "draft_predict_length")
-        self.draft_desktop = DesktopGroup(self.draft_editor.undo_stack, draft_keys)
-        self.target_desktop = DesktopGroup(self.target_editor.undo_stack, DESKTOP_KEYS)
-        self.drafting = DraftingGroup(self.draft_editor.undo_stack)
-        self.sides: dict[RecipeEditor, list[DesktopGroup | DraftingGroup]] = {
-            self.draft_editor: [self.draft_desktop, self.drafting],
-            self.target_editor: [self.target_desktop],
-        }
-        for editor, groups in self.sides.items():
-            for group in groups:
-                group.state_changed.connect(self._update_state)
-                editor.form.add_section(group)
-        for editor, desktop in self._desktops():
-            editor.here = desktop.keys
-            editor.state_changed.connect(lambda e=editor, d=desktop: d.show_phone(e.data))
-            desktop.state_changed.connect(editor.refresh_checks)
+        # DraftDeck's own files under each recipe's rows, on its undo stack.
+        self.sides = SideFiles(self.draft_editor, self.target_editor, self._update_state)
+        self.draft_desktop, self.target_desktop = (
+            self.sides.draft_desktop,
+            self.sides.target_desktop,
+        )
+        self.drafting = self.sides.drafting
         self.tabs = QTabWidget()
         self.tabs.addTab(self.draft_editor, "Draft recipe")
         self.tabs.addTab(self.target_editor, "Target settings")
@@ -169,24 +155,17 @@ class RecipesPage(QWidget):
     def editors(self) -> tuple[RecipeEditor, RecipeEditor]:
         return (self.draft_editor, self.target_editor)
 
-    @property
-    def side_groups(self) -> list[DesktopGroup | DraftingGroup]:
-        return [group for groups in self.sides.values() for group in groups]
-
-    def _desktops(self) -> list[tuple[RecipeEditor, DesktopGroup]]:
-        return [(self.draft_editor, self.draft_desktop), (self.target_editor, self.target_desktop)]
-
     def current_editor(self) -> RecipeEditor:
         widget = self.tabs.currentWidget()
         assert isinstance(widget, RecipeEditor)
         return widget
 
     def has_unsaved(self) -> bool:
-        return any(e.dirty for e in self.editors) or any(g.dirty for g in self.side_groups)
+        return any(e.dirty for e in self.editors) or self.sides.dirty()
 
     def _unsaved_paths(self) -> list[Path]:
         paths = [e.path for e in self.editors if e.dirty and e.path is not None]
-        paths += [g.path for g in self.side_groups if g.dirty and g.path is not None]
+        paths += self.sides.unsaved_paths()
         return paths
 
     def confirm_pair_change(
@@ -215,9 +194,7 @@ class RecipesPage(QWidget):
                 if editor.dirty:
                     editor.revert()
                     self._after_reread()
-            for group in self.side_groups:
-                if group.dirty:
-                    group.reread("Revert")
+            self.sides.reread("Revert", changed_only=False)
             go_on()
 
         self._question = ask_before_switch(parent, unsaved, wanted, save, discard, keep)
@@ -263,8 +240,7 @@ class RecipesPage(QWidget):
         if target is None or draft is None:
             for editor in self.editors:
                 editor.clear()
-            for group in self.side_groups:
-                group.clear()
+            self.sides.clear()
             self.subtitle.setText("")  # NeedsPair says what to do
             self._refresh_twins()
             self._update_state()
@@ -286,13 +262,7 @@ class RecipesPage(QWidget):
             except FileError as exc:
                 editor.clear()
                 show_file_error(self, "Cannot open recipe", exc)
-        # After the recipes: their load clears the undo stack.
-        self.draft_desktop.load(draft, recipe.name)
-        self.target_desktop.load(target, TARGET_CONFIG)
-        for editor, desktop in self._desktops():
-            desktop.show_phone(editor.data)
-            editor.refresh_checks()
-        self.drafting.load(draft)
+        self.sides.load(target, draft, recipe.name)
         self._refresh_twins()
         self._fill_presets(draft)
         self._update_state()
@@ -337,9 +307,7 @@ class RecipesPage(QWidget):
             if editor.doc is not None and not editor.dirty and editor.doc.changed_on_disk():
                 editor.revert()
         # The side files too (Chat's switch, --adaptive, Tune's Apply): as the recipes.
-        for group in self.side_groups:
-            if not group.dirty and group.changed_on_disk():
-                group.reread(f"{group.unsaved_name.capitalize()} changed on disk")
+        self.sides.reread("changed on disk", changed_only=True)
         self._refresh_twins()
         self._update_state()
         super().showEvent(event)
@@ -388,7 +356,7 @@ class RecipesPage(QWidget):
             marker = " •" if tab.dirty or self._drafting_dirty_in(tab) else ""
             self.tabs.setTabText(index, name + marker)
         unsaved = [name.lower() for name, e in zip(names, self.editors, strict=True) if e.dirty]
-        unsaved += list(dict.fromkeys(g.unsaved_name for g in self.side_groups if g.dirty))
+        unsaved += self.sides.unsaved_names()
         if unsaved:
             self._saved = []
             self.save_note.setText(
@@ -402,7 +370,7 @@ class RecipesPage(QWidget):
 
     def _drafting_dirty_in(self, editor: RecipeEditor) -> bool:
         """The side files shown in this editor's tab have unsaved edits."""
-        return any(group.dirty for group in self.sides[editor])
+        return self.sides.dirty_in(editor)
 
     def undo(self) -> None:
         self.current_editor().undo()
@@ -412,17 +380,8 @@ class RecipesPage(QWidget):
 
     def apply_selected_preset(self) -> None:
         preset = self.presets.chosen()
-        if preset is None:
-            return
-        for editor, desktop in self._desktops():
-            if editor.doc is None:
-                continue
-            if preset.this_computer and desktop.doc is not None:
-                # A preset for this computer: its desktop keys are this computer's, not
-                # the phone's (recipe_move.apply_here).
-                apply_here(editor, desktop, preset)
-            else:
-                editor.apply_preset(preset)
+        if preset is not None:
+            self.sides.apply_preset(preset)
 
     def save(self) -> None:
         self._saved = []
@@ -430,7 +389,7 @@ class RecipesPage(QWidget):
             editor.sync_from_json()  # JSON typed a moment ago counts
             if editor.dirty:
                 self._save_one(editor)
-        for group in self.side_groups:
+        for group in self.sides.all:
             if group.dirty:
                 self._save_side(group)
         self._update_state()
@@ -456,7 +415,7 @@ class RecipesPage(QWidget):
             self._refresh_twins()
         self._update_state()
 
-    def _save_side(self, group: DesktopGroup | DraftingGroup, overwrite: bool = False) -> None:
+    def _save_side(self, group: SideGroup, overwrite: bool = False) -> None:
         what = group.unsaved_name.capitalize()
         try:
             saved = group.save(overwrite_changes=overwrite)
@@ -482,11 +441,11 @@ class RecipesPage(QWidget):
 
     def revert(self) -> None:
         editor = self.current_editor()
-        ask_to_revert(self, editor, self._after_reread, self.sides[editor])
+        ask_to_revert(self, editor, self._after_reread, self.sides.of[editor])
 
     def move_to_computer(self) -> None:
         """Desktop values out of both recipes into "On this computer", asked first."""
-        self._question = ask_to_move(self, self._desktops(), self._update_state)
+        self._question = ask_to_move(self, self.sides.desktops, self._update_state)
 
     def _after_reread(self) -> None:
         """A file was read again: the draft's recipe files are read again too."""
