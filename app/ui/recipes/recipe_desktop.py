@@ -38,6 +38,11 @@ OWN_FILE = (
 )
 
 
+def _words(value: Any) -> str:
+    """A value as the form reads it: text bare (cpu), anything else as JSON."""
+    return value if isinstance(value, str) else json_text(value)
+
+
 class SetDesktop(QUndoCommand):
     """One change of this computer's settings; steps of one field in a row merge."""
 
@@ -73,7 +78,7 @@ class DesktopGroup(QGroupBox):
     """Emits `state_changed` when what it shows or its file's state changes."""
 
     state_changed = Signal()
-    unsaved_name = "this computer's settings"
+    unsaved_name = "settings for this computer"
 
     def __init__(
         self, undo_stack: QUndoStack, keys: tuple[str, ...], parent: QWidget | None = None
@@ -182,8 +187,8 @@ class DesktopGroup(QGroupBox):
         fixes = host_fixes({**self._phone, **self.keys()}, self.keys())
         for key, editor in self.editors.items():
             phone = self._phone.get(key)
-            shown = "not set" if phone is None else json_text(phone)
-            here = f"; {json_text(fixes[key])} here" if key in fixes else ""
+            shown = "not set" if phone is None else _words(phone)
+            here = f"; {_words(fixes[key])} here" if key in fixes else ""
             editor.set_not_set_text(f"(as on the phone: {shown}{here})")
 
     def show_settings(self, settings: DesktopSettings) -> None:
@@ -198,7 +203,7 @@ class DesktopGroup(QGroupBox):
     def _note(self) -> str:
         if self.doc is None:
             return OWN_FILE
-        set_here = ", ".join(f"{k} {json_text(v)}" for k, v in self.keys().items())
+        set_here = ", ".join(f"{k} {_words(v)}" for k, v in self.keys().items())
         if set_here:
             return f"Here DraftDeck runs it with {set_here}. {OWN_FILE}"
         return f"Nothing set: here it runs as on the phone. {OWN_FILE}"
