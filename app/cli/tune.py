@@ -14,7 +14,7 @@ from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure import phone_profiles
 from app.core.measure.measure_lock import measuring
 from app.core.measure.phone_forecast import PhoneForecast
-from app.core.measure.tune_apply import best_changes, refusal_now
+from app.core.measure.tune_apply import applicable
 from app.core.measure.tune_eta import SweepProgress, time_left_text
 from app.core.measure.tune_plan import (
     Setting,
@@ -91,8 +91,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     result: dict[str, Any] = run.to_json()
     result["saved"] = str(path)
     if args.apply:
-        refusal = refusal_now(run)
-        best = best_changes(run, device) if refusal is None else None
+        # The phone's draft length is the forecast's choice: it may be written when the
+        # run's best is refused here (tune_apply.applicable).
+        best, refusal = applicable(run, device)
         if best is not None:
             result["changes"] = [
                 {
@@ -117,7 +118,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             best.apply()
             result["applied"] = best.label()
             result["applied_to"] = best.used_by()
-        else:
+        if refusal is not None:
             result["not_applied"] = refusal
     if args.json:
         print(json.dumps(result, indent=2))
@@ -128,7 +129,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if "applied" in result:
         print(f"applied {result['applied']}: {result['applied_to']}")
     if "not_applied" in result:
-        print(f"nothing applied: {result['not_applied']}")
+        lead = "nothing else applied" if "applied" in result else "nothing applied"
+        print(f"{lead}: {result['not_applied']}")
     print(f"saved {path} (and .csv)")
     return 0
 

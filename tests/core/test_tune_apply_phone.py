@@ -21,18 +21,20 @@ from app.core.measure.phone_forecast import (
 from app.core.measure.tune_apply import (
     COMPUTER,
     PHONE,
+    applicable,
     apply_changes,
     best_changes,
     planned_changes,
     refusal_now,
     restore,
 )
-from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
+from app.core.measure.tune_plan import Setting, SweepPlan, plan_for, recipe_defaults
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun
 from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.files import target_run_recipe
+from tests.helpers.cli import run_cli
 from tests.helpers.tune_results import setting_result
 
 Copy = Callable[..., Path]
@@ -151,3 +153,58 @@ def test_best_changes_asks_the_forecast_for_the_chosen_phone(bundle_copy: Copy) 
     alone = best_changes(run, None)
     assert alone is not None and all(c.where == COMPUTER for c in alone.changes)
     assert "No phone is chosen" in alone.phone_note()
+
+
+def _run_best(target: Path, draft: Path, best: int) -> TuneRun:
+    """A run of d = 1-4 whose best is `best`, measured as the recipes run now."""
+    as_run = recipe_defaults(target, draft)
+    plan = replace(plan_for("quick", as_run), adaptive=False)
+    results = [
+        SettingResult(
+            s, setting_result(s.draft_length, 2.0 if s.draft_length == best else 1.2, 0, 0).summary
+        )
+        for s in plan.settings()
+    ]
+    for r in results:
+        r.summary.update(uplift_low=r.uplift - 0.01, uplift_high=r.uplift + 0.01)
+    return TuneRun(str(target), str(draft), plan, results=results, as_run=as_run)
+
+
+def test_the_phone_s_length_is_applied_when_the_best_here_is_the_recipe_already(
+    bundle_copy: Copy,
+) -> None:
+    """The phone recipe says d = 1, which is also best here: Apply Best has nothing to
+    do here, but the forecast chose d = 3 for the phone: that alone is written, and this
+    computer keeps running d = 1."""
+    target, draft = _phone_pair(bundle_copy)
+    run = _run_best(target, draft, 1)
+    assert refusal_now(run) == "the best (draft length 1) is the current recipe already"
+    best, refusal = applicable(run, phone=_forecast(3))
+    assert refusal == refusal_now(run)
+    assert best is not None and best.phone_only
+    assert best.label() == "the phone's draft length 3"
+    assert [c.text() for c in best.changes] == [
+        "On the phone: fast-target/config.json draft_predict_length 1 → 3 "
+        f"(best on {PHONE_NAME} by the forecast)",
+        "On this computer: fast-target/config.json draft_predict_length (unset) → 1 "
+        "(what runs here now, kept)",
+    ]
+    snapshot = best.apply()
+    assert json.loads((target / "config.json").read_text())["draft_predict_length"] == 3
+    assert recipe_defaults(target, draft)["draft_length"] == 1
+    restore(snapshot)
+    assert json.loads((target / "config.json").read_text())["draft_predict_length"] == 1
+    assert not (target / THIS_COMPUTER_FILE).exists()
+    # The forecast agrees with the phone's recipe: nothing at all to apply.
+    assert applicable(run, phone=_forecast(1)) == (None, refusal_now(run))
+    # A run that cannot pay on this MNN sets nothing, the phone's length included.
+    blocked = replace(run, cannot_pay="cannot pay")
+    assert applicable(blocked, phone=_forecast(3)) == (None, "cannot pay")
+
+
+def test_tune_refuses_a_phone_it_does_not_know(bundle_copy: Copy) -> None:
+    target, draft = _phone_pair(bundle_copy)
+    proc = run_cli("tune", "--target", str(target), "--draft", str(draft), "--device", "Nokia 3310")
+    assert proc.returncode == 2
+    assert "no phone profile named 'Nokia 3310'; known: " in proc.stderr
+    assert PHONE_NAME in proc.stderr

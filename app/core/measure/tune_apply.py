@@ -346,9 +346,12 @@ class BestChanges:
     fields: tuple[str, ...]
     changes: list[Change]
     phone: PhoneForecast | NoForecast | None = None  # the chosen phone's forecast
+    phone_only: bool = False  # only the phone's length: the run's best is refused here
 
     def label(self) -> str:
-        """The measured values in words ("draft length 3"), as the dialog asks them."""
+        """The written values in words ("draft length 3"), as the dialog asks them."""
+        if self.phone_only and isinstance(self.phone, PhoneForecast):
+            return f"the phone's draft length {self.phone.best_draft_length}"
         return self.setting.label(self.fields)
 
     def phone_note(self) -> str:
@@ -401,3 +404,39 @@ def best_changes(
         phone = pair_forecast(target, draft, device)
     changes = planned_changes(best.setting, target, draft, fields, phone)
     return BestChanges(best.setting, target, draft, fields, changes, phone)
+
+
+def applicable(
+    run: TuneRun, device: str | None = None, phone: PhoneForecast | NoForecast | None = None
+) -> tuple[BestChanges | None, str | None]:
+    """What Apply Best writes now, and why the rest is not written (`refusal_now`). The
+    phone recipe's draft length is the forecast's choice, not this run's comparison:
+    a run whose best does not beat the current recipe here may still set it."""
+    refusal = refusal_now(run)
+    if refusal is not None and (run.cannot_pay is not None or not run.results):
+        return None, refusal
+    try:
+        best = best_changes(run, device, phone)
+    except (OSError, DraftDeckError):
+        return None, refusal
+    if refusal is None or best is None:
+        return best, refusal
+    on_phone = [c for c in best.changes if c.where == PHONE]
+    if not on_phone:
+        return None, refusal
+    return replace(best, changes=on_phone + _kept_here(best), phone_only=True), refusal
+
+
+def _kept_here(best: BestChanges) -> list[Change]:
+    """With only the phone's length written, the length this computer runs stays as it
+    is: pinned in this computer's settings when it came from the phone's recipe."""
+    key = "draft_predict_length"
+    if key in desktop_overlay(best.target, TARGET_CONFIG):
+        return []
+    running = recipe_defaults(best.target, best.draft)["draft_length"]
+    if isinstance(best.phone, PhoneForecast) and running == best.phone.best_draft_length:
+        return []
+    why = "what runs here now, kept"
+    return [
+        Change(best.target / THIS_COMPUTER_FILE, key, None, running, COMPUTER, TARGET_CONFIG, why)
+    ]

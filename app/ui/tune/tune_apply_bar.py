@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
 
 from app.core.infra.errors import DraftDeckError
-from app.core.measure.tune_apply import BestChanges, Snapshot, best_changes, refusal_now, restore
+from app.core.measure.tune_apply import BestChanges, Snapshot, applicable, refusal_now, restore
 from app.core.measure.tune_run import TuneRun
 from app.ui.base.dialogs import ask, show_error
 from app.ui.base.labels import wrap_to_width
@@ -105,15 +105,21 @@ class ApplyBar(QWidget):
         run = self.run
         if run is None:
             return
-        refusal = self.refusal(run)
-        self.apply_button.setEnabled(refusal is None)
-        if refusal is not None:
+        best, refusal = self.applicable(run)
+        self.apply_button.setEnabled(best is not None)
+        if best is None:
             self._say(f"Apply Best is off: {refusal}.")
             return
-        best = self.best_changes(run)
-        listed = "; ".join(c.text() for c in best.changes) if best else ""
-        what = best.label() if best else ""
+        listed = "; ".join(c.text() for c in best.changes)
+        if refusal is not None:  # the forecast's length for the phone alone
+            self._say(f"Apply Best writes only {best.label()}: {listed}. Not here: {refusal}.")
+            return
+        what = best.label()
         self._say(f"Apply Best writes {what}: {listed}." if listed else f"Apply Best: {what}.")
+
+    def refusal(self, run: TuneRun) -> str | None:
+        """Why the run's best is not applied here (None: it may be applied)."""
+        return refusal_now(run)
 
     def set_phone(self, pair: tuple[Path, Path], phone: PhoneShown) -> None:
         """The forecast on the window's phone for `pair`, worked out by the page off the
@@ -121,40 +127,37 @@ class ApplyBar(QWidget):
         self._phone = (pair, phone)
         self.refresh()
 
-    def best_changes(self, run: TuneRun, ask_now: bool = False) -> BestChanges | None:
-        """The run's best as Apply writes it, the phone recipe's draft length chosen by
-        the forecast for the window's phone (the Pair page's). Until the page has worked
-        the forecast out, none is used, unless `ask_now` (a click on Apply Best): then it
-        is worked out here."""
+    def applicable(
+        self, run: TuneRun, ask_now: bool = False
+    ) -> tuple[BestChanges | None, str | None]:
+        """What Apply Best writes (tune_apply.applicable), the phone recipe's draft
+        length chosen by the forecast for the window's phone (the Pair page's). Until
+        the page has worked the forecast out, none is used, unless `ask_now` (a click on
+        Apply Best): then it is worked out here."""
         pair = (Path(run.target), Path(run.draft))
         phone = self._phone[1] if self._phone and self._phone[0] == pair else None
         if phone is None and ask_now:
             phone = tune_phone.work_out(*pair)
         if phone is None or phone.forecast is None:
-            return best_changes(run)
-        return best_changes(run, phone.device, phone.forecast)
-
-    def refusal(self, run: TuneRun) -> str | None:
-        """Why Apply Best is off for this run (None: it may be applied)."""
-        return refusal_now(run)
+            return applicable(run)
+        return applicable(run, phone.device, phone.forecast)
 
     def apply_best(self) -> None:
-        """Show the changes (key: old → new per file); on consent, write them."""
+        """Show the changes (where, file, key: old → new, why); on consent, write them."""
         run = self.run
         if run is None or not run.results:
             return
-        refusal = self.refusal(run)
-        if refusal is not None:
-            self._say(f"Not applied: {refusal}.")
-            return
-        best = self.best_changes(run, ask_now=True)
+        best, refusal = self.applicable(run, ask_now=True)
         if best is None:
+            self._say(f"Not applied: {refusal}.")
             return
         if not best.changes:
             self._say("Nothing to change: the recipes already have these values.")
             return
         listing = "\n".join(c.text() for c in best.changes)
         note = f"\n\n{best.phone_note()}" if best.phone_note() else ""
+        if refusal is not None:
+            note += f"\n\nNothing else is applied: {refusal}."
         self.confirm_box = ask(
             self,
             "Apply Best",

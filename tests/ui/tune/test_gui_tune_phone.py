@@ -20,7 +20,7 @@ from app.core.measure.tune_run import TuneRun, runs_dir
 from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.ui.base.phone_profile import percent
 from app.ui.shell.main_window import MainWindow
-from tests.helpers.tune_results import setting_result
+from tests.helpers.tune_results import done_run, setting_result
 from tests.helpers.windows import open_on_page
 
 Copy = Callable[..., Path]
@@ -109,3 +109,32 @@ def test_the_phone_column_fits_at_1024(window: MainWindow, qtbot: QtBot) -> None
         right = table.columnViewportPosition(at) + table.columnWidth(at)
         assert 0 < right <= table.viewport().width(), key
     qtbot.waitUntil(lambda: table.verticalScrollBar().maximum() == 0)  # every row in view
+
+
+def test_the_phone_s_length_alone_when_the_best_here_is_current(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """The best here (d = 3) is what runs here already; the forecast's length still goes
+    to the phone's recipe, and this computer keeps d = 3."""
+    page = window.tune_page
+    target, draft = window.library.root / "fast-target", window.library.root / "fast-draft"
+    add_position_tallies(target, draft, TALLIES)
+    phone_profiles.choose_device(PHONE)
+    expected = pair_forecast(target, draft, PHONE)
+    assert isinstance(expected, PhoneForecast) and expected.best_draft_length != 3
+    path = runs_dir() / "done.json"
+    done_run(window.library.root).save(path)
+    page.open_run(path)
+    note = page.apply_bar.note
+    qtbot.waitUntil(lambda: note.text().startswith("Apply Best writes only"))
+    assert page.apply_button.isEnabled()
+    assert note.text().endswith(
+        "Not here: the best (draft length 3) is the current recipe already."
+    )
+    page.apply_button.click()
+    next(b for b in page.confirm_box.buttons() if b.text() == "Apply").click()
+    config = json.loads((target / "config.json").read_text())
+    assert config["draft_predict_length"] == expected.best_draft_length
+    assert read_desktop(target).of("config.json") == {"draft_predict_length": 3}
+    page.undo_button.click()
+    assert "draft_predict_length" not in json.loads((target / "config.json").read_text())
