@@ -80,15 +80,16 @@ def test_recipe_warnings_name_both_numbers(
     assert [str(p) for p in explicit] == [
         "thread_num: 4 threads on 2 physical cores: DraftDeck runs it with 2 here "
         "(config.json's thread count is held to the physical cores; a phone uses all of them). "
-        "Set this computer's thread count under On this computer; the phone's recipe keeps "
-        "its own."
+        "Set this computer's thread count under On this computer (draftdeck recipe set "
+        "--this-computer); the phone's recipe keeps its own."
     ]
     assert mnn_llm.runtime_config(draft, {})["thread_num"] == 2
     # A draft recipe's own count is passed to MNN as it is: that one competes.
     chosen = recipe_problems({"thread_num": 4}, DRAFT, draft)
     assert [str(p) for p in chosen] == [
         "thread_num: 4 threads on 2 physical cores: threads will compete and run slower. Set "
-        "this computer's thread count under On this computer; the phone's recipe keeps its own."
+        "this computer's thread count under On this computer (draftdeck recipe set "
+        "--this-computer); the phone's recipe keeps its own."
     ]
     # Set for this computer: what runs here is that, and the recipe is not warned about.
     assert recipe_problems({"thread_num": 4}, DRAFT, draft, here={"thread_num": 1}) == []

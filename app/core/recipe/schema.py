@@ -29,8 +29,9 @@ WARNING = "warning"
 # The pip build of MNN for desktops runs on the CPU only (measured: asking for opencl,
 # vulkan, metal or cuda logs "Can't Find type=N backend, use 0 instead").
 DESKTOP_BACKENDS = frozenset({"cpu"})
-# Where the Recipes page sets what runs on this computer (recipe_desktop.py).
-ON_THIS_COMPUTER = "On this computer"
+# Where what runs on this computer is set: the Recipes page's group (recipe_desktop.py)
+# and the command line's `recipe set --this-computer`.
+ON_THIS_COMPUTER = "On this computer (draftdeck recipe set --this-computer)"
 
 
 FIELDS: dict[str, Field] = {
