@@ -15,6 +15,7 @@ from pathlib import Path
 
 from app.core.infra.errors import FileError
 from app.core.measure.phone_forecast import ForecastRow, NoForecast, PhoneForecast, pair_forecast
+from app.core.measure.phone_profiles import chosen_device
 from app.ui.base.phone_profile import current_device, percent
 
 CARRIES_OVER = (
@@ -28,7 +29,8 @@ class PhoneShown:
     """The phone part of the Tune page for one pair."""
 
     device: str | None
-    forecast: PhoneForecast | NoForecast | None  # None: no phone profile at all
+    forecast: PhoneForecast | NoForecast | None  # None: no phone chosen
+    profiles: bool = True  # there are phone profiles to choose from
 
     @property
     def best_length(self) -> int | None:
@@ -43,6 +45,8 @@ class PhoneShown:
                 f"Best on the phone ({forecast.device}, by the forecast): d = "
                 f"{forecast.best_draft_length}."
             )
+        if forecast is None:
+            return "Best on the phone: no phone chosen (choose yours on the Pair page)."
         return "Best on the phone: no forecast yet."
 
     def tip(self) -> str:
@@ -55,6 +59,11 @@ class PhoneShown:
             )
         if isinstance(forecast, NoForecast):
             return f"{forecast.reason} {CARRIES_OVER}"
+        if self.profiles:
+            return (
+                "Choose your phone on the Pair page: its forecast then shows here, and Apply "
+                f"Best writes the best length for it into the phone's recipe. {CARRIES_OVER}"
+            )
         return f"No phone profile: record a phone result on the Phone page. {CARRIES_OVER}"
 
     def uplift_text(self, draft_length: int) -> str | None:
@@ -89,11 +98,13 @@ class PhoneShown:
 
 
 def work_out(target: Path, draft: Path) -> PhoneShown:
-    """The forecast for the pair on the window's phone (reads files: off the GUI thread);
-    a file that cannot be read is said as the reason, naming it."""
-    _names, device = current_device()
-    if device is None:
-        return PhoneShown(None, None)
+    """The forecast for the pair on the phone the user chose (on the Pair page; reads
+    files: off the GUI thread); a file that cannot be read is said as the reason, naming
+    it. Only a phone the user chose: Apply Best writes its best length into the phone's
+    recipe, which a profile merely shown first must not decide."""
+    names, device = current_device()
+    if device is None or device != chosen_device():
+        return PhoneShown(None, None, bool(names))
     try:
         return PhoneShown(device, pair_forecast(target, draft, device))
     except FileError as exc:

@@ -195,13 +195,13 @@ def test_apply_best_shows_the_changes_first(window: MainWindow, qtbot: QtBot) ->
     before = config.read_text()
     page.apply_button.click()
     box = page.confirm_box
-    # No forecast for the phone (no acceptance measured yet): the length best here is
-    # this computer's, and the box says why the phone's recipe keeps its own.
+    # No phone chosen: the length best here is this computer's, and the box says why the
+    # phone's recipe keeps its own.
     assert (
         "On this computer: fast-target/config.json draft_predict_length 3 → 4 (measured here)"
         in box.text()
     )
-    assert "The phone's recipe keeps its draft length: No acceptance measured" in box.text()
+    assert "No phone is chosen, so the phone's recipe keeps its draft length" in box.text()
     assert "thread_num" not in box.text()  # not swept: not changed
     assert not (target / THIS_COMPUTER_FILE).exists()  # nothing written before consent
     apply = next(b for b in box.buttons() if b.text() == "Apply")

@@ -96,6 +96,7 @@ def test_the_phone_column_fits_at_1024(window: MainWindow, qtbot: QtBot) -> None
     page, model, table = window.tune_page, window.tune_page.model, window.tune_page.table
     target, draft = window.library.root / "fast-target", window.library.root / "fast-draft"
     add_position_tallies(target, draft, TALLIES)
+    phone_profiles.choose_device(PHONE)
     window.resize(1024, 700)
     qtbot.waitUntil(lambda: window.size().width() == 1024)
     path = runs_dir() / "phone.json"
@@ -138,3 +139,24 @@ def test_the_phone_s_length_alone_when_the_best_here_is_current(
     assert read_desktop(target).of("config.json") == {"draft_predict_length": 3}
     page.undo_button.click()
     assert "draft_predict_length" not in json.loads((target / "config.json").read_text())
+
+
+def test_a_phone_shown_first_but_not_chosen_decides_nothing(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """The Pair page shows the first profile until one is chosen; Tune waits for a choice
+    before it writes a length into the phone's recipe."""
+    page = window.tune_page
+    target, draft = window.library.root / "fast-target", window.library.root / "fast-draft"
+    add_position_tallies(target, draft, TALLIES)
+    assert phone_profiles.chosen_device() is None
+    path = runs_dir() / "phone.json"
+    _run(target, draft).save(path)
+    page.open_run(path)
+    line = page.results.phone_label
+    qtbot.waitUntil(line.isVisible)
+    assert line.text() == "Best on the phone: no phone chosen (choose yours on the Pair page)."
+    assert page.table.isColumnHidden(page.model.KEYS.index("phone_uplift"))
+    page.apply_button.click()
+    assert "On the phone" not in page.confirm_box.text()
+    assert "No phone is chosen" in page.confirm_box.text()
