@@ -186,6 +186,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
             print(f"draftdeck: {loaded.memory_warning}", file=sys.stderr)
         if loaded.drafting_problem:
             print(f"draftdeck: {loaded.drafting_problem}", file=sys.stderr)
+        if loaded.settings_problem:
+            print(f"draftdeck: {loaded.settings_problem}", file=sys.stderr)
 
         stream = _streamer(show_text=not args.json)
         mode = Mode.SPECULATIVE if args.draft and not args.plain else Mode.PLAIN

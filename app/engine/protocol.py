@@ -177,6 +177,9 @@ class Loaded:
     # Why the draft pack's drafting settings file could not be used (its defaults are
     # used then); the command line says it, Chat reads the file itself.
     drafting_problem: str | None = None
+    # Why a pack's settings for this computer (.draftdeck-this-computer.json) could not
+    # be used (the pack runs as its recipes say then); said like drafting_problem.
+    settings_problem: str | None = None
     id: int | None = None
 
 

@@ -74,3 +74,19 @@ def test_a_phone_recipe_runs_here_and_this_computer_s_settings_are_what_runs(
     session.load(str(target), str(draft), target_config={"thread_num": 2})
     assert session.target is not None and session.target.config["thread_num"] == 2
     assert (_pack_bytes(target), _pack_bytes(draft)) == before
+
+
+def test_a_settings_file_that_cannot_be_used_is_said_and_the_recipes_run(
+    bundle_copy: Copy, session: Session
+) -> None:
+    target, draft = bundle_copy("qwen3-target"), bundle_copy("qwen3-draft-identical")
+    assert session.load(str(target), str(draft)).settings_problem is None
+    (draft / THIS_COMPUTER_FILE).write_text('{"version": 1, "config_cpu.json": {"thread_num": 0}}')
+    loaded = session.load(str(target), str(draft), target_config={"thread_num": 1})
+    assert loaded.settings_problem == (
+        f"{draft / THIS_COMPUTER_FILE}: config_cpu.json: thread_num: must be at least 1; "
+        "running the pack as its recipes say"
+    )
+    recipe = json.loads((draft / "config_cpu.json").read_text())
+    assert session.draft is not None
+    assert session.draft.config["thread_num"] == recipe["thread_num"]

@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import EngineError, FileError
@@ -21,6 +22,7 @@ from app.core.pack.advice import read_advice
 from app.core.pack.bundle import BundleInfo
 from app.core.pack.context_window import ContextWindow
 from app.core.pack.verdict import LINEAR_CANNOT_PAY
+from app.core.recipe.desktop_settings import read_desktop
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, DraftingSettings, read_drafting
 from app.core.recipe.files import draft_settings, target_settings
 from app.engine.load_rules import planned
@@ -45,6 +47,17 @@ from app.engine.worker.turn_fitting import drop_oldest_turns
 log = logging.getLogger("draftdeck.engine.session")
 
 AGREEMENT_PROMPT = "Write a short paragraph about rivers and the towns along them."
+
+
+def _settings_problem(packs: list[Path]) -> str | None:
+    """Why a pack's settings for this computer could not be used (files.py then runs it
+    as its recipes say), or None."""
+    for pack in packs:
+        try:
+            read_desktop(pack)
+        except FileError as exc:
+            return f"{exc}; running the pack as its recipes say"
+    return None
 
 
 class Session:
@@ -124,6 +137,7 @@ class Session:
                 self.drafting = FIXED_DRAFTING  # what the message says: as MNN does
                 drafting_problem = f"{exc}; drafting the full length every round"
         memory = target_run.get("memory", "low")
+        settings_problem = _settings_problem([t_info.path] + ([d_info.path] if d_info else []))
         return Loaded(
             target=t_info.to_json(),
             draft=d_info.to_json() if d_info else None,
@@ -142,6 +156,7 @@ class Session:
             window_tokens=plan.window.tokens,
             plain_window_tokens=plan.target_window.tokens,
             drafting_problem=drafting_problem,
+            settings_problem=settings_problem,
         )
 
     def verify_agreement(
