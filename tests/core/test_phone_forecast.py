@@ -235,3 +235,23 @@ def test_lengths_within_noise_are_said() -> None:
         iid_tallies(0.8, 1_000_000),
     )
     assert isinstance(sure, PhoneForecast) and sure.close_lengths == (sure.best_draft_length,)
+
+
+def test_a_bigger_target_gains_more_as_the_pack_says() -> None:
+    """runtime_config.json: +24-40 % for Qwen3-8B, +40-70 % for Qwen3-14B: a slower
+    target step makes the same draft's steps cheaper relative to it."""
+    profile = next(p for p in published_profiles() if p.name.startswith("RedMagic 11 Pro"))
+    draft = 335_000_000
+    q8 = forecast(profile, PairSizes(None, 4_257_000_000, draft), iid_tallies(CARD_ACCEPTANCE))
+    q14 = forecast(profile, PairSizes(None, 7_870_000_000, draft), iid_tallies(CARD_ACCEPTANCE))
+    assert isinstance(q8, PhoneForecast) and isinstance(q14, PhoneForecast)
+    assert q14.row(3).plain_tok_s == pytest.approx(11.45 * 4_257 / 7_870)
+    assert q14.row(3).uplift > q8.row(3).uplift
+    assert q8.row(3).uplift == pytest.approx(15.98 / 11.45 - 1, abs=2e-3)
+
+
+def test_results_of_two_targets_on_one_phone_tell_the_draft_step_apart() -> None:
+    docs = next(p for p in published_profiles() if p.name.startswith("SM8850 (TokForge docs"))
+    made = forecast(docs, PairSizes(None, 4_257_000_000, 335_000_000), iid_tallies(0.7178))
+    assert isinstance(made, PhoneForecast)
+    assert any("tell the draft step from the verify" in w for w in made.assumptions)

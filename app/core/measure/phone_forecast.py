@@ -249,8 +249,9 @@ def _assumptions(
         )
     if fit.split:
         words.append(
-            "The results tell the draft step from the verify: each more verified token "
-            f"adds {fit.verify_slope * 100:.0f} % of a target step."
+            "The results tell the draft step from the verify (their drafts and targets "
+            f"differ in size): a draft step costs {fit.draft_step * 1000:.1f} ms and each "
+            f"more verified token {fit.verify_slope * 100:.0f} % of a target step."
         )
     else:
         words.append(
