@@ -14,9 +14,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.infra.errors import FileError
 from app.core.recipe.desktop_document import DesktopDocument
@@ -31,6 +39,12 @@ from app.ui.recipes.recipe_fields import NOT_SET, FieldEditor, json_text, make_e
 from app.ui.recipes.recipe_undo import UndoKeysToPage
 
 TITLE = "On this computer (DraftDeck)"
+MOVE_TEXT = "Move to This Computer"
+MOVE_TIP = (
+    "Move this computer's values out of the phone's recipes (both tabs) into “On this "
+    "computer”: thread counts, precision, memory and backend unlike what the pack shipped, "
+    "and memory normal. What runs here stays the same."
+)
 OWN_FILE = (
     f"What DraftDeck runs this pack with on this computer, over the recipe above (the "
     f"phone's); kept in the pack's {THIS_COMPUTER_FILE}, never pushed to a phone and never "
@@ -41,6 +55,16 @@ OWN_FILE = (
 def _words(value: Any) -> str:
     """A value as the form reads it: text bare (cpu), anything else as JSON."""
     return value if isinstance(value, str) else json_text(value)
+
+
+def _narrow(widget: QWidget) -> None:
+    """A row no wider than the recipe's above it: "(as on the phone: normal)" is cut
+    rather than widening the form past its pane (the tooltip and the open list show it)."""
+    if isinstance(widget, QComboBox):
+        widget.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        widget.setMinimumContentsLength(8)
+    else:
+        widget.setMinimumWidth(widget.fontMetrics().averageCharWidth() * 10)
 
 
 class SetDesktop(QUndoCommand):
@@ -99,6 +123,7 @@ class DesktopGroup(QGroupBox):
         for key in keys:
             editor = make_editor(FIELDS[key])
             editor.widget.setObjectName(f"desktop_{key}")
+            _narrow(editor.widget)
             editor.changed.connect(lambda key=key: self._on_edited(key))
             self.editors[key] = editor
             label = QLabel(key)
@@ -106,12 +131,17 @@ class DesktopGroup(QGroupBox):
             rows.addRow(label, editor.widget)
         self.note = wrap_to_width(QLabel())
         self.note.setObjectName("pageHint")
+        self.note.setToolTip(OWN_FILE)
+        self.move_button = QPushButton(MOVE_TEXT)
+        self.move_button.setObjectName("moveToComputer")
+        self.move_button.setToolTip(MOVE_TIP)
         self.problem = wrap_to_width(QLabel())
         self.problem.setObjectName("warning")
         self.problem.hide()
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
         layout.addWidget(self.fields)
+        layout.addWidget(self.move_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.problem)
         self._undo_keys = UndoKeysToPage(self)
         self._undo_keys.guard(self)
@@ -201,12 +231,13 @@ class DesktopGroup(QGroupBox):
         self.state_changed.emit()
 
     def _note(self) -> str:
+        """One short line (the group's tooltip and the note's say where it is kept)."""
         if self.doc is None:
-            return OWN_FILE
+            return "Never pushed to a phone."
         set_here = ", ".join(f"{k} {_words(v)}" for k, v in self.keys().items())
         if set_here:
-            return f"Here DraftDeck runs it with {set_here}. {OWN_FILE}"
-        return f"Nothing set: here it runs as on the phone. {OWN_FILE}"
+            return f"Here DraftDeck runs it with {set_here}; never pushed to a phone."
+        return "Nothing set: here it runs as on the phone. Never pushed to a phone."
 
     def show_problem(self, exc: FileError | None) -> None:
         if exc is not None:

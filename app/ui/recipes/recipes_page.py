@@ -38,6 +38,7 @@ from app.ui.base.labels import wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
 from app.ui.recipes.draft_twins import DraftTwinsPanel
+from app.ui.recipes.recipe_desktop import MOVE_TEXT
 from app.ui.recipes.recipe_editor import RecipeEditor
 from app.ui.recipes.recipe_move import ask_to_move
 from app.ui.recipes.recipe_pair_change import Pair, ask_before_switch, ask_to_leave, held_text
@@ -91,12 +92,11 @@ class RecipesPage(QWidget):
         self.act_save = self._action("Save", save_keys, self.save)
         self.act_revert = self._action("Revert", (), self.revert)
         self.act_reset = self._action("Reset to Pack Default", (), self.reset_to_pack)
-        self.act_move = self._action("Move to This Computer", (), self.move_to_computer)
-        self.act_move.setToolTip(
-            "Move this computer's values (thread counts, precision, memory, backend unlike "
-            "what the pack shipped; memory normal) out of the phone's recipes into “On this "
-            "computer”"
-        )
+        # A button in each tab's "On this computer" group (the toolbar is full at 1024 px).
+        self.act_move = QAction(MOVE_TEXT, self)
+        self.act_move.triggered.connect(self.move_to_computer)
+        for _editor, desktop in self.sides.desktops:
+            desktop.move_button.clicked.connect(self.act_move.trigger)
         self.presets = PresetChooser()
         self.preset_combo, self.act_preset = self.presets.combo, self.presets.action
         self.preset_note = self.presets.note

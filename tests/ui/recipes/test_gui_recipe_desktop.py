@@ -64,7 +64,8 @@ def test_both_are_shown_and_this_computer_is_edited_saved_and_undone(window: Mai
     assert "On the phone: the pack's recipes, what a push sends" in page.subtitle.text()
     group = page.target_desktop
     assert group.title() == "On this computer (DraftDeck)"
-    assert "never pushed to a phone" in group.note.text()
+    assert "never pushed to a phone and never published" in group.toolTip()
+    assert THIS_COMPUTER_FILE in group.note.toolTip()
     assert "Nothing set: here it runs as on the phone" in group.note.text()
     threads, backend = group.editors["thread_num"], group.editors["backend_type"]
     assert isinstance(threads, NumberEditor) and isinstance(backend, ChoiceEditor)
@@ -133,7 +134,7 @@ def test_move_to_this_computer_takes_desktop_values_out_as_one_undo(window: Main
     running = run_recipes(root / TARGET, root / DRAFT)
     memory_warning = [p for p in page.draft_editor.problems if p.key == "memory"]
     assert memory_warning and "normal is a desktop value" in memory_warning[0].message
-    page.act_move.trigger()
+    page.draft_desktop.move_button.click()  # in either tab: both recipes are looked at
     box = page._question
     assert box is not None
     assert "fast-target/config.json thread_num: 1 → this computer" in box.text()
