@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from app.core.infra.paths import app_dirs
 from app.core.measure.chat_record import UNRECORDED_PAIR, UNRECORDED_RECIPE, PairRecipes
 from app.core.measure.conversations import ConversationStore, SavedMessage, new_conversation
+from app.core.recipe.desktop_settings import read_desktop
 from app.engine.protocol import Generate, StopReason
 from app.ui.base.engine_bridge import ERROR, READY
 from app.ui.chat.chat_opening import READ_ONLY
@@ -229,3 +230,24 @@ def test_an_old_conversation_without_its_recipe_says_so_rather_than_name_the_cur
     assert exported["target"] is None and exported["draft"] is None
     assert exported["pair_note"] == UNRECORDED_PAIR
     assert exported["recipe"] is None and exported["recipe_note"] == UNRECORDED_RECIPE
+
+
+def test_this_computer_s_settings_saved_on_the_recipes_page_reload_the_pair(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """What runs here is the recipe under this computer's settings: saving them reloads
+    the pair as a recipe save does, and the phone's recipe is left as it is."""
+    page = window.chat_page
+    _ready(qtbot, window)
+    recipe = _target_config(window).read_bytes()
+    window.show_page("recipes")
+    group = window.recipes_page.target_desktop
+    threads = group.editors["thread_num"]
+    threads.spin.setValue(2)  # type: ignore[attr-defined]
+    window.recipes_page.act_save.trigger()
+    assert read_desktop(window.library.root / PAIR[0]).of("config.json") == {"thread_num": 2}
+    window.show_page("chat")
+    assert "thread_num" in page.chat_note.text()
+    _ready(qtbot, window)
+    assert page.bridge.state == READY, page.last_error
+    assert _target_config(window).read_bytes() == recipe
