@@ -285,7 +285,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "length, as TokForge shows them), kept per phone; each keeps the forecast made "
         "just before it, so you see how far it was off. They make that phone's profile.",
     )
-    actions = pr.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = pr.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="what to do with the results"
+    )
     add = actions.add_parser("add", help="record a result", description="Record a result.")
     add.add_argument("--phone", required=True, metavar="MODEL", help="the phone's model name")
     add.add_argument("--target", required=True, metavar="DIR", help="the target's pack folder")

@@ -279,7 +279,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "bench",
         help="measure speculative against plain decoding",
         description="Measure speculative against plain decoding in interleaved run pairs, "
-        "with exact statistics: tok/s, the uplift and its 95 %% interval, acceptance, the "
+        "with exact statistics: tok/s, the uplift and its 95 % interval, acceptance, the "
         "verify agreement and whether the output was lossless. Greedy unless --sample.",
     )
     bench.add_argument("--target", required=True, metavar="DIR", help=TARGET_HELP)

@@ -178,7 +178,9 @@ def add_parser(sub: Any) -> None:
         help="measure recipe settings for a pair",
         description="Measure recipe settings for a pair: each setting runs plain and "
         "speculative decoding in turn, and its uplift (the median of the pair ratios) gets "
-        "a 95 %% interval; the best is named, and --apply writes it into the recipes.",
+        "a 95 % interval; the best is named, and --apply writes it: what was measured here "
+        "into this computer's settings, the draft length the phone forecast chose "
+        "(--device) into the phone's recipe.",
     )
     tune.add_argument("--target", required=True, metavar="DIR", help="the target's pack folder")
     tune.add_argument("--draft", required=True, metavar="DIR", help="the draft's pack folder")
