@@ -17,6 +17,7 @@ matches back to a target of that folder name.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from app.core.measure.tune_results import (
     why_no_gain,
 )
 from app.core.pack.bundle import BundleInfo
+from app.core.pack.files import DRAFT_RECIPE
 from app.core.pack.known_models import identify
 
 # The mark of a runtime_config.json DraftDeck wrote (and may therefore replace).
@@ -79,13 +81,15 @@ def percent(ratio: float) -> str:
 
 
 def uplift_words(result: SettingResult) -> str:
-    """The measured uplift with its interval and what it was measured on, in words."""
+    """The measured uplift with its interval and what it was measured on, in words
+    (this computer: `_measured_on` names it; a phone's uplift differs)."""
     interval = result.interval
     summary = result.summary
     return (
-        f"{percent(result.uplift)} measured ({result.interval_words()} {percent(interval.low)} to "
-        f"{percent(interval.high)}; {interval.n} run pairs of {summary.get('tokens')} "
-        f"tokens, {_sampler(summary)}, draft length {result.setting.draft_length})"
+        f"{percent(result.uplift)} measured on this computer ({result.interval_words()} "
+        f"{percent(interval.low)} to {percent(interval.high)}; {interval.n} run pairs of "
+        f"{summary.get('tokens')} tokens, {_sampler(summary)}, "
+        f"draft length {result.setting.draft_length})"
     )
 
 
@@ -149,21 +153,54 @@ def leading_measurement(measurements: list[TargetMeasurement]) -> TargetMeasurem
     return max(paying, key=lambda m: m.best.uplift if m.best else 0.0, default=None)
 
 
-def recommended(m: TargetMeasurement) -> dict[str, Any]:
-    """The leading target's best setting under TokForge's keys (draft_power only when
-    the draft's recipe sets it: a desktop cannot measure a phone's power hint)."""
+def recommended(
+    m: TargetMeasurement, phone_draft: Mapping[str, Any], phone_target: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The leading target's best setting under TokForge's keys, for the phone: the
+    draft length and sampler as measured (the notes say how the length was chosen); the
+    backends, thread count and power as the pack's recipes (`phone_draft`,
+    `phone_target`: the files a phone reads) say them, never as they ran here (this
+    computer's CPU backend and thread count are not a phone's). A key the recipes leave
+    open is left out: `thread_num_note` says why."""
     best = m.best
     assert best is not None
     settings: dict[str, Any] = {
-        "target_backend": m.target_backend,
-        "draft_backend": str(m.draft_recipe.get("backend_type", "cpu")),
+        "target_backend": str(phone_target.get("backend_type", m.target_backend)),
+        "draft_backend": str(
+            phone_draft.get("backend_type", m.draft_recipe.get("backend_type", "cpu"))
+        ),
         "draft_predict_length": best.setting.draft_length,
-        "draft_thread_num": best.setting.draft_threads,
     }
-    if "power" in m.draft_recipe:
-        settings["draft_power"] = m.draft_recipe["power"]
+    threads = _phone_threads(phone_draft)
+    if threads is not None:
+        settings["draft_thread_num"] = threads
+    if "power" in phone_draft:
+        settings["draft_power"] = phone_draft["power"]
     settings["draft_sampler_type"] = _sampler(best.summary)
     return settings
+
+
+def _phone_threads(phone_draft: Mapping[str, Any]) -> int | None:
+    threads = phone_draft.get("thread_num")
+    return threads if isinstance(threads, int) and not isinstance(threads, bool) else None
+
+
+def thread_num_note(m: TargetMeasurement, phone_draft: Mapping[str, Any]) -> str:
+    """Where `recommended.draft_thread_num` comes from, or why it is not there."""
+    best = m.best
+    assert best is not None
+    here = best.setting.draft_threads
+    measured = f"the thread count measured best here ({here}) is this computer's"
+    threads = _phone_threads(phone_draft)
+    if threads is not None:
+        return (
+            f"draft_thread_num {threads} is the draft recipe's ({DRAFT_RECIPE}), for the "
+            f"phone; {measured} (DraftDeck runs the pack here with it)."
+        )
+    return (
+        f"No draft_thread_num: the draft's recipe ({DRAFT_RECIPE}) sets no thread count, "
+        f"and {measured}, not a phone's (set thread_num in {DRAFT_RECIPE} for the phone)."
+    )
 
 
 def host_sentence(host: dict[str, Any], date: str, version: str) -> str:
@@ -191,18 +228,30 @@ def _length_note(measurements: list[TargetMeasurement]) -> str | None:
 
 
 def build_runtime_config(
-    measurements: list[TargetMeasurement], host: dict[str, Any], date: str, version: str
+    measurements: list[TargetMeasurement],
+    host: dict[str, Any],
+    date: str,
+    version: str,
+    phone_draft: Mapping[str, Any] | None = None,
+    phone_target: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """runtime_config.json as TokForge's packs spell it, from DraftDeck's measurements."""
+    """runtime_config.json as TokForge's packs spell it, from DraftDeck's measurements;
+    `phone_draft` and `phone_target` are the pack's own recipes (the draft's and the
+    leading target's, as a phone reads them) for `recommended`."""
     lead = leading_measurement(measurements)
+    phone_draft = phone_draft or {}
     notes: dict[str, str] = {"measured_on": host_sentence(host, date, version)}
     if (length := _length_note(measurements)) is not None:
         notes["draft_predict_length"] = length
+    if lead is not None:
+        notes["draft_thread_num"] = thread_num_note(lead, phone_draft)
     config: dict[str, Any] = {
         "_comment": "Runtime configuration for speculative decoding, measured by DraftDeck",
         WRITTEN_BY: f"{WRITER} {version}",
         "_measured_on": {**host, "date": date, "draftdeck": version},
-        "recommended": recommended(lead) if lead is not None else {},
+        "recommended": (
+            recommended(lead, phone_draft, phone_target or {}) if lead is not None else {}
+        ),
         "compatible_targets": {m.key: target_entry(m) for m in measurements},
         "notes": notes,
     }
