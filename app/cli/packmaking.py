@@ -23,7 +23,7 @@ from app.core.measure.measure_lock import measuring
 from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import Library
 from app.core.packmaking.card import CardFacts
-from app.core.packmaking.writing import Written
+from app.core.packmaking.writing import Written, values_words
 
 if TYPE_CHECKING:  # the Hub client is imported only by the command that publishes
     from app.core.hub.publish import Progress, PublishPlan, UploadProgress
@@ -35,15 +35,18 @@ def _facts(args: argparse.Namespace) -> CardFacts:
 
 def _say_written(done: Written) -> None:
     for path in done.files:
-        print(f"wrote {path}", file=sys.stderr)
+        said = values_words(done, path)
+        print(f"wrote {path}" + (f" ({said})" if said else ""), file=sys.stderr)
     for path in done.backups:
         print(f"kept the file it replaced as {path}", file=sys.stderr)
     for path in done.kept:
         print(
-            f"kept {path} as it is: DraftDeck did not write it (--force sets the measured "
-            "settings in it)",
+            f"kept {path} as it is: DraftDeck did not write it (--force sets the sampler "
+            "measured, greedy, in it)",
             file=sys.stderr,
         )
+    for problem in done.problems:
+        print(f"draftdeck: {problem}", file=sys.stderr)
 
 
 def _pack_folders(names: list[str]) -> list[Path]:

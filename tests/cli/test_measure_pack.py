@@ -21,6 +21,8 @@ from app.core.pack.library import Library
 from app.core.packmaking.card import CARD, CARD_MARK, CardFacts
 from app.core.packmaking.make import finish_pack
 from app.core.packmaking.measured import TargetMeasurement, percent
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop, update_desktop
+from app.core.recipe.files import run_recipes
 from tests.helpers.cli import run_cli
 
 Copy = Callable[..., Path]
@@ -87,14 +89,68 @@ def test_a_pair_that_does_not_pay_is_disabled_with_its_reason(bundle_copy: Copy)
     blocked = written["compatible_targets"]["qwen35_draft"]
     assert blocked["enabled"] is False and "measured" not in blocked
     assert blocked["reason"].startswith("This pair cannot work: ")
-    recipe = json.loads((draft / "config_cpu.json").read_text())  # the recipe as measured
-    assert recipe["thread_num"] == entry["measured"]["draft_thread_num"]
-    # Without config_cpu.json the draft ran with its config.json's memory ("low").
-    assert recipe["memory"] == entry["measured"]["draft_memory"] == "low"
+    # The new recipe is the phone's: only the sampler measured goes into it. Without
+    # config_cpu.json the draft ran with its config.json's thread count and memory
+    # ("low"): this computer's settings keep them, so DraftDeck runs it as measured.
+    assert json.loads((draft / "config_cpu.json").read_text()) == {"sampler_type": "greedy"}
+    _target_run, draft_run = run_recipes(target, draft)
+    assert draft_run["thread_num"] == entry["measured"]["draft_thread_num"]
+    assert draft_run["memory"] == entry["measured"]["draft_memory"] == "low"
+    assert "draft_thread_num" not in written["recommended"]  # the recipe names none
+    assert written["notes"]["draft_thread_num"].startswith("No draft_thread_num: ")
     info = read_bundle(draft)
     rec = recommendation(read_advice(info.runtime_config), None, target.name)
     assert rec is not None and rec.enabled is False and rec.reason == entry["reason"]
     assert info.role == "draft"  # its new config_cpu.json makes it one
+
+
+def test_the_phone_recipes_hold_nothing_measured_here_and_draftdeck_runs_it_so(
+    bundle_copy: Copy,
+) -> None:
+    # The TokForge way: the target on the phone's GPU (OpenCL, GPU mode 68), the draft's
+    # recipe on the CPU with power high, leaving its thread count to the phone. This
+    # computer's settings give the target one thread and memory normal here.
+    target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
+    config = json.loads((target / "config.json").read_text())
+    (target / "config.json").write_text(
+        json.dumps({**config, "backend_type": "opencl", "thread_num": 68}, indent=4)
+    )
+    update_desktop(target, "config.json", {"thread_num": 1, "memory": "normal"})
+    phone_draft = {"backend_type": "cpu", "precision": "low", "sampler_type": "greedy"}
+    (draft / "config_cpu.json").write_text(json.dumps({**phone_draft, "power": "high"}))
+    draft_config = json.loads((draft / "config.json").read_text())
+    (draft / "config.json").write_text(json.dumps({**draft_config, "thread_num": 1}, indent=4))
+    recipes = {p: p.read_bytes() for p in (target / "config.json", draft / "config_cpu.json")}
+    proc = run_cli("measure-pack", str(draft), "--target", str(target), *QUICK, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads((draft / "runtime_config.json").read_text())
+    figures = written["compatible_targets"]["fast_target"]["measured"]
+    # The files a phone reads are byte for byte as they were.
+    assert {p: p.read_bytes() for p in recipes} == recipes
+    # DraftDeck runs the draft here as it was measured: this computer's settings say so.
+    _target_run, draft_run = run_recipes(target, draft)
+    assert draft_run["thread_num"] == figures["draft_thread_num"] == 1
+    assert draft_run["memory"] == figures["draft_memory"] == "low"
+    assert draft_run["precision"] == figures["draft_precision"] == "low"
+    assert read_desktop(draft).of("config_cpu.json") == {"thread_num": 1, "memory": "low"}
+    # recommended is the phone's: the target's OpenCL, the draft's power; no thread
+    # count, as the draft's recipe gives none (the notes say why), not this computer's.
+    rec = written["recommended"]
+    assert rec["target_backend"] == "opencl" and rec["draft_backend"] == "cpu"
+    assert rec["draft_power"] == "high" and "draft_thread_num" not in rec
+    assert "this computer's, not a phone's" in written["notes"]["draft_thread_num"]
+    assert "measured on this computer" in written["compatible_targets"]["fast_target"]["uplift"]
+    # The output says which file each value went to.
+    assert (
+        f"wrote {draft / THIS_COMPUTER_FILE} ({THIS_COMPUTER_FILE}, this computer's settings"
+        in proc.stderr
+    )
+    assert "a phone never gets them): thread_num 1, memory low)" in proc.stderr
+    assert f"wrote {draft / 'config_cpu.json'}" not in proc.stderr
+    # The card shows the phone's recipe and no thread count of this computer's.
+    card = (draft / CARD).read_text()
+    assert '"power": "high"' in card and '"draft_thread_num"' not in card
+    assert '"thread_num"' not in card
 
 
 def test_a_runtime_config_draftdeck_did_not_write_is_kept(bundle_copy: Copy) -> None:
