@@ -23,7 +23,7 @@ from app.core.measure.measure_lock import measuring
 from app.core.pack.export_check import ExportVerdict
 from app.core.pack.library import Library
 from app.core.packmaking.card import CardFacts
-from app.core.packmaking.writing import Written, values_words
+from app.core.packmaking.writing import Written, keys_words, what_file
 
 if TYPE_CHECKING:  # the Hub client is imported only by the command that publishes
     from app.core.hub.publish import Progress, PublishPlan, UploadProgress
@@ -35,8 +35,11 @@ def _facts(args: argparse.Namespace) -> CardFacts:
 
 def _say_written(done: Written) -> None:
     for path in done.files:
-        said = values_words(done, path)
-        print(f"wrote {path}" + (f" ({said})" if said else ""), file=sys.stderr)
+        what, keys = what_file(path), keys_words(done, path)
+        print(
+            f"wrote {path}" + (f" ({what})" if what else "") + (f": {keys}" if keys else ""),
+            file=sys.stderr,
+        )
     for path in done.backups:
         print(f"kept the file it replaced as {path}", file=sys.stderr)
     for path in done.kept:

@@ -10,8 +10,11 @@ from pathlib import Path
 from huggingface_hub import ModelCard
 
 from app.core.pack.bundle import read_bundle
-from app.core.packmaking.card import CardFacts, card_text
+from app.core.packmaking.card import CARD, CardFacts, card_text
 from app.core.packmaking.export_mark import EXPORT_MARK
+from app.core.packmaking.make import finish_pack
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE
+from tests.helpers.tune_results import fast_target_measurement
 
 Copy = Callable[..., Path]
 
@@ -71,3 +74,24 @@ def test_a_license_and_base_model_chosen_once_outlive_a_later_card(bundle_copy: 
     (pack / "README.md").write_text("---\nlicense: mit\n---\nTheir own card.\n")
     data = ModelCard(card_text(info, info.runtime_config, {}, CardFacts())).data
     assert data.get("license") != "mit"
+
+
+def test_the_card_shows_the_phones_recipe_not_the_threads_measured_here(
+    bundle_copy: Copy,
+) -> None:
+    # The phone's recipe: two draft threads, power high; measured here with one thread.
+    draft = bundle_copy("fast-draft")
+    phone = {"backend_type": "cpu", "thread_num": 2, "memory": "low", "power": "high"}
+    (draft / "config_cpu.json").write_text(json.dumps(phone))
+    measured = fast_target_measurement(draft)
+    best = measured.best
+    assert best is not None and best.setting.draft_threads == 1
+    done, config = finish_pack(draft, [measured], CardFacts())
+    text = (draft / CARD).read_text()
+    recipe_section = text.split("## Recipe", 1)[1].split("## Export verification", 1)[0]
+    assert '"thread_num": 2' in recipe_section and '"draft_thread_num": 2' in recipe_section
+    assert '"thread_num": 1' not in text and '"draft_thread_num": 1' not in text
+    assert "as a phone reads it (config_cpu.json)" in recipe_section
+    assert config["notes"]["draft_thread_num"] in text  # where the 2 comes from, and the 1
+    assert "measured best here (1)" in config["notes"]["draft_thread_num"]
+    assert draft / THIS_COMPUTER_FILE in done.files  # the 1 is this computer's

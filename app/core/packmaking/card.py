@@ -140,14 +140,22 @@ def _json_block(value: object) -> list[str]:
 
 
 def _recipe(advice: PackAdvice | None, draft_recipe: Mapping[str, Any]) -> list[str]:
-    """The recipe section's lines: the recommended settings and the draft's recipe."""
+    """The recipe section's lines: the recommended settings and the draft's recipe, both
+    the phone's (`draft_recipe` is the pack's file as it is, never with this computer's
+    settings over it: the thread count measured here is not the pack's recipe)."""
     lines: list[str] = []
     if advice is not None and advice.recommended:
-        lines += ["Recommended (runtime_config.json, TokForge's keys):", ""]
+        lines += ["Recommended for the phone (runtime_config.json, TokForge's keys):", ""]
         lines += [*_json_block(dict(advice.recommended)), ""]
     if draft_recipe:
-        lines += ["The draft's recipe (config_cpu.json):", ""]
+        lines += ["The draft's recipe, as a phone reads it (config_cpu.json):", ""]
         lines += [*_json_block(dict(draft_recipe)), ""]
+    if lines:
+        lines += [
+            "The thread count, precision and memory the figures above were measured with "
+            "are that computer's, not a phone's: they are not part of the recipe.",
+            "",
+        ]
     return lines
 
 

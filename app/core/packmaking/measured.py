@@ -82,11 +82,12 @@ def percent(ratio: float) -> str:
 
 def uplift_words(result: SettingResult) -> str:
     """The measured uplift with its interval and what it was measured on, in words
-    (this computer: `_measured_on` names it; a phone's uplift differs)."""
+    (a computer's CPU, which `_measured_on` names: a phone's uplift differs)."""
     interval = result.interval
     summary = result.summary
     return (
-        f"{percent(result.uplift)} measured on this computer ({result.interval_words()} "
+        f"{percent(result.uplift)} measured on a computer, not a phone "
+        f"({result.interval_words()} "
         f"{percent(interval.low)} to {percent(interval.high)}; {interval.n} run pairs of "
         f"{summary.get('tokens')} tokens, {_sampler(summary)}, "
         f"draft length {result.setting.draft_length})"

@@ -86,24 +86,22 @@ class Written:
     problems: list[str] = field(default_factory=list)  # what could not be saved, and why
 
 
-def _file_words(path: Path) -> str:
+def what_file(path: Path) -> str:
+    """What a written file is to a reader ("" for one its name says)."""
     if path.name == THIS_COMPUTER_FILE:
         return (
-            f"{path.name}, this computer's settings for the pack (measured here; DraftDeck "
-            "runs the pack with them, a phone never gets them)"
+            "this computer's settings for the pack: measured here; DraftDeck runs the pack "
+            "with them, a phone never gets them"
         )
     if path.name in (DRAFT_RECIPE, DRAFT_RECIPE_ALT):
-        return f"{path.name}, the draft's recipe (the phone's)"
-    return path.name
+        return "the draft's recipe, the phone's"
+    return ""
 
 
-def values_words(done: Written, path: Path) -> str:
-    """The file named with what it is, and the keys set in it: which file each value
-    went to ("" when the write set no key a reader needs named)."""
-    keys = done.values.get(path)
-    if not keys:
-        return ""
-    return f"{_file_words(path)}: " + ", ".join(f"{k} {v}" for k, v in keys.items())
+def keys_words(done: Written, path: Path) -> str:
+    """The keys set in the file `path` by the write ("" when none needs naming), so a
+    reader sees which file each value went to."""
+    return ", ".join(f"{k} {v}" for k, v in done.values.get(path, {}).items())
 
 
 def foreign_files(pack: Path, names: tuple[str, ...] = MADE_FILES) -> list[Path]:

@@ -93,8 +93,10 @@ class MeasurePackDialog(JobDialog):
             "Each pair is measured against plain decoding on this computer's CPU, and the "
             "file names this host: a phone's figures differ. Nothing is written until every "
             "ticked target is measured; then runtime_config.json (from this measuring "
-            "alone: an unticked target is not in it), the draft recipe and the model card "
-            "go into the draft's folder."
+            "alone: an unticked target is not in it), the draft recipe (the phone's: only "
+            "the sampler measured goes in it), this computer's settings for the pack (the "
+            "thread count, precision and memory measured here) and the model card go into "
+            "the draft's folder."
         )
         self.results = QTextBrowser()
         self.results.setObjectName("details")

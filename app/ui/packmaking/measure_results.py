@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.packmaking.measured import TargetMeasurement, percent
-from app.core.packmaking.writing import Written
+from app.core.packmaking.writing import Written, keys_words, what_file
 from app.ui.base.scheme import colours
 
 
@@ -55,14 +55,21 @@ def results_html(measurements: list[TargetMeasurement], config: Mapping[str, Any
 
 
 def written_words(written: Written) -> str:
-    """Which files were written where, the copies kept and the files left alone."""
+    """Which files were written where, which file each value went to, the copies kept,
+    the files left alone and what could not be saved."""
     names = ", ".join(p.name for p in written.files)
     folder = written.files[0].parent if written.files else None
     lines = [f"Wrote {names} into {folder}." if folder else "Nothing was written."]
+    lines += [
+        f"In {p.name}" + (f" ({what})" if (what := what_file(p)) else "") + f": {keys}."
+        for p in written.files
+        if (keys := keys_words(written, p))
+    ]
     lines += [f"The file it replaced is kept as {p.name}." for p in written.backups]
     lines += [
         f"{p.name} is kept as it is (DraftDeck did not write it), though it does not "
-        "name every setting the draft was measured with."
+        "name the sampler the draft was measured with (greedy)."
         for p in written.kept
     ]
+    lines += [f"{problem[0].upper()}{problem[1:]}." for problem in written.problems]
     return " ".join(lines)

@@ -30,6 +30,7 @@ from app.core.packmaking.measured import (
     percent,
     written_by_draftdeck,
 )
+from app.core.recipe.desktop_settings import THIS_COMPUTER_FILE, read_desktop
 from app.engine.client.pack_measure import MeasureOptions
 from app.engine.client.pack_measure_job import MeasureState
 from app.ui.packmaking.measure_choices import NAME, PAIRING, PROGRESS
@@ -187,9 +188,10 @@ def test_a_runtime_config_draftdeck_did_not_write_is_replaced_only_when_asked(
     draft = _draft(library)
     theirs = (fixture_bundle("qwen3-draft-noisy") / "runtime_config.json").read_bytes()
     (draft / "runtime_config.json").write_bytes(theirs)  # as TokForge or a person wrote it
-    # Their draft recipe leaves the sampler to config.json: measuring would name it.
+    # Their draft recipe leaves the sampler to config.json (measuring would name it) and
+    # memory too (config.json's "low" runs: this computer's settings keep that).
     recipe = json.loads((draft / "config_cpu.json").read_text())
-    del recipe["sampler_type"]
+    del recipe["sampler_type"], recipe["memory"]
     (draft / "config_cpu.json").write_text(json.dumps(recipe, indent=2))
     their_recipe = (draft / "config_cpu.json").read_bytes()
     dialog = _dialog(qtbot, library, QUICK)
@@ -213,6 +215,12 @@ def test_a_runtime_config_draftdeck_did_not_write_is_replaced_only_when_asked(
     # The answer was about runtime_config.json: their recipe is kept, and said so.
     assert (draft / "config_cpu.json").read_bytes() == their_recipe
     assert "config_cpu.json is kept as it is (DraftDeck did not write it)" in said
+    # What was measured here went to this computer's settings, and the words say so.
+    assert read_desktop(draft).of("config_cpu.json") == {"memory": "low"}
+    assert (
+        f"In {THIS_COMPUTER_FILE} (this computer's settings for the pack: measured here; "
+        "DraftDeck runs the pack with them, a phone never gets them): memory low." in said
+    ), said
     assert (draft / "runtime_config.json.bak").read_bytes() == theirs
     written = json.loads((draft / "runtime_config.json").read_text())
     assert written_by_draftdeck(written)
