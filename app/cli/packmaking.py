@@ -226,7 +226,7 @@ def _card_args(p: argparse.ArgumentParser) -> None:
         "--force",
         action="store_true",
         help="replace a runtime_config.json or README.md DraftDeck did not write (measure-pack: "
-        "and set the measured settings in such a draft recipe); each is kept as .bak",
+        "and set the sampler measured in such a draft recipe); each is kept as .bak",
     )
 
 
@@ -236,9 +236,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="measure a draft against targets and write its runtime_config.json and card",
         description="Measure a draft against each target (a bench of the pair's recipes as "
         "they are, or with --quick a Quick tune), then write into the draft's folder its "
-        "runtime_config.json in TokForge's format, its config_cpu.json when it has none, and "
-        "its model card (README.md). A file DraftDeck did not write is replaced only with "
-        "--force; Ctrl+C writes nothing.",
+        "runtime_config.json in TokForge's format, its config_cpu.json when it has none (the "
+        "phone's recipe: only the sampler measured goes in it), its model card (README.md), "
+        "and the thread count, precision and memory measured here into this computer's "
+        "settings for the pack (never pushed or published). A file DraftDeck did not write "
+        "is replaced only with --force; Ctrl+C writes nothing.",
     )
     measure.add_argument(
         "draft", metavar="DRAFT", help="the draft's pack folder, or a library pack's name"

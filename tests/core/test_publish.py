@@ -59,6 +59,10 @@ def _pack_with_our_files(bundle_copy: Copy) -> Path:
     """A draft pack holding every kind of file DraftDeck keeps in a pack folder."""
     pack = bundle_copy("qwen3-draft-noisy")
     (pack / ".draftdeck-source.json").write_text('{"repo": "someone/else"}')
+    # What measure-pack measured here: this computer's settings for the pack.
+    (pack / ".draftdeck-this-computer.json").write_text(
+        '{"version": 1, "config_cpu.json": {"thread_num": 1, "memory": "normal"}}'
+    )
     (pack / ".draftdeck-original").mkdir()
     (pack / ".draftdeck-original" / "config_cpu.json").write_text("{}")
     (pack / "config_cpu.json.bak").write_text("{}")
