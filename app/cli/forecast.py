@@ -113,10 +113,14 @@ def cmd_forecast(args: argparse.Namespace) -> int:
             "say which phone: --device NAME or --phone-result PLAIN SPEC D; known: "
             + "; ".join(phone_profiles.device_names())
         )
-    if device is not None and not given and phone_profiles.profile_for(device) is None:
-        raise UsageError(
-            f"no phone profile named {device!r}; known: " + "; ".join(phone_profiles.device_names())
-        )
+    if device is not None and not given:
+        named = phone_profiles.named_device(device)
+        if named is None or phone_profiles.profile_for(named) is None:
+            raise UsageError(
+                f"no phone profile named {device!r}; known: "
+                + "; ".join(phone_profiles.device_names())
+            )
+        device = named
     tallies = None if args.measure else read_tallies(target, draft)
     measured_now = tallies is None
     if tallies is None:

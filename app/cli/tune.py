@@ -54,10 +54,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from app.engine.client.tune_sweeps import TuneSweeps
 
     target, draft = Path(args.target), Path(args.draft)
-    device = args.device or phone_profiles.chosen_device()
-    if args.device is not None and phone_profiles.profile_for(args.device) is None:
-        known = "; ".join(phone_profiles.device_names())
-        return sampling.usage_error(args, f"no phone profile named {args.device!r}; known: {known}")
+    device = phone_profiles.chosen_device()
+    if args.device is not None:
+        device = phone_profiles.named_device(args.device)
+        if device is None:
+            known = "; ".join(phone_profiles.device_names())
+            return sampling.usage_error(
+                args, f"no phone profile named {args.device!r}; known: {known}"
+            )
     plan = plan_for("thorough" if args.thorough else "quick", recipe_defaults(target, draft))
     if not args.sample and (args.temperatures or args.seed is not None):
         flag = "--temperatures" if args.temperatures else "--seed"

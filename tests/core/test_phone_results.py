@@ -16,6 +16,7 @@ from app.core.measure.phone_profiles import (
     choose_device,
     chosen_device,
     device_names,
+    named_device,
     profile_for,
     published_profiles,
 )
@@ -114,6 +115,15 @@ def test_the_chosen_device_is_kept_in_the_settings() -> None:
     assert chosen_device() == "Samsung S26 Ultra (SM8850, published)"
     choose_device(None)
     assert chosen_device() is None
+
+
+def test_a_device_is_named_by_the_start_of_one_name_only() -> None:
+    assert named_device("redmagic 11") == "RedMagic 11 Pro (SM8850, published)"
+    assert named_device("Xiaomi Pad 7 Pro (SM8635, published)") == (
+        "Xiaomi Pad 7 Pro (SM8635, published)"
+    )
+    assert named_device("RedMagic") is None  # two profiles start so
+    assert named_device("Pixel") is None
 
 
 WRITER = """

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.core.infra.units import format_bytes
 from app.core.measure import phone_profiles, phone_results
 from app.core.measure.pair_acceptance import PositionTallies, pair_key, read_tallies
 from app.core.measure.phone_model import (
@@ -250,7 +251,7 @@ def _assumptions(
     if fit.split:
         words.append(
             "The results tell the draft step from the verify (their drafts and targets "
-            f"differ in size): a draft step costs {fit.draft_step * 1000:.1f} ms and each "
+            f"differ in size): a draft step costs {_ms(fit.draft_step)} and each "
             f"more verified token {fit.verify_slope * 100:.0f} % of a target step."
         )
     else:
@@ -259,7 +260,7 @@ def _assumptions(
             "memory-bound: a verify of d + 1 tokens costs about one step). Results of one "
             "pair fix only the cost of each drafted "
             f"token, a draft step plus its share of the verify "
-            f"({fit.per_drafted_token * 1000:.1f} ms, "
+            f"({_ms(fit.per_drafted_token)}, "
             f"{fit.per_drafted_token / fit.target_step:.2f} target steps); for the same "
             "pair the split changes nothing."
         )
@@ -298,8 +299,13 @@ def _assumptions(
     return tuple(words)
 
 
+def _ms(seconds: float) -> str:
+    # A tiny model's step is microseconds: a fixed "0.0 ms" would say nothing.
+    return f"{seconds * 1000:.3g} ms"
+
+
 def _gb(n: int | None) -> str:
-    return "unknown size" if not n else f"{n / 1e9:.2f} GB"
+    return "unknown size" if not n else format_bytes(n)
 
 
 def pair_forecast(

@@ -118,6 +118,17 @@ def device_names() -> list[str]:
     return recorded + [p.name for p in published_profiles() if p.name not in recorded]
 
 
+def named_device(name: str) -> str | None:
+    """The profile a user means by `name` on the command line: its exact name, else the
+    one name that starts with it (case aside), so "RedMagic 11 Pro" finds "RedMagic 11
+    Pro (SM8850, published)"; None when no name, or more than one, fits."""
+    names = device_names()
+    if name in names:
+        return name
+    fitting = [n for n in names if n.casefold().startswith(name.casefold())]
+    return fitting[0] if len(fitting) == 1 else None
+
+
 def chosen_device() -> str | None:
     """The user's chosen phone profile (DraftDeck settings); None when none is chosen."""
     return load_settings().phone_profile or None
