@@ -72,6 +72,8 @@ def test_a_pair_whose_models_changed_starts_again(pair: tuple[Path, Path]) -> No
     target, draft = pair
     add_tallies(target, draft, stats_of([(3, 3)]))
     (target / "config.json").write_text('{"memory": "low", "thread_num": 1}')  # a recipe
+    (target / "config.json.bak").write_text('{"memory": "low"}')  # as a recipe save leaves
+    (draft / ".draftdeck-this-computer.json").write_text("{}")
     assert read_tallies(target, draft) is not None
     (draft / "llm.mnn.weight").write_bytes(b"other weights")
     assert read_tallies(target, draft) is None

@@ -135,10 +135,18 @@ def pair_key(target: Path, draft: Path) -> str:
 
 def model_stamp(pack: Path) -> str:
     """A short digest of the pack's model files (names, sizes, modification times);
-    recipes and DraftDeck's own hidden files are left out."""
+    recipes, their backups and DraftDeck's own hidden files are left out."""
     _, _, files = folder_stamp(Path(pack).resolve())
-    kept = [f for f in files if Path(f[0]).name not in _RECIPE_FILES and not f[0].startswith(".")]
+    kept = [f for f in files if _model_file(f[0])]
     return hashlib.sha256(repr(kept).encode("utf-8")).hexdigest()[:16]
+
+
+def _model_file(relative: str) -> bool:
+    # A recipe save also leaves <recipe>.bak: counting it would forget the counts at
+    # every save (Tune's Apply among them).
+    name = Path(relative).name
+    stem = name.removesuffix(".bak")
+    return stem not in _RECIPE_FILES and not relative.startswith(".")
 
 
 def pair_stamp(target: Path, draft: Path) -> str:
