@@ -103,7 +103,9 @@ FIELDS: dict[str, Field] = {
             "draft_config_path",
             "path",
             "",
-            "Path to the draft's recipe (config_cpu.json) as the phone app sees it.",
+            "Path to the draft's recipe (config_cpu.json) on the phone. Leave it empty: "
+            "pushing the pair (Phone page: Push Pair; draftdeck push TARGET --draft DRAFT) "
+            "writes it into the phone's copy, pointing at the draft pushed beside it.",
             scopes=(TARGET,),
         ),
         Field(
