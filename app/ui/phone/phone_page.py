@@ -113,16 +113,18 @@ class PhonePage(QWidget):
 
         setup_table(self.packs_view)
 
-        outer = QSplitter(Qt.Orientation.Vertical)
-        outer.addWidget(top)
-        outer.addWidget(self.push_queue)
-        outer.setStretchFactor(0, 3)
-        outer.setStretchFactor(1, 2)
         # What the selected phone gave in TokForge, each with the forecast made before.
         self.results = PhoneResultsPanel(self.watch)
         self.results.message.connect(self.message)
-        outer.addWidget(self.results)
-        outer.setStretchFactor(2, 2)
+        # Side by side, so the page still fits a 700-pixel-high window.
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.push_queue)
+        bottom.addWidget(self.results)
+        outer = QSplitter(Qt.Orientation.Vertical)
+        outer.addWidget(top)
+        outer.addWidget(bottom)
+        outer.setStretchFactor(0, 3)
+        outer.setStretchFactor(1, 2)
 
         layout = QVBoxLayout(self)
         layout.addWidget(title)

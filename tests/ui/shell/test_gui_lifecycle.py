@@ -3,7 +3,6 @@ in the wrong place."""
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -21,6 +20,7 @@ from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import PLANNING, DownloadJob
 from app.core.hub.manager import DownloadManager
 from app.core.phone.desk import PhoneDesk
+from app.core.recipe.files import target_run_recipe
 from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import GENERATING, READY
@@ -166,8 +166,11 @@ def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -
         next(b for b in box.buttons() if b.text() == "Apply").click()
         best = page.model.best
         assert best is not None
-        applied = json.loads((root / "fast-target" / "config.json").read_text())
+        # No phone chosen: the length best here is this computer's; the phone's recipe
+        # stays as it was.
+        applied = target_run_recipe(root / "fast-target")
         assert applied["draft_predict_length"] == best.setting.draft_length
+        assert (root / "fast-target" / "config.json").read_text() == measured
     else:
         assert (root / "fast-target" / "config.json").read_text() == measured
     assert (root / "qwen3-target" / "config.json").read_text() == other
