@@ -120,15 +120,19 @@ class PhoneResultsPanel(QWidget):
 
         head = QHBoxLayout()
         head.addWidget(title)
-        head.addWidget(self.phone)
-        head.addStretch(1)
+        head.addWidget(self.phone, 1)
+        # The buttons under the table: the panel sits beside the push queue, and a row
+        # of three buttons beside the chooser made the page wider than 1024 pixels.
+        buttons = QHBoxLayout()
         for button in (self.record_button, self.delete_button, self.undo_button):
-            head.addWidget(button)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(head)
         layout.addWidget(self.note)
         layout.addWidget(self.view, 1)
+        layout.addLayout(buttons)
         self.show_device(None)
 
     # -- which phone --------------------------------------------------------------------
