@@ -1,78 +1,31 @@
 """A draft pack's drafting settings file as an editor opened it (drafting_settings.py says
-what the settings are): the settings, and the file's bytes then, so that a save can tell
-a change made elsewhere since (Chat's switch, `--adaptive`, Tune) instead of writing over
-it, as a recipe's save does (files.py).
-"""
+what the settings are; side_document.py how a change made elsewhere since, by Chat's
+switch, `--adaptive` or Tune, is seen before a save writes over it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.infra.errors import FileError, MissingFileError, WriteFailedError
-from app.core.infra.jsonfile import JSON_SIZE_LIMIT, read_regular_bytes
 from app.core.recipe.drafting_settings import (
     DRAFTING_FILE,
     DraftingSettings,
     read_drafting,
     write_drafting,
 )
-from app.core.recipe.files import ChangedOnDiskError
-from app.core.recipe.save_lock import saving
+from app.core.recipe.side_document import SideDocument
 
 
-def _disk_bytes(path: Path) -> bytes | None:
-    """The file's bytes; None when there is no file. Raises FileError."""
-    if not path.exists() and not path.is_symlink():
-        return None
-    return read_regular_bytes(path, "drafting settings", JSON_SIZE_LIMIT)
+class DraftingDocument(SideDocument[DraftingSettings]):
+    words = "drafting settings"
 
+    @staticmethod
+    def file_path(pack: Path) -> Path:
+        return pack / DRAFTING_FILE
 
-@dataclass
-class DraftingDocument:
-    pack: Path
-    settings: DraftingSettings  # as the file holds them (the defaults without a file)
-    _disk: bytes | None  # the file's bytes when read or written; None: there was none
+    @staticmethod
+    def read(pack: Path) -> DraftingSettings:
+        return read_drafting(pack)
 
-    @classmethod
-    def load(cls, pack: Path) -> DraftingDocument:
-        """Raises a FileError naming the file and the problem when it cannot be used."""
-        # The bytes before the settings: a change between the two reads is then seen
-        # as a change on disk, never missed.
-        disk = _disk_bytes(pack / DRAFTING_FILE)
-        return cls(pack, read_drafting(pack), disk)
-
-    @property
-    def path(self) -> Path:
-        return self.pack / DRAFTING_FILE
-
-    @property
-    def on_disk(self) -> bool:
-        return self._disk is not None
-
-    def changed_on_disk(self) -> bool:
-        try:
-            return _disk_bytes(self.path) != self._disk
-        except FileError:
-            return True
-
-    def save(self, settings: DraftingSettings, overwrite_changes: bool = False) -> None:
-        """Write `settings` atomically, holding the file's save lock from the check for
-        changes by others to the write. Raises ChangedOnDiskError (nothing written) when
-        the file changed since it was read, and FileError when it cannot be written."""
-        with saving(self.path):
-            if not overwrite_changes and self.changed_on_disk():
-                raise ChangedOnDiskError(
-                    self.path, "was changed by another program since it was opened"
-                )
-            if not self.pack.is_dir():
-                # Saving must not conjure up a pack (the write would make the folder).
-                raise MissingFileError(self.pack, "folder not found; nothing was saved")
-            try:
-                write_drafting(self.pack, settings)
-                disk = _disk_bytes(self.path)
-            except OSError as exc:
-                raise WriteFailedError(
-                    self.path, f"could not save: {exc.strerror or exc}"
-                ) from None
-        self.settings, self._disk = settings, disk
+    @staticmethod
+    def write(pack: Path, settings: DraftingSettings) -> None:
+        write_drafting(pack, settings)
