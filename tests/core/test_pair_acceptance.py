@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.measure import pair_acceptance
-from app.core.measure.metrics import DecodeStats, RoundStats
+from app.core.measure.metrics import ADAPTIVE, SEEDED, DecodeStats, RoundStats
 from app.core.measure.pair_acceptance import (
     PositionTallies,
     add_position_tallies,
@@ -53,11 +53,20 @@ def test_counts_of_replies_add_up(pair: tuple[Path, Path]) -> None:
     assert tallies.exact is False  # the target's recipe says memory "low"
 
 
-def test_sampled_and_plain_replies_add_nothing(pair: tuple[Path, Path]) -> None:
+def test_sampled_plain_and_adaptive_replies_add_nothing(pair: tuple[Path, Path]) -> None:
     target, draft = pair
     add_tallies(target, draft, stats_of([(3, 3)], sampler="mixed"))
     add_tallies(target, draft, DecodeStats(mode=Mode.PLAIN, draft_length=0))
+    # Adaptive drafting cut its rounds where the draft was unsure: only confident tokens
+    # reached the later positions.
+    adaptive = stats_of([(3, 3), (1, 1)])
+    adaptive.drafting = ADAPTIVE
+    add_tallies(target, draft, adaptive)
     assert read_tallies(target, draft) is None
+    seeded = stats_of([(3, 3)])
+    seeded.drafting = SEEDED  # fixed lengths: the seed asked for them
+    add_tallies(target, draft, seeded)
+    assert read_tallies(target, draft) is not None
 
 
 def test_exact_counts_are_kept_apart_and_preferred(pair: tuple[Path, Path]) -> None:

@@ -28,7 +28,7 @@ from app.core.infra.errors import FileError
 from app.core.infra.jsonfile import read_json_object
 from app.core.infra.paths import app_dirs
 from app.core.measure.json_store import read_store, update_store
-from app.core.measure.metrics import DecodeStats
+from app.core.measure.metrics import ADAPTIVE, DecodeStats
 from app.core.measure.words import Mode
 from app.core.pack.folder_stamp import folder_stamp
 
@@ -184,12 +184,15 @@ def target_memory_exact(target: Path) -> bool:
 
 def add_tallies(target: Path, draft: Path, stats: DecodeStats, exact: bool | None = None) -> None:
     """Add a greedy speculative reply's or run's counts for this pair. Sampled replies
-    and plain ones are left out (nothing greedy was checked). `exact`: whether the
-    target verified exactly (the engine's Loaded.lossless_expected); None reads the
-    target's config.json."""
+    and plain ones are left out (nothing greedy was checked), and so are replies of
+    adaptive drafting: it stops a round where the draft is unsure, so the positions it
+    reaches hold its confident tokens only and would read high for a phone, which
+    drafts the full length. `exact`: whether the target verified exactly (the engine's
+    Loaded.lossless_expected); None reads the target's config.json."""
     if (
         stats.mode != Mode.SPECULATIVE
         or stats.sampler != "greedy"
+        or stats.drafting == ADAPTIVE
         or not any(stats.position_reached)
     ):
         return

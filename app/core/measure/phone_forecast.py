@@ -316,7 +316,8 @@ def pair_forecast(
     if tallies is None or not tallies.rates:
         return NoForecast(
             "No acceptance measured yet for this pair on this computer: a greedy "
-            "speculative reply in Chat, or `draftdeck forecast`, measures it."
+            "speculative reply in Chat with adaptive drafting off, a Tune sweep, or "
+            "`draftdeck forecast` measures it."
         )
     profile = phone_profiles.profile_for(device)
     if profile is None:

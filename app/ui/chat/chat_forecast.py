@@ -4,8 +4,9 @@ After each speculative reply, a greedy one's acceptance by position goes into th
 tallies (pair_acceptance.add_tallies: a file, so off the GUI thread), and the reply's
 figures gain one line: what the pair is forecast to do on the chosen phone profile (the
 Pair page chooses it), labelled as a forecast for the phone, apart from the figures
-measured on this computer above it. Sampled replies do not feed the greedy tallies;
-their line (from the tallies as they are) says so in its tooltip.
+measured on this computer above it. Sampled replies and adaptive drafting's do not feed
+the tallies (pair_acceptance says why); their line (from the tallies as they are) says
+so in its tooltip.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 
 from app.core.measure.chat_record import GREEDY_WORD
-from app.core.measure.metrics import DecodeStats
+from app.core.measure.metrics import ADAPTIVE, DecodeStats
 from app.core.measure.pair_acceptance import add_tallies, read_tallies
 from app.core.measure.phone_forecast import NoForecast, PhoneForecast, pair_forecast
 from app.core.measure.words import Mode
@@ -30,6 +31,12 @@ SAMPLED_TIP = (
     "This reply was sampled: sampled replies do not add to the greedy acceptance the "
     "forecast uses (choose Greedy for replies that do)."
 )
+ADAPTIVE_TIP = (
+    "Adaptive drafting stopped this reply's rounds where the draft was unsure, so its "
+    "acceptance would read high for a phone, which drafts the full length: it does not "
+    "add to the forecast's acceptance (turn adaptive drafting off for replies that do, or "
+    "measure on the Pair page)."
+)
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,9 @@ class ForecastLine:
     tip: str  # what it is, and where it comes from
 
 
-def forecast_line(forecast: PhoneForecast, draft_length: int | None, greedy: bool) -> ForecastLine:
+def forecast_line(
+    forecast: PhoneForecast, draft_length: int | None, greedy: bool, adaptive: bool = False
+) -> ForecastLine:
     """The line for a reply: at the phone recipe's draft length (the best when it has
     none the forecast covers), the best named when it differs."""
     d = draft_length or forecast.best_draft_length
@@ -64,6 +73,8 @@ def forecast_line(forecast: PhoneForecast, draft_length: int | None, greedy: boo
     )
     if not greedy:
         tip += " " + SAMPLED_TIP
+    elif adaptive:
+        tip += " " + ADAPTIVE_TIP
     return ForecastLine(text, tip)
 
 
@@ -84,7 +95,7 @@ def after_reply(
     forecast = pair_forecast(target, draft, device, tallies)
     if isinstance(forecast, NoForecast):
         return None
-    return forecast_line(forecast, phone_draft_length(target), greedy)
+    return forecast_line(forecast, phone_draft_length(target), greedy, stats.drafting == ADAPTIVE)
 
 
 class ChatForecast(QObject):

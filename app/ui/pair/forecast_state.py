@@ -52,7 +52,7 @@ NO_ACCEPTANCE = (
     "No acceptance is measured yet for this pair on this computer: the forecast needs how "
     "often the target accepts the draft's tokens at each position. Measure it here (a "
     "minute or so of greedy speculative decoding at draft length 6), or chat with the pair "
-    "greedy: every greedy speculative reply in Chat adds to it."
+    "greedy with adaptive drafting off: every such reply in Chat adds to it."
 )
 
 

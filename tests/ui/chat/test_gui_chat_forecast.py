@@ -13,7 +13,8 @@ from app.core.measure.pair_acceptance import read_tallies
 from app.core.measure.phone_forecast import ForecastRow, PhoneForecast, pair_forecast
 from app.core.measure.phone_profiles import choose_device, pack_ref
 from app.core.measure.phone_results import add_result
-from app.ui.chat.chat_forecast import SAMPLED_TIP, forecast_line
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
+from app.ui.chat.chat_forecast import ADAPTIVE_TIP, SAMPLED_TIP, forecast_line
 from app.ui.chat.chat_sampling import RECIPE_INDEX
 from tests.helpers.windows import chat_window, recipe_update, send
 
@@ -44,6 +45,8 @@ def test_the_line_at_the_recipes_length_names_the_best_when_it_differs() -> None
 
 def _recorded(root: Path) -> None:
     recipe_update(PAIR[0], {"draft_predict_length": 3})(root)
+    # Fixed drafting: an adaptive reply's counts do not feed the forecast (see below).
+    write_drafting(root / PAIR[1], FIXED_DRAFTING)
     target, draft = pack_ref(root / PAIR[0]), pack_ref(root / PAIR[1])
     add_result("Pixel 8", target, draft, 10.0, 14.0, 3)  # this very pair on the phone
     choose_device("Pixel 8")
@@ -78,6 +81,15 @@ def test_a_greedy_reply_feeds_the_tallies_and_shows_the_phone(
         plain = page.transcript.toPlainText()
         figures_at = plain.index(f"{reply.stats['tokens']} tokens")
         assert plain.index("On Pixel 8: about") > figures_at
+
+        assert not page.adaptive.isChecked()
+        page.adaptive.click()  # adaptive: its rounds stop where the draft is unsure
+        send(qtbot, window, "Tell me more")
+        adaptive = page.transcript.messages[-1]
+        qtbot.waitUntil(lambda: adaptive.phone_line is not None, timeout=20_000)
+        assert adaptive.phone_line is not None
+        assert adaptive.phone_line[1].endswith(ADAPTIVE_TIP)
+        assert read_tallies(*pair) == tallies  # the adaptive reply added nothing
 
         page.sampling.choice.setCurrentIndex(RECIPE_INDEX)  # sampled: no greedy tally
         assert not page.sampling.greedy_chosen
