@@ -19,8 +19,8 @@ from app.core.hub.downloads import Downloads
 from app.core.hub.hub_api import HubConfig
 from app.core.hub.job import PLANNING, DownloadJob
 from app.core.hub.manager import DownloadManager
+from app.core.measure.tune_plan import recipe_defaults
 from app.core.phone.desk import PhoneDesk
-from app.core.recipe.files import target_run_recipe
 from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import GENERATING, READY
@@ -161,15 +161,17 @@ def test_apply_best_goes_to_the_measured_pair(qtbot: QtBot, bundle_copy: Copy) -
     page.apply_button.click()
     if refusal is None:
         box = page.confirm_box
-        assert str(Path("fast-target") / "config.json") in box.text()
-        assert "qwen3-target" not in box.text()
+        # The measured pair's files (which of them depends on what won here), never the
+        # pair chosen since.
+        assert "fast-target/" in box.text() or "fast-draft/" in box.text()
+        assert "qwen3" not in box.text()
         next(b for b in box.buttons() if b.text() == "Apply").click()
         best = page.model.best
         assert best is not None
         # No phone chosen: the length best here is this computer's; the phone's recipe
         # stays as it was.
-        applied = target_run_recipe(root / "fast-target")
-        assert applied["draft_predict_length"] == best.setting.draft_length
+        applied = recipe_defaults(root / "fast-target", root / "fast-draft")
+        assert applied["draft_length"] == best.setting.draft_length
         assert (root / "fast-target" / "config.json").read_text() == measured
     else:
         assert (root / "fast-target" / "config.json").read_text() == measured
