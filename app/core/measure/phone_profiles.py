@@ -45,10 +45,11 @@ def bytes_per_token(pack: Path) -> int | None:
     name = LLM_WEIGHT
     try:
         named = read_json_object(pack / "config.json").get("llm_weight")
-        if isinstance(named, str) and named:
-            name = named
     except FileError:
-        pass
+        named = None  # an unreadable config: MNN's default name, as the pack reader says
+    # Only a file of the pack's own folder is sized: a hostile name cannot point out.
+    if isinstance(named, str) and named and Path(named).name == named:
+        name = named
     try:
         size = (pack / name).stat().st_size
     except OSError:

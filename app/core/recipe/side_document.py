@@ -8,6 +8,7 @@ drafting_document.py (`.draftdeck-drafting.json`), desktop_document.py
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -20,21 +21,23 @@ S = TypeVar("S")
 D = TypeVar("D", bound="SideDocument[Any]")
 
 
-class SideDocument(Generic[S]):
+class SideDocument(ABC, Generic[S]):
     words: ClassVar[str]  # what the file holds, for messages: "drafting settings"
 
     @staticmethod
+    @abstractmethod
     def file_path(pack: Path) -> Path:
-        raise NotImplementedError
+        """Where the kind's file lies in `pack`."""
 
     @staticmethod
+    @abstractmethod
     def read(pack: Path) -> S:
         """The settings the pack's file holds (the kind's defaults without a file)."""
-        raise NotImplementedError
 
     @staticmethod
+    @abstractmethod
     def write(pack: Path, settings: S) -> None:
-        raise NotImplementedError
+        """Write `settings` atomically (the caller holds the save lock)."""
 
     def __init__(self, pack: Path, settings: S, disk: bytes | None) -> None:
         self.pack = pack
