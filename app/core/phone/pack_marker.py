@@ -43,14 +43,8 @@ def not_ours(folder: str, phone_name: str) -> PhoneError:
 
 def read_marker(phone: Phone, folder: str) -> frozenset[str] | None:
     """The files the marker in `folder` lists; None without a (readable) marker."""
-    result = phone.shell(f"cat {fs.quote(posixpath.join(folder, PHONE_MARKER))}")
-    if result.code != 0:
-        return None
-    try:
-        record = json.loads(result.out)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or record.get("made_by") != MADE_BY:
+    record = fs.read_json_object(phone, posixpath.join(folder, PHONE_MARKER))
+    if record is None or record.get("made_by") != MADE_BY:
         return None
     files = record.get("files")
     if not isinstance(files, list):

@@ -15,7 +15,6 @@ pushed alone keeps the pair working).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import shutil
 import tempfile
@@ -85,14 +84,7 @@ def with_phone_config(
 
 def read_phone_recipe(phone: Phone, path: str) -> dict[str, Any] | None:
     """A JSON recipe on the phone; None when it is missing or not a JSON object."""
-    result = phone.shell(f"cat {fs.quote(path)}")
-    if result.code != 0:
-        return None
-    try:
-        data = json.loads(result.out)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    return fs.read_json_object(phone, path)
 
 
 def phone_link(phone: Phone, folders: Sequence[str]) -> str | None:

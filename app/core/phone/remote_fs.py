@@ -5,11 +5,13 @@ weight file would read as 1 GB)."""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.infra.errors import PhoneError
 from app.core.phone.adb import Phone
@@ -141,3 +143,16 @@ def remove_tree(phone: Phone, path: str) -> None:
     if posixpath.normpath(path).count("/") < 2:  # never `rm -rf /` or a top folder
         raise PhoneError(f"Refusing to delete {path} on the phone.", "bad_dest")
     phone.run(f"rm -rf {quote(path)}")
+
+
+def read_json_object(phone: Phone, path: str) -> dict[str, Any] | None:
+    """A JSON object in a file on the phone; None when the file is missing or does not
+    hold one."""
+    result = phone.shell(f"cat {quote(path)}")
+    if result.code != 0:
+        return None
+    try:
+        data = json.loads(result.out)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
