@@ -69,15 +69,16 @@ class FittedTable(QTableView):
         self.give_way = tuple(give_way)
         self.horizontalHeader().setStretchLastSection(True)
         self.horizontalHeader().setResizeContentsPrecision(MEASURED_ROWS)  # rows per column
-        # (natural widths, cells' widths) until the rows change, and READABLE widths
-        self._measured: tuple[list[int], list[int]] | None = None
-        self._readable: dict[int, int] = {}
+        self._readable: dict[int, int] = {}  # READABLE widths until the rows change
         # After a change of rows, one measurement (a column's cells, or its READABLE
         # width) per turn of the event loop while the table is shown, then the columns
         # are fitted: all at once, a library of 300 packs held the GUI thread 45-100 ms
         # (9 columns of 40 rows, a dozen roles asked of each cell) on top of the model's
         # own reset. A hidden table waits: it would compete with the page now shown
-        # (and its workers, for the GIL). Column -> (cells' width, natural width) so far.
+        # (and its workers, for the GIL). Column -> (cells' width, natural width) so far,
+        # until the rows change; a hidden column is measured once it is shown (Qt sizes a
+        # hidden header section 0: kept, it squeezed a Tune header to "afti" when its
+        # column came back at the next sweep).
         self._columns: dict[int, tuple[int, int]] = {}
         self._steps: list[Callable[[], object]] = []
         self._next_column = QTimer(self)
@@ -96,7 +97,6 @@ class FittedTable(QTableView):
         self._on_rows_changed()
 
     def _forget_widths(self) -> None:
-        self._measured = None
         self._readable.clear()
         self._columns.clear()
 
@@ -125,28 +125,27 @@ class FittedTable(QTableView):
             self.fit_columns()
 
     def _measure_column(self, column: int) -> None:
+        header = self.horizontalHeader()
+        if header.isSectionHidden(column):
+            return  # its header's hint would read 0: measured when shown (fit_columns)
         cells = self.sizeHintForColumn(column)
-        self._columns[column] = cells, max(cells, self.horizontalHeader().sectionSizeHint(column))
+        self._columns[column] = cells, max(cells, header.sectionSizeHint(column))
 
     def fit_columns(self) -> None:
         """Fit the columns to the room there is; any column not measured yet is now."""
         model, header = self.model(), self.horizontalHeader()
         if model is None:
             return
-        if self._measured is None:
-            self._steps.clear()
-            columns = range(model.columnCount())
-            for column in columns:
-                if column not in self._columns:
-                    self._measure_column(column)
-            self._measured = (
-                [self._columns[c][1] for c in columns],
-                [self._columns[c][0] for c in columns],
-            )
-        natural, cells = self._measured
+        columns = range(model.columnCount())
         # A hidden column takes no room (its width would make the others give way).
-        hidden = {c for c in range(len(natural)) if header.isSectionHidden(c)}
-        natural = [0 if c in hidden else width for c, width in enumerate(natural)]
+        hidden = {c for c in columns if header.isSectionHidden(c)}
+        unmeasured = [c for c in columns if c not in hidden and c not in self._columns]
+        if unmeasured:
+            self._steps.clear()
+            for column in unmeasured:
+                self._measure_column(column)
+        natural = [0 if c in hidden else self._columns[c][1] for c in columns]
+        cells = [0 if c in hidden else self._columns[c][0] for c in columns]
         give_way = [
             (column, self._readable_width(column) if least == READABLE else least)
             for column, least in self.give_way

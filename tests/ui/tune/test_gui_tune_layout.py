@@ -139,6 +139,47 @@ def test_headers_read_whole_and_rows_are_in_view(
     assert table.frozen.isVisible() and table.frozen.columnWidth(0) == table.columnWidth(0)
 
 
+def _headers_fit(page: TunePage) -> list[str]:
+    """The shown headers cut below their words with no tooltip to read them whole."""
+    table, model = page.table, page.model
+    header = table.horizontalHeader()
+    margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+    cut = []
+    for column in range(model.columnCount()):
+        if table.isColumnHidden(column):
+            continue
+        text = model.COLUMNS[column]
+        words = header.fontMetrics().size(0, text).width() + 2 * margin
+        tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        fits = table.columnWidth(column) >= words
+        if not fits and len(str(tip or "")) <= len(text):
+            cut.append(text)
+        elif not fits or table.columnWidth(column) < table.sizeHintForColumn(column):
+            cut.append(text)  # no column here gives way below its header's words
+    return cut
+
+
+def test_headers_fit_when_a_sweep_shows_columns_an_opened_run_hid(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """An opened Quick run hides the settings the same in every row; Start empties the
+    table and shows them all again: they were measured while hidden (Qt sizes a hidden
+    header 0) and squeezed to "afti", "Draf reac", "ecisi", "emo". Then a first row of
+    a sweep that varies the threads, with its own columns hidden again."""
+    page = _open(window, qtbot, (1024, 700))
+    model = page.model
+    assert page.table.isColumnHidden(model.KEYS.index("adaptive"))
+    page.results.show_results([], SweepPlan(draft_threads=(1, 2), target_threads=(1, 2)))
+    _grab(window, "started-1024")
+    assert not page.table.isColumnHidden(model.KEYS.index("adaptive"))
+    assert _headers_fit(page) == []
+    first = [setting_result(1, 1.2, 1.1, 1.3), setting_result(1, 1.3, 1.2, 1.4)]
+    first[1].setting = replace(first[1].setting, draft_threads=2, target_threads=2)
+    page.results.show_results(first, SweepPlan(draft_threads=(1, 2), target_threads=(1, 2)))
+    assert not page.table.isColumnHidden(model.KEYS.index("target_threads"))
+    assert _headers_fit(page) == []
+
+
 def test_uplift_interval_and_pairs_fit_at_1024(window: MainWindow, qtbot: QtBot) -> None:
     """A Quick sweep varies only the draft length: the setting columns the same in every
     row are hidden and said once, so the 95 % interval and Pairs columns are in view
