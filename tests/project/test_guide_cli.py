@@ -81,3 +81,29 @@ def test_the_reference_page_is_what_the_parsers_say() -> None:
     for name in _commands():
         assert f"\n## draftdeck {name}\n" in written
     assert "`--block K`: quantization block" in written  # an option and its help
+
+
+def _all_parsers(
+    parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """The command and every command under it, with the words that name it."""
+    found = [(words, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _all_parsers(sub, (*words, name))
+    return found
+
+
+def test_no_help_text_shows_a_doubled_percent_sign() -> None:
+    """argparse %-formats an argument's help but not a description: a "%%" written in the
+    wrong one reached `draftdeck tune --help` as "95 %% interval". What a user reads is
+    checked, every command's help and the reference page, and a percent sign is there."""
+    parsers = _all_parsers(build_parser())
+    assert len(parsers) > 20
+    shown = {" ".join(words): " ".join(p.format_help().split()) for words, p in parsers}
+    doubled = [name for name, text in shown.items() if "%%" in text or "%(" in text]
+    assert doubled == [], f"a doubled or unexpanded percent sign in: {doubled}"
+    assert "95 % interval" in shown["tune"] and "95 % interval" in shown["bench"]
+    page = load_script(Path("scripts/cli_reference.py")).render()
+    assert "%%" not in page and "%(" not in page and "95 % interval" in page
