@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.core.infra import errors
+from app.core.infra import errors, jsonfile
 from app.core.pack import bundle
 from app.core.pack.bundle import read_bundle
 from app.core.pack.context_window import BOUND, CONTEXT_BOUND
@@ -174,3 +174,44 @@ def test_a_folder_removed_while_read_is_a_message(
         read_bundle(pack)
     assert caught.value.path.is_relative_to(pack)
     assert "disappeared while the pack was read" in caught.value.problem
+
+
+# NaN, Infinity and -Infinity are not JSON: Python's reader takes them, MNN's refuses.
+NOT_FINITE = [
+    ("NaN", "NaN is not a number JSON allows"),
+    ("Infinity", "Infinity is not a number JSON allows"),
+    ("-Infinity", "-Infinity is not a number JSON allows"),
+    ("1e400", "the number 1e400 is too large"),
+]
+
+
+@pytest.mark.parametrize(("literal", "said"), NOT_FINITE, ids=[n for n, _ in NOT_FINITE])
+def test_nan_and_infinity_are_refused_naming_file_line_and_value(
+    bundle_copy: Copy, literal: str, said: str
+) -> None:
+    pack = bundle_copy("qwen3-draft-noisy")
+    recipe = pack / "config_cpu.json"
+    _set_key(recipe, "temperature", literal)
+    line = next(
+        n for n, text in enumerate(recipe.read_text().splitlines(), 1) if "temperature" in text
+    )
+    with pytest.raises(errors.InvalidJsonError) as caught:
+        read_bundle(pack)
+    assert caught.value.path == recipe
+    assert said in caught.value.problem
+    assert (caught.value.line, caught.value.column) == (line, len('    "temperature": ') + 1)
+    with pytest.raises(errors.InvalidJsonError, match=said):  # the Recipes page's reader
+        RecipeDocument.load(recipe)
+
+
+def test_nan_inside_a_string_is_text() -> None:
+    """Only the bare constant is refused: the word in a string, or a name, is text; the
+    position found is the value's, not the string's."""
+    text = '{"note": "NaN or -Infinity", "x": [1, NaN]}'
+    assert jsonfile.parse_json('{"note": "NaN or Infinity"}', Path("a.json")) == {
+        "note": "NaN or Infinity"
+    }
+    with pytest.raises(errors.InvalidJsonError) as caught:
+        jsonfile.parse_json(text, Path("a.json"))
+    assert (caught.value.line, caught.value.column) == (1, text.rindex("NaN") + 1)
+    assert "a.json" in str(caught.value)

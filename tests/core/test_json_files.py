@@ -15,6 +15,7 @@ from app.core.infra.errors import MissingFileError, UnreadableFileError
 from app.core.infra.file_lock import exclusive_lock, try_lock, unlock
 from app.core.infra.jsonfile import (
     JSON_SIZE_LIMIT,
+    atomic_write_json,
     decode_text,
     read_json_object,
     read_regular_bytes,
@@ -139,3 +140,15 @@ def test_exclusive_lock_excludes_another_process_until_it_lets_go(tmp_path: Path
         assert holder.wait(timeout=30) == 0
     holder.stdout.close()
     assert _free(lock)  # and free again once released
+
+
+def test_a_nan_is_never_written_and_the_old_file_stays(tmp_path: Path) -> None:
+    """What parse_json refuses to read is not written: a store holding a NaN would be
+    set aside whole at its next update."""
+    path = tmp_path / "store.json"
+    atomic_write_json(path, {"c": 0.5})
+    for value in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            atomic_write_json(path, {"c": value})
+        assert read_json_object(path) == {"c": 0.5}
+    assert [p.name for p in tmp_path.iterdir()] == ["store.json"]  # no temporary left

@@ -368,9 +368,12 @@ def test_cli_set_refuses_nan_and_validate_reports_it(
         assert recipe.read_bytes() == before
     recipe.write_text('{"thread_num": 2, "foo": NaN}')
     assert main(["recipe", "validate", str(recipe)]) == 1
-    assert "not valid JSON" in capsys.readouterr().out
+    said = capsys.readouterr().err  # the file is refused as it is read, naming where
+    assert "config_cpu.json: invalid JSON: line 1, column 26: NaN is not a number" in said
+    recipe.write_bytes(before)
     with pytest.raises(InvalidRecipeError, match="NaN"):
         RecipeDocument.load(recipe).save({"foo": float("nan")})
+    assert recipe.read_bytes() == before
 
 
 def test_cli_set_on_a_missing_folder_creates_nothing(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import stat
 import sys
@@ -194,6 +195,47 @@ def _whole_number(digits: str) -> int:
     )
 
 
+class _NotFinite(_Refused):
+    """NaN, Infinity or a number too large for a double: Python's reader takes them,
+    JSON and MNN's reader (rapidjson, without its NaN flag) do not."""
+
+    def __init__(self, literal: str, problem: str) -> None:
+        super().__init__(problem)
+        self.literal = literal
+
+
+def _constant(literal: str) -> float:
+    raise _NotFinite(
+        literal, f"{literal} is not a number JSON allows (MNN's reader refuses it); write a number"
+    )
+
+
+def _finite_number(literal: str) -> float:
+    value = float(literal)
+    if math.isfinite(value):
+        return value
+    raise _NotFinite(literal, f"the number {literal} is too large for MNN's reader (a double)")
+
+
+def _position(text: str, literal: str) -> tuple[int, int]:
+    """Line and column of the first `literal` outside strings that starts a value; (0,
+    0) when not found (the parse found it, so that does not happen)."""
+    in_string = escaped = False
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(literal, i) and (i == 0 or text[i - 1] not in "0123456789.+-eE"):
+            return text.count("\n", 0, i) + 1, i - (text.rfind("\n", 0, i) + 1) + 1
+    return 0, 0
+
+
 def _repeated_key(value: Any) -> str | None:
     """Where the first object with a repeated key is, as `key` or `outer.key`; walked
     without recursion, as the nesting is as deep as the file makes it."""
@@ -215,14 +257,23 @@ def _repeated_key(value: Any) -> str | None:
 def parse_json(text: str, path: Path) -> Any:
     """Parse JSON text; errors carry line and column. Refused too, as readers disagree
     on them: a key given twice in one object (MNN's reader takes the first, Python's
-    the last, so a check of one reading proves nothing about the other) and a number
-    beyond 64 bits."""
+    the last, so a check of one reading proves nothing about the other), a number
+    beyond 64 bits, and NaN, Infinity and -Infinity (not JSON: Python's reader takes
+    them, MNN's refuses the file) or a number too large for a double."""
     if not text.strip():
         raise EmptyFileError(path, "file is empty")
     try:
-        value = json.loads(text, object_pairs_hook=_object, parse_int=_whole_number)
+        value = json.loads(
+            text,
+            object_pairs_hook=_object,
+            parse_int=_whole_number,
+            parse_float=_finite_number,
+            parse_constant=_constant,
+        )
     except json.JSONDecodeError as exc:
         raise InvalidJsonError(path, exc.msg, exc.lineno, exc.colno) from None
+    except _NotFinite as exc:
+        raise InvalidJsonError(path, str(exc), *_position(text, exc.literal)) from None
     except _Refused as exc:
         raise InvalidJsonError(path, str(exc)) from None
     except RecursionError:
@@ -315,7 +366,10 @@ def atomic_write_text(path: Path, text: str, shared: bool = False) -> None:
 def atomic_write_json(
     path: Path, value: Any, indent: int | str | None = 4, shared: bool = False
 ) -> None:
-    atomic_write_text(path, json.dumps(value, indent=indent, ensure_ascii=False) + "\n", shared)
+    # allow_nan=False: a NaN written would make a file that parse_json refuses to read
+    # back (a store would then be set aside whole); refused here, the old file stays.
+    text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+    atomic_write_text(path, text + "\n", shared)
 
 
 def _fsync_dir(folder: Path) -> None:
