@@ -42,6 +42,7 @@ from app.ui.packmaking.menu import PackMakingActions
 from app.ui.pair.pair_page import PairPage
 from app.ui.phone.phone_page import PhonePage
 from app.ui.recipes.recipes_page import RecipesPage
+from app.ui.shell.first_size import first_geometry
 from app.ui.shell.shortcuts import ShortcutsDialog, page_actions
 from app.ui.shell.user_guide import UserGuideDialog
 from app.ui.tune.tune_page import TunePage
@@ -321,8 +322,9 @@ class MainWindow(QMainWindow):
     def _restore_state(self) -> None:
         if self.settings.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(self.settings.window_geometry.encode()))
-        else:
-            self.resize(1180, 760)
+        else:  # the first run: a share of the screen's free area (first_size.py)
+            free = self.screen().availableGeometry()
+            self.setGeometry(*first_geometry((free.x(), free.y(), free.width(), free.height())))
         if self.settings.window_state:
             self.restoreState(QByteArray.fromBase64(self.settings.window_state.encode()))
         self.show_page(self.settings.last_page)
