@@ -145,7 +145,9 @@ class RecipesPage(QWidget):
         action = QAction(text, self)
         if keys:
             action.setShortcuts(list(keys))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            # While the page is shown, wherever the focus is (a click in the sidebar
+            # keeps it there; Apply Preset takes none); a hidden page takes no key.
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.triggered.connect(slot)
         self.addAction(action)
         self.toolbar.addAction(action)
