@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import FileError
+from app.core.pack.bundle import read_bundle
 from app.core.recipe.desktop_move import move_to_computer
 from app.core.recipe.desktop_settings import (
     DESKTOP_KEYS,
@@ -34,6 +35,9 @@ from app.core.recipe.save_lock import saving
 from app.core.recipe.schema import DRAFT, ERROR, FIELDS, TARGET, Problem, recipe_problems
 
 PACK_HELP = "the pack folder"
+# config.json titled by the pack's role: it holds the pack's own settings, whichever
+# side the pack runs as (a draft pack's are the draft's, not a target's).
+CONFIG_TITLES = {"draft": "Draft settings", "target": "Target settings", "either": "Model settings"}
 
 
 def scope_of(path: Path) -> str:
@@ -94,11 +98,21 @@ def _print_difference(recipes: DraftRecipes) -> None:
     )
 
 
+def _role(pack: Path) -> str | None:
+    """The pack's role as the Library reads it (None: the pack cannot be read)."""
+    try:
+        return read_bundle(pack).role
+    except FileError:
+        return None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     pack = Path(args.pack)
     recipes = draft_recipes(pack)
+    role = _role(pack)
     result: dict[str, Any] = {
         "pack": str(pack),
+        "role": role,
         "draft_recipe": _describe(recipes.used),
         "draft_recipes": _two_recipes(recipes),
         "target_config": _describe(pack / TARGET_CONFIG),
@@ -111,7 +125,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     _print_difference(recipes)
     for title, part in (
         ("Draft recipe", result["draft_recipe"]),
-        ("Target settings", result["target_config"]),
+        (CONFIG_TITLES.get(role or "", "Settings"), result["target_config"]),
     ):
         print(f"{title} ({part['file']})")
         if not part["exists"]:
