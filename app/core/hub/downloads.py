@@ -23,7 +23,7 @@ from app.core.hub.repo_lock import RepoLock
 from app.core.hub.updates import check_update
 from app.core.infra.errors import HubError
 from app.core.pack.files import installed_source
-from app.core.pack.library import Library
+from app.core.pack.library import Library, PackEntry
 from app.core.pack.pack_twins import twin_notes
 
 INSTALLED, UPDATE_AVAILABLE = "installed", "update available"
@@ -180,6 +180,12 @@ class Downloads:
     def installed(self) -> dict[str, str]:
         """Repo -> installed revision, for every pack DraftDeck downloaded."""
         return {repo: revision for repo, (_path, revision) in self._installed_packs().items()}
+
+    def installed_readings(self) -> dict[str, PackEntry]:
+        """Repo -> its installed pack as the Library reads it (Library.scan: a pack is
+        read again only when its files changed; blocks the first time)."""
+        repos = {path: repo for repo, (path, _revision) in self._installed_packs().items()}
+        return {repos[e.path]: e for e in self.library.scan() if e.path in repos}
 
     def installed_pack(self, repo: str) -> tuple[Path, str] | None:
         """The folder and revision of `repo` as installed, if DraftDeck downloaded it."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt
 
 from app.core.hub.catalog import CatalogEntry
 from app.core.hub.downloads import PARTIAL
 from app.core.hub.job import CANCELLED, DownloadJob, JobStatus
 from app.core.infra.units import format_bytes
 from app.core.infra.units import format_time_left as format_eta
+from app.core.pack.library import PackEntry
 from app.ui.base.job_models import FRACTION_ROLE, JobQueueModel
 from app.ui.base.table_model import ColumnsModel, Index
 
@@ -24,6 +26,24 @@ class CatalogModel(ColumnsModel):
         super().__init__()
         self.entries: list[CatalogEntry] = []
         self.installed: dict[str, str] = {}  # repo -> "installed" / "update available"
+        self.readings: dict[str, PackEntry] = {}  # repo -> its installed pack, as read
+
+    def set_readings(self, readings: Mapping[str, PackEntry]) -> None:
+        """The installed packs as the Library read them (Downloads.installed_readings)."""
+        self.readings = dict(readings)
+        if self.entries:
+            first, last = self.COLUMNS.index("Role"), self.COLUMNS.index("Family")
+            self.dataChanged.emit(self.index(0, first), self.index(len(self.entries) - 1, last))
+
+    def role_and_family(self, entry: CatalogEntry) -> tuple[str, str, str]:
+        """(role, family as shown, family as filtered): an installed pack's as the Library
+        shows them (read from its files), else what the catalog says of the repo (its
+        name's guess, "unknown" for a target named as most are)."""
+        reading = self.readings.get(entry.repo_id)
+        info = reading.info if reading is not None else None
+        if info is None:
+            return entry.role, entry.family, entry.family
+        return info.role, info.family_short, info.model_type
 
     def set_entries(self, entries: list[CatalogEntry]) -> None:
         self.beginResetModel()
@@ -54,13 +74,38 @@ class CatalogModel(ColumnsModel):
             return f"{entry.repo_id}\n{entry.summary}" if entry.summary else entry.repo_id
         if role != Qt.ItemDataRole.DisplayRole:
             return None
+        pack_role, family, _ = self.role_and_family(entry)
         return {
             "Repository": entry.repo_id,
-            "Role": entry.role,
-            "Family": entry.family,
+            "Role": pack_role,
+            "Family": family,
             "Installed": mark,
             "Listed by": entry.source,
         }.get(column)
+
+
+class CatalogFilter(QSortFilterProxyModel):
+    """The catalog by a search text, a role and a family, as the rows show them."""
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self._text, self._role, self._family = "", "", ""
+
+    def configure(self, text: str, role: str, family: str) -> None:
+        self.beginFilterChange()
+        self._text, self._role, self._family = text.lower(), role, family
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
+        model = self.sourceModel()
+        assert isinstance(model, CatalogModel)
+        entry = model.entries[row]
+        role, _, family = model.role_and_family(entry)
+        return (
+            (not self._text or self._text in f"{entry.repo_id} {entry.summary}".lower())
+            and (not self._role or role == self._role)
+            and (not self._family or family == self._family)
+        )
 
 
 class QueueModel(JobQueueModel[DownloadJob, JobStatus]):

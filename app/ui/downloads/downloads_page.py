@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -41,7 +41,7 @@ from app.ui.base.fitted_table import CELLS, FittedTable
 from app.ui.base.labels import wrap_to_width
 from app.ui.base.table_model import setup_table
 from app.ui.downloads.download_details import RepoDetails
-from app.ui.downloads.download_models import ENTRY_ROLE, CatalogModel
+from app.ui.downloads.download_models import ENTRY_ROLE, CatalogFilter, CatalogModel
 from app.ui.downloads.download_queue import DownloadQueuePanel
 
 
@@ -75,7 +75,8 @@ class DownloadsPage(QWidget):
         self.search.setPlaceholderText("Search repos")
         self.search.setClearButtonEnabled(True)
         self.role_filter = QComboBox()
-        self.role_filter.addItems(["All roles", "draft", "target", "unknown"])
+        # Installed packs by their reading (the Library's roles), others by the catalog.
+        self.role_filter.addItems(["All roles", "draft", "target", "either", "unknown"])
         self.family_filter = QComboBox()
         self.family_filter.addItems(["All families", "qwen3", "qwen3_5", "unknown"])
         self.refresh_button = QPushButton("Refresh from Hub")
@@ -87,7 +88,7 @@ class DownloadsPage(QWidget):
         self.add_button = QPushButton("Add Repo")
 
         self.catalog_model = CatalogModel()
-        self.catalog_proxy = _CatalogFilter(self)
+        self.catalog_proxy = CatalogFilter(self)
         self.catalog_proxy.setSourceModel(self.catalog_model)
         # At 1024 px the names give way (elided, whole in the tooltip) before Installed is
         # cut or the list scrolls sideways.
@@ -242,6 +243,10 @@ class DownloadsPage(QWidget):
 
     def _mark_installed(self) -> None:
         self.catalog_model.set_installed(self.downloads.marks())
+        # Role and family of what is installed, read as the Library reads the packs.
+        background.run(
+            self, "readings", self.downloads.installed_readings, self.catalog_model.set_readings
+        )
 
     def check_updates(self) -> None:
         background.run(
@@ -356,27 +361,6 @@ class DownloadsPage(QWidget):
                 f"{count} did not finish last time: paused in the queue (Resume or Discard)"
             )
         super().showEvent(event)
-
-
-class _CatalogFilter(QSortFilterProxyModel):
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self._text, self._role, self._family = "", "", ""
-
-    def configure(self, text: str, role: str, family: str) -> None:
-        self.beginFilterChange()
-        self._text, self._role, self._family = text.lower(), role, family
-        self.endFilterChange()
-
-    def filterAcceptsRow(self, row: int, parent: object) -> bool:
-        model = self.sourceModel()
-        assert isinstance(model, CatalogModel)
-        entry = model.entries[row]
-        return (
-            (not self._text or self._text in f"{entry.repo_id} {entry.summary}".lower())
-            and (not self._role or entry.role == self._role)
-            and (not self._family or entry.family == self._family)
-        )
 
 
 def _date(timestamp: float) -> str:
