@@ -12,7 +12,6 @@ from app.core.infra.errors import UsageError
 from app.core.measure.pair_acceptance import PositionTallies, add_position_tallies
 from app.core.measure.phone_forecast import PhoneForecast, pair_forecast, record_result
 from app.core.measure.phone_profiles import (
-    bytes_per_token,
     choose_device,
     chosen_device,
     device_names,
@@ -21,6 +20,7 @@ from app.core.measure.phone_profiles import (
     published_profiles,
 )
 from app.core.measure.phone_results import delete_result, list_results, phones, store_path
+from app.core.pack.weight_bytes import bytes_per_token
 from tests.helpers.two_writers import run_two_writers
 
 PHONE = "SM-S948B"

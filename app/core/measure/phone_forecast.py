@@ -34,6 +34,7 @@ from app.core.measure.phone_model import (
     expected_tokens,
     fit_steps,
 )
+from app.core.pack.weight_bytes import bytes_per_token
 
 DRAWS = 1000
 SEED = 20261206
@@ -328,8 +329,8 @@ def pair_forecast(
 def pair_sizes(target: Path, draft: Path) -> PairSizes:
     return PairSizes(
         pair_key(target, draft),
-        phone_profiles.bytes_per_token(target),
-        phone_profiles.bytes_per_token(draft),
+        bytes_per_token(target),
+        bytes_per_token(draft),
         Path(target).resolve().name,
         Path(draft).resolve().name,
     )

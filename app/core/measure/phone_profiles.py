@@ -5,7 +5,7 @@ that phone_model.fit_steps turns into step costs. For a phone the user recorded 
 on (phone_results.py, by its adb model name), those results; else the published figures
 shipped in resources/phone_profiles.json (each with its source and date). Results of
 other models than the forecast pair's are scaled by the bytes of weights each model
-reads per token (`bytes_per_token`): decoding on phones is memory-bound.
+reads per token (pack/weight_bytes.py): decoding on phones is memory-bound.
 
 The chosen profile (the phone the Pair page, Tune and Chat forecast for) is kept in
 DraftDeck's settings (`phone_profile`).
@@ -19,14 +19,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import FileError
-from app.core.infra.jsonfile import read_json_object
 from app.core.infra.resources import read_text
 from app.core.infra.settings import load_settings, save_settings
 from app.core.measure.pair_acceptance import model_stamp, pair_key, read_tallies
 from app.core.measure.phone_model import PhoneProfile, ProfileResult
 from app.core.measure.phone_results import PackRef, PhoneResult, list_results, phones
-from app.core.pack.files import LLM_WEIGHT
+from app.core.pack.weight_bytes import bytes_per_token
 
 log = logging.getLogger("draftdeck.measure")
 
@@ -34,32 +32,6 @@ PROFILES_FILE = "phone_profiles.json"
 # A recorded figure's 95 % margin when its spread is not known (one TokForge run).
 RECORDED_MARGIN = 0.05
 MAX_PROFILE_RESULTS = 32
-
-
-def bytes_per_token(pack: Path) -> int | None:
-    """The bytes of weights the pack's model reads per token: its weight file (the
-    quantized layers and the lm_head) and a quantized embedding kept apart (it is the
-    lm_head when tied); not `embeddings_bf16.bin`, of which one row is read a token.
-    None when the weight file is not there."""
-    pack = Path(pack)
-    name = LLM_WEIGHT
-    try:
-        named = read_json_object(pack / "config.json").get("llm_weight")
-    except FileError:
-        named = None  # an unreadable config: MNN's default name, as the pack reader says
-    # Only a file of the pack's own folder is sized: a hostile name cannot point out.
-    if isinstance(named, str) and named and Path(named).name == named:
-        name = named
-    try:
-        size = (pack / name).stat().st_size
-    except OSError:
-        return None
-    for extra in pack.glob("embeddings_int*.bin"):
-        try:
-            size += extra.stat().st_size
-        except OSError:
-            continue
-    return size or None
 
 
 def pack_ref(pack: Path) -> PackRef:
