@@ -17,7 +17,7 @@ from app.core.infra.errors import SpeculationCannotPay
 from app.core.infra.jsonfile import read_json_object, read_named_text
 from app.core.measure.bench import MIN_RUN_SECONDS
 from app.core.measure.chat_record import context_note, drafting_words
-from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL
+from app.core.measure.intervals import MIN_VALUES_FOR_LEVEL, interval_words
 from app.core.measure.measure_lock import measuring
 from app.core.measure.prefill_pace import PrefillPace, prefill_words
 
@@ -42,6 +42,19 @@ def _engine_overrides(args: argparse.Namespace) -> tuple[JsonObject, JsonObject]
 
 def _fmt(value: float | None, spec: str = ".2f", suffix: str = "") -> str:
     return "n/a" if value is None else f"{value:{spec}}{suffix}"
+
+
+def _interval(result: dict[str, Any]) -> str:
+    """The uplift's interval worded as everywhere (intervals.interval_words), at the
+    level its pairs give, its ends as the command prints figures."""
+    low, high = result.get("uplift_low"), result.get("uplift_high")
+    return interval_words(
+        low or 0.0,
+        high or 0.0,
+        result.get("uplift_interval_level") or 0.0,
+        bool(result.get("disturbed")),
+        f"{_fmt(low, '.3f', 'x')} to {_fmt(high, '.3f', 'x')}",
+    )
 
 
 def _positions(values: list[float | None]) -> str:
@@ -70,11 +83,7 @@ def _print_bench(result: dict[str, Any]) -> None:
             _fmt(result["uplift"], ".3f", "x")
             + (" (not a speedup: see the note)" if result.get("cannot_pay") else ""),
         ),
-        (
-            f"Uplift interval ({_fmt(result.get('uplift_interval_level'), '.0%')})",
-            f"{_fmt(result.get('uplift_low'), '.3f', 'x')} to "
-            f"{_fmt(result.get('uplift_high'), '.3f', 'x')}",
-        ),
+        ("Uplift interval", _interval(result)),
         (
             "Run-to-run variation",
             f"plain {_fmt(result.get('baseline_cv'), '.1%')}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from app.cli import arg_types, sampling
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure import phone_profiles
+from app.core.measure.intervals import interval_words
 from app.core.measure.measure_lock import measuring
 from app.core.measure.phone_forecast import PhoneForecast
 from app.core.measure.tune_apply import applicable
@@ -156,15 +158,13 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
         setting = Setting(**{name: row[name] for name in SETTING_FIELDS if name in row})
         lines.append(
             f"{setting.label()}: "
-            f"uplift (median of pairs) {num('uplift', '.3f')}x "
-            f"[{'interval' if row.get('disturbed') else '95 % interval'} "
-            f"{num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}], "
+            f"uplift (median of pairs) {num('uplift', '.3f')}x [{_interval(row, num)}], "
             f"acceptance {num('acceptance', '.2f')}, c {num('cost_ratio', '.3f')}, "
             f"spec {num('spec_tok_s', '.1f')} vs plain "
             f"{num('paired_baseline_tok_s', '.1f')} tok/s in its pairs (plain pooled "
             f"{num('baseline_tok_s', '.1f')}), {row.get('pairs')} pairs"
             + ("" if row.get("interval_target_met") else " (interval target not met)")
-            + (f" (not a 95 % interval: {row['disturbed']})" if row.get("disturbed") else "")
+            + (f" ({row['disturbed']})" if row.get("disturbed") else "")
             + (f", sampler {row['sampler']}" if row.get("sampler") else "")
             + (
                 f", accepted when checked {num('checked_acceptance', '.2f')}"
@@ -174,6 +174,18 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
             )
         )
     return lines
+
+
+def _interval(row: dict[str, Any], num: Callable[[str, str], str]) -> str:
+    """The row's interval worded as everywhere (intervals.interval_words), at the level
+    it has, its ends as the command prints figures."""
+    return interval_words(
+        row.get("uplift_low") or 0.0,
+        row.get("uplift_high") or 0.0,
+        row.get("uplift_interval_level") or 0.0,
+        bool(row.get("disturbed")),
+        f"{num('uplift_low', '.3f')}-{num('uplift_high', '.3f')}",
+    )
 
 
 def add_parser(sub: Any) -> None:

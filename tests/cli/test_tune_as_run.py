@@ -147,7 +147,9 @@ def test_a_recipe_changed_after_the_run_makes_it_stale(bundle_copy: Copy) -> Non
     as_run = recipe_defaults(target, draft)
     run = _run_of(plan_for("quick", as_run), as_run, target, draft)
     run.results[3].summary.update(uplift_low=1.2)  # d=4: not beyond d=3's 1.3x
-    assert "the current recipe (draft length 3) measured 1.30" in str(refusal_now(run))
+    assert "1.30\N{MULTIPLICATION SIGN} the current recipe (draft length 3) measured" in str(
+        refusal_now(run)
+    )
     # The draft length was swept: another row is the current recipe now, and the
     # comparison is made with it, not with the figure of the one before.
     _edit(target / "config.json", draft_predict_length=1)
@@ -159,7 +161,7 @@ def test_a_recipe_changed_after_the_run_makes_it_stale(bundle_copy: Copy) -> Non
         "the recipes changed since this run measured them (draft memory low → normal), so "
         "its comparison with the current recipe is stale"
     )
-    assert "measured 1.30" not in refusal
+    assert "1.30\N{MULTIPLICATION SIGN}" not in refusal
     _edit(draft / "config_cpu.json", memory="low")
     # Once the best is what the recipes hold (applied), it is said so.
     best = best_changes(run)

@@ -51,7 +51,10 @@ def test_a_disturbed_figure_is_not_called_a_95_percent_interval() -> None:
         "disturbed": disturbance(FIRST, AGAIN),
     }
     result = SettingResult(Setting(3, 1, "low", "low", 1), summary)
-    assert result.interval_words().startswith("interval while the machine was disturbed (not 95 %)")
+    assert result.interval_text() == (
+        "interval 0.57\N{EN DASH}0.72\N{MULTIPLICATION SIGN} while the machine was disturbed "
+        "(not 95 %)"
+    )
     verdict = verdict_sentence([result])
     assert "95 % interval" not in verdict.split("Measured again")[0]
     assert "Measured again, the machine was disturbed while measuring" in verdict

@@ -76,5 +76,5 @@ def test_a_re_measure_that_disagrees_is_said_and_measured_longer(bundle_copy: Co
     said = slowed.summary["disturbed"]
     assert said.startswith("the machine was disturbed while measuring: the first pass gave 1.50")
     assert "measured again 1.20" in said
-    assert slowed.interval_words() == "interval while the machine was disturbed (not 95 %)"
+    assert slowed.interval_text().endswith("while the machine was disturbed (not 95 %)")
     assert run.to_json()["results"][1]["disturbed"] == said

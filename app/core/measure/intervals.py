@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 LEVEL = 0.95
 MIN_VALUES_FOR_LEVEL = 6  # the fewest values whose full range is a 95 % interval
+# The times sign and en dash of "95 % interval 0.70-0.97x", by name (RUF001).
+TIMES = "\N{MULTIPLICATION SIGN}"
+TO = "\N{EN DASH}"
 
 
 @dataclass(frozen=True)
@@ -73,3 +76,26 @@ def coefficient_of_variation(values: list[float]) -> float | None:
 
 def overlaps(a: MedianInterval, b: MedianInterval) -> bool:
     return a.low <= b.high and b.low <= a.high
+
+
+def level_words(level: float) -> str:
+    """The level an interval really has: "95 %" once it reaches LEVEL; below, its own,
+    rounded down so that it never claims more ("88 %": 5 pairs give 93.75 %, "93 %")."""
+    if level >= LEVEL:
+        return f"{LEVEL:.0%}".replace("%", " %")
+    return f"{math.floor(level * 100 + 1e-9):.0f} %"
+
+
+def interval_words(
+    low: float, high: float, level: float, disturbed: bool = False, bounds: str | None = None
+) -> str:
+    """The one wording of an interval, wherever one is shown: "95 % interval
+    0.70-0.97x" (en dash, times sign); with too few pairs for 95 %, the level it has in
+    the same form, "88 % interval 0.70-0.97x"; measured again on a machine whose speed
+    changed in between (remeasure.disturbance), no level at all: "interval 0.70-0.97x
+    while the machine was disturbed (not 95 %)". `bounds` words the two ends otherwise
+    ("+12% to +40%")."""
+    ends = bounds if bounds is not None else f"{low:.2f}{TO}{high:.2f}{TIMES}"
+    if disturbed:
+        return f"interval {ends} while the machine was disturbed (not {level_words(LEVEL)})"
+    return f"{level_words(level)} interval {ends}"

@@ -14,11 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.core.measure.intervals import MedianInterval, median_interval, overlaps
+from app.core.measure.intervals import TIMES, TO, MedianInterval, median_interval, overlaps
 from app.core.measure.tune_plan import SweepPlan
-
-TIMES = "\N{MULTIPLICATION SIGN}"
-TO = "\N{EN DASH}"
 
 
 def interval_target_met(ratios: Sequence[float], plan: SweepPlan) -> bool:

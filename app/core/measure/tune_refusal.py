@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import DraftDeckError
+from app.core.measure.intervals import TIMES
 from app.core.measure.tune_plan import ADAPTIVE, RUN_FIELDS, recipe_defaults
-from app.core.measure.tune_results import TIMES, SettingResult, at_recipe_sampler, best_result
+from app.core.measure.tune_results import SettingResult, at_recipe_sampler, best_result
 from app.core.measure.tune_run import TuneRun
 
 # A swept key in the words of Setting.label, for saying what changed.
@@ -71,8 +72,8 @@ def stale_reason(run: TuneRun, current: dict[str, Any]) -> str | None:
 
 def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
     """Why the run's best must not be applied, or None. The recipes must be as the run
-    measured them, and the best must beat, beyond noise (its 95 % interval's lower
-    end), both plain decoding and the current recipe's measured uplift."""
+    measured them, and the best must beat, beyond noise (its interval's lower end),
+    both plain decoding and the current recipe's measured uplift."""
     if run.cannot_pay is not None:
         return run.cannot_pay
     best = best_result(run.results)
@@ -86,17 +87,18 @@ def apply_refusal(run: TuneRun, current: dict[str, Any]) -> str | None:
     if stale is not None:
         return stale
     now = current_result(run, current)
-    low = best.interval.low
+    # Worded as the verdict beside it words it, at the level it has (intervals.py).
+    interval = best.interval_text()
     if not best.pays_off:
         return (
             f"the best ({what}: {best.uplift:.2f}{TIMES}) is not faster than plain "
-            f"decoding beyond noise: its 95 % interval starts at {low:.2f}{TIMES}, not above 1"
+            f"decoding beyond noise: its {interval} is not above 1"
         )
-    if now is not None and low <= now.uplift:
+    if now is not None and best.interval.low <= now.uplift:
         return (
             f"the best ({what}) is not better than the current recipe beyond noise: its "
-            f"95 % interval starts at {low:.2f}{TIMES}, the current recipe "
-            f"({now.setting.label(fields)}) measured {now.uplift:.2f}{TIMES}"
+            f"{interval} starts at or below the {now.uplift:.2f}{TIMES} the current "
+            f"recipe ({now.setting.label(fields)}) measured"
         )
     return None
 

@@ -37,13 +37,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from app.core.measure.bench import draws
-from app.core.measure.intervals import MedianInterval, overlaps
+from app.core.measure.intervals import TIMES, MedianInterval, interval_words, overlaps
 from app.core.measure.metrics import break_even_acceptance
 from app.core.measure.tune_plan import Setting
-
-# The times sign and en dash of "2.22x plain decoding (1.02-3.62x)", by name (RUF001).
-TIMES = "\N{MULTIPLICATION SIGN}"
-TO = "\N{EN DASH}"
 
 
 @dataclass
@@ -82,15 +78,12 @@ class SettingResult:
         said = self.summary.get("disturbed")
         return str(said) if said else None
 
-    def interval_words(self) -> str:
-        """ "95 % interval", "69% interval (too few pairs for 95 %)", or, measured while
-        the machine was disturbed, "interval while the machine was disturbed (not 95 %)"."""
+    def interval_text(self, bounds: str | None = None) -> str:
+        """The uplift's interval as intervals.interval_words says every interval: "95 %
+        interval 1.02-3.62x", "75 % interval 1.20-1.80x" (too few pairs for 95 %), or
+        measured while the machine was disturbed, "interval ... (not 95 %)"."""
         i = self.interval
-        if self.disturbed:
-            return "interval while the machine was disturbed (not 95 %)"
-        return (
-            "95 % interval" if i.met_level else f"{i.level:.0%} interval (too few pairs for 95 %)"
-        )
+        return interval_words(i.low, i.high, i.level, bool(self.disturbed), bounds)
 
     def row(self, pooled_baseline: float | None = None, pooled_runs: int = 0) -> dict[str, Any]:
         """The figures shown and saved; `pooled_baseline` is the plain tok/s of every row
@@ -247,11 +240,6 @@ def pays_off(results: list[SettingResult]) -> bool:
     return best is not None and best.pays_off
 
 
-def _interval_text(result: SettingResult) -> str:
-    i = result.interval
-    return f"{result.interval_words()} {i.low:.2f}{TO}{i.high:.2f}{TIMES}"
-
-
 def _tie_text(results: list[SettingResult]) -> str:
     tied = equal_within_noise(results)
     if len(tied) < 2:
@@ -281,8 +269,8 @@ def _passed_over_text(results: list[SettingResult]) -> str:
     top = max(higher, key=lambda r: r.uplift)
     return (
         f" The higher {top.uplift:.2f}{TIMES} of {top.setting.label()} is not named: its "
-        f"interval starts at {top.interval.low:.2f}{TIMES}, not above 1, so it may not gain "
-        "at all; the best is picked among the settings that surely gain."
+        f"{top.interval_text()} is not above 1, so it may not gain at all; the best is "
+        "picked among the settings that surely gain."
     )
 
 
@@ -312,7 +300,7 @@ def _verdict(results: list[SettingResult]) -> str:
         # The first sentence says it all: the Tune page shows only it until asked.
         return (
             f"Best: {best.setting.label()}: {best.uplift:.2f}{TIMES} plain decoding "
-            f"({_interval_text(best)}, above 1: speculation pays off). "
+            f"({best.interval_text()}, above 1: speculation pays off). "
             + _acceptance_text(row["acceptance"])
             + _tie_text(results)
             + _passed_over_text(results)
@@ -322,7 +310,7 @@ def _verdict(results: list[SettingResult]) -> str:
     return (
         f"Speculation does not pay for this pair: {why_no_gain(best)}. "
         f"Best: {best.setting.label()}: "
-        f"{best.uplift:.2f}{TIMES} plain decoding ({_interval_text(best)}, not above 1)."
+        f"{best.uplift:.2f}{TIMES} plain decoding ({best.interval_text()}, not above 1)."
         + _disturbed_text(best)
         + _verify_limit(best)
     )

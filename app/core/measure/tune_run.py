@@ -23,9 +23,9 @@ import psutil
 from app.core.infra.errors import BadValueError
 from app.core.infra.jsonfile import atomic_write_json, atomic_write_text, read_json_object
 from app.core.infra.paths import app_dirs
+from app.core.measure.intervals import TIMES
 from app.core.measure.tune_plan import Setting, SweepPlan, sampling_text
 from app.core.measure.tune_results import (
-    TIMES,
     SettingResult,
     best_result,
     equal_within_noise,

@@ -21,9 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.measure.intervals import TIMES
 from app.core.measure.tune_results import (
-    TIMES,
-    TO,
     SettingResult,
     best_result,
     pays_off,
@@ -85,10 +84,10 @@ def uplift_words(result: SettingResult) -> str:
     (a computer's CPU, which `_measured_on` names: a phone's uplift differs)."""
     interval = result.interval
     summary = result.summary
+    bounds = f"{percent(interval.low)} to {percent(interval.high)}"
     return (
         f"{percent(result.uplift)} measured on a computer, not a phone "
-        f"({result.interval_words()} "
-        f"{percent(interval.low)} to {percent(interval.high)}; {interval.n} run pairs of "
+        f"({result.interval_text(bounds)}; {interval.n} run pairs of "
         f"{summary.get('tokens')} tokens, {_sampler(summary)}, "
         f"draft length {result.setting.draft_length})"
     )
@@ -100,10 +99,9 @@ def _sampler(summary: dict[str, Any]) -> str:
 
 
 def not_paying_reason(result: SettingResult) -> str:
-    interval = result.interval
     return (
         f"Does not pay: {why_no_gain(result)} (measured {result.uplift:.2f}{TIMES} plain "
-        f"decoding, interval {interval.low:.2f}{TO}{interval.high:.2f}{TIMES}, not above 1)"
+        f"decoding, {result.interval_text()}, not above 1)"
     )
 
 

@@ -9,21 +9,22 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.measure.intervals import interval_words
 from app.core.packmaking.measured import TargetMeasurement, percent
 from app.core.packmaking.writing import Written, keys_words, what_file
 from app.ui.base.scheme import colours
 
 
 def _uplift(figures: Mapping[str, Any]) -> str:
-    level = figures.get("uplift_interval_level") or 0.0
-    bounds = f"{percent(figures['uplift_low'])} to {percent(figures['uplift_high'])}"
-    if figures.get("disturbed"):  # a re-measure disagreed with its first pass
-        return (
-            f"{percent(figures['uplift'])} (interval {bounds}, not 95 %: the machine was "
-            "disturbed while measuring)"
-        )
-    interval = "95 %" if level >= 0.95 else f"{level:.0%} (too few pairs for 95 %)"
-    return f"{percent(figures['uplift'])} ({interval} interval {bounds})"
+    low, high = figures["uplift_low"], figures["uplift_high"]
+    interval = interval_words(
+        low,
+        high,
+        figures.get("uplift_interval_level") or 0.0,
+        bool(figures.get("disturbed")),  # a re-measure disagreed with its first pass
+        f"{percent(low)} to {percent(high)}",
+    )
+    return f"{percent(figures['uplift'])} ({interval})"
 
 
 def _row(m: TargetMeasurement, entry: Mapping[str, Any]) -> str:

@@ -11,22 +11,24 @@ from app.core.measure.tune_plan import threads_text
 from app.core.measure.tune_results import SettingResult, best_result, rows
 from app.ui.base.scheme import colours
 from app.ui.base.table_model import ColumnsModel, Index
+from app.ui.tune.tune_cells import (
+    CURRENT,
+    CURRENT_NOTE,
+    DISTURBED_NOTE,
+    REMEASURED,
+    REMEASURED_NOTE,
+    UNMET,
+    UNMET_NOTE,
+    drafting_cell,
+    format_interval,
+    interval_tip,
+    plain_drift,
+    plain_tip,
+    sampler_cell,
+)
 from app.ui.tune.tune_phone import PhoneShown
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-UNMET = "*"
-UNMET_NOTE = (
-    f"{UNMET}: the interval did not get as narrow as the target within the time a setting has"
-)
-DISTURBED = "!"
-DISTURBED_NOTE = (
-    f"{DISTURBED}: measured again, the interval did not overlap the first pass's: the machine "
-    "was disturbed while measuring, so it is no 95 % interval"
-)
-REMEASURED = " (redone)"
-REMEASURED_NOTE = "(redone): measured again at the end, beside the other leading settings"
-CURRENT = " (now)"
-CURRENT_NOTE = "(now): the recipes as they run now"
 
 
 class ResultsModel(ColumnsModel):
@@ -131,7 +133,8 @@ class ResultsModel(ColumnsModel):
         ),
         "uplift_interval": (
             "95 % interval of the uplift (distribution-free, from order statistics); "
-            f"speculation pays off only when it lies above 1. {UNMET_NOTE}. {DISTURBED_NOTE}"
+            "speculation pays off only when it lies above 1. Too few pairs for 95 % (a "
+            f"cancelled sweep): the level it has, as (75 %). {UNMET_NOTE}. {DISTURBED_NOTE}"
         ),
         "phone_uplift": (
             "Phone uplift: the forecast uplift on the chosen phone (its speculative over its "
@@ -309,10 +312,8 @@ class ResultsModel(ColumnsModel):
                 return f"Sampler: {row['sampler']}"
             if key == "pairs" and row["remeasured"]:
                 return f"{REMEASURED_NOTE}; the count is that measurement's, from scratch"
-            if key == "uplift_interval" and row["disturbed"]:
-                return f"Not a 95 % interval: {row['disturbed']}"
-            if key == "uplift_interval" and row.get("interval_target_met") is False:
-                return UNMET_NOTE
+            if key == "uplift_interval" and (tip := interval_tip(row)):
+                return tip
             if key == "draft_length" and self.results[index.row()] is self.current:
                 return CURRENT_NOTE
             if key in ("draft_length", "adaptive") and row["adaptive"]:
@@ -366,60 +367,3 @@ GIVE_WAY_COLUMNS = tuple(
         "phone_uplift",
     )
 )
-
-
-def plain_tip(row: dict[str, Any]) -> str:
-    """What the two plain figures of a row are, with its own, and why they may differ."""
-    own, pooled = row.get("pair_plain_tok_s"), row.get("baseline_tok_s")
-    if own is None or pooled is None:
-        return ""
-    return (
-        f"Plain {own:,.1f} tok/s: this setting's own plain runs, each interleaved with a "
-        f"speculative run (the median pair's). Plain pooled {pooled:,.1f} tok/s: the median "
-        f"of all {row.get('baseline_runs')} plain runs of the sweep with these target "
-        "settings. They differ when the machine's speed drifted between settings; the "
-        "uplift divides each speculative run by the plain run beside it, so the drift cancels"
-    )
-
-
-PLAIN_DRIFT = 0.1  # own plain vs pooled: a larger gap is said in the notes
-
-
-def plain_drift(rows: list[dict[str, Any]]) -> str:
-    """A legend line when a row's own plain figure is far from the pooled one ("" else)."""
-    gaps = [
-        abs(own / pooled - 1)
-        for row in rows
-        if (own := row.get("pair_plain_tok_s")) and (pooled := row.get("baseline_tok_s"))
-    ]
-    if not gaps or max(gaps) <= PLAIN_DRIFT:
-        return ""
-    return (
-        "Plain tok/s is each setting's own interleaved plain runs, Plain pooled all plain "
-        f"runs of the sweep: up to {max(gaps):.0%} apart here, as the machine's speed "
-        "drifted; the uplift pairs each run with the one beside it"
-    )
-
-
-def format_interval(row: dict[str, Any]) -> str:
-    """ "1.42-1.61x", with "*" when the interval target was not met in the budget and
-    "!" when a re-measure disagreed with its first pass (no 95 % interval)."""
-    low, high = row.get("uplift_low"), row.get("uplift_high")
-    if low is None or high is None:
-        return "—"
-    unmet = UNMET if row.get("interval_target_met") is False else ""
-    disturbed = DISTURBED if row.get("disturbed") else ""
-    return f"{low:.2f}-{high:.2f}x{unmet}{disturbed}"
-
-
-def drafting_cell(row: dict[str, Any]) -> str:
-    """ "adaptive" or "fixed": how the row drafted."""
-    return "adaptive" if row["adaptive"] else "fixed"
-
-
-def sampler_cell(row: dict[str, Any]) -> str:
-    """ "greedy", "recipe" (the recipe's sampler), or "temp. 1.2" (it at that temperature)."""
-    if not row["sampled"]:
-        return "greedy"
-    t = row["temperature"]
-    return "recipe" if t is None else f"temp. {t:g}"

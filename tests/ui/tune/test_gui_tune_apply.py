@@ -68,8 +68,9 @@ def test_why_apply_best_is_off_is_beside_it_and_follows_a_recipe_edit(
     assert not button.isEnabled()
     assert note.text() == (
         "Apply Best is off: the best (draft length 4) is not better than the current "
-        "recipe beyond noise: its 95 % interval starts at 1.20\N{MULTIPLICATION SIGN}, the "
-        "current recipe (draft length 3) measured 1.30\N{MULTIPLICATION SIGN}."
+        "recipe beyond noise: its 95 % interval 1.20\N{EN DASH}1.41\N{MULTIPLICATION SIGN} "
+        "starts at or below the 1.30\N{MULTIPLICATION SIGN} the current recipe (draft "
+        "length 3) measured."
     )
     # In the page, on the button's row, left of it: no tooltip to hunt for.
     assert note.isVisible() and "beyond noise" not in button.toolTip()
@@ -89,7 +90,7 @@ def test_why_apply_best_is_off_is_beside_it_and_follows_a_recipe_edit(
         "Apply Best is off: the recipes changed since this run measured them (draft "
         "memory normal → low), so its comparison with the current recipe is stale"
     )
-    assert "measured 1.30" not in note.text()
+    assert "1.30\N{MULTIPLICATION SIGN}" not in note.text()
     assert "(now)" not in str(page.model.index(2, d_column).data())
     # Back as the run measured it, and the draft length moved to 1: d=4 beats d=1.
     doc = RecipeDocument.open_or_new(recipe)
@@ -104,6 +105,33 @@ def test_why_apply_best_is_off_is_beside_it_and_follows_a_recipe_edit(
         "draft_predict_length 1 → 4 (measured here)."
     )
     assert page.model.index(0, d_column).data() == "1 (now)"
+
+
+def test_a_stopped_run_and_its_apply_line_word_its_interval_alike(window: MainWindow) -> None:
+    """A run cancelled after four pairs of its best: its interval holds 87.5 %, not 95 %.
+    The verdict said "88% interval (too few pairs for 95 %) 0.70-0.97x" while the Apply
+    line beside it said "its 95 % interval starts at 0.70x"; both say it one way now, and
+    the table's cell gives the level too."""
+    path = _saved_run(window, d4_low=0.7)
+    run = TuneRun.load(path)
+    best = run.results[3]
+    best.summary.update(
+        uplift=0.9, uplift_high=0.97, uplift_interval_level=0.875, pair_ratios=[0.7, 0.9, 0.9, 0.97]
+    )
+    for other in run.results[:3]:
+        other.summary.update(uplift=0.5, uplift_low=0.45, uplift_high=0.55)
+    run.cancelled = True
+    run.save(path)
+    page = window.tune_page
+    page.open_run(path)
+    said = "87 % interval 0.70\N{EN DASH}0.97\N{MULTIPLICATION SIGN}"
+    assert said in page.verdict.text()
+    assert f"its {said} is not above 1" in page.apply_bar.note.text()
+    assert "95 %" not in page.verdict.text().split("Best:")[1].split(")")[0]
+    assert "95 %" not in page.apply_bar.note.text()
+    interval = page.model.index(3, page.model.KEYS.index("uplift_interval"))
+    assert interval.data() == "0.70-0.97x (87 %)"
+    assert str(interval.data(Qt.ItemDataRole.ToolTipRole)).startswith(said)
 
 
 def test_capped_and_over_core_thread_counts_are_said_on_the_form(
