@@ -395,13 +395,16 @@ def test_one_baseline_per_target_setting() -> None:
 
 def test_uplift_curves_keep_the_best_per_draft_length() -> None:
     one_a = _result(1, 1.2, 0.9, 0.1)
-    one_b = _result(1, 1.4, 0.9, 0.1, target_threads=2)  # same d and draft threads: higher
+    one_b = _result(1, 1.4, 0.9, 0.1, target_threads=2)  # another target: its own line
+    one_c = _result(1, 1.5, 0.9, 0.1)  # the same line and length, higher: drawn instead
+    one_c.setting = replace(one_c.setting, draft_precision="high")
     three = _result(3, 1.1, 0.9, 0.1)
     two_threads = _result(2, 1.3, 0.9, 0.1, draft_threads=2)
-    curves = uplift_curves([three, one_a, two_threads, one_b])
-    assert [(c.draft_threads, c.points) for c in curves] == [
-        (1, (one_b, three)),
-        (2, (two_threads,)),
+    curves = uplift_curves([three, one_a, two_threads, one_b, one_c])
+    assert [(c.draft_threads, c.target_threads, c.points) for c in curves] == [
+        (1, 1, (one_c, three)),
+        (1, 2, (one_b,)),
+        (2, 1, (two_threads,)),
     ]
     assert uplift_curves([]) == []
 

@@ -358,25 +358,29 @@ def _verify_limit(result: SettingResult) -> str:
 
 @dataclass(frozen=True)
 class UpliftCurve:
-    """One line of the uplift chart: a draft thread count, fixed or adaptive drafting,
-    and at each draft length (adaptive: its cap) the setting with the highest uplift
-    (the others there differ in what the chart does not show: precision, memory,
-    target threads)."""
+    """One line of the uplift chart: the draft's and the target's thread counts, fixed
+    or adaptive drafting, and at each draft length (adaptive: its cap) the setting with
+    the highest uplift (the others there differ in what the chart does not show:
+    precision, memory)."""
 
     draft_threads: int
     points: tuple[SettingResult, ...]  # by draft length
     adaptive: bool = False
+    target_threads: int = 1
 
 
 def uplift_curves(results: list[SettingResult]) -> list[UpliftCurve]:
-    """One curve per draft thread count, fewest threads first, fixed before adaptive."""
-    best: dict[tuple[int, bool], dict[int, SettingResult]] = {}
+    """One curve per draft and target thread count (variants of the target's threads at
+    one draft length were drawn on top of each other), fixed before adaptive, fewest
+    draft threads first, then fewest target threads."""
+    best: dict[tuple[bool, int, int], dict[int, SettingResult]] = {}
     for r in at_recipe_sampler(results):
-        per_d = best.setdefault((r.setting.draft_threads, r.setting.adaptive), {})
+        key = (r.setting.adaptive, r.setting.draft_threads, r.setting.target_threads)
+        per_d = best.setdefault(key, {})
         d = r.setting.draft_length
         if d not in per_d or r.uplift > per_d[d].uplift:
             per_d[d] = r
     return [
-        UpliftCurve(threads, tuple(per_d[d] for d in sorted(per_d)), adaptive)
-        for (threads, adaptive), per_d in sorted(best.items(), key=lambda kv: kv[0][::-1])
+        UpliftCurve(draft, tuple(per_d[d] for d in sorted(per_d)), adaptive, target)
+        for (adaptive, draft, target), per_d in sorted(best.items())
     ]

@@ -1,6 +1,8 @@
-"""The Tune page's chart: uplift by draft length, one line per draft thread count, with
-each point's 95 % interval, and a compared run dashed beside it. Adaptive drafting is a
-star at its cap (the longest length), a little to its right."""
+"""The Tune page's chart: uplift by draft length, one line per draft and target thread
+count (a colour each, a marker per target thread count, a little apart at each length so
+no point hides another), with each point's 95 % interval, and a compared run dashed
+beside it. Adaptive drafting is a star at its cap (the longest length), a little to its
+right."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.core.measure.tune_plan import threads_text
-from app.core.measure.tune_results import SettingResult, uplift_curves
+from app.core.measure.tune_results import SettingResult, UpliftCurve, uplift_curves
 from app.ui.base.chart_colours import paint_plot
 from app.ui.base.scheme import colours, scheme
 
@@ -29,6 +31,14 @@ KEY = "Points: median of the pairs' ratios · bars: 95 % interval"
 # Adaptive drafting's points sit this far right of their cap, beside the fixed point
 # there, so neither's bar hides the other's.
 ADAPTIVE_DODGE = 0.2
+# The thread-count lines of a run sit side by side at each draft length, at most this
+# far apart in all (so they stay clear of adaptive drafting's dodge), each step at most
+# DODGE_STEP: variants of the target's threads at one length were drawn on one spot.
+DODGE_SPREAD = 0.16
+DODGE_STEP = 0.08
+# A fixed line's marker by its target thread count (in the order they come), so two
+# lines of one colour scheme still differ in shape.
+MARKERS = ("o", "s", "t", "d")
 
 
 class UpliftChart(QWidget):
@@ -105,24 +115,28 @@ class UpliftChart(QWidget):
         lines = colours().chart_lines
         for shown, suffix, style in runs:
             curves = uplift_curves(shown)
-            # An adaptive curve takes the colour of the fixed one of its thread count.
-            threads = dict.fromkeys(c.draft_threads for c in curves)
-            colour_of = {t: lines[i % len(lines)] for i, t in enumerate(threads)}
+            # An adaptive curve takes the colour and place of the fixed one of its thread
+            # counts, its marker a star.
+            counts = list(dict.fromkeys((c.draft_threads, c.target_threads) for c in curves))
+            targets = list(dict.fromkeys(t for _, t in counts))
+            offsets = dodges(len(counts))
+            # Caps no wider than the lines are apart, or they cross their neighbours'.
+            cap = min(CAP_WIDTH, offsets[1] - offsets[0]) if len(offsets) > 1 else CAP_WIDTH
             for curve in curves:
-                colour = colour_of[curve.draft_threads]
-                dodge = ADAPTIVE_DODGE if curve.adaptive else 0.0
+                which = counts.index((curve.draft_threads, curve.target_threads))
+                colour = lines[which % len(lines)]
+                dodge = offsets[which] + (ADAPTIVE_DODGE if curve.adaptive else 0.0)
                 xs = np.array([r.setting.draft_length + dodge for r in curve.points])
                 ys = np.array([r.uplift for r in curve.points])
                 low = ys - np.array([r.interval.low for r in curve.points])
                 high = np.array([r.interval.high for r in curve.points]) - ys
                 pen = pg.mkPen(colour, width=2, style=style)
-                symbol = "star" if curve.adaptive else "o"
+                marker = MARKERS[targets.index(curve.target_threads) % len(MARKERS)]
+                symbol = "star" if curve.adaptive else marker
                 line = self.plot.plot(xs, ys, pen=pen, symbol=symbol, symbolBrush=colour)
-                drafting = "adaptive, " if curve.adaptive else ""
-                name = f"{drafting}draft {threads_text(curve.draft_threads)}{suffix}"
-                self.legend.addItem(line, name)
+                self.legend.addItem(line, curve_name(curve) + suffix)
                 self.plot.addItem(
-                    pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=CAP_WIDTH, pen=pen)
+                    pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=cap, pen=pen)
                 )
         self._fit_x([*lengths, *(r.setting.draft_length for shown, _, _ in runs for r in shown)])
         # The pane never gets narrower than the legend and labels need, or the
@@ -138,6 +152,24 @@ class UpliftChart(QWidget):
         one point's caps (auto-range did, and they then spanned the plot)."""
         lengths = lengths or [1]
         self.plot.setXRange(min(lengths) - X_PADDING, max(lengths) + X_PADDING, padding=0)
+
+
+def dodges(lines: int) -> list[float]:
+    """Where each of `lines` thread-count lines sits beside a draft length: centred on
+    it, DODGE_STEP apart, DODGE_SPREAD across at most (one line: on it)."""
+    if lines < 2:
+        return [0.0] * lines
+    step = min(DODGE_STEP, DODGE_SPREAD / (lines - 1))
+    return [(i - (lines - 1) / 2) * step for i in range(lines)]
+
+
+def curve_name(curve: UpliftCurve) -> str:
+    """The legend's name of a line: both thread counts, and adaptive drafting if so."""
+    drafting = "adaptive, " if curve.adaptive else ""
+    return (
+        f"{drafting}draft {threads_text(curve.draft_threads)}, "
+        f"target {threads_text(curve.target_threads)}"
+    )
 
 
 def _mode(sampled: bool) -> str:

@@ -105,6 +105,38 @@ def test_error_bar_caps_are_a_fraction_of_a_step(qtbot: QtBot, points: int) -> N
     assert CAP_WIDTH / (x_high - x_low) <= 0.2
 
 
+def test_target_thread_variants_are_told_apart(qtbot: QtBot) -> None:
+    """A sweep of the target's threads: points at one draft length sat on one spot and
+    the legend named only the draft's threads. Now a line per draft and target thread
+    count, each its own colour and place beside the length, its marker by the target's
+    threads, the legend naming both; adaptive drafting keeps its line's colour."""
+    chart = UpliftChart()
+    qtbot.addWidget(chart)
+    results = []
+    for target in (1, 2):
+        for d in (1, 2):
+            made = setting_result(d, 1.2 + 0.1 * target, 1.1, 1.6)
+            made.setting = replace(made.setting, target_threads=target)
+            results.append(made)
+    adaptive = setting_result(2, 1.4, 1.2, 1.6)
+    adaptive.setting = replace(adaptive.setting, target_threads=2, adaptive=True)
+    chart.draw([*results, adaptive], lengths=(1, 2))
+    names = [label.text for _sample, label in chart.legend.items]
+    assert names == [
+        "draft 1 thread, target 1 thread",
+        "draft 1 thread, target 2 threads",
+        "adaptive, draft 1 thread, target 2 threads",
+    ]
+    one, two, star = chart.plot.listDataItems()
+    xs_one, xs_two = list(one.getData()[0]), list(two.getData()[0])
+    assert xs_one[0] < 1 < xs_two[0] and xs_one[1] < 2 < xs_two[1]  # side by side
+    assert max(abs(x - d) for x, d in zip(xs_one + xs_two, (1, 2, 1, 2))) <= 0.1
+    assert star.getData()[0][0] > xs_two[1]  # adaptive: right of its line at the cap
+    colours = [item.opts["pen"].color().name() for item in (one, two, star)]
+    assert colours[0] != colours[1] and colours[1] == colours[2]
+    assert [item.opts["symbol"] for item in (one, two, star)] == ["o", "s", "star"]
+
+
 def test_mid_sweep_the_plans_lengths_stay_in_view(qtbot: QtBot) -> None:
     """One result of a four-length plan: the axis spans the plan, and the points to come
     do not rescale it."""
