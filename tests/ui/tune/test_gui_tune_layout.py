@@ -130,7 +130,7 @@ def test_target_thread_variants_are_told_apart(qtbot: QtBot) -> None:
     one, two, star = chart.plot.listDataItems()
     xs_one, xs_two = list(one.getData()[0]), list(two.getData()[0])
     assert xs_one[0] < 1 < xs_two[0] and xs_one[1] < 2 < xs_two[1]  # side by side
-    assert max(abs(x - d) for x, d in zip(xs_one + xs_two, (1, 2, 1, 2))) <= 0.1
+    assert max(abs(x - d) for x, d in zip(xs_one + xs_two, (1, 2, 1, 2), strict=True)) <= 0.1
     assert star.getData()[0][0] > xs_two[1]  # adaptive: right of its line at the cap
     colours = [item.opts["pen"].color().name() for item in (one, two, star)]
     assert colours[0] != colours[1] and colours[1] == colours[2]
