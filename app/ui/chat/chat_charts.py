@@ -19,50 +19,28 @@ from app.engine.protocol import Mode, Round, Rounds
 from app.ui.base.chart_colours import paint_plot
 from app.ui.base.scheme import colours, scheme
 from app.ui.chat.chart_ring import Ring
+from app.ui.chat.chart_words import (
+    ACCEPTANCE_TIP,
+    ASIDE_TIP,
+    DRAFTED_WORDS,
+    LENGTH_TIP,
+    LENGTH_TITLE,
+    POSITION_TIP,
+    ROLLING,
+    SPEED_TIP,
+    SPEED_TITLE,
+    SPEED_WINDOW,
+    TITLE_SIZE,
+    speed_title,
+)
 
 REDRAW_MS = 100
 # The four plots are redrawn in turn, one per tick, so each is redrawn every
 # REDRAW_MS but the painting cost (which dominates: ~10 ms a plot in software
 # rendering) is spread over the interval instead of landing in one frame.
 TICK_MS = REDRAW_MS // 4
-ROLLING = 32  # rounds behind the rolling acceptance and mean accepted length
-SPEED_WINDOW = 0.5  # seconds behind each decode-speed sample
-TITLE_SIZE = "9pt"
 PLOT_WIDTH = 240  # px a plot needs for its axes and title to read well
-SPEED_TIP = (
-    f"Decode tokens per second over the last {SPEED_WINDOW:g} s (the prefill left out). "
-    "A dot: a whole reply's figure. The dashed line: the last plain reply's speed."
-)
-ACCEPTANCE_TIP = f"Accepted draft tokens / drafted, over the last {ROLLING} rounds."
-LENGTH_TIP = (
-    f"Tokens each verification emits (accepted drafts + the target's own), over the "
-    f"last {ROLLING} rounds: 1 for plain decoding, at most the draft length + 1. Dashed: "
-    "tokens drafted per round, which adaptive drafting chooses (0 while it stands aside "
-    "and decodes plain)."
-)
-LENGTH_TITLE = "Accepted length"
-ASIDE_TIP = (
-    "▼: adaptive drafting stepped aside here (drafting did not pay: the reply went on "
-    "plain, trying drafting again now and then; the note under the reply gives the figures)"
-)
-DRAFTED_WORDS = "drafted"
-SPEED_TITLE = "Decode speed"
-REFERENCE_WORDS = "Plain"  # the mode: in a 1024 px window the title has ~200 px
-POSITION_TIP = (
-    "For each position in the draft: how often its token was accepted when every "
-    "earlier one was, over the whole chat."
-)
-
-
 SAVED_HEADROOM = 1.15  # a reopened chat's speed axis: its top above the fastest dot
-
-
-def speed_title(reference: bool) -> str:
-    """The speed plot's title, with the dashed reference line's key when it is drawn."""
-    if not reference:
-        return SPEED_TITLE
-    key = f"<span style='color:{colours().error}'>- - {REFERENCE_WORDS}</span>"
-    return f"{SPEED_TITLE} &nbsp;{key}"
 
 
 def _add_tallies(into: list[int], counts: object) -> None:
@@ -150,6 +128,10 @@ class ChatCharts(QWidget):
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._on_tick)  # runs only while something is to draw
 
+    def plots(self) -> tuple[pg.PlotWidget, ...]:
+        """The plots in drawing order (the parts of _draw)."""
+        return (self.speed_plot, self.acceptance_plot, self.length_plot, self.position_plot)
+
     @staticmethod
     def _plot(title: str, unit: str, tip: str) -> pg.PlotWidget:
         plot = pg.PlotWidget()
@@ -168,7 +150,7 @@ class ChatCharts(QWidget):
         """Everything drawn in the scheme's colours (pyqtgraph's own default is a black
         background whatever the palette)."""
         now = colours()
-        for plot in (self.speed_plot, self.acceptance_plot, self.length_plot, self.position_plot):
+        for plot in self.plots():
             plot.setBackground(now.chart)
             paint_plot(plot.getPlotItem(), now)
         pen = pg.mkPen(now.chart_lines[0], width=2)
@@ -192,8 +174,7 @@ class ChatCharts(QWidget):
         if columns == self.columns:
             return
         self.columns = columns
-        plots = (self.speed_plot, self.acceptance_plot, self.length_plot, self.position_plot)
-        for index, plot in enumerate(plots):
+        for index, plot in enumerate(self.plots()):
             self.grid.removeWidget(plot)
             self.grid.addWidget(plot, index // columns, index % columns)
 
@@ -391,6 +372,10 @@ class ChatCharts(QWidget):
             positions = self.per_position()
             self.bars.setOpts(x=np.arange(1, len(positions) + 1), height=positions)
             self._show_positions(len(positions))
+        # A plot whose range follows its data fits it only when painted, and the new
+        # range dirtied it again: each update painted twice (2-3 ms a paint). Fitted
+        # now, before the paint, one update is one paint.
+        self.plots()[part].getViewBox().prepareForPaint()
 
     def _show_positions(self, count: int) -> None:
         """Whole draft positions only (never 1.5); position 1 before any round."""

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.engine_bridge import ERROR
-from app.ui.chat.chat_charts import REFERENCE_WORDS, ChatCharts
+from app.ui.chat.chart_words import REFERENCE_WORDS
+from app.ui.chat.chat_charts import ChatCharts
 from app.ui.chat.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
 from app.ui.chat.chat_mode import ModeChoice
 from app.ui.chat.chat_sampling import GREEDY_INDEX
