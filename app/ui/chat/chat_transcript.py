@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
+from itertools import groupby
 from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
@@ -103,6 +104,7 @@ class Transcript(QTextBrowser):
         self._recolour()
         scheme().changed.connect(self._redraw_in_scheme)
         self._to_end = False
+        self._drawn_out_of_context = 0  # the greying drawn (render_all draws the current)
         self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
         self.verticalScrollBar().actionTriggered.connect(self._on_scrolled_by_user)
 
@@ -119,12 +121,15 @@ class Transcript(QTextBrowser):
 
     def add_user(self, text: str) -> None:
         self.messages.append(Message("user", [(text, False)]))
-        self._append_html(f"{self._heading(len(self.messages) - 1)}<br>{_html(text)}")
+        index = len(self.messages) - 1
+        if index and self.messages[index - 1].stats is not None:
+            self._redraw_heading(index - 1)  # no longer the last reply: no Regenerate
+        self._append_html(self._message_html(index))
 
     def start_assistant(self, mode: str) -> Message:
         message = Message("assistant", mode=mode)
         self.messages.append(message)
-        self._append_html("<b>Assistant</b><br>")
+        self._append_html(self._heading(len(self.messages) - 1) + "<br>")
         return message
 
     def add_pieces(self, pieces: Sequence[str], flags: Sequence[int]) -> None:
@@ -154,13 +159,17 @@ class Transcript(QTextBrowser):
     def finish(self, stats: dict[str, Any], stopped_by: str) -> None:
         message = self.messages[-1]
         message.stats, message.stopped_by = stats, stopped_by
-        self.render_all()  # folds the thinking block and adds the figures
+        # Folds the thinking block and adds the figures and links: this reply alone is
+        # drawn again (the whole transcript took 15-71 ms at 1-6 long replies).
+        self._redraw_message(len(self.messages) - 1)
+        self.moveCursor(QTextCursor.MoveOperation.End)
 
     def add_phone_line(self, message: Message, line: str, tip: str) -> None:
         """The phone forecast under this reply's figures (if it is still shown)."""
-        if any(m is message for m in self.messages):
-            message.phone_line = (line, tip)
-            self.render_all()
+        for index, shown in enumerate(self.messages):
+            if shown is message:
+                message.phone_line = (line, tip)
+                self._redraw_message(index)
 
     def drop_last_reply(self) -> bool:
         """Take the last reply away, if it is finished (to write it again)."""
@@ -175,7 +184,7 @@ class Transcript(QTextBrowser):
     def clear_chat(self) -> None:
         self.messages = []
         self.read_only = False
-        self.out_of_context = 0
+        self.out_of_context = self._drawn_out_of_context = 0
         self._to_end = False
         self.clear()
 
@@ -188,6 +197,10 @@ class Transcript(QTextBrowser):
     def _append_html(self, html: str) -> None:
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._insert_message(cursor, html)
+        self.ensureCursorVisible()
+
+    def _insert_message(self, cursor: QTextCursor, html: str) -> None:
         if cursor.block().length() > 1:
             # insertHtml continues the last paragraph: a new message would start on the
             # previous one's last line ("Hi?Assistant").
@@ -195,52 +208,108 @@ class Transcript(QTextBrowser):
             spaced.setTopMargin(MESSAGE_GAP)
             cursor.insertBlock(spaced, self._plain)
         cursor.insertHtml(html)
-        self.ensureCursorVisible()
 
     def _spans(self, parts: list[tuple[str, bool]]) -> str:
+        """The text, each run of drafted tokens in one highlighted span (a span a token
+        made the HTML of a long reply several times longer to parse and lay out)."""
         out = []
-        for text, flag in parts:
-            if flag and self.highlight:
-                out.append(f"<span style='background:{colours().draft}'>{_html(text)}</span>")
-            else:
-                out.append(_html(text))
+        for drafted, run in groupby(parts, key=lambda part: part[1] and self.highlight):
+            text = _html("".join(piece for piece, _ in run))
+            out.append(
+                f"<span style='background:{colours().draft}'>{text}</span>" if drafted else text
+            )
         return "".join(out)
 
-    def render_all(self) -> None:
-        blocks = []
+    def _head(self, index: int) -> str:
+        """A reply's heading block: who wrote it, its links, its folded thinking's link."""
+        message = self.messages[index]
+        head = self._heading(index)
+        if message.thinking or message.in_thinking:
+            arrow = "▾" if message.thinking_open else "▸"
+            count = len(message.thinking)
+            head += f"<br><a href='think:{index}'>{arrow} Thinking ({count} tokens)</a>"
+        return head
+
+    def _message_html(self, index: int) -> str:
+        message = self.messages[index]
         now = colours()
-        for index, message in enumerate(self.messages):
-            # Greyed as a whole; drafted tokens keep their background.
-            grey = f" color:{now.faint};" if index < self.out_of_context else ""
-            if message.role == "user":
-                head = self._heading(index)
-                blocks.append(f"<p style='{grey}'>{head}<br>{_html(message.text)}</p>")
-                continue
-            # Heading, thinking and answer are blocks of their own: text after an unfolded
-            # thinking block inside the same paragraph took its indent.
-            head = self._heading(index)
-            thinking = ""
-            if message.thinking or message.in_thinking:
-                arrow = "▾" if message.thinking_open else "▸"
-                count = len(message.thinking)
-                head += f"<br><a href='think:{index}'>{arrow} Thinking ({count} tokens)</a>"
-                if message.thinking_open:
-                    thinking = (
-                        f"<div style='color:{now.hint}; margin-left:12px'>"
-                        f"{self._spans(message.thinking)}</div>"
-                    )
-            body = self._spans(message.answer)
-            if message.stats is not None:
-                body += f"<br><span style='color:{now.hint}'>{figures_html(message)}</span>"
-            if message.phone_line is not None:
-                line, tip = (escape(part, quote=True) for part in message.phone_line)
-                body += f"<br><i style='color:{now.hint}' title='{tip}'>{line}</i>"
-            blocks.append(
-                f"<p style='margin-bottom:0;{grey}'>{head}</p>{thinking}"
-                f"<p style='margin-top:0;{grey}'>{body}</p>"
+        # Greyed as a whole; drafted tokens keep their background.
+        grey = f" color:{now.faint};" if index < self.out_of_context else ""
+        if message.role == "user":
+            return f"<p style='{grey}'>{self._heading(index)}<br>{_html(message.text)}</p>"
+        # Heading, thinking and answer are blocks of their own: text after an unfolded
+        # thinking block inside the same paragraph took its indent.
+        thinking = ""
+        if message.thinking_open and (message.thinking or message.in_thinking):
+            thinking = (
+                f"<div style='color:{now.hint}; margin-left:12px'>"
+                f"{self._spans(message.thinking)}</div>"
             )
-        self.setHtml("".join(blocks))
+        body = self._spans(message.answer)
+        if message.stats is not None:
+            body += f"<br><span style='color:{now.hint}'>{figures_html(message)}</span>"
+        if message.phone_line is not None:
+            line, tip = (escape(part, quote=True) for part in message.phone_line)
+            body += f"<br><i style='color:{now.hint}' title='{tip}'>{line}</i>"
+        return (
+            f"<p style='margin-bottom:0;{grey}'>{self._head(index)}</p>{thinking}"
+            f"<p style='margin-top:0;{grey}'>{body}</p>"
+        )
+
+    def render_all(self) -> None:
+        self.setHtml("".join(self._message_html(i) for i in range(len(self.messages))))
+        self._drawn_out_of_context = self.out_of_context
         self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def _redraw_message(self, index: int) -> None:
+        """This message drawn again where it stands; the text before it keeps its layout.
+        Greying that changed (turns left out) is drawn everywhere."""
+        span = self._message_span(index)
+        if span is None or self.out_of_context != self._drawn_out_of_context:
+            self.render_all()
+            return
+        # Out with the paragraph break before it too: put in again as a new message is,
+        # it keeps its own paragraph's spacing (replaced in place, the message's first
+        # paragraph took the format of its last).
+        start, end = span.selectionStart(), span.selectionEnd()
+        span.setPosition(max(start - 1, 0))
+        span.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        span.removeSelectedText()
+        self._insert_message(span, self._message_html(index))
+
+    def _redraw_heading(self, index: int) -> None:
+        """A finished reply's heading block drawn again (its links change)."""
+        span = self._message_span(index)
+        if span is None:
+            self.render_all()
+            return
+        span.setPosition(span.anchor())
+        span.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        span.insertHtml(self._head(index))
+
+    def _message_span(self, index: int) -> QTextCursor | None:
+        """A cursor selecting the message's text: from its heading's first character
+        (named after the message) to the end of the block before the next message's."""
+        start = end = None
+        block = self.document().lastBlock()
+        while block.isValid() and start is None:
+            names = (
+                block.begin().fragment().charFormat().anchorNames() if block.length() > 1 else []
+            )
+            if _anchor(index) in names:
+                start = block.position()
+            elif _anchor(index + 1) in names:
+                end = block.position() - 1  # the paragraph break before it stays
+            block = block.previous()
+        if start is None:
+            return None
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        if end is None:
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        else:
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor
 
     def show_end(self) -> None:
         """Scroll to the end (the last reply): a reopened conversation showed its first
@@ -259,19 +328,22 @@ class Transcript(QTextBrowser):
     def _heading(self, index: int) -> str:
         """Who wrote it, then its links: Copy, and Regenerate on the last reply."""
         message = self.messages[index]
+        # The heading's first character is named after the message: where it starts,
+        # found again after edits before it (a name, not a link: nothing to click).
+        name = f"<a name='{_anchor(index)}'></a>"
         left_out = (
             f" · <span title='{OUT_OF_CONTEXT_TIP}'><i>{OUT_OF_CONTEXT}</i></span>"
             if index < self.out_of_context
             else ""
         )
         if message.role == "user":
-            return f"<b>You</b> &nbsp;{_action_link(f'copy:{index}', COPY)}{left_out}"
+            return f"{name}<b>You</b> &nbsp;{_action_link(f'copy:{index}', COPY)}{left_out}"
         if message.stats is None:  # still being written
-            return "<b>Assistant</b>"
+            return f"{name}<b>Assistant</b>"
         links = _action_link(f"copy:{index}", COPY)
         if index == len(self.messages) - 1 and not self.read_only:
             links += f" · {_action_link('regenerate:', REGENERATE)}"
-        return f"<b>Assistant</b> &nbsp;{links}{left_out}"
+        return f"{name}<b>Assistant</b> &nbsp;{links}{left_out}"
 
     def copy_message(self, index: int) -> None:
         if 0 <= index < len(self.messages):
@@ -294,6 +366,10 @@ class Transcript(QTextBrowser):
             if 0 <= index < len(self.messages):
                 self.messages[index].thinking_open = not self.messages[index].thinking_open
                 self.render_all()
+
+
+def _anchor(index: int) -> str:
+    return f"message-{index}"
 
 
 def _html(text: str) -> str:

@@ -117,3 +117,52 @@ def test_each_acceptance_figure_says_what_it_counts(qtbot: QtBot) -> None:
     checked = _tip_at(view, "accepted when checked 0.63")
     assert "over the draft positions it checked (123 of 195" in checked
     assert "Expected:" in checked
+
+
+def _reply(view: Transcript, words: int, tokens: int) -> None:
+    view.start_assistant("speculative")
+    view.add_pieces(["<think>", "Hm", " hm", "</think>"], [0, 1, 0, 0])
+    view.add_pieces([f" word{i}" for i in range(words)], [i % 3 for i in range(words)])
+    view.finish({"tokens": tokens}, "max_tokens")
+
+
+def test_a_reply_that_ends_is_drawn_again_alone(qtbot: QtBot) -> None:
+    """Its end folds its thinking and adds its figures and links; the replies before it
+    keep their text as laid out (redrawing them all took 15-71 ms at 1-6 long replies),
+    and the transcript reads as a full redraw draws it."""
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.add_user("First?")
+    _reply(view, 400, 401)
+    view.add_user("Second?")
+    begins = view.document().characterCount() - 1  # where the next reply's text goes
+    view.start_assistant("speculative")
+    view.add_pieces(["<think>", "Hm", " hm", "</think>", "Short", " reply."], [0, 0, 0, 0, 1, 0])
+    changed: list[int] = []
+    view.document().contentsChange.connect(lambda at, _out, _in: changed.append(at))
+    view.finish({"tokens": 3}, "stop_token")
+    assert changed and min(changed) >= begins
+    shown = view.toPlainText()
+    assert shown.endswith(
+        "Assistant  Copy · Regenerate\n▸ Thinking (2 tokens)\nShort reply.\n3 tokens · speculative"
+    )
+    # The earlier reply is no longer the last: it lost its Regenerate link.
+    assert "Assistant  Copy\n▸ Thinking (2 tokens)\nword0 word1" in shown
+    assert view.toHtml().count("regenerate:") == 1
+    view.render_all()
+    assert view.toPlainText() == shown
+
+
+def test_a_phone_line_for_an_earlier_reply_goes_under_it(qtbot: QtBot) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.add_user("First?")
+    _reply(view, 5, 6)
+    first = view.messages[-1]
+    view.add_user("Second?")
+    _reply(view, 3, 4)
+    view.add_phone_line(first, "On Pixel 8: about 14.0 tok/s", "a forecast")
+    shown = view.toPlainText()
+    assert "6 tokens · speculative\nOn Pixel 8: about 14.0 tok/s\nYou  Copy\nSecond?" in shown
+    view.render_all()
+    assert view.toPlainText() == shown
