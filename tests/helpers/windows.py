@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
+from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.ui.base.background import wait_for_background
 from app.ui.base.engine_bridge import CRASHED, ERROR, READY
 from app.ui.chat.chat_sampling import GREEDY_INDEX
@@ -126,6 +127,17 @@ def recipe_update(pack: str, keys: Mapping[str, object]) -> Callable[[Path], Non
         config.write_text(json.dumps({**json.loads(config.read_text()), **keys}))
 
     return update
+
+
+def fixed_drafting(draft: str) -> Callable[[Path], None]:
+    """A `prepare` for chat_window: this draft pack drafts the full length every round.
+    A test of counts must not hang on adaptive drafting's judgement of this computer's
+    timings: on a busy machine it may stand aside, and nothing is drafted."""
+
+    def fix(root: Path) -> None:
+        write_drafting(root / draft, FIXED_DRAFTING)
+
+    return fix
 
 
 def send(

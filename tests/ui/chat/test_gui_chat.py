@@ -17,11 +17,12 @@ from pytestqt.qtbot import QtBot
 
 from app.engine.protocol import Round
 from app.ui.base.engine_bridge import CRASHED, ERROR, GENERATING, READY
-from app.ui.chat.chat_charts import ROLLING, ChatCharts
+from app.ui.chat.chart_words import ROLLING
+from app.ui.chat.chat_charts import ChatCharts
 from app.ui.chat.chat_transcript import Message, figures_line
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import loaded_event, rounds_event
-from tests.helpers.windows import chat_window, send
+from tests.helpers.windows import chat_window, fixed_drafting, send
 
 Copy = Callable[..., Path]
 LONG = 20_000
@@ -31,8 +32,11 @@ PAIR = ("qwen3-target", "qwen3-draft-noisy")
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     # Greedy: these tests need replies that are the same on every run (long ones for
-    # stopping); sampling on the page has its own tests (test_gui_sampling.py).
-    with chat_window(qtbot, bundle_copy, PAIR, ("qwen35-draft",)) as win:
+    # stopping); sampling on the page has its own tests (test_gui_sampling.py). Fixed
+    # drafting: their counts must not hang on how busy the machine is (adaptive drafting
+    # has its own tests, test_gui_adaptive.py).
+    prepare = fixed_drafting(PAIR[1])
+    with chat_window(qtbot, bundle_copy, PAIR, ("qwen35-draft",), prepare=prepare) as win:
         yield win
 
 
@@ -50,6 +54,9 @@ def test_send_streams_and_counts_match_the_engine(window: MainWindow, qtbot: QtB
     assert user.role == "user" and user.text == "Tell me about lighthouses."
     stats = reply.stats
     assert stats is not None and stats["mode"] == "speculative"
+    assert (
+        stats["drafting"] == "fixed" and stats["drafted"] == stats["draft_length"] * stats["rounds"]
+    )
     # Every token the engine says came from the draft is highlighted, and no other.
     assert reply.draft_tokens == stats["from_draft"]
     assert stats["from_draft"] + stats["corrections"] == stats["tokens"]

@@ -23,7 +23,7 @@ from app.ui.chat.chat_opening import READ_ONLY, SWITCH
 from app.ui.chat.chat_sampling import RECIPE_INDEX
 from app.ui.recipes.recipe_fields import NumberEditor
 from app.ui.shell.main_window import MainWindow
-from tests.helpers.windows import chat_window, send
+from tests.helpers.windows import chat_window, fixed_drafting, send
 
 Copy = Callable[..., Path]
 
@@ -31,7 +31,10 @@ Copy = Callable[..., Path]
 @pytest.fixture
 def window(qtbot: QtBot, bundle_copy: Copy) -> Iterator[MainWindow]:
     pair = ("qwen3-target", "qwen3-draft-noisy")
-    with chat_window(qtbot, bundle_copy, pair, ("qwen3-draft-identical", "qwen35-draft")) as win:
+    extra = ("qwen3-draft-identical", "qwen35-draft")
+    # Fixed drafting: a speculative reply surely drafts (adaptive drafting may stand
+    # aside on a busy machine), so the charts have acceptance to keep or clear.
+    with chat_window(qtbot, bundle_copy, pair, extra, prepare=fixed_drafting(pair[1])) as win:
         win.chat_page.max_tokens.setValue(12)
         yield win
 
