@@ -97,6 +97,7 @@ def _report_unreadable(errors: dict[str, FileError], as_json: bool) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from app.core.measure.pair_cost import with_measured_cost
     from app.core.pack.compat import assess_either, read_either
     from app.core.pack.verdict import BLOCKED
     from app.core.recipe.wording import reason_text
@@ -105,7 +106,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = {side: value for side, value in sides.items() if isinstance(value, FileError)}
     if errors:
         return _report_unreadable(errors, args.json)
-    verdict = assess_either(sides["target"], sides["draft"])
+    # The c measured when the pair ran here (Tune, bench) in the estimate's place.
+    verdict = with_measured_cost(
+        assess_either(sides["target"], sides["draft"]), Path(args.target), Path(args.draft)
+    )
     code = 1 if verdict.blocked else 0
     if args.json:
         print(json.dumps(verdict.to_json(), indent=2))
@@ -142,9 +146,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "check",
         help="can this draft serve this target? (exit 0 ok, 1 blocked, 2 a bundle cannot be read)",
         description="Say whether a draft can serve a target and why not: vocabulary, family, "
-        "attention kind, tokenizer ids, chat template, sizes, and the pack's own advice from "
-        "its runtime_config.json. Exit 0 compatible (warnings allowed, or speculation cannot "
-        "pay), 1 blocked, 2 a bundle cannot be read.",
+        "attention kind, tokenizer ids, chat template, what a draft step costs beside a "
+        "target step (c: estimated from the bytes of weights each reads per token, or as "
+        "measured on this computer once Tune or bench ran the pair), and the pack's own "
+        "advice from its runtime_config.json. Exit 0 compatible (warnings allowed, or "
+        "speculation cannot pay), 1 blocked, 2 a bundle cannot be read.",
     )
     check.add_argument("target", metavar="TARGET", help="the target's pack folder")
     check.add_argument("draft", metavar="DRAFT", help="the draft's pack folder")

@@ -119,10 +119,11 @@ def test_the_parameter_count_is_the_same_in_every_era(fixture_bundle: Fixture) -
 
 
 def test_the_size_warning_does_not_depend_on_the_exporter(fixture_bundle: Fixture) -> None:
-    """The same model as target and draft, in either era order: the same size verdict."""
+    """The same model as target and draft, in either era order: the same cost verdict
+    (their weight files differ by 6 %)."""
     old, new = (read_bundle(fixture_bundle(name)) for name in ("era-3.1.4", "era-3.6.1"))
     sizes = [
-        {r.code for r in assess(t, d).reasons if r.unit == "parameters"}
+        {r.code for r in assess(t, d).reasons if r.code.startswith("draft_")}
         for t, d in ((old, new), (new, old))
     ]
     assert sizes == [{"draft_not_smaller"}, {"draft_not_smaller"}]

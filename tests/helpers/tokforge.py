@@ -34,7 +34,9 @@ def tokforge_pack(bundle_copy: Callable[..., Path], dest: Path | None = None) ->
 
 def as_known(info: BundleInfo, key: str) -> BundleInfo:
     """`info` with the shape of the known model `key` (e.g. qwen3_4b), as a real export
-    of that model reads: the compatibility rules then identify it."""
+    of that model reads: the compatibility rules then identify it. Its files stay
+    `info`'s: the cost estimate weighs the weight files, so a target meant to be bigger
+    than its draft starts from a bigger pack (fast-target)."""
     model = next(m for m in known_models() if m.key == key)
     return dataclasses.replace(
         info,

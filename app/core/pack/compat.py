@@ -13,6 +13,7 @@ from app.core.infra.errors import FileError
 from app.core.infra.units import format_bytes
 from app.core.pack.advice import advice_information, advice_warnings, read_advice, recommendation
 from app.core.pack.bundle import BundleInfo, read_bundle
+from app.core.pack.draft_cost import cost_reasons
 from app.core.pack.known_models import KnownModel, identify
 from app.core.pack.model_family import UNKNOWN
 from app.core.pack.tokenizer_info import TokenizerInfo
@@ -27,10 +28,6 @@ from app.core.pack.verdict import (
     verdict_of,
 )
 from app.core.pack.vocabulary import vocabulary_digest
-
-# A draft costs roughly its parameter share of a target step; above this share the
-# draft steps eat most of what acceptance saves.
-TOO_CLOSE_RATIO = 0.5
 
 
 def read_either(folder: Path) -> BundleInfo | FileError:
@@ -69,7 +66,9 @@ def assess(target: BundleInfo, draft: BundleInfo) -> Verdict:
     model = identify(target)
     reasons = pairing_reasons(target, draft) + template_reasons(target, draft)
     if not any(reason.severity == BLOCKED for reason in reasons):
-        reasons += _warnings(target, draft)
+        # What a draft step costs is estimated here (draft_cost.py); a caller that
+        # knows the measured c puts it in its place (measure/pair_cost.py).
+        reasons += _warnings(target, draft) + cost_reasons(target, draft)
     advice = read_advice(draft.runtime_config)
     rec = recommendation(advice, model, target.name)
     reasons += advice_warnings(rec, model)
@@ -300,7 +299,6 @@ def _warnings(target: BundleInfo, draft: BundleInfo) -> list[Reason]:
     found = (
         _family_warning(target, draft),
         _template_warning(target, draft),
-        _size_warning(target, draft),
         _visual_warning(target, draft),
         _linear_attention_warning(target, draft),
     )
@@ -338,31 +336,6 @@ def _template_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
             (_template_words(draft), draft.chat_template_sha256),
         ),
     )
-
-
-def _size_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:
-    share = draft.params_estimate / target.params_estimate if target.params_estimate else 1.0
-    if share >= 1.0:
-        return Reason(
-            "draft_not_smaller",
-            WARNING,
-            "The draft is not smaller than the target: each draft step costs as much as "
-            "a target step, so speculation cannot speed anything up.",
-            target.params_estimate,
-            draft.params_estimate,
-            "parameters",
-        )
-    if share > TOO_CLOSE_RATIO:
-        return Reason(
-            "draft_too_close_in_size",
-            WARNING,
-            f"The draft is {share:.0%} of the target's size; drafting costs too much "
-            "for speculation to pay off.",
-            target.params_estimate,
-            draft.params_estimate,
-            "parameters",
-        )
-    return None
 
 
 def _visual_warning(target: BundleInfo, draft: BundleInfo) -> Reason | None:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.infra.units import format_bytes
+
 # Severities of a reason.
 BLOCKED = "blocked"
 WARNING = "warning"
@@ -152,6 +154,8 @@ def describe(value: Any, unit: str = "") -> str:
         return ", ".join(items) or "none"
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {describe(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, int) and unit.startswith("bytes "):  # "1.2 MB read per token"
+        return f"{format_bytes(value)} {unit.removeprefix('bytes ')}"
     text = _count(value) if isinstance(value, int) else str(value)
     return f"{text} {unit}" if unit else text
 

@@ -6,12 +6,14 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from app.core.infra.errors import SpeculationCannotPay
 from app.core.measure.bench import RunPair, combine_runs, summarize
 from app.core.measure.bench_summary import BenchFacts, BenchSummary
 from app.core.measure.metrics import DecodeStats
+from app.core.measure.pair_cost import BY_BENCH, record_cost
 from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.sampler_settings import SamplerSettings
@@ -170,6 +172,8 @@ def run_bench(
     loaded = load_pair(client, plan)
     reason = cannot_pay(loaded, force)
     figures = summarize(run_pairs(client, plan, progress=progress))
+    # The Pair page and `check` say this measured c in place of their estimate.
+    record_cost(Path(plan.target), Path(plan.draft), figures, BY_BENCH)
     facts = BenchFacts(
         cannot_pay=reason,
         linear_rollback=loaded.linear_rollback,

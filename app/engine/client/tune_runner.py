@@ -32,6 +32,7 @@ from typing import Any
 from app.core.measure.bench import RunPair, pair_ratios, summarize
 from app.core.measure.bench_summary import BenchSummary, SweepFacts
 from app.core.measure.pair_acceptance import add_tallies
+from app.core.measure.pair_cost import BY_TUNE, record_cost
 from app.core.measure.remeasure import disturbance, interval_target_met, rounds_done
 from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs, seconds_left
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
@@ -158,7 +159,10 @@ def _measure(
         first_pass=first_pass,
         disturbed=disturbed,
     )
-    return BenchSummary(summarize(pairs), measure_agreement(client), facts), reason, stopped
+    figures = summarize(pairs)
+    # The Pair page and `check` say this measured c in place of their estimate.
+    record_cost(target, draft, figures, BY_TUNE)
+    return BenchSummary(figures, measure_agreement(client), facts), reason, stopped
 
 
 def run_sweep(

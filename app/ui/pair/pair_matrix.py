@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.measure.pair_cost import with_measured_cost
 from app.core.pack.library import PackEntry
 from app.core.pack.pack_names import display_names
 from app.core.pack.pair_table import PairTable, PairTables
@@ -82,8 +83,9 @@ class PairMatrixModel(QAbstractTableModel):
         return found if found is not None else cell_of(self.verdict(target, draft))
 
     def verdict(self, target: PackEntry, draft: PackEntry) -> Verdict:
-        """The pair's full verdict (for the card), judged once per pair of readings."""
-        return self.tables.verdict(target, draft)
+        """The pair's full verdict (for the card), judged once per pair of readings; the
+        c measured when the pair ran here (Tune, bench) in its estimate's place."""
+        return with_measured_cost(self.tables.verdict(target, draft), target.path, draft.path)
 
     def label(self, entry: PackEntry) -> str:
         """The pack's name, with where it lives when another pack has the same name."""

@@ -86,7 +86,7 @@ def test_warning_card_shows_pack_advice(window: MainWindow) -> None:
     page.choose(root / "qwen3-target", root / "qwen3-draft-noisy")
     assert "Compatible, with warnings" in page.card.title.text()
     body = page.card.body.text()
-    assert "not smaller than the target" in body
+    assert "A draft step costs about 1.00 target steps" in body  # one model, twice
     assert "Draft length 3" in body
 
 

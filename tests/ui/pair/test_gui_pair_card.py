@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.core.measure.bench import RunPair, summarize
+from app.core.measure.metrics import DecodeStats
+from app.core.measure.pair_cost import BY_TUNE, record_cost
+from app.core.measure.words import Mode
 from app.ui.pair.pair_page import PairPage
 from app.ui.pair.verdict_card import VerdictCard
 from app.ui.shell.main_window import MainWindow
@@ -125,3 +129,31 @@ def test_broken_pack_card_names_the_file_once(window: MainWindow, side: str) -> 
     assert f"The {side} bundle cannot be read: llm.mnn.weight is shorter" in body
     assert "(llm.mnn.weight)" not in body
     assert body.count("llm.mnn.weight") == 2  # the sentence, and the path as evidence
+
+
+def test_the_card_says_the_c_measured_here_once_the_pair_ran(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """Estimated from the weights' size until the pair runs here; then the c measured on
+    this computer (a Tune sweep's, kept by record_cost) in its place, and the level
+    follows it: one model twice costs as much as a target step by its bytes, but if it
+    ran here at 0.45 of one, that is what the card says."""
+    root = window.library.root
+    target, draft = root / "qwen3-target", root / "qwen3-draft-noisy"
+    page = window.pair_page
+    page.choose(target, draft)
+    body = page.card.body.text()
+    assert "(c, estimated from the weights" in body and "258.3 KB read per token" in body
+    assert page.card.title.text().startswith("⚠  Compatible, with warnings")
+    plain = DecodeStats(Mode.PLAIN, 0, rounds=10, tokens=10, decode_seconds=0.1)
+    plain.target_seconds, plain.target_forwards = 0.1, 10
+    spec = DecodeStats(Mode.SPECULATIVE, 2, rounds=5, tokens=15, drafted=10, accepted=5)
+    spec.target_seconds, spec.target_forwards = 0.05, 5
+    spec.draft_seconds, spec.draft_forwards, spec.decode_seconds = 0.045, 10, 0.095
+    record_cost(target, draft, summarize([RunPair(plain, spec, True)]), BY_TUNE)
+    page.choose(root / "fast-target", draft)  # away and back: the card is judged again
+    page.choose(target, draft)
+    body = page.card.body.text()
+    assert "A draft step costs about 0.45 of a target step (c, measured on this computer" in body
+    assert "estimated from the weights" not in body
+    assert page.card.title.text() == "✓  Compatible"
