@@ -3,8 +3,9 @@
 The Pair page and `draftdeck check` estimate c from the bytes of weights each model
 reads per token (pack/draft_cost.py). Once the pair has run here, a measured c takes
 that estimate's place, said as measured on this computer: a Tune sweep's setting or a
-`draftdeck bench` run records the c it measured (bench_summary.PairFigures.cost_ratio:
-the median draft step over the median plain target step), the latest one kept.
+benchmark run (`draftdeck bench`, Measure Pack) records the c it measured
+(bench_summary.PairFigures.cost_ratio: the median draft step over the median plain
+target step), the latest one kept.
 
 Kept in DraftDeck's data folder (`pair_cost.json`), per pair (both packs' resolved
 folders) with the stamp of their model files (pair_acceptance.pair_stamp: recipes left
@@ -35,7 +36,9 @@ log = logging.getLogger("draftdeck.measure")
 STORE_VERSION = 1
 STORE_NAME = "pair_cost.json"
 MAX_PAIRS = 100
-BY_TUNE, BY_BENCH = "a Tune sweep", "draftdeck bench"
+# Who measured it, in the card's words: Tune (also Measure Pack's sweep), or a bench
+# (`draftdeck bench`, Measure Pack's comparison with plain decoding).
+BY_TUNE, BY_BENCH = "a Tune sweep", "a benchmark run"
 STEP_UNIT = "ms a step"
 
 
