@@ -195,6 +195,7 @@ class Round:
     expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
     aside: bool = False  # a plain step while adaptive drafting stands aside
     note: str = ""  # why it stepped aside, on the round that made it
+    kept_note: str = ""  # why it went on drafting, when judged on a busy computer
 
 
 @dataclass(frozen=True)

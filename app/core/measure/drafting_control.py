@@ -19,18 +19,26 @@ is sure and right drafts to where the verify gets dear, one that hesitates stops
 and one whose confidence means nothing (random weights) learns what its acceptance
 really is.
 
-Stepping aside: over the latest speculative rounds, the speedup over plain decoding
-(speculation's tokens per second times the plain step time) has a 95 % interval (the
-ratio estimator's, by the delta method). When its upper end is below 1 the controller
-goes plain for `gap` tokens, then probes with JUDGE_ROUNDS speculative rounds; each
-probe that confirms doubles the gap, up to MAX_GAP. A probe is not free (the draft reads
-what it missed, then drafts rounds that lose): the gap is at least long enough that what
-the last trial lost is PROBE_SHARE of the time spent plain. A plain round every
-PLAIN_EVERY rounds keeps the plain step time current while drafting pays (every
-PLAIN_EVERY_SURE once it surely pays). Rounds are timed whole, with the decoding loop's
-own work (on a tiny model as costly as a forward), so plain and speculative rounds are
-compared as a reply sees them. MNN clones a module on the first forward of each shape:
-each first time is left out.
+Stepping aside is judged on what another program's load does not change
+(drafting_check.py). Where a round's work is timed by this thread's CPU time (not on
+Windows), a burst adds nothing to it: speculative rounds are judged as they run against
+plain steps timed in stretches of plain ones, on warm caches. Where it is timed by the
+wall, a plain round and a speculative one alternate, and each speculative round is
+compared with the plain round run just before it: a burst slows both. Such a check runs
+when the pair is loaded, when a probe tries drafting again, and when the latest WINDOW
+speculative rounds, measured against the plain step time, say drafting no longer pays
+(that watch only asks for a check: its rounds and its plain steps ran at different
+moments). A check stands aside only on ASIDE_PAIRS rounds whose interval lies below 1;
+it then goes plain for `gap` tokens and probes with a new check; each probe that
+confirms doubles the gap, up to MAX_GAP, so a chat reaches its next trial. A probe is
+not free (the draft reads what it missed, then drafts rounds that lose): the gap is at
+least long enough that what the last check lost, in plain steps, is PROBE_SHARE of the
+plain steps after it. Two plain rounds every PLAIN_EVERY keep the plain step time
+current while drafting pays (every PLAIN_EVERY_SURE once it surely pays). Rounds are
+timed whole, with the decoding loop's own work (on a tiny model as costly as a forward),
+so plain and speculative rounds are compared as a reply sees them. A step's cost is a
+low quantile of its latest times: another process only ever slows a step. MNN clones a
+module on the first forward of each shape: each first time is left out.
 
 Only past rounds and the draft's own outputs decide a round's length, never the verify
 it is about to get, so speculative sampling stays exact. The controller lives as long
@@ -42,7 +50,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
+
+from app.core.measure.drafting_check import Judgement, PairedCheck
+from app.core.measure.step_times import LOW_QUANTILE, RoundMeasure, StepTimes, costs_by_length
 
 BANDS = 10
 PRIOR = 2.0  # pseudo-observations per band, at the band's middle confidence
@@ -51,79 +61,38 @@ PLAIN_EVERY = 64  # a plain round among this many keeps the plain time current�
 # …and among this many once drafting surely pays (the speedup's interval above SURE):
 # the plain time then decides nothing, and each plain round costs what drafting gains.
 PLAIN_EVERY_SURE, SURE = 1024, 1.3
-JUDGE_ROUNDS = 6  # speculative rounds before the speedup is judged
-WINDOW = 24  # the latest speculative rounds the speedup is judged over
-FIRST_GAP, MAX_GAP = 32, 2048
+JUDGE_ROUNDS = 6  # the first speculative rounds, which draft the recommended length
+WINDOW = 24  # the latest speculative rounds the watch weighs
+QUIET_KEPT = 64  # the latest plain rounds this computer's quiet plain step is read from
+# Plain tokens a stand-aside lasts at first and at most: an aside must end within a
+# chat's reply or two, so a judgement made in a burst is tried again soon.
+FIRST_GAP, MAX_GAP = 32, 1024
 PROBE_SHARE = 0.03  # a probe loses at most this share of the plain time before it
 Z95 = 1.96
-EWMA = 0.2  # weight of the newest draft step time
-TIMES_KEPT = 9  # the latest times per kind of step
-# A verify length's cost: the lower quartile of its latest times. Another process only
-# ever slows a step, and a length rounds seldom choose keeps its times long: one slowed
-# time should not keep rounds from it (it did, on the fast pair: 0.78 of fixed drafting).
-VERIFY_QUANTILE = 0.25
 # A verify length rounds do not choose is measured by a round every EXPLORE_EVERY that
 # drafts it, until it has been measured enough, and again when STALE_ROUNDS old: its
 # cost may be what keeps rounds from it.
 EXPLORE_EVERY, STALE_ROUNDS = 16, 256
 
 
-class _Times:
-    """The latest TIMES_KEPT times of one kind of step and their `quantile` (the median
-    by default), worked out only when read (a plain step of a tiny model is 0.1 ms:
-    bookkeeping must stay cheap). The first time is left out: MNN clones a module on a
-    shape's first forward."""
-
-    def __init__(self, quantile: float = 0.5) -> None:
-        self.times: deque[float] = deque(maxlen=TIMES_KEPT)
-        self.seen = False
-        self.quantile = quantile
-        self._typical: float | None = None
-
-    def add(self, seconds: float) -> None:
-        if self.seen:
-            self.times.append(seconds)
-            self._typical = None
-        self.seen = True
-
-    def typical(self) -> float | None:
-        if self._typical is None and self.times:
-            ordered = sorted(self.times)
-            self._typical = ordered[int(self.quantile * (len(ordered) - 1))]
-        return self._typical
-
-
-@dataclass(frozen=True)
-class Aside:
-    """Why the controller stepped aside: the speedup it measured and its 95 % interval."""
-
-    speedup: float
-    low: float
-    high: float
-    rounds: int
-    gap: int  # plain tokens before the next probe
-
-    def describe(self) -> str:
-        return (
-            f"drafting did not pay: {self.speedup:.2f}x plain ({self.low:.2f}-{self.high:.2f}, "
-            f"95 %, {self.rounds} rounds); decoding plain for {self.gap} tokens, then "
-            "drafting is tried again"
-        )
-
-
 class DraftingControl:
     """One loaded pair's controller. Per round: `plan`, then `take` and `more` for each
     drafted token, then `record` with what the round measured."""
 
-    def __init__(self, max_length: int, stop_below: float = 0.0, start_length: int = 0) -> None:
+    def __init__(
+        self, max_length: int, stop_below: float = 0.0, start_length: int = 0, paired: bool = True
+    ) -> None:
         """`start_length`: what the first JUDGE_ROUNDS speculative rounds draft, before
-        anything is measured (the pack authors' recommended length, say); 0: the cap."""
+        anything is measured (the pack authors' recommended length, say); 0: the cap.
+        `paired`: judge in pairs of rounds (seconds by the wall: a burst slows both);
+        False where seconds are CPU time (a burst adds none): speculative rounds are
+        judged as they run, against plain steps measured in stretches of plain ones."""
         if max_length < 1:
             raise ValueError("adaptive drafting needs a draft length of at least 1")
         self.max_length = max_length
         self.start_length = start_length if 0 < start_length < max_length else max_length
         self.stop_below = stop_below
-        self.aside: Aside | None = None  # the latest time it stepped aside
+        self.aside: Judgement | None = None  # the latest time it stepped aside
         self.asides = 0
         self._checked = [0.0] * BANDS
         self._accepted = [0.0] * BANDS
@@ -131,21 +100,28 @@ class DraftingControl:
         # (its errors come in runs), which the overall rate would underrate.
         self._at_checked = [0.0] * max_length
         self._at_accepted = [0.0] * max_length
-        self._draft_step: float | None = None
+        self._draft_step: float | None = None  # fixed for a round (plan)
+        self._draft_times = StepTimes(LOW_QUANTILE)  # a draft forward after a round's first
         # Verify length (proposals + 1) -> its latest seconds. MNN's first forward of a
         # shape clones its module (tens of times a step, measured): the first time of
         # each length, and the first draft step, are not counted.
-        self._verify: dict[int, _Times] = {}
+        self._verify: dict[int, StepTimes] = {}
         self._draft_seen = False
         self._drafted_rounds = 0
-        self._plain = _Times()  # whole plain rounds
+        self._plain = StepTimes()  # whole plain rounds
+        self._quiet = StepTimes(LOW_QUANTILE, QUIET_KEPT)  # …as on a quiet computer
         self._recent: deque[tuple[int, float]] = deque(maxlen=WINDOW)
         self._rounds = 0
         self._aside_left = 0
         self._gap = FIRST_GAP
+        # A judgement in pairs of rounds under way (one from the start), and whether it
+        # is a probe after standing aside; seconds the draft read since it began.
+        self.paired = paired
+        self._check: PairedCheck | None = PairedCheck(paired)
         self._probing = False
-        # Since drafting last (re)started: seconds and tokens, what the trial cost.
-        self._trial_seconds, self._trial_tokens = 0.0, 0
+        self._last_plain = False  # the round before was plain (its caches are warm)
+        self._trial = True  # the check under way follows a load, a probe or the watch's doubt
+        self._read_seconds = 0.0
         self._chance = 1.0  # within a round: that every token taken so far is accepted
         self._bands: list[int] = []  # the round's proposals' bands
         # Fixed for a round (plan): what a drafted token is weighed against. Computed
@@ -175,13 +151,18 @@ class DraftingControl:
             return 0
         self._rounds += 1
         every = PLAIN_EVERY_SURE if self._sure else PLAIN_EVERY
-        if self._rounds <= 2 or self._rounds % every == 0:
-            # The plain step's time, now and then (twice at first: a first step after
-            # the prompt is MNN's clone, not counted).
+        if self._check is not None and self._check.wants_plain:
+            return 0  # a check's plain half
+        if self._rounds <= 3 or (
+            (self._check is None or not self.paired) and self._rounds % every < 2
+        ):
+            # The plain step's time, now and then: two steps in a row, the second on warm
+            # caches (three at first: a first step after the prompt is MNN's clone).
             return 0
         # Before anything is measured, rounds draft `start_length` whatever it weighs;
         # now and then one drafts a length whose verify cost is not known (or is old).
         self._forced = 0
+        self._draft_step = self._draft_times.typical()
         if self._draft_step is None or self._drafted_rounds < JUDGE_ROUNDS:
             self._forced = self.start_length
         elif self._rounds % EXPLORE_EVERY == 0:
@@ -228,85 +209,82 @@ class DraftingControl:
             drafting += self._draft_step or 0.0
         return False
 
-    def record(
-        self,
-        drafted: int,
-        accepted: int,
-        emitted: int,
-        draft_seconds: float,
-        draft_forwards: int,
-        target_seconds: float,
-        round_seconds: float | None = None,
-        later_seconds: float | None = None,
-        cloned: bool = False,
-    ) -> Aside | None:
-        """What the round measured; an `Aside` when it made the controller step aside.
-        `round_seconds`: the whole round as the reply sees it (the decoding loop's own
-        work included, which on a tiny model costs as much as a forward); default the
-        draft's and the target's time. `later_seconds`: the draft forwards after the
-        round's first (which feeds what the draft has not seen, dearer), what one more
-        drafted token costs; default the draft's time over its forwards. `cloned`: a
-        model fed a length it never had (MNN cloned a module: not judged)."""
-        cycle = draft_seconds + target_seconds if round_seconds is None else round_seconds
+    def record(self, m: RoundMeasure) -> Judgement | None:
+        """What the round measured; a `Judgement` when a check decided (an aside, or
+        that drafting goes on, said only when the computer was busy)."""
+        warm, self._last_plain = self._last_plain, m.plain
+        if m.plain and self._aside_left > 0:  # standing aside: a step counted, no more
+            if warm and not self.paired:  # CPU time: standing aside keeps it current
+                self._plain.add(m.seconds)
+            self._aside_left = max(self._aside_left - m.emitted, 0)
+            if self._aside_left == 0:  # the probe: a check
+                self._start_check(probing=True)
+            return None
+        drafted, cycle = m.drafted, m.seconds
         times = self._verify.get(drafted + 1)
         if times is None:
-            times = self._verify[drafted + 1] = _Times(VERIFY_QUANTILE)
+            times = self._verify[drafted + 1] = StepTimes(LOW_QUANTILE)
         # MNN clones a module on a shape's first forward (tens of steps' time): such a
         # round is no sample of what drafting costs.
-        cloned = cloned or not times.seen or (draft_forwards > 0 and not self._draft_seen)
-        times.add(target_seconds)
+        cloned = m.cloned or not times.seen or (m.draft_forwards > 0 and not self._draft_seen)
+        times.add(m.target_seconds)
         self._measured_at[drafted + 1] = self._rounds
-        if drafted == 0 and draft_forwards == 0:
-            self._plain.add(cycle)
-            if self._aside_left > 0:
-                self._aside_left = max(self._aside_left - emitted, 0)
-                if self._aside_left == 0:
-                    self._probing = True
-                    self._recent.clear()
-                    self._trial_seconds, self._trial_tokens = 0.0, 0
-                return None
-        self._trial_seconds += cycle
-        self._trial_tokens += emitted
-        if drafted == 0 and draft_forwards == 0:
+        if m.plain:
+            # Paired, by the wall: from a check's and the watch's plain rounds only
+            # (hundreds of plain steps standing aside in one burst would make it the
+            # burst's); not paired: from plain rounds on warm caches.
+            if self.paired or warm:
+                self._plain.add(cycle)
+                self._quiet.add(cycle)
+            if self._check is not None:
+                self._check.plain(cycle, m.wall)
             return None
         self._drafted_rounds += 1
-        if later_seconds is None:
-            step = draft_seconds / draft_forwards if draft_forwards else None
-        else:
-            step = later_seconds / (draft_forwards - 1) if draft_forwards > 1 else None
-        if step is not None and self._draft_seen:
-            self._draft_step = _ewma(self._draft_step, step)
-        self._draft_seen = self._draft_seen or draft_forwards > 0
+        forwards, later = m.draft_forwards, m.later_seconds
+        if self._draft_seen and forwards > (0 if later is None else 1):
+            if later is None:
+                self._draft_times.add(m.draft_seconds / forwards)
+            else:
+                self._draft_times.add(later / (forwards - 1))
+        self._draft_seen = self._draft_seen or forwards > 0
         for i in range(len(self._checked)):
             self._checked[i] *= DECAY
             self._accepted[i] *= DECAY
         for i in range(len(self._at_checked)):
             self._at_checked[i] *= DECAY
             self._at_accepted[i] *= DECAY
-        for i, band in enumerate(self._bands[: accepted + 1]):
-            right = 1.0 if i < accepted else 0.0
+        for i, band in enumerate(self._bands[: m.accepted + 1]):
+            right = 1.0 if i < m.accepted else 0.0
             self._checked[band] += 1.0
             self._accepted[band] += right
             self._at_checked[i] += 1.0
             self._at_accepted[i] += right
-        if cloned:
-            return None
-        self._recent.append((emitted, cycle))
-        return self._judge()
+        if self._check is not None:
+            if cloned:
+                self._check.skip()
+                return None
+            self._check.speculative(m.emitted, cycle, m.wall, self._plain_step())
+            return self._checked_now()
+        if not cloned:
+            self._watch(m.emitted, cycle)
+        return None
 
     def read(self, seconds: float) -> None:
         """The draft read what it had not seen (a reply's prompt, or what was decoded
         plain): a cost of trying drafting, weighed when sizing the next gap, but not of
         a round, so it does not decide whether drafting pays."""
-        self._trial_seconds += seconds
+        self._read_seconds += seconds
 
     # -- figures ---------------------------------------------------------------------------
 
     def speedup(self) -> tuple[float, float, float] | None:
-        """The recent speedup over plain and its 95 % interval, once it can be judged."""
+        """The watch: the latest speculative rounds' speedup over the plain step time
+        and its 95 % interval (the ratio estimator's, by the delta method), once WINDOW
+        rounds are in. Its rounds and its plain steps ran at different moments: it only
+        asks for a check."""
         plain = self._plain_step()
         n = len(self._recent)
-        if plain is None or n < JUDGE_ROUNDS:
+        if plain is None or n < WINDOW:
             return None
         tokens = sum(e for e, _ in self._recent)
         seconds = sum(s for _, s in self._recent)
@@ -317,32 +295,48 @@ class DraftingControl:
         error = math.sqrt(spread / n) / (seconds / n)
         return rate * plain, (rate - Z95 * error) * plain, (rate + Z95 * error) * plain
 
-    def _judge(self) -> Aside | None:
+    def _watch(self, emitted: int, cycle: float) -> None:
+        self._recent.append((emitted, cycle))
         found = self.speedup()
         if found is None:
+            return
+        self._sure = found[1] > SURE
+        if found[2] < 1.0:
+            self._start_check(probing=False)
+
+    def _start_check(self, probing: bool) -> None:
+        self._check, self._probing, self._trial = PairedCheck(self.paired), probing, True
+        self._read_seconds = 0.0
+        self._recent.clear()
+
+    def _checked_now(self) -> Judgement | None:
+        """The check's judgement once it has decided: an aside, or (said only when the
+        computer was busy) that drafting goes on."""
+        check = self._check
+        assert check is not None
+        verdict = check.verdict()
+        if verdict is None:
             return None
-        speedup, low, high = found
-        self._sure = low > SURE
-        if high >= 1.0:
+        found, pays = verdict
+        busy = check.busy(self._quiet.typical())
+        self._check = None if self.paired else PairedCheck(paired=False)  # unpaired: always
+        self._recent.clear()
+        if pays:
+            self._sure = found.low > SURE
             if self._probing:
                 self._probing, self._gap = False, FIRST_GAP
-                self._trial_seconds, self._trial_tokens = 0.0, 0
-            return None
-        gap = min(max(self._gap, self._gap_for_trial()), MAX_GAP)
-        self.aside = Aside(speedup, max(low, 0.0), high, len(self._recent), gap)
+            # Said when the computer was busy, once a trial (not paired, checks run on).
+            kept, trial, self._trial = Judgement(found, 0, busy), self._trial, False
+            return kept if kept.disturbed and trial else None
+        # Plain tokens for which what the check lost is PROBE_SHARE of their time.
+        plain = self._quiet.typical() or self._plain_step()
+        lost = check.lost() + (self._read_seconds / plain if plain else 0.0)
+        gap = min(max(self._gap, math.ceil(max(lost, 0.0) / PROBE_SHARE)), MAX_GAP)
+        self.aside = Judgement(found, gap, busy)
         self.asides += 1
         self._aside_left, self._gap = gap, min(2 * gap, MAX_GAP)
         self._probing = False
-        self._recent.clear()
         return self.aside
-
-    def _gap_for_trial(self) -> int:
-        """Plain tokens for which the trial just judged loses PROBE_SHARE of their time."""
-        plain = self._plain_step()
-        if not plain:
-            return 0
-        lost = self._trial_seconds - self._trial_tokens * plain
-        return max(math.ceil(lost / plain / PROBE_SHARE), 0)
 
     def _band_rate(self, band: int) -> float:
         middle = (band + 0.5) / BANDS
@@ -395,24 +389,5 @@ class DraftingControl:
         return 0
 
     def _verify_by_proposals(self) -> list[float]:
-        """A verify's seconds with 0..cap proposals (length 1..cap+1): each length's own
-        typical time where measured, else a least-squares line through those measured (flat
-        until two are: a memory-bound verify costs one step at any length); never less
-        than a shorter one's (noise)."""
-        measured = self._verify_costs()
-        xs, ys = list(measured), list(measured.values())
-        slope, mx, my = 0.0, (sum(xs) / len(xs) if xs else 0.0), (sum(ys) / len(ys) if ys else 0.0)
-        if len(measured) >= 2:
-            sxx = sum((x - mx) ** 2 for x in xs)
-            sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-            slope = max(sxy / sxx, 0.0)
-        costs, floor = [], 0.0
-        for length in range(1, self.max_length + 2):
-            cost = measured.get(length, my + slope * (length - mx))
-            floor = max(floor, cost)
-            costs.append(floor)
-        return costs
-
-
-def _ewma(old: float | None, new: float) -> float:
-    return new if old is None else old + EWMA * (new - old)
+        """A verify's seconds with 0..cap proposals (length 1..cap+1)."""
+        return costs_by_length(self._verify_costs(), self.max_length + 1)

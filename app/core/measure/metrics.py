@@ -68,6 +68,8 @@ class RoundStats:
     expected: tuple[float, ...] = ()  # sampling: sum_v min(p, q) per checked position
     aside: bool = False  # a plain step because adaptive drafting stepped aside
     note: str = ""  # why adaptive drafting stepped aside, on the round that made it
+    # Why it went on drafting, when a check judged that on a busy computer.
+    kept_note: str = ""
 
 
 @dataclass
@@ -109,6 +111,13 @@ class DecodeStats:
             self.position_reached = [0] * self.draft_length
             self.position_accepted = [0] * self.draft_length
 
+    def add_judgement(self, aside_note: str, kept_note: str) -> None:
+        """Adaptive drafting stepped aside (and why), or went on drafting on a busy
+        computer (said in Chat as it streams, not counted)."""
+        if aside_note:
+            self.asides += 1
+            self.aside_note = aside_note
+
     def add_first_token(self, emitted: int) -> None:
         self.tokens += emitted
         self.first_tokens += emitted
@@ -129,8 +138,7 @@ class DecodeStats:
         if r.aside:
             self.aside_rounds += 1
         if r.note:
-            self.asides += 1
-            self.aside_note = r.note
+            self.add_judgement(r.note, "")
         drafted = min(r.drafted, self.draft_length)
         count_positions(self.position_reached, self.position_accepted, drafted, r.accepted)
         if r.expected:

@@ -46,14 +46,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.core.measure.drafting_check import Judgement
 from app.core.measure.drafting_control import DraftingControl
 from app.core.measure.metrics import ADAPTIVE, DecodeStats, RoundStats
+from app.core.measure.step_times import RoundMeasure
 from app.engine.protocol import Mode, StopReason
 from app.engine.worker.drafting import draft_tokens
 from app.engine.worker.mnn_llm import Logits, MnnLlm
 from app.engine.worker.prefill import OnPrefill, PrefillCancelled, prefill
-from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
+from app.engine.worker.verify import cut_back, verify_sampled, verify_stepwise
+from app.engine.worker.work_clock import Mark, work_seconds
 
 TARGET, DRAFT = "target", "draft"
 CATCH_UP = 2  # a round's first draft forward feeds up to this many pending tokens
@@ -109,7 +112,11 @@ class Decoder:
         self.sampler = sampler  # None: greedy
         self.control = control if draft is not None else None
         self.stop_below = stop_below
-        self._cycle_start = 0.0  # when the last round ended (generate sets it)
+        self._cycle_start = Mark(0.0, 0.0)  # when the last round ended (generate sets it)
+        # What the latest round measured, recorded once its text is out; what the
+        # controller judged, said with the round after it.
+        self._measure: RoundMeasure | None = None
+        self._judged: Judgement | None = None
         # Where in the sequence the draft's cache starts: 0 but after a probe's window.
         self._draft_start = 0
 
@@ -146,7 +153,8 @@ class Decoder:
         # is out (a reply that ends at once never pays for it).
         draft_ready = self.draft is None
 
-        decode_start = self._cycle_start = time.perf_counter()
+        self._cycle_start = Mark.now()
+        decode_start = self._cycle_start.wall
         # The prefill's logits give the first token: the target's own, outside any round.
         new, flags, rnd = [first], [False], None
         while True:
@@ -166,6 +174,7 @@ class Decoder:
             texts.append(text)
             if on_round is not None:
                 on_round(RoundOutput(new, flags, text, rnd, pieces))
+            self._judge()
             if stopped_by:
                 break
             if cancelled is not None and cancelled():
@@ -189,6 +198,8 @@ class Decoder:
                 draft_ready = True
             new, flags, rnd = self._round(seq, cap, planned=not alone)
         stats.decode_seconds = time.perf_counter() - decode_start
+        if self._judged is not None:  # judged on the reply's last round: said with its figures
+            stats.add_judgement(*self._notes())
         texts.append(text_decoder.decode(b"", final=True))
         assert stopped_by is not None  # each way out of the loop says why
         return Generation(out, "".join(texts), stats, stopped_by)
@@ -233,19 +244,19 @@ class Decoder:
         probing = self.control is not None and self.control.probing and not self.draft_linear
         if probing and self._draft_behind(seq) > PROBE_WINDOW:
             self._draft_start = max(len(seq) - 1 - PROBE_WINDOW, 0)
-        draft_start = time.perf_counter()
+        draft_start = Mark.now()
         try:
             self._prefill(self.draft, seq[self._draft_start : -1] or seq, on_prefill, cancelled)
         except PrefillCancelled:
             return False
         finally:
-            seconds = time.perf_counter() - draft_start
-            stats.draft_prefill_seconds += seconds
+            spent = draft_start.since()
+            stats.draft_prefill_seconds += spent.wall
             # Not the next round's time: whether drafting pays is judged on rounds. What
             # a read costs is weighed by the controller when it steps aside (the gap).
-            self._cycle_start += seconds
+            self._cycle_start = self._cycle_start.after(spent)
             if self.control is not None:
-                self.control.read(seconds)
+                self.control.read(spent.work)
         return True
 
     def _cut(
@@ -279,13 +290,30 @@ class Decoder:
             return prefill(model, seq, TARGET, self.target_linear, on_prefill, cancelled)
         return prefill(model, seq, DRAFT, self.draft_linear, on_prefill, cancelled)
 
-    def _cycle(self) -> float:
-        """Seconds since the last round ended: this round with the loop's own work
-        around it (cutting, decoding text, sending), which on a tiny model costs as much
-        as a forward and so counts in what adaptive drafting weighs."""
-        now = time.perf_counter()
-        cycle, self._cycle_start = now - self._cycle_start, now
-        return cycle
+    def _judge(self) -> None:
+        """The round just out, timed whole: planned, drafted, verified, and the loop's own
+        work on its tokens (cutting, decoding text, sending), which on a tiny model costs
+        as much as a forward and so counts in what adaptive drafting weighs. Timed from
+        the end of the round before (the draft's reads apart), so a round that emits
+        seven tokens is not charged the next round's work on them: plain and speculative
+        rounds alternate when the controller judges."""
+        cycle = self._cycle_start.since()
+        self._cycle_start = self._cycle_start.after(cycle)
+        m, self._measure = self._measure, None
+        if m is None or self.control is None:
+            return
+        m.round_seconds, m.wall_seconds = cycle.work, cycle.wall
+        judged = self.control.record(m)
+        if judged is not None:
+            self._judged = judged
+
+    def _notes(self) -> tuple[str, str]:
+        """What the controller judged last, unsaid so far: why it stepped aside, or why
+        it went on drafting on a busy computer."""
+        judged, self._judged = self._judged, None
+        if judged is None:
+            return "", ""
+        return (judged.describe(), "") if judged.aside else ("", judged.describe())
 
     def _round(
         self, seq: list[int], cap: int, planned: bool = True
@@ -297,18 +325,20 @@ class Decoder:
         last = seq[-1]
         if draft is None or cap == 0:
             aside = self.control is not None and self.control.stepped_aside
-            t0 = time.perf_counter()
+            # Standing aside, a step is only counted: read no more clocks than plain does.
+            timed = self.control is not None and planned and not aside
+            t0, w0 = time.perf_counter(), work_seconds() if timed else 0.0
             rows = target.forward([last])
             token = self._pick(rows[-1], seq)  # sampling time counts as the step's
-            elapsed = time.perf_counter() - t0
-            stats = RoundStats(0, 0, 1, 0, 0.0, elapsed, aside=aside)
-            cycle = self._cycle()
+            wall = time.perf_counter() - t0
+            note, kept = self._notes()
+            stats = RoundStats(0, 0, 1, 0, 0.0, wall, aside=aside, note=note, kept_note=kept)
             if self.control is not None and planned:
-                self.control.record(0, 0, 1, 0.0, 0, elapsed, cycle)
+                self._measure = RoundMeasure(0, 0, 1, work_seconds() - w0 if timed else wall)
             return [token], [False], stats
 
         lengths_fed = len(draft.lengths_fed) + len(target.lengths_fed)
-        t0 = time.perf_counter()
+        began = Mark.now()
         proposal, qs, forwards, later = draft_tokens(
             draft,
             seq,
@@ -319,14 +349,16 @@ class Decoder:
             self.control,
             self.stop_below,
         )
-        draft_seconds = time.perf_counter() - t0
+        drafting = began.since()
 
-        t1 = time.perf_counter()
+        t1 = Mark.now()
         expected: list[float] = []
         if self.sampler is not None:
-            n, guess, target_forwards, expected = self._verify_sampled(seq, proposal, qs)
+            n, guess, target_forwards, expected = verify_sampled(
+                target, self.sampler, seq, proposal, qs, self.verify_stepwise
+            )
         elif self.verify_stepwise:
-            n, guess, target_forwards = self._verify_stepwise(last, proposal)
+            n, guess, target_forwards = verify_stepwise(target, last, proposal)
         else:
             # Verify all k + 1 positions in one target forward.
             guesses = np.argmax(target.forward([last, *proposal]), axis=-1)
@@ -334,80 +366,40 @@ class Decoder:
             while n < len(proposal) and proposal[n] == int(guesses[n]):
                 n += 1
             guess, target_forwards = int(guesses[n]), 1
-        target_seconds = time.perf_counter() - t1
+        verifying = t1.since()
         new_tokens = [*proposal[:n], guess]
 
         # The draft's cache holds every token it drafted but the last: what stays valid
         # is seq and the accepted part (a cut beyond the cache is none).
         base = len(seq)
-        self._cut_back(target, base + n, self.target_linear, seq, proposal[:n])
+        cut_back(target, base + n, self.target_linear, seq, proposal[:n])
         start = self._draft_start
-        self._cut_back(draft, base + n - start, self.draft_linear, seq[start:], proposal[:n])
+        cut_back(draft, base + n - start, self.draft_linear, seq[start:], proposal[:n])
         k = len(proposal)
-        note = ""
-        cycle = self._cycle()
+        note, kept = self._notes()
         if self.control is not None:
-            # A length either model never fed before: MNN cloned a module this round.
-            cloned = len(draft.lengths_fed) + len(target.lengths_fed) > lengths_fed
-            stepped = self.control.record(
-                k, n, len(new_tokens), draft_seconds, forwards, target_seconds, cycle, later, cloned
+            self._measure = RoundMeasure(
+                drafted=k,
+                accepted=n,
+                emitted=len(new_tokens),
+                target_seconds=verifying.work,
+                draft_seconds=drafting.work,
+                draft_forwards=forwards,
+                later_seconds=later,
+                # A length either model never fed before: MNN cloned a module this round.
+                cloned=len(draft.lengths_fed) + len(target.lengths_fed) > lengths_fed,
             )
-            note = stepped.describe() if stepped is not None else ""
         flags = [True] * n + [False]
         stats = RoundStats(
             k,
             n,
             len(new_tokens),
             forwards,
-            draft_seconds,
-            target_seconds,
+            drafting.wall,
+            verifying.wall,
             target_forwards,
             tuple(expected),
             note=note,
+            kept_note=kept,
         )
         return new_tokens, flags, stats
-
-    def _verify_sampled(
-        self, seq: list[int], proposal: list[int], qs: list[TokenDist]
-    ) -> tuple[int, int, int, list[float]]:
-        """The speculative-sampling rule: accepted count, the next token, target forwards
-        and each checked position's expected acceptance."""
-        sampler = self.sampler
-        assert sampler is not None
-        if not self.verify_stepwise:
-            verdict = sampler.verify(self.target.forward([seq[-1], *proposal]), proposal, qs, seq)
-            return verdict.accepted, verdict.token, 1, verdict.expected_acceptance
-        # One target step per position, stopping at the first rejection.
-        history, expected = list(seq), []
-        row = self.target.forward([seq[-1]])[-1]
-        for n, token in enumerate(proposal):
-            checked = sampler.check(row, token, qs[n], history)
-            expected.append(checked.expected_acceptance)
-            if not checked.accepted:
-                return n, checked.token, n + 1, expected
-            history.append(token)
-            row = self.target.forward([token])[-1]
-        return len(proposal), sampler.draw(row, history)[0], len(proposal) + 1, expected
-
-    def _verify_stepwise(self, last: int, proposal: list[int]) -> tuple[int, int, int]:
-        """Feed the target one token at a time, stopping at the first mismatch."""
-        guess = int(np.argmax(self.target.forward([last])[-1]))
-        n = 0
-        while n < len(proposal) and proposal[n] == guess:
-            guess = int(np.argmax(self.target.forward([proposal[n]])[-1]))
-            n += 1
-        return n, guess, n + 1
-
-    def _cut_back(
-        self, model: MnnLlm, keep: int, linear: bool, seq: list[int], accepted: list[int]
-    ) -> None:
-        if keep >= len(model.kv_tokens):
-            return
-        if not linear:
-            model.truncate(keep)
-            return
-        # Linear attention: rebuild the state from the start.
-        valid = (seq + accepted)[:keep]
-        model.reset()
-        model.begin_prefill()
-        model.forward(valid)

@@ -8,14 +8,13 @@ the speculative rule holds for any number of proposals chosen before the verify.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from app.core.measure.drafting_control import DraftingControl
 from app.engine.worker.mnn_llm import Logits, MnnLlm
 from app.engine.worker.sampler import TokenDist
 from app.engine.worker.speculative_sampling import SpeculativeSampler
+from app.engine.worker.work_clock import work_seconds
 
 
 def draft_tokens(
@@ -39,10 +38,10 @@ def draft_tokens(
     judged = control is not None or stop_below > 0.0
     feed = seq[start + len(draft.kv_tokens) :]
     forwards = 0
-    later_from = 0.0  # when the round's second step began
+    later_from: float | None = None  # when the round's second step began (work seconds)
     for i in range(cap):
         if i == 1:
-            later_from = time.perf_counter()
+            later_from = work_seconds()
         rows = draft.forward(feed)
         forwards += 1
         confidence = 1.0
@@ -65,7 +64,7 @@ def draft_tokens(
         if control is not None and not control.more(i):
             break
         feed = [token]
-    later = time.perf_counter() - later_from if later_from else 0.0
+    later = work_seconds() - later_from if later_from is not None else 0.0
     return proposal, qs, forwards, later
 
 

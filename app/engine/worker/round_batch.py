@@ -45,6 +45,7 @@ class RoundBatch:
                     r.expected,
                     r.aside,
                     r.note,
+                    r.kept_note,
                 )
             )
         if time.perf_counter() - self._last >= FLUSH_SECONDS:

@@ -43,6 +43,7 @@ from app.engine.worker.rollback_probe import probe_linear_rollback
 from app.engine.worker.round_batch import EmitRounds, RoundBatch
 from app.engine.worker.speculative_sampling import SpeculativeSampler
 from app.engine.worker.turn_fitting import drop_oldest_turns
+from app.engine.worker.work_clock import FINE
 
 log = logging.getLogger("draftdeck.engine.session")
 
@@ -316,7 +317,8 @@ class Session:
         if not settings.adaptive:
             return None
         if self.control is None:
-            self.control = DraftingControl(self.draft_length, start_length=self._advised_length())
+            advised = self._advised_length()  # in pairs where work is timed by the wall:
+            self.control = DraftingControl(self.draft_length, start_length=advised, paired=not FINE)
         self.control.stop_below = settings.stop_below
         return self.control
 
