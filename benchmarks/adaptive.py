@@ -12,16 +12,21 @@ fixed length is chosen on the even rounds and compared with adaptive drafting on
 odd ones (chosen and compared on the same rounds, the best of lengths within noise of
 each other reads faster than it is).
 
-- bench pair (benchmarks/.cache/pair):  adaptive / best fixed      floor 1.0 (aim 1.1)
+Floors, quiet / with `--load 4` (four processes burning CPU in random 0.1-1.5 s bursts
+beside the run, a busy desktop's load: bursty_load.py):
+
+- bench pair (benchmarks/.cache/pair):  adaptive / best fixed      1.0 (aim 1.1) / 0.95
+- the fixtures' fast pair (12-layer target, 2-layer draft), the Chat benchmark's:
+                                          adaptive / best fixed      0.95 / 0.95
 - pairs that do not pay (fixtures' noisy and independent drafts; the bench target as
-   its own draft, as costly as its target): adaptive / plain         floor 0.95
-- an identical draft (fixture):           adaptive / best fixed     floor 0.97
-- the fixtures' fast pair (12-layer target, 2-layer draft), the Chat benchmark's: shown
+   its own draft, as costly as its target): adaptive / plain         0.95 / 0.9
+- an identical draft (fixture), which cannot pay: standing aside,
+                                          adaptive / plain           0.95 / 0.95
 - the controller's own cost per round vs the bench target's plain step  below 0.02
 
     make bench-pair                      # once: builds .venv-fixtures and the pair
     .venv/bin/python benchmarks/adaptive.py [--rounds 8] [--seconds 8] [--tokens 96] [-D 6]
-        [--only noisy identical]
+        [--only noisy identical] [--load 4]
 """
 
 from __future__ import annotations
@@ -38,10 +43,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.core.measure.drafting_control import DraftingControl  # noqa: E402
+from app.core.measure.step_times import RoundMeasure  # noqa: E402
 from app.core.recipe.drafting_settings import DraftingSettings  # noqa: E402
 from app.engine.protocol import Generate, Mode  # noqa: E402
 from app.engine.worker.server import claim_stdout  # noqa: E402
 from app.engine.worker.session import Session  # noqa: E402
+from benchmarks.bursty_load import BurstyLoad  # noqa: E402
 
 PAIR = ROOT / "benchmarks" / ".cache" / "pair"
 FIXTURES = ROOT / "tests" / "fixtures" / "bundles"
@@ -53,6 +60,15 @@ PROMPTS = (
 )
 FIXED, ADAPTIVE = DraftingSettings(adaptive=False), DraftingSettings(adaptive=True)
 PLAIN = "plain"
+# Per pair: the figure its floor is on, and the floor quiet and under bursty load.
+FLOORS: dict[str, tuple[str, float, float]] = {
+    "bench": ("adaptive_vs_best_fixed", 1.0, 0.95),
+    "fast": ("adaptive_vs_best_fixed", 0.95, 0.95),
+    "noisy": ("adaptive_vs_plain", 0.95, 0.9),
+    "independent": ("adaptive_vs_plain", 0.95, 0.9),
+    "as-costly": ("adaptive_vs_plain", 0.95, 0.9),
+    "identical": ("adaptive_vs_plain", 0.95, 0.95),
+}
 
 
 @dataclass
@@ -154,7 +170,7 @@ def controller_cost(plain_step_seconds: float, longest: int, rounds: int = 20000
             if not control.more(position):
                 break
         accepted = min(taken, i % (taken + 1)) if taken else 0
-        control.record(taken, accepted, accepted + 1, 0.004 * taken, taken, 0.005)
+        control.record(RoundMeasure(taken, accepted, accepted + 1, 0.005, 0.004 * taken, taken))
     per_round = (time.perf_counter() - started) / rounds
     return per_round / plain_step_seconds
 
@@ -168,6 +184,12 @@ def main() -> int:
     )
     parser.add_argument("-D", type=int, default=6, help="the longest draft length")
     parser.add_argument("--only", nargs="*", help="these pairs only (bench, noisy, ...)")
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        help="processes beside the run burning CPU in random 0.1-1.5 s bursts (a busy desktop)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not (PAIR / "target" / "llm.mnn").is_file():
@@ -185,9 +207,12 @@ def main() -> int:
     result: dict[str, Any] = {}
     if args.only:
         pairs = {name: pair for name, pair in pairs.items() if name in args.only}
-    for name, (target, draft) in pairs.items():
-        result[name] = bench_pair(target, draft, args.D, args.rounds, args.tokens, args.seconds)
-        print(f"{name}: {json.dumps(result[name])}", file=sys.stderr, flush=True)
+    load = BurstyLoad(args.load)
+    with load:
+        for name, (target, draft) in pairs.items():
+            result[name] = bench_pair(target, draft, args.D, args.rounds, args.tokens, args.seconds)
+            print(f"{name}: {json.dumps(result[name])}", file=sys.stderr, flush=True)
+    result["load"] = load.describe()
     if "bench" in result:
         plain_step = 1.0 / result["bench"]["tok_s"][PLAIN]
         result["controller_cost"] = controller_cost(plain_step, args.D)
@@ -195,23 +220,20 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2), file=out)
         return 0
-    for name, pair in result.items():
-        if name in ("bench", "identical", "fast"):
-            floor = {"bench": "1.0 (aim 1.1)", "identical": "0.97"}.get(name, "none (shown)")
-            print(
-                f"{name}: adaptive / best fixed ({pair['best_fixed']}) "
-                f"{pair['adaptive_vs_best_fixed']:.3f}   floor {floor}; "
-                f"best fixed / plain {pair['best_fixed_vs_plain']:.3f}, "
-                f"stepped aside {pair['asides']} times in {pair['rounds']} rounds",
-                file=out,
-            )
-        elif name in ("noisy", "independent", "as-costly"):
-            print(
-                f"{name}: adaptive / plain {pair['adaptive_vs_plain']:.3f}   floor 0.95; "
-                f"best fixed ({pair['best_fixed']}) / plain {pair['best_fixed_vs_plain']:.3f}, "
-                f"stepped aside {pair['asides']} times in {pair['rounds']} rounds",
-                file=out,
-            )
+    print(f"this computer: {result['load']}", file=out)
+    for name, (figure, quiet, loaded) in FLOORS.items():
+        if name not in result:
+            continue
+        pair = result[name]
+        floor = loaded if args.load else quiet
+        words = figure.replace("_vs_", " / ").replace("_", " ")
+        print(
+            f"{name}: {words} {pair[figure]:.3f}   floor {floor} "
+            f"({'met' if pair[figure] >= floor else 'NOT MET'}); best fixed ({pair['best_fixed']}) "
+            f"/ plain {pair['best_fixed_vs_plain']:.3f}, stepped aside {pair['asides']} times "
+            f"in {pair['rounds']} rounds",
+            file=out,
+        )
     if "controller_cost" in result:
         print(
             f"controller per round / plain step: {result['controller_cost']:.4f}   below 0.02",

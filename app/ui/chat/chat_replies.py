@@ -81,6 +81,8 @@ class ChatReplies:
         for r in event.rounds:
             if r.note:  # adaptive drafting stepped aside: said while the reply streams
                 self.page.say(f"Plain for now: {r.note}.")
+            elif r.kept_note:  # a judgement on a busy computer: said, as an aside is
+                self.page.say(f"Drafting on: {r.kept_note}.")
 
     def _on_finished(self, event: Done) -> None:
         page = self.page
