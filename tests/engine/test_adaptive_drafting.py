@@ -5,15 +5,19 @@ pair that cannot pay (the independent draft: never right, as costly as its targe
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from app.core.measure.drafting_control import JUDGE_ROUNDS, DraftingControl
 from app.core.measure.metrics import SEEDED
 from app.core.recipe.drafting_settings import DRAFTING_FILE, DraftingSettings, write_drafting
 from app.core.recipe.sampler_settings import sampler_settings
 from app.engine.protocol import Generate, Mode, Round, Rounds
+from app.engine.worker import decoder, drafting, work_clock
 from app.engine.worker.decoder import PROBE_WINDOW, Generation
 from app.engine.worker.session import Session
 
@@ -222,3 +226,23 @@ def test_a_seed_repeats_a_sampled_reply_with_adaptive_drafting_on(
     assert all(r.drafted == 4 for r in rounds)
     unseeded, _ = _run(session, Mode.SPECULATIVE, 20, drafting=ADAPTIVE, sampler=sampler)
     assert unseeded.stats.drafting == "adaptive"
+
+
+def test_a_judgement_on_a_busy_computer_says_so(
+    session: Session, fixture_bundle: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if other programs took most of the CPU: the worker's thread gets 40 % of the
+    # time it is charged by the wall. (Scaling its real CPU time keeps the judgement
+    # itself on work, whatever the machine running this test is doing.)
+    def busy_clock() -> float:
+        return time.thread_time() * 0.4
+
+    for module in (work_clock, decoder, drafting):
+        monkeypatch.setattr(module, "work_seconds", busy_clock)
+    _load(session, fixture_bundle("fast-target"), fixture_bundle("fast-draft"))
+    spec, rounds = _run(session, Mode.SPECULATIVE, 120, drafting=ADAPTIVE)
+    said = [r.kept_note for r in rounds if r.kept_note]
+    # The pair's first check (it pays) is said once, busy and in words.
+    assert len(said) == 1 and said[0].startswith("drafting pays: ")
+    assert "this computer was busy while it was judged" in said[0]
+    assert spec.stats.asides == 0 and not any(r.note for r in rounds)
