@@ -1,27 +1,35 @@
 """The chat transcript: messages as data, drawn into a text view.
 
-Streaming text is appended at the end with a cursor (cheap, whatever the length); a
-full redraw happens only when something earlier changes (a thinking block is unfolded,
-highlighting is switched). Qwen3's <think>…</think> is kept apart and shown folded.
+Streaming text is appended at the end with a cursor (cheap, whatever the length), a
+line a paragraph; a reply's end edits its heading and adds its figures in place
+(transcript_places.py). A full redraw happens only when something earlier changes (a
+thinking block is unfolded, highlighting is switched, turns are left out). Qwen3's
+<think>…</think> is kept apart and shown folded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from itertools import groupby
 from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.measure.chat_record import MessageRecord, acceptance_parts
 from app.ui.base.scheme import colours, scheme
+from app.ui.chat import transcript_places as places
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-MESSAGE_GAP = 12  # px above a message: Qt's own margin for <p>, as a full redraw has
 COPY, REGENERATE = "Copy", "Regenerate"
 # Messages the engine left out to fit the context window stay on screen, greyed.
 OUT_OF_CONTEXT = "not in context"
@@ -123,17 +131,25 @@ class Transcript(QTextBrowser):
         self.messages.append(Message("user", [(text, False)]))
         index = len(self.messages) - 1
         if index and self.messages[index - 1].stats is not None:
-            self._redraw_heading(index - 1)  # no longer the last reply: no Regenerate
+            # No longer the last reply: no Regenerate.
+            self._in_place(
+                lambda doc: places.replace_heading(doc, index - 1, self._head(index - 1))
+            )
         self._append_html(self._message_html(index))
 
     def start_assistant(self, mode: str) -> Message:
         message = Message("assistant", mode=mode)
         self.messages.append(message)
-        self._append_html(self._heading(len(self.messages) - 1) + "<br>")
+        self._append_html(self._heading(len(self.messages) - 1))
+        cursor = self.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertBlock(places.TEXT_LINE, self._plain)  # the heading is a paragraph
         return message
 
     def add_pieces(self, pieces: Sequence[str], flags: Sequence[int]) -> None:
         message = self.messages[-1]
+        index = len(self.messages) - 1
+        thinking = f"<br><a href='think:{index}'>▸ Thinking…</a>"  # in its heading
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
         # One edit block: the paragraph is laid out once per batch, not once per token
@@ -143,7 +159,8 @@ class Transcript(QTextBrowser):
             marker = piece.strip()
             if marker == THINK_OPEN:
                 message.in_thinking = True
-                cursor.insertHtml(f"<a href='think:{len(self.messages) - 1}'>▸ Thinking…</a><br>")
+                self._in_place(lambda doc: places.add_to_heading(doc, index, thinking))
+                cursor.movePosition(QTextCursor.MoveOperation.End)
                 continue
             if marker == THINK_CLOSE:
                 message.in_thinking = False
@@ -152,24 +169,41 @@ class Transcript(QTextBrowser):
                 message.thinking.append((piece, bool(flag)))
                 continue
             message.answer.append((piece, bool(flag)))
-            cursor.insertText(piece, self._draft if flag and self.highlight else self._plain)
+            chars = self._draft if flag and self.highlight else self._plain
+            for number, line in enumerate(piece.split("\n")):
+                # A line a paragraph: each batch lays out the last ones, not the whole
+                # reply (9-12 ms a batch at 3,000 tokens as one paragraph, about 1 ms).
+                if number:
+                    cursor.insertBlock(places.TEXT_LINE, chars)
+                cursor.insertText(line, chars)
         cursor.endEditBlock()
         self.ensureCursorVisible()
 
     def finish(self, stats: dict[str, Any], stopped_by: str) -> None:
         message = self.messages[-1]
         message.stats, message.stopped_by = stats, stopped_by
-        # Folds the thinking block and adds the figures and links: this reply alone is
-        # drawn again (the whole transcript took 15-71 ms at 1-6 long replies).
-        self._redraw_message(len(self.messages) - 1)
+        # Its heading gains its links and folds the thinking, its figures go under it;
+        # the text stays as streamed (drawn again, the whole transcript took 15-71 ms at
+        # 1-6 long replies, and this reply alone 20 ms at 3,000 tokens).
+        index = len(self.messages) - 1
+        figures = f"<span style='color:{colours().hint}'>{figures_html(message)}</span>"
+        self._in_place(
+            lambda doc: (
+                places.replace_heading(doc, index, self._head(index))
+                and places.add_line(doc, index, figures, self._plain)
+            )
+        )
         self.moveCursor(QTextCursor.MoveOperation.End)
 
     def add_phone_line(self, message: Message, line: str, tip: str) -> None:
         """The phone forecast under this reply's figures (if it is still shown)."""
-        for index, shown in enumerate(self.messages):
-            if shown is message:
-                message.phone_line = (line, tip)
-                self._redraw_message(index)
+        index = next((i for i, shown in enumerate(self.messages) if shown is message), None)
+        if index is None:
+            return
+        message.phone_line = (line, tip)
+        words, tip = (escape(part, quote=True) for part in message.phone_line)
+        html = f"<i style='color:{colours().hint}' title='{tip}'>{words}</i>"
+        self._in_place(lambda doc: places.add_line(doc, index, html, self._plain))
 
     def drop_last_reply(self) -> bool:
         """Take the last reply away, if it is finished (to write it again)."""
@@ -197,17 +231,8 @@ class Transcript(QTextBrowser):
     def _append_html(self, html: str) -> None:
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        self._insert_message(cursor, html)
+        places.insert_message(cursor, html, self._plain)
         self.ensureCursorVisible()
-
-    def _insert_message(self, cursor: QTextCursor, html: str) -> None:
-        if cursor.block().length() > 1:
-            # insertHtml continues the last paragraph: a new message would start on the
-            # previous one's last line ("Hi?Assistant").
-            spaced = QTextBlockFormat()
-            spaced.setTopMargin(MESSAGE_GAP)
-            cursor.insertBlock(spaced, self._plain)
-        cursor.insertHtml(html)
 
     def _spans(self, parts: list[tuple[str, bool]]) -> str:
         """The text, each run of drafted tokens in one highlighted span (a span a token
@@ -253,7 +278,8 @@ class Transcript(QTextBrowser):
             body += f"<br><i style='color:{now.hint}' title='{tip}'>{line}</i>"
         return (
             f"<p style='margin-bottom:0;{grey}'>{self._head(index)}</p>{thinking}"
-            f"<p style='margin-top:0;{grey}'>{body}</p>"
+            # Spaces as streamed (a code block's indent, the first token's space).
+            f"<p style='margin-top:0; white-space:pre-wrap;{grey}'>{body}</p>"
         )
 
     def render_all(self) -> None:
@@ -261,55 +287,11 @@ class Transcript(QTextBrowser):
         self._drawn_out_of_context = self.out_of_context
         self.moveCursor(QTextCursor.MoveOperation.End)
 
-    def _redraw_message(self, index: int) -> None:
-        """This message drawn again where it stands; the text before it keeps its layout.
-        Greying that changed (turns left out) is drawn everywhere."""
-        span = self._message_span(index)
-        if span is None or self.out_of_context != self._drawn_out_of_context:
+    def _in_place(self, edit: Callable[[QTextDocument], bool]) -> None:
+        """An edit of the document in place, or the whole transcript drawn again when
+        greying changed (turns left out) or the edit found nothing to edit."""
+        if self.out_of_context != self._drawn_out_of_context or not edit(self.document()):
             self.render_all()
-            return
-        # Out with the paragraph break before it too: put in again as a new message is,
-        # it keeps its own paragraph's spacing (replaced in place, the message's first
-        # paragraph took the format of its last).
-        start, end = span.selectionStart(), span.selectionEnd()
-        span.setPosition(max(start - 1, 0))
-        span.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        span.removeSelectedText()
-        self._insert_message(span, self._message_html(index))
-
-    def _redraw_heading(self, index: int) -> None:
-        """A finished reply's heading block drawn again (its links change)."""
-        span = self._message_span(index)
-        if span is None:
-            self.render_all()
-            return
-        span.setPosition(span.anchor())
-        span.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-        span.insertHtml(self._head(index))
-
-    def _message_span(self, index: int) -> QTextCursor | None:
-        """A cursor selecting the message's text: from its heading's first character
-        (named after the message) to the end of the block before the next message's."""
-        start = end = None
-        block = self.document().lastBlock()
-        while block.isValid() and start is None:
-            names = (
-                block.begin().fragment().charFormat().anchorNames() if block.length() > 1 else []
-            )
-            if _anchor(index) in names:
-                start = block.position()
-            elif _anchor(index + 1) in names:
-                end = block.position() - 1  # the paragraph break before it stays
-            block = block.previous()
-        if start is None:
-            return None
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        if end is None:
-            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-        else:
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        return cursor
 
     def show_end(self) -> None:
         """Scroll to the end (the last reply): a reopened conversation showed its first
@@ -330,7 +312,7 @@ class Transcript(QTextBrowser):
         message = self.messages[index]
         # The heading's first character is named after the message: where it starts,
         # found again after edits before it (a name, not a link: nothing to click).
-        name = f"<a name='{_anchor(index)}'></a>"
+        name = places.named(index)
         left_out = (
             f" · <span title='{OUT_OF_CONTEXT_TIP}'><i>{OUT_OF_CONTEXT}</i></span>"
             if index < self.out_of_context
@@ -366,10 +348,6 @@ class Transcript(QTextBrowser):
             if 0 <= index < len(self.messages):
                 self.messages[index].thinking_open = not self.messages[index].thinking_open
                 self.render_all()
-
-
-def _anchor(index: int) -> str:
-    return f"message-{index}"
 
 
 def _html(text: str) -> str:

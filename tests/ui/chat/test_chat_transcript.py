@@ -147,7 +147,7 @@ def test_a_reply_that_ends_is_drawn_again_alone(qtbot: QtBot) -> None:
         "Assistant  Copy · Regenerate\n▸ Thinking (2 tokens)\nShort reply.\n3 tokens · speculative"
     )
     # The earlier reply is no longer the last: it lost its Regenerate link.
-    assert "Assistant  Copy\n▸ Thinking (2 tokens)\nword0 word1" in shown
+    assert "Assistant  Copy\n▸ Thinking (2 tokens)\n word0 word1" in shown
     assert view.toHtml().count("regenerate:") == 1
     view.render_all()
     assert view.toPlainText() == shown
@@ -164,5 +164,46 @@ def test_a_phone_line_for_an_earlier_reply_goes_under_it(qtbot: QtBot) -> None:
     view.add_phone_line(first, "On Pixel 8: about 14.0 tok/s", "a forecast")
     shown = view.toPlainText()
     assert "6 tokens · speculative\nOn Pixel 8: about 14.0 tok/s\nYou  Copy\nSecond?" in shown
+    view.render_all()
+    assert view.toPlainText() == shown
+
+
+def test_a_reply_stays_where_it_is_when_it_ends(qtbot: QtBot) -> None:
+    """Its lines were paragraphs while streaming (with a paragraph's spacing each) and
+    closed up when it ended: the text jumped under the reader's eyes."""
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(600, 600)
+    view.show()  # laid out on screen: where each line is drawn
+    view.add_user("Three lines?")
+    view.start_assistant("speculative")
+    view.add_pieces(["One.\nTwo", ".\n\nThree", "."], [0, 1, 0])
+
+    def top(text: str) -> int:
+        found = view.document().find(text)
+        assert not found.isNull(), text
+        return view.cursorRect(found).top()
+
+    streamed = [top(line) for line in ("One.", "Two.", "Three.")]
+    assert 0 < streamed[0] < streamed[1] < streamed[2]
+    view.finish({"tokens": 3}, "stop_token")
+    assert [top(line) for line in ("One.", "Two.", "Three.")] == streamed
+    shown = view.toPlainText()
+    view.render_all()
+    assert view.toPlainText() == shown
+    assert [top(line) for line in ("One.", "Two.", "Three.")] == streamed
+
+
+def test_thinking_after_the_text_is_folded_when_the_reply_ends(qtbot: QtBot) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.add_user("Hm?")
+    view.start_assistant("speculative")
+    view.add_pieces(["Well", "<think>", "Hidden", "</think>", " then."], [0, 0, 1, 0, 1])
+    view.finish({"tokens": 4}, "stop_token")
+    shown = view.toPlainText()
+    assert shown.endswith(
+        "Assistant  Copy · Regenerate\n▸ Thinking (1 tokens)\nWell then.\n4 tokens · speculative"
+    )
     view.render_all()
     assert view.toPlainText() == shown
