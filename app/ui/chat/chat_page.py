@@ -43,29 +43,12 @@ from app.ui.chat.chat_header import (
 )
 from app.ui.chat.chat_input import MessageInput
 from app.ui.chat.chat_mode import ModeChoice
+from app.ui.chat.chat_notes import NotesStrip
 from app.ui.chat.chat_opening import ConversationOpening
 from app.ui.chat.chat_replies import ChatReplies
 from app.ui.chat.chat_sampling import SamplerControls
 from app.ui.chat.chat_transcript import Transcript
 from app.ui.chat.chat_turns import TurnMarkersNote
-
-NOTE_LINES = 2  # the room kept for the status notes, shown or not
-
-
-def notes_strip(*notes: QLabel) -> QWidget:
-    """The status notes (an export, a new pair, Plain by default) in a strip that keeps
-    NOTE_LINES lines of room while they are hidden: a note coming or going once pushed
-    the toolbar and the transcript down or up by 14-48 px. A longer note still grows it
-    rather than be cut."""
-    strip = QWidget()
-    layout = QVBoxLayout(strip)
-    layout.setContentsMargins(0, 0, 0, 0)
-    for note in notes:
-        layout.addWidget(note)
-    layout.addStretch(1)
-    lines = NOTE_LINES * notes[0].fontMetrics().lineSpacing()
-    strip.setMinimumHeight(lines + (len(notes) - 1) * layout.spacing())
-    return strip
 
 
 class ChatPage(QWidget):
@@ -96,7 +79,7 @@ class ChatPage(QWidget):
         self.chat_note.setObjectName("pageHint")
         wrap_to_width(self.chat_note)
         self.chat_note.hide()
-        self.notes = notes_strip(self.mode_note, self.chat_note)
+        self.notes = NotesStrip(self.mode_note, self.chat_note)
         self.turns = TurnMarkersNote(self._reload_pair)  # a target whose turns are unmarked
         self.sampling = SamplerControls()  # per request: switching never reloads the pair
         self.highlight = QCheckBox("Highlight drafts")

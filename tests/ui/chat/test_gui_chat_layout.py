@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.base.engine_bridge import ERROR
+from app.ui.base.labels import wrap_to_width
 from app.ui.chat.chart_words import REFERENCE_WORDS
 from app.ui.chat.chat_charts import ChatCharts
 from app.ui.chat.chat_header import INEXACT_VERIFY_NOTE, INEXACT_VERIFY_TIP, plain_default_note
 from app.ui.chat.chat_mode import ModeChoice
+from app.ui.chat.chat_notes import NotesStrip
 from app.ui.chat.chat_sampling import GREEDY_INDEX
 from app.ui.shell.main_window import MainWindow
 from tests.helpers.engine_events import rounds_event
@@ -198,11 +200,14 @@ def test_status_notes_never_move_the_toolbar_or_the_transcript(
     page.chat_note.hide()
     page.mode_note.hide()
 
-    def tops() -> tuple[int, int]:
+    def tops() -> tuple[int, int, int]:
         QApplication.processEvents()
         return (
             page.mode.mapTo(page, page.mode.rect().topLeft()).y(),
             page.transcript.mapTo(page, page.transcript.rect().topLeft()).y(),
+            # Nor resize it and the charts: each time they did, a streaming chat's charts
+            # were laid out and painted anew (40-100 ms).
+            page.transcript.height(),
         )
 
     before = tops()
@@ -214,6 +219,30 @@ def test_status_notes_never_move_the_toolbar_or_the_transcript(
     page.chat_note.hide()
     page.mode_note.hide()
     assert tops() == before
+    # Sending hides the note of the last reply; a note of this one comes soon after.
+    page.say("Plain for now: drafting did not pay: 0.61x plain (0.55-0.67, 95 %, 6 rounds).")
+    assert tops() == before
+    page.chat_note.hide()
+    assert tops() == before
+
+
+def test_the_notes_ask_the_page_for_their_room_and_grow_only_by_their_width(
+    qtbot: QtBot,
+) -> None:
+    """A wrapped note's own size hint is its text at a narrow width (hundreds of px
+    high): asked for that, the page's layout gave the strip half the page now and then
+    and took it back, laying the transcript and the charts out anew twice a reply."""
+    first, second = wrap_to_width(QLabel()), wrap_to_width(QLabel())
+    strip = NotesStrip(first, second)
+    qtbot.addWidget(strip)
+    strip.resize(600, 100)
+    strip.show()
+    second.hide()
+    first.setText("A note that needs many lines at this width. " * 20)
+    assert first.sizeHint().height() > 4 * strip.minimumHeight()  # what it used to ask
+    assert strip.sizeHint().height() == strip.minimumHeight()
+    assert strip.hasHeightForWidth()
+    assert strip.heightForWidth(600) > strip.minimumHeight()  # a long note still grows it
 
 
 def test_a_reopened_chats_single_speed_dot_sits_on_an_axis_from_zero(
