@@ -79,7 +79,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     def progress(told: SweepProgress) -> None:
         print(
-            f"  {told.done}/{told.total} run pairs, {time_left_text(told.seconds_left)}",
+            f"  {told.fraction:.0%} ({told.done} run pairs), {time_left_text(told.seconds_left)}",
             file=sys.stderr,
         )
 

@@ -7,6 +7,7 @@ counts are compared with the engine's own rule (app/engine/worker/mnn_llm.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -19,7 +20,7 @@ import pytest
 from app.cli.tune import format_rows
 from app.core.measure.metrics import DecodeStats
 from app.core.measure.tune_apply import COMPUTER, best_changes, refusal_now
-from app.core.measure.tune_eta import SweepClock, seconds_left, time_left_text
+from app.core.measure.tune_eta import RISE_LIMIT, SweepClock, seconds_left, time_left_text
 from app.core.measure.tune_plan import (
     Setting,
     SweepPlan,
@@ -230,8 +231,8 @@ class _TimedEngine(ScriptedClient):
     speculative at `speed[d]`, every other run 1.3x faster still, so no interval
     narrows and every setting runs its most rounds."""
 
-    def __init__(self, clock: list[float], setup: float, pair: float) -> None:
-        self.clock, self.setup, self.pair = clock, setup, pair
+    def __init__(self, clock: list[float], setup: float, pair: float, warm: float = 0.0) -> None:
+        self.clock, self.setup, self.pair, self.warm = clock, setup, pair, warm
         self.speed = {1: 1.0, 2: 1.1, 3: 1.6, 4: 1.6}  # d=3 and d=4 lead
         self.d = 1
         self.generations = 0
@@ -253,6 +254,8 @@ class _TimedEngine(ScriptedClient):
             self.generations += 1
             if self.generations > 2:  # the warm-up is part of the setup
                 self.clock[0] += self.pair / 2
+            else:  # unless it is timed apart: `warm` a generation
+                self.clock[0] += self.warm
             speculative = request.mode == "speculative"
             seconds = 1.0
             if speculative:
@@ -272,9 +275,10 @@ class _TimedEngine(ScriptedClient):
         return ResetDone()
 
 
-def _scripted_sweep(bundle_copy: Copy) -> tuple[_TimedEngine, TuneStatus]:
-    """Four settings of five rounds each on a made-up clock (setup 3 s, a pair 1.5 s),
-    run to the end; the engine keeps what the job showed along the way."""
+def _scripted_sweep(bundle_copy: Copy, warm: float = 0.0) -> tuple[_TimedEngine, TuneStatus]:
+    """Four settings of five rounds each on a made-up clock (setup 3 s, a pair 1.5 s,
+    and `warm` a warm-up generation), run to the end; the engine keeps what the job
+    showed along the way."""
     target, draft = bundle_copy("fast-target"), bundle_copy("fast-draft")
     plan = SweepPlan(
         draft_lengths=(1, 2, 3, 4),
@@ -284,7 +288,7 @@ def _scripted_sweep(bundle_copy: Copy) -> tuple[_TimedEngine, TuneStatus]:
         min_run_seconds=0.0,
     )
     clock = [0.0]
-    engine = _TimedEngine(clock, setup=3.0, pair=1.5)
+    engine = _TimedEngine(clock, setup=3.0, pair=1.5, warm=warm)
     job = TuneJob(
         target,
         draft,
@@ -339,6 +343,29 @@ def test_the_bar_never_ends_before_the_work_and_agrees_with_the_time_left(
     again = "Measuring the 2 leading settings again, to tell them apart…"
     assert again in messages
     assert all(m == again for m in messages[messages.index(again) :])
+
+
+def test_a_figure_once_the_first_setting_is_warm_and_the_bar_never_goes_back(
+    bundle_copy: Copy,
+) -> None:
+    """The warm-up (a generation of each mode, 0.75 s each) foretells a pair: the time
+    left is shown before any pair is done (a Quick sweep said "0 %… estimating…" for
+    100 s); from then on the bar only moves forward and the time left never jumps up."""
+    engine, end = _scripted_sweep(bundle_copy, warm=0.75)
+    assert end.state == DONE and end.fraction == 1.0
+    shown = [s for s in engine.statuses if s.eta_seconds is not None]
+    assert shown and shown[0].pairs_done == 0 and shown[0].fraction > 0
+    assert shown[0].elapsed <= 3.0 + 2 * 0.75  # the first setting's load and warm-up
+    for before, after in itertools.pairwise(engine.statuses):
+        assert after.fraction >= before.fraction
+        if before.eta_seconds is not None and after.eta_seconds is not None:
+            # The whole sweep's estimate rises by a tenth of itself at most.
+            total = before.elapsed + before.eta_seconds
+            assert after.elapsed + after.eta_seconds <= total * (1 + RISE_LIMIT) + 1e-9
+    total = end.elapsed
+    for s in shown:
+        assert s.eta_seconds is not None
+        assert abs(s.eta_seconds - (total - s.elapsed)) <= 0.2 * (total - s.elapsed) + 5.0
 
 
 def test_time_left_reads_in_one_short_line() -> None:

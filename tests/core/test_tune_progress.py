@@ -1,9 +1,24 @@
-"""The pairs a sweep expects in all, from the run rule and the pace so far (made-up
-times): the bar is pairs done over them, so it never reads 100 % while pairs remain."""
+"""The pairs a sweep expects in all and its time left, from the run rule and the pace
+so far, and what is shown of them (made-up times): a pace from a setting's warm-up and
+its first pair, a share done that never goes back, a time left that never jumps up."""
 
 from __future__ import annotations
 
-from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs
+import itertools
+import random
+import statistics
+
+import pytest
+
+from app.core.measure.tune_eta import (
+    RISE_LIMIT,
+    ShownEstimate,
+    SweepClock,
+    SweepProgress,
+    expected_pairs,
+    pair_seconds,
+    seconds_left,
+)
 from app.core.measure.tune_plan import SweepPlan
 
 PLAN = SweepPlan(prompts=("a", "b", "c"), budget_seconds=20.0, max_repeats=12)
@@ -42,3 +57,96 @@ def test_a_stage_at_its_planned_end_still_leaves_a_pair_to_come() -> None:
     assert total == 7
     assert SweepProgress(6, total, 0.0).fraction < 1.0
     assert SweepProgress(6, 6, 0.0).fraction == 1.0  # the runner's own end
+
+
+# -- the pace, known early -------------------------------------------------------------
+
+
+def test_a_settings_warm_up_gives_the_pace_before_any_pair() -> None:
+    """Set up at 5 s, its warm-up foretelling 1.5 s a pair: a figure at once, where the
+    sweep once said "estimating…" until two pairs of a setting were done (100 s)."""
+    clock = SweepClock(4).started(0.0).ready(5.0, 1.5)
+    assert pair_seconds(clock) == 1.5
+    left = seconds_left(PLAN, clock, 5.0)
+    # This setting's rounds (the budget buys 5 of 4.5 s), then 3 settings and 2 leaders
+    # as long as it is planned: setup 5 s, then those rounds.
+    assert left == pytest.approx(5 * 4.5 + 5 * (5.0 + 5 * 4.5))
+    assert seconds_left(PLAN, SweepClock(4).started(0.0).ready(5.0), 5.0) is None
+
+
+def test_a_settings_first_pair_is_timed_from_its_setup() -> None:
+    """The load and warm-up are not a pair's: timed from the setup's end, one pair gives
+    the pace (a first pair's time with them in it once said 400 s of a 150 s sweep)."""
+    clock = SweepClock(4).started(0.0).ready(10.0, 4.0).paired(11.5)
+    assert pair_seconds(clock) == 1.5  # measured now, not the warm-up's guess
+    clock = clock.paired(13.5).started(14.0).ready(20.0).paired(21.0)
+    assert pair_seconds(clock) == 1.5  # 1.5, 2.0 and 1.0: their median
+
+
+# -- what is shown ------------------------------------------------------------------------
+
+
+def _shown(steps: list[tuple[float, float | None]]) -> list[ShownEstimate]:
+    shown, seen = ShownEstimate(), []
+    for elapsed, left in steps:
+        shown = shown.next(elapsed, left)
+        seen.append(shown)
+    return seen
+
+
+def _moves_forward(steps: list[tuple[float, float | None]], seen: list[ShownEstimate]) -> None:
+    """The share never goes back nor reaches 100 % before the end; the whole sweep's
+    estimate never rises by more than a tenth of itself at once, so the time left never
+    jumps up."""
+    for before, after in itertools.pairwise(seen):
+        assert after.share >= before.share
+        if before.total is not None and after.total is not None:
+            assert after.total <= before.total * (1 + RISE_LIMIT) + 1e-9
+    assert all(s.share < 1.0 for s in seen)
+    for (elapsed, _), s in zip(steps, seen, strict=True):
+        if s.total is not None:
+            assert s.total >= elapsed
+
+
+def test_a_steady_pace_is_shown_as_measured() -> None:
+    # 200 s of work, a report every 2 s, each estimate right: shown as it is.
+    steps: list[tuple[float, float | None]] = [(2.0, None)]
+    steps += [(t, 200.0 - t) for t in range(4, 200, 2)]
+    seen = _shown(steps)
+    _moves_forward(steps, seen)
+    assert seen[0].total is None and seen[0].share == 0.0  # nothing measured: no figure
+    assert seen[1].seconds_left(4.0) == pytest.approx(196.0)  # then at once, as measured
+    for (elapsed, left), s in zip(steps[1:], seen[1:], strict=True):
+        assert s.seconds_left(elapsed) == pytest.approx(left)
+        assert s.share == pytest.approx(elapsed / 200.0)
+
+
+def test_a_noisy_pace_moves_forward_and_stays_near_the_truth() -> None:
+    """Estimates off by -40 % to +60 % at random (a busy machine's pairs): the share
+    only grows, and the time left shown is nearer the truth than the raw estimates."""
+    noise = random.Random(46)
+    steps = [(float(t), (300.0 - t) * noise.uniform(0.6, 1.6)) for t in range(3, 300, 3)]
+    seen = _shown(steps)
+    _moves_forward(steps, seen)
+    truth = [300.0 - t for t, _ in steps]
+    shown = [s.seconds_left(t) or 0.0 for (t, _), s in zip(steps, seen, strict=True)]
+    raw = [left or 0.0 for _, left in steps]
+    error = statistics.fmean(abs(a - b) for a, b in zip(shown, truth, strict=True))
+    raw_error = statistics.fmean(abs(a - b) for a, b in zip(raw, truth, strict=True))
+    assert error < 0.75 * raw_error
+
+
+def test_more_work_found_late_is_shown_rising_gently_then_in_full() -> None:
+    """At 80 s of a 100 s estimate, the leaders to measure again add 100 s: the time left
+    does not leap from about 20 s to 120 s at once; within a few reports it says it."""
+    steps = [(float(t), 100.0 - t) for t in range(2, 81, 2)]
+    steps += [(float(t), 200.0 - t) for t in range(82, 200, 2)]
+    seen = _shown(steps)
+    _moves_forward(steps, seen)
+    at_80 = seen[len(range(2, 81, 2)) - 1]
+    after = seen[len(range(2, 81, 2))]
+    assert at_80.seconds_left(80.0) == pytest.approx(20.0)
+    assert after.seconds_left(82.0) is not None
+    assert after.seconds_left(82.0) < 40.0  # a part of the way, not 118 s at once
+    settled = seen[len(range(2, 81, 2)) + 15]  # 30 s later
+    assert settled.total == pytest.approx(200.0, rel=0.05)

@@ -47,6 +47,8 @@ class ScriptedClient(ABC):
     """The part of EngineClient a scripted engine keeps: `load` asks the load plan first,
     then hands the request to the subclass's `run`."""
 
+    interrupted = False  # told to stop what runs (a sweep's Cancel)
+
     @abstractmethod
     def run(self, request: Request[Any], *_: Any, **__: Any) -> object:
         """The scripted answer to `request`."""
@@ -54,3 +56,10 @@ class ScriptedClient(ABC):
     def load(self, request: Load) -> object:
         planned(request)
         return self.run(request)
+
+    def interrupt(self) -> None:
+        """A cancel's word to the engine: a script runs each request whole anyway."""
+        self.interrupted = True
+
+    def resume(self) -> None:
+        self.interrupted = False

@@ -1,16 +1,24 @@
-"""How long a sweep has left, from its plan and the pace measured so far.
+"""How long a sweep has left, from its plan and the pace measured so far, as shown.
 
 Pairs done over pairs planned is a poor clock: a setting runs rounds until its uplift's
 interval is narrow or its time budget (`SweepPlan.budget_seconds`) is spent, so the
 planned pair count grows while the sweep runs, every setting also loads and warms up,
-and the leading settings are measured again at the end. A sweep that took 175 s once
-said "54 s left" at 8 % and "25 s left" at 61 %. So the estimate counts stages (one a
-setting, then one a re-measured leader), each as long as the finished ones took, or,
-before any finished, as the plan makes it at the measured pace: its setup, then rounds
-until the budget is spent (the interval may narrow sooner; then the estimate falls).
-The pairs planned in all (`expected_pairs`) follow the same rule, so the bar (pairs done
-over them) and the time left tell the same story: a bar at 100 % beside "about 70 s
-left" was pairs done over a total that the runner had not grown yet.
+and the leading settings are measured again at the end. So the estimate counts stages
+(one a setting, then one a re-measured leader), each as long as the finished ones took,
+or, before any finished, as the plan makes it at the measured pace: its setup (load,
+verify agreement, warm-up), then rounds until the budget is spent (the interval may
+narrow sooner; then the estimate falls).
+
+The pace is known early: a stage's warm-up times a generation of each mode, which with
+the generations a run repeats gives a pair's seconds before any pair (`SweepClock.
+ready`), and a stage's first pair is timed from the end of its setup. A sweep once said
+"0 %… estimating…" for 100 s: it waited for two pairs of a stage, the first timed with
+the load in it.
+
+What is shown (`ShownEstimate`) moves forward: the share done never goes back, and the
+estimate of the whole sweep falls quickly towards a lower figure but rises only a part
+of the way at a time, never more than a tenth of itself at once (the time left once
+read "about 5 s", then "20 s", then three more minutes).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.measure.tune_plan import SweepPlan
 
@@ -37,52 +45,79 @@ class SweepClock:
     pair_ends: tuple[tuple[int, float], ...] = ()  # (stage index, time) of each pair done
     remeasures: int | None = None  # leaders re-measured; None while the first pass runs
     leaders: int = 0  # leading settings among the results so far
+    # (stage index, time its setup ended, a pair's seconds its warm-up foretold or None)
+    setups: tuple[tuple[int, float, float | None], ...] = ()
 
     def started(self, at: float, remeasures: int | None = None) -> SweepClock:
         """This clock with a stage begun `at`; `remeasures` once they are known."""
         known = self.remeasures if remeasures is None else remeasures
-        return SweepClock(
-            self.settings, (*self.stage_starts, at), self.pair_ends, known, self.leaders
-        )
+        return replace(self, stage_starts=(*self.stage_starts, at), remeasures=known)
+
+    def ready(self, at: float, pair_guess: float | None = None) -> SweepClock:
+        """This clock with the current stage's setup done `at`; `pair_guess`: a pair's
+        seconds as its warm-up foretells them (None: it says nothing)."""
+        stage = len(self.stage_starts) - 1
+        return replace(self, setups=(*self.setups, (stage, at, pair_guess)))
 
     def paired(self, at: float, leaders: int | None = None) -> SweepClock:
         """This clock with a pair of the current stage done `at`."""
         stage = len(self.stage_starts) - 1
-        return SweepClock(
-            self.settings,
-            self.stage_starts,
-            (*self.pair_ends, (stage, at)),
-            self.remeasures,
-            self.leaders if leaders is None else leaders,
+        return replace(
+            self,
+            pair_ends=(*self.pair_ends, (stage, at)),
+            leaders=self.leaders if leaders is None else leaders,
         )
+
+    def setup_end(self, stage: int) -> float | None:
+        return next((at for index, at, _ in self.setups if index == stage), None)
 
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """What a sweep reports after each pair: pairs done, the pairs expected in all
-    (`expected_pairs`: more than done until the sweep has ended) and the time left."""
+    """What a sweep reports as it goes: pairs done, the pairs expected in all
+    (`expected_pairs`: more than done until the sweep has ended), the time left, and
+    the share done as shown (`share`: time-based, never going back; None: by pairs)."""
 
     done: int
     total: int
     seconds_left: float | None  # None: not known yet
+    share: float | None = None
 
     @property
     def fraction(self) -> float:
-        """The share done: below 1 while any pair may remain (it may go back a little
-        when the estimate grows, rather than stand at 100 % while work goes on)."""
+        """The share done: below 1 while any pair may remain."""
+        if self.share is not None:
+            return self.share
         return self.done / self.total if self.total else 0.0
 
 
 def pair_seconds(clock: SweepClock) -> float | None:
-    """The median time of a pair: the gaps between pairs of one stage (None until two
-    pairs of a stage are done: the first pair's time includes the load and warm-up,
-    and an estimate from it alone once said 400 s of a 150 s sweep)."""
+    """The median time of a pair: the gaps between pairs of one stage, a stage's first
+    pair timed from the end of its setup (without it, the first pair's time holds the
+    load and warm-up: an estimate from it once said 400 s of a 150 s sweep); before any
+    pair, what the latest warm-up foretold; None while nothing is timed."""
     gaps = [
         b - a
         for (stage_a, a), (stage_b, b) in itertools.pairwise(clock.pair_ends)
         if stage_a == stage_b
     ]
-    return statistics.median(gaps) if gaps else None
+    firsts: dict[int, float] = {}
+    for stage, at in clock.pair_ends:
+        firsts.setdefault(stage, at)
+    for stage, at in firsts.items():
+        ready = clock.setup_end(stage)
+        if ready is not None:
+            gaps.append(at - ready)
+    if gaps:
+        return statistics.median(gaps)
+    guesses = [guess for _, _, guess in clock.setups if guess is not None and guess > 0]
+    return guesses[-1] if guesses else None
+
+
+def setup_seconds(clock: SweepClock) -> float | None:
+    """The median setup of the stages timed so far (None: none is)."""
+    setups = [at - clock.stage_starts[stage] for stage, at, _ in clock.setups]
+    return statistics.median(setups) if setups else None
 
 
 def planned_rounds(plan: SweepPlan, pair: float) -> int:
@@ -116,7 +151,7 @@ def expected_pairs(plan: SweepPlan, clock: SweepClock) -> int:
     """The pairs the whole sweep runs, as the run rule makes it at the pace measured so
     far: each finished stage's own count; every stage to come as many as the finished
     ones ran (their median), or before any finished, the rounds the budget buys at the
-    measured pace (the plan's least until two pairs are timed); the stage under way at
+    measured pace (the plan's least until a pace is known); the stage under way at
     least to the end of its round. While the sweep runs, at least one more than done:
     only the runner knows that the last pair was the last."""
     per_round = max(len(plan.prompts), 1)
@@ -137,7 +172,7 @@ def expected_pairs(plan: SweepPlan, clock: SweepClock) -> int:
 
 
 def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None:
-    """The seconds the sweep has left at `now` (None before two pairs are timed)."""
+    """The seconds the sweep has left at `now` (None until a pair's time is known)."""
     pair = pair_seconds(clock)
     if pair is None or not clock.stage_starts:
         return None
@@ -146,8 +181,10 @@ def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None
     if finished:
         stage = statistics.median(finished)
     else:
-        first_end = next(end for index, end in clock.pair_ends if index == 0)
-        setup = max(0.0, first_end - starts[0] - pair)
+        setup = setup_seconds(clock)
+        if setup is None:  # a clock without setups: the first pair's time holds it
+            first_end = next(end for index, end in clock.pair_ends if index == 0)
+            setup = max(0.0, first_end - starts[0] - pair)
         stage = planned_stage_seconds(plan, pair, setup)
     current = len(starts) - 1
     done_here = sum(1 for index, _ in clock.pair_ends if index == current)
@@ -157,8 +194,47 @@ def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None
     return this_stage + _stages_after(clock) * stage
 
 
+# How the shown estimate of the whole sweep follows a new one: down, half the way at
+# once; up, a quarter of the way, and never more than a tenth of itself at once.
+FALL_SHARE = 0.5
+RISE_SHARE = 0.25
+RISE_LIMIT = 0.1
+# The share the bar shows at most before the sweep has ended (it ends at 100 %).
+MOST_SHOWN = 0.99
+
+
+@dataclass(frozen=True)
+class ShownEstimate:
+    """The estimate as shown: the whole sweep's seconds (None: not known yet) and the
+    share done, which never goes back."""
+
+    total: float | None = None
+    share: float = 0.0
+
+    def next(self, elapsed: float, left: float | None) -> ShownEstimate:
+        """The shown estimate after a new one: `left` seconds left at `elapsed` (None:
+        not known; the share still moves with the time spent against the last total)."""
+        total = self.total
+        if left is not None:
+            new = elapsed + max(left, 0.0)
+            if total is None:
+                total = new
+            elif new < total:
+                total += FALL_SHARE * (new - total)
+            else:
+                total += min(RISE_SHARE * (new - total), RISE_LIMIT * total)
+        if total is None:
+            return self
+        total = max(total, elapsed)  # never less time than already spent
+        share = min(elapsed / total, MOST_SHOWN) if total > 0 else 0.0
+        return ShownEstimate(total, max(self.share, share))
+
+    def seconds_left(self, elapsed: float) -> float | None:
+        return None if self.total is None else max(self.total - elapsed, 0.0)
+
+
 def time_left_text(seconds: float | None) -> str:
-    """ "about 40 s left", "about 3 min left"; before the first pair, "estimating…"
+    """ "about 40 s left", "about 3 min left"; before a pace is known, "estimating…"
     (short, one line: the label beside the progress bar has a fixed width)."""
     if seconds is None:
         return "estimating…"

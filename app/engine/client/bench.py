@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.infra.errors import SpeculationCannotPay
+from app.core.infra.errors import EngineError, SpeculationCannotPay
 from app.core.measure.bench import RunPair, combine_runs, summarize
 from app.core.measure.bench_summary import BenchFacts, BenchSummary
 from app.core.measure.metrics import DecodeStats
@@ -18,7 +18,16 @@ from app.core.measure.verify_agreement import VerifyAgreement
 from app.core.recipe.drafting_settings import DraftingSettings
 from app.core.recipe.sampler_settings import SamplerSettings
 from app.engine.client.engine_client import EngineClient
-from app.engine.protocol import Generate, Load, Loaded, MeasureAgreement, Mode, Reset
+from app.engine.protocol import (
+    FailureCode,
+    Generate,
+    Load,
+    Loaded,
+    MeasureAgreement,
+    Mode,
+    Reset,
+    StopReason,
+)
 
 log = logging.getLogger("draftdeck.engine.bench")
 
@@ -52,7 +61,9 @@ MAX_GENERATIONS_PER_RUN = 64
 
 
 class BenchCancelled(Exception):
-    """Stopped between runs; the pairs measured so far are kept by the caller."""
+    """Stopped by a cancel: between runs, or in a generation or verify check the engine
+    was told to stop (its figures are not kept); the pairs measured whole so far are kept
+    by the caller (args[0])."""
 
 
 def cannot_pay(loaded: Loaded, force: bool) -> str | None:
@@ -85,6 +96,8 @@ def _generate(
         drafting=plan.drafting,
     )
     done = client.run(request)
+    if done.stopped_by == StopReason.CANCELLED:  # EngineClient.interrupt: a cut-short run
+        raise BenchCancelled([])
     return done.stats, list(done.tokens)
 
 
@@ -106,8 +119,14 @@ def load_pair(client: EngineClient, plan: BenchPlan) -> Loaded:
 
 
 def measure_agreement(client: EngineClient) -> VerifyAgreement:
-    """The loaded pair's verify agreement (cached per target and recipe)."""
-    return client.run(MeasureAgreement()).result
+    """The loaded pair's verify agreement (cached per target and recipe); BenchCancelled
+    when the engine was told to stop while checking it."""
+    try:
+        return client.run(MeasureAgreement()).result
+    except EngineError as exc:
+        if exc.code == FailureCode.CANCELLED:
+            raise BenchCancelled([]) from None
+        raise
 
 
 def warm_up(client: EngineClient, plan: BenchPlan) -> int:
@@ -152,9 +171,13 @@ def run_pairs(
             # Alternate which mode goes first so neither always gets the warmer caches.
             first = len(pairs) % 2 == 0
             order = (Mode.PLAIN, Mode.SPECULATIVE) if first else (Mode.SPECULATIVE, Mode.PLAIN)
-            results = {
-                mode: _run(client, plan, prompt, mode, generations, len(pairs)) for mode in order
-            }
+            try:
+                results = {
+                    mode: _run(client, plan, prompt, mode, generations, len(pairs))
+                    for mode in order
+                }
+            except BenchCancelled:  # the pair under way is not whole: the others are kept
+                raise BenchCancelled(pairs) from None
             base, base_tokens = results[Mode.PLAIN]
             spec, spec_tokens = results[Mode.SPECULATIVE]
             pairs.append(RunPair(base, spec, base_tokens == spec_tokens))

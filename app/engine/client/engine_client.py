@@ -18,6 +18,7 @@ import contextlib
 import itertools
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -66,6 +67,12 @@ class EngineClient:
         # Called on the reader thread after each event is queued (an event loop's cue
         # to call poll_events); None: nobody is told.
         self.on_event: Callable[[], None] | None = None
+        # interrupt(): the last request sent, and whether every request is stopped as
+        # sent, under one lock so that a request sent as the interrupt comes is stopped
+        # by one of the two (by both at worst: a second Cancel of it is harmless).
+        self._stop_lock = threading.Lock()
+        self._last_sent: int | None = None
+        self._interrupted = False
 
     # -- process ---------------------------------------------------------------------------
 
@@ -140,11 +147,32 @@ class EngineClient:
         worker = self._running_worker()
         request_id = next(self._ids)
         worker.request_sent()
+        with self._stop_lock:
+            self._last_sent = request_id
+            interrupted = self._interrupted
         try:
             worker.write(encode_request(request, request_id))
         except OSError:
             raise worker.crash_error(worker.drain_to_exit()) from None
+        if interrupted:
+            self.cancel(request_id)
         return request_id
+
+    def interrupt(self) -> None:
+        """From any thread: stop the request under way now and every one sent until
+        `resume()` (a generation ends cancelled within a round, a verify check between
+        two forwards; a load runs to its end). A sweep's Cancel stops at once so, rather
+        than after the generations of the run it lands in (once 30 s)."""
+        with self._stop_lock:
+            self._interrupted = True
+            last = self._last_sent
+        if last is not None:
+            self.cancel(last)
+
+    def resume(self) -> None:
+        """Requests sent from now on run again (after `interrupt`)."""
+        with self._stop_lock:
+            self._interrupted = False
 
     def cancel(self, request_id: int | None = None) -> None:
         """Stop a generation (the one running, or request_id even before it starts).

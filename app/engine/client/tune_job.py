@@ -5,6 +5,9 @@ engine worker. Its status is an immutable snapshot (state, run pairs and setting
 the results so far, then the finished TuneRun or the error), so the Tune page renders
 from whatever snapshot it reads and never receives a call from the sweep's thread.
 Cancelling keeps what was measured: the run ends "cancelled" with partial results.
+It stops at once: the sweep's engine is told to stop the generation under way (within a
+round) and whatever is sent after, and no further setting starts; the status says
+"Cancelling…" from the moment it was asked.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class TuneState(Word):
 QUEUED, MEASURING, DONE = TuneState.QUEUED, TuneState.MEASURING, TuneState.DONE
 CANCELLED, REFUSED, FAILED = TuneState.CANCELLED, TuneState.REFUSED, TuneState.FAILED
 FINISHED = (DONE, CANCELLED, REFUSED, FAILED)
+CANCELLING = "Cancelling…"
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class TuneStatus:
     elapsed: float = 0.0  # seconds from the start to this snapshot
     message: str = ""
     eta_seconds: float | None = None  # time left at this snapshot (None: not known yet)
+    share: float | None = None  # the share done as shown (tune_eta), never going back
+    cancelling: bool = False  # a cancel was asked; the sweep is stopping
 
     @property
     def settings_done(self) -> int:
@@ -65,8 +71,9 @@ class TuneStatus:
 
     @property
     def fraction(self) -> float:
-        """Pairs done over pairs expected: below 1 until the sweep has ended."""
-        return SweepProgress(self.pairs_done, self.pairs_total, None).fraction
+        """The share done as shown (before a pace is known, pairs done over pairs
+        expected): below 1 until the sweep has ended."""
+        return SweepProgress(self.pairs_done, self.pairs_total, None, self.share).fraction
 
 
 def open_engine() -> AbstractContextManager[EngineClient]:
@@ -90,6 +97,10 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._clock = clock
         self._started = 0.0
         self._stop = threading.Event()
+        # The sweep's engine while it runs; the lock keeps a cancel from interrupting it
+        # after the sweep has let it go (an engine the caller lends outlives the job).
+        self._client: EngineClient | None = None
+        self._client_lock = threading.Lock()
         super().__init__(self._fresh_status(), clock)
 
     def _fresh_status(self) -> TuneStatus:
@@ -103,8 +114,16 @@ class TuneJob(TrackedJob[TuneStatus]):
     # -- control (any thread) -----------------------------------------------------------
 
     def cancel(self) -> None:
-        """Stop after the current run pair; what was measured is kept."""
-        self._stop.set()
+        """Stop now: the engine's generation under way ends within a round and no
+        further setting starts; the pairs measured whole are kept."""
+        with self._client_lock:
+            if self._stop.is_set():
+                return  # asked already (a watcher of the status may ask again)
+            self._stop.set()
+            if self._client is not None:
+                self._client.interrupt()
+        # Said at once, unless it has ended meanwhile (its verdict stays).
+        self._set_if((QUEUED, MEASURING), cancelling=True, message=CANCELLING)
 
     pause = cancel  # a queue shutting down stops the sweep (a sweep does not resume)
 
@@ -122,6 +141,8 @@ class TuneJob(TrackedJob[TuneStatus]):
         final: dict[str, object]
         try:
             with measuring("the window's Tune page"), self._engine() as client:
+                with self._client_lock:  # cancel() interrupts it, or run_sweep sees the flag
+                    self._client = client
                 run = run_sweep(
                     client,
                     self.target,
@@ -146,6 +167,11 @@ class TuneJob(TrackedJob[TuneStatus]):
                 "results": tuple(run.results),
                 "message": run.verdict(),
             }
+        finally:
+            with self._client_lock:
+                if self._client is not None:
+                    self._client.resume()
+                self._client = None
         # One update, so watchers see the final state once, complete.
         self._set(elapsed=self._clock() - self._started, eta_seconds=0.0, **final)
         return self.status()
@@ -154,7 +180,7 @@ class TuneJob(TrackedJob[TuneStatus]):
         self._set(results=(*self.status().results, result), elapsed=self._elapsed())
 
     def _on_stage(self, remeasures: int | None) -> None:
-        if remeasures is not None:
+        if remeasures is not None and not self._stop.is_set():
             # Said in the status line: the plan grew by the re-measures.
             self._set(
                 message=f"Measuring the {remeasures} leading settings again, to tell them apart…"
@@ -166,6 +192,7 @@ class TuneJob(TrackedJob[TuneStatus]):
             pairs_total=progress.total,
             elapsed=self._elapsed(),
             eta_seconds=progress.seconds_left,
+            share=progress.share,
         )
 
     def _elapsed(self) -> float:

@@ -34,7 +34,13 @@ from app.core.measure.bench_summary import BenchSummary, SweepFacts
 from app.core.measure.pair_acceptance import add_tallies
 from app.core.measure.pair_cost import BY_TUNE, record_cost
 from app.core.measure.remeasure import disturbance, interval_target_met, rounds_done
-from app.core.measure.tune_eta import SweepClock, SweepProgress, expected_pairs, seconds_left
+from app.core.measure.tune_eta import (
+    ShownEstimate,
+    SweepClock,
+    SweepProgress,
+    expected_pairs,
+    seconds_left,
+)
 from app.core.measure.tune_plan import Setting, SweepPlan, recipe_defaults
 from app.core.measure.tune_results import SettingResult, leading
 from app.core.measure.tune_run import TuneRun, host_facts, pack_facts
@@ -54,8 +60,9 @@ from app.engine.client.engine_client import EngineClient
 
 
 class _Progress:
-    """The sweep's clock and what it reports after each pair: pairs done, the pairs the
-    run rule expects in all and the time left (tune_eta), on `now`'s clock."""
+    """The sweep's clock and what it reports once a setting is set up and after each
+    pair: pairs done, the pairs the run rule expects in all, and the time left and the
+    share done as shown (tune_eta), on `now`'s clock."""
 
     def __init__(
         self,
@@ -67,6 +74,7 @@ class _Progress:
         self.plan, self.run, self.callback, self.now = plan, run, callback, now
         self.started = now()
         self.timing = SweepClock(len(plan.settings()))
+        self.shown = ShownEstimate()
 
     def _elapsed(self) -> float:
         return self.now() - self.started
@@ -75,20 +83,31 @@ class _Progress:
         """A stage begins: a setting (None), or a re-measure of `remeasures` leaders."""
         self.timing = self.timing.started(self._elapsed(), remeasures)
 
+    def ready(self, pair_guess: float | None) -> None:
+        """The current stage is set up (loaded, warmed up); `pair_guess`: a pair's
+        seconds as its warm-up foretells them."""
+        self.timing = self.timing.ready(self._elapsed(), pair_guess)
+        self._report()
+
     def add(self) -> None:
         """A pair of the current stage is done."""
+        self.timing = self.timing.paired(self._elapsed(), len(leading(self.run.results)))
+        self._report()
+
+    def _report(self) -> None:
+        if self.callback is None:
+            return
         at = self._elapsed()
-        self.timing = self.timing.paired(at, len(leading(self.run.results)))
-        if self.callback is not None:
-            done = len(self.timing.pair_ends)
-            total = expected_pairs(self.plan, self.timing)
-            self.callback(SweepProgress(done, total, seconds_left(self.plan, self.timing, at)))
+        self.shown = self.shown.next(at, seconds_left(self.plan, self.timing, at))
+        done = len(self.timing.pair_ends)
+        total = expected_pairs(self.plan, self.timing)
+        self.callback(SweepProgress(done, total, self.shown.seconds_left(at), self.shown.share))
 
     def end(self) -> None:
         """The sweep is over: every pair it runs is done."""
         if self.callback is not None:
             done = len(self.timing.pair_ends)
-            self.callback(SweepProgress(done, done, 0.0))
+            self.callback(SweepProgress(done, done, 0.0, 1.0))
 
 
 def _measure(
@@ -124,7 +143,15 @@ def _measure(
     )
     loaded = load_pair(client, bench)
     reason = cannot_pay(loaded, force)
-    generations = warm_up(client, bench)
+    try:
+        # Before the pairs: a setting a cancel cuts short keeps its pairs and needs it.
+        agreement = measure_agreement(client)
+        warming = progress.now()
+        generations = warm_up(client, bench)
+    except BenchCancelled:
+        return None, reason, True
+    # A warm-up is one generation of each mode; a pair, `generations` of each.
+    progress.ready(generations * (progress.now() - warming))
     started = progress.now()
     pairs: list[RunPair] = []
     rounds, stopped, met, disturbed = 0, False, False, None
@@ -162,7 +189,7 @@ def _measure(
     figures = summarize(pairs)
     # The Pair page and `check` say this measured c in place of their estimate.
     record_cost(target, draft, figures, BY_TUNE)
-    return BenchSummary(figures, measure_agreement(client), facts), reason, stopped
+    return BenchSummary(figures, agreement, facts), reason, stopped
 
 
 def run_sweep(
