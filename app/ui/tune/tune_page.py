@@ -2,32 +2,23 @@
 
 The sweep is a TuneJob that the window's TuneSweeps service (engine/client/tune_sweeps.py)
 queues; the page renders the job's status snapshots as they change (background.watch)
-and never hears from the sweep's thread.
+and never hears from the sweep's thread. The form follows the pair's recipes as they are
+saved, from anywhere (base/recipe_watch.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShowEvent
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
-    QLabel,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QLabel, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from app.core.infra.errors import DraftDeckError, FileError
 from app.core.measure.tune_apply import current_row
-from app.core.measure.tune_eta import WIDEST_TIME_LEFT, time_left_text
 from app.core.measure.tune_plan import (
     SweepPlan,
     plan_for,
@@ -38,16 +29,18 @@ from app.core.measure.tune_plan import (
 )
 from app.core.measure.tune_run import TuneRun
 from app.core.recipe.schema import physical_cores
-from app.engine.client.tune_job import FAILED, FINISHED, MEASURING, REFUSED, TuneJob
+from app.engine.client.tune_job import FAILED, FINISHED, MEASURING, REFUSED, TuneJob, TuneStatus
 from app.engine.client.tune_sweeps import TuneSweeps
 from app.ui.base import background
 from app.ui.base.dialogs import show_error, show_file_error
 from app.ui.base.labels import not_started_while, wrap_to_width
 from app.ui.base.no_pair import NeedsPair
 from app.ui.base.pair_selection import PairSelection
+from app.ui.base.recipe_watch import RecipeWatch
 from app.ui.base.verdict_label import VerdictLabel
 from app.ui.tune import tune_phone
 from app.ui.tune.tune_apply_bar import APPLY_KEYS, ApplyBar, button_key, keys_text
+from app.ui.tune.tune_controls import SweepControls
 from app.ui.tune.tune_pair_note import pair_note
 from app.ui.tune.tune_past_runs import PastRuns
 from app.ui.tune.tune_plan_form import PlanForm
@@ -88,25 +81,9 @@ class TunePage(QWidget):
         wrap_to_width(self.blocked_label)
         self.blocked_label.hide()
         self.form = PlanForm(physical_cores())
-        self.start_button = QPushButton("Start")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip(
-            f"Stop after the current run pair, keeping what was measured ({keys_text(CANCEL_KEYS)})"
-        )
-        self.force = QCheckBox("Measure anyway")
-        self.force.setToolTip(
-            "Sweep a pair that cannot gain on this MNN (two linear-attention models): "
-            "the results are marked and never applied"
-        )
-        self.force.hide()
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setFormat("%p%")
-        # One line of a fixed width: a wrapping label squeezed beside the bar once took
-        # three lines, and the taller row moved the whole form down when a run started.
-        self.eta_label = QLabel()
-        widest = max(self.eta_label.fontMetrics().horizontalAdvance(t) for t in WIDEST_TIME_LEFT)
-        self.eta_label.setFixedWidth(widest + self.eta_label.fontMetrics().averageCharWidth())
+        self.controls = c = SweepControls(keys_text(START_KEYS), keys_text(CANCEL_KEYS))
+        self.start_button, self.cancel_button, self.force = c.start_button, c.cancel_button, c.force
+        self.progress, self.eta_label = c.progress, c.eta_label
         self.verdict = VerdictLabel()
         self.apply_bar = ApplyBar()
         self.apply_button, self.undo_button = (
@@ -129,19 +106,10 @@ class TunePage(QWidget):
         # The form needs little width; the table and chart get the rest.
         splitter.setSizes([self.form.minimumSizeHint().width(), 10_000])
 
-        controls = QHBoxLayout()
-        for widget in (
-            self.start_button,
-            self.force,
-            self.cancel_button,
-            self.progress,
-            self.eta_label,
-        ):
-            controls.addWidget(widget)
         body = QWidget()  # without a pair, NeedsPair's notice instead of an idle form
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
-        body_layout.addLayout(controls)
+        body_layout.addWidget(self.controls)
         body_layout.addWidget(self.verdict)
         body_layout.addWidget(self.apply_bar)
         body_layout.addWidget(splitter, 1)
@@ -170,6 +138,10 @@ class TunePage(QWidget):
         )
         self.history.compared.connect(self.results.compare)
         selection.changed.connect(self._on_pair_changed)
+        # A recipe saved anywhere (a preset on the Recipes page, this computer's settings,
+        # a command): the form's ranges follow it without Quick (Start measured the old).
+        self.recipe_watch = RecipeWatch(selection, self)
+        self.recipe_watch.changed.connect(self._recipes_changed)
         background.watch(self, self.queue, self._on_tune_changed)
         self._on_pair_changed()
 
@@ -199,12 +171,20 @@ class TunePage(QWidget):
         self.use_preset("quick")
 
     def showEvent(self, event: QShowEvent) -> None:
-        # The recipes may have been edited on the Recipes page meanwhile: the sampler,
-        # the thread counts, and whether a shown run's comparison still holds.
+        self._recipes_changed()  # in case the watch missed one (a folder it cannot watch)
+        super().showEvent(event)
+
+    def _recipes_changed(self) -> None:
+        """The recipes may have been saved since: the sampler, the thread counts, the
+        form's values that measured the recipes as they ran, and whether a shown run's
+        comparison still holds."""
         target, draft = self.selection.target, self.selection.draft
         self.form.read_recipe(target)
         if target is not None and draft is not None:
             self.form.show_threads(thread_counts(target, draft))
+            # Unreadable now: the recipes say so where they are edited.
+            with contextlib.suppress(OSError, DraftDeckError):
+                self.form.follow_recipe(recipe_defaults(target, draft))
         if not self._running():
             self._show_planned_sampling()
             if self.run is not None:
@@ -214,7 +194,6 @@ class TunePage(QWidget):
                 self._ask_phone(Path(self.run.target), Path(self.run.draft))
             else:
                 self._ask_phone(target, draft)
-        super().showEvent(event)
 
     def _ask_phone(self, target: Path | None, draft: Path | None) -> None:
         """Work out the forecast on the window's phone for the pair off the GUI thread
@@ -243,17 +222,14 @@ class TunePage(QWidget):
         self._blocked = reason
         self.blocked_label.setText(f"Start is off: this pair cannot be tuned. {reason}")
         self.blocked_label.setVisible(bool(reason))
-        self.start_button.setToolTip(
-            f"This pair cannot be tuned: {reason}"
-            if reason
-            else f"Measure the plan's settings ({keys_text(START_KEYS)})"
-        )
+        self.controls.set_blocked(reason)
 
     def use_preset(self, kind: str) -> None:
         target, draft = self.selection.target, self.selection.draft
         if target is None or draft is None:
             return
-        self.form.show_plan(plan_for(kind, recipe_defaults(target, draft)))
+        recipe = recipe_defaults(target, draft)
+        self.form.show_plan(plan_for(kind, recipe), recipe)
         self.form.show_threads(thread_counts(target, draft))
         self._show_planned_sampling()
 
@@ -302,18 +278,18 @@ class TunePage(QWidget):
         self.results.show_results([], plan)
         self._say_sampling(plan, target)
         self._hold_heights(True)
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
+        self.controls.started()
         self.apply_bar.show_running()
         self.job = self.sweeps.start(target, draft, plan, self.force.isChecked())
         self._job_shown = False
-        self._show_progress()
+        self._show_progress(self.job.status())
         self.verdict.setText(self.job.status().message)
 
     def cancel(self) -> None:
-        """Stop the sweep after the current run pair, keeping what was measured."""
-        if self.job is not None:
+        """Stop the sweep now, keeping the run pairs measured whole; said at once."""
+        if self.job is not None and self._running():
             self.job.cancel()
+            self._show_progress(self.job.status())  # "Cancelling…" now, not at the next watch
 
     def _on_tune_changed(self) -> None:
         job = self.job
@@ -323,7 +299,7 @@ class TunePage(QWidget):
         if len(status.results) != self.model.row_total():
             results = list(status.results)
             self.results.show_results(results, job.plan, current_row(results, self._current))
-        self._show_progress()
+        self._show_progress(status)
         # The same snapshot decides: the job may finish between two reads of its status.
         if status.state in FINISHED:
             self._job_shown = True
@@ -338,14 +314,8 @@ class TunePage(QWidget):
                 self.verdict.setText(f"Stopped: {status.error}")
                 show_error(self, "Tuning stopped", status.error)
 
-    def _show_progress(self) -> None:
-        if self.job is None:
-            return
-        status = self.job.status()
-        # Per mille of the shown share, not pairs of a plan that grows (which went back).
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(round(status.fraction * 1000))
-        self.eta_label.setText(time_left_text(status.eta_seconds))
+    def _show_progress(self, status: TuneStatus) -> None:
+        self.controls.show_status(status)
         # The status line follows the sweep's stage ("measuring the leaders again").
         if status.state == MEASURING and status.message and status.message != self.verdict.text():
             self.verdict.setText(status.message)
@@ -377,9 +347,7 @@ class TunePage(QWidget):
         self.results.show_results(run.results, run.plan, current_row(run.results, now))
 
     def _end(self) -> None:
-        self.start_button.setEnabled(self.selection.target is not None and not self._blocked)
-        self.cancel_button.setEnabled(False)
-        self.eta_label.setText("")
+        self.controls.ended(self.selection.target is not None and not self._blocked)
         self._hold_heights(False)
 
     def _hold_heights(self, hold: bool) -> None:

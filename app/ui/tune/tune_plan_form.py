@@ -3,8 +3,10 @@ with which sampler (greedy by default, as `draftdeck tune`; or the recipe's, `--
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QRegularExpression, Qt
 from PySide6.QtGui import QRegularExpressionValidator
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.measure.tune_follow import follow_recipe
 from app.core.measure.tune_plan import (
     DEFAULT_PROMPTS,
     SweepPlan,
@@ -109,6 +112,8 @@ class PlanForm(QWidget):
         self.threads_note.setObjectName("pageHint")
         self.threads_note.hide()
         self.recipe_error = ""
+        # The recipes' values the plan shown was made from (None: no pair's yet).
+        self.recipe_values: dict[str, Any] | None = None
 
         form = QGridLayout()
         rows = [
@@ -164,7 +169,11 @@ class PlanForm(QWidget):
         spin.setValue(min(max(value, low), high))
         return spin
 
-    def show_plan(self, plan: SweepPlan) -> None:
+    def show_plan(self, plan: SweepPlan, recipe: Mapping[str, Any] | None = None) -> None:
+        """Show `plan`; `recipe`: the recipes' values it was made from (recipe_defaults),
+        which follow_recipe moves on from when they change."""
+        if recipe is not None:
+            self.recipe_values = dict(recipe)
         pairs = (
             (self.d_min, self.d_max, plan.draft_lengths),
             (self.dt_min, self.dt_max, plan.draft_threads),
@@ -187,6 +196,18 @@ class PlanForm(QWidget):
         self.repeats.setValue(plan.repeats)
         self.budget.setValue(round(plan.budget_seconds))
         self.min_run.setValue(plan.min_run_seconds)
+
+    def follow_recipe(self, now: Mapping[str, Any]) -> bool:
+        """The recipes now run with `now` (recipe_defaults): every range or choice that
+        holds only the value they ran with before moves to theirs now (tune_follow.py);
+        True when the form changed."""
+        was = self.recipe_values
+        if was is None or dict(now) == was:
+            return False
+        plan = self.current_plan()
+        followed = follow_recipe(plan, was, now)
+        self.show_plan(followed, now)
+        return followed != plan
 
     def show_threads(self, counts: list[ThreadCount]) -> None:
         """Say which thread counts are not simply the recipe files' (capped to the

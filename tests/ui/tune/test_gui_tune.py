@@ -179,7 +179,7 @@ def test_verdict_says_why_a_higher_uplift_is_not_best() -> None:
     assert best_result(results) is results[0]
     text = verdict_sentence(results)
     assert "The higher 1.39\N{MULTIPLICATION SIGN} of draft length 4" in text
-    assert "starts at 0.98\N{MULTIPLICATION SIGN}, not above 1" in text
+    assert "its 95 % interval 0.98\N{EN DASH}1.77\N{MULTIPLICATION SIGN} is not above 1" in text
 
 
 def test_apply_best_shows_the_changes_first(window: MainWindow, qtbot: QtBot) -> None:
@@ -247,9 +247,13 @@ def test_cancel_keeps_partial_results(window: MainWindow, qtbot: QtBot) -> None:
     page.start_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() >= 1, timeout=60_000)
     page.cancel_button.click()
+    # Said at once: the first click showed no effect for 30 s (no second click needed).
+    assert page.cancel_button.text() == "Cancelling…" and not page.cancel_button.isEnabled()
+    assert page.verdict.text() == "Cancelling…" and page.eta_label.text() == ""
     qtbot.waitUntil(lambda: page.start_button.isEnabled(), timeout=60_000)
     assert 1 <= page.model.rowCount() < 8
     assert "cancelled" in page.verdict.text()
+    assert page.cancel_button.text() == "Cancel" and not page.cancel_button.isEnabled()
 
 
 def test_closing_mid_sweep_leaves_no_calls_into_the_gone_page(

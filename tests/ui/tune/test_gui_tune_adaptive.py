@@ -82,7 +82,10 @@ def test_the_adaptive_row_is_said_apart_and_apply_turns_it_on(window: MainWindow
     assert model.index(4, 0).data(Qt.ItemDataRole.FontRole).bold()  # the best
     # The chart: the fixed lengths' line and adaptive drafting's own point, named apart.
     names = [label.text for _, label in page.chart.legend.items]
-    assert names == ["draft 1 thread", "adaptive, draft 1 thread"]
+    assert names == [
+        "draft 1 thread, target 1 thread",
+        "adaptive, draft 1 thread, target 1 thread",
+    ]
     assert page.verdict.text().startswith(
         "adaptive: Best: adaptive drafting up to 4, draft 1 thread"
     )

@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from app.core.measure.tune_plan import Setting, plan_for, recipe_defaults
 from app.core.measure.tune_results import SettingResult
 from app.core.measure.tune_run import TuneRun, runs_dir
+from app.core.recipe.desktop_settings import update_desktop
 from app.core.recipe.drafting_settings import FIXED_DRAFTING, write_drafting
 from app.core.recipe.files import RecipeDocument
 from app.core.recipe.schema import physical_cores
@@ -132,6 +133,45 @@ def test_a_stopped_run_and_its_apply_line_word_its_interval_alike(window: MainWi
     interval = page.model.index(3, page.model.KEYS.index("uplift_interval"))
     assert interval.data() == "0.70-0.97x (87 %)"
     assert str(interval.data(Qt.ItemDataRole.ToolTipRole)).startswith(said)
+
+
+def test_the_form_follows_the_recipes_wherever_they_are_saved(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """After the TokForge preset was saved on the Recipes page (draft thread_num 2), the
+    form still said "Draft threads 1 to 1" until Quick was pressed: Start would have
+    measured what no longer runs. Now it follows at once, the Tune page unseen, and so for
+    a file a command writes; what the user chose (a swept range, the tokens) stays."""
+    page, root = window.tune_page, window.library.root
+    form = page.form
+    target, draft = root / "fast-target", root / "fast-draft"
+    was = recipe_defaults(target, draft)
+    assert (form.dt_min.value(), form.dt_max.value()) == (was["draft_threads"],) * 2 == (1, 1)
+    form.tokens.setValue(32)
+    window.show_page("recipes")
+    recipes = window.recipes_page
+    names = [recipes.preset_combo.itemText(i) for i in range(recipes.preset_combo.count())]
+    recipes.preset_combo.setCurrentIndex(names.index("TokForge published recipe (phone)"))
+    recipes.act_preset.trigger()
+    recipes.act_save.trigger()
+    now = recipe_defaults(target, draft)
+    assert now["draft_threads"] == 2 and now["draft_memory"] != was["draft_memory"]
+    qtbot.waitUntil(lambda: (form.dt_min.value(), form.dt_max.value()) == (2, 2))
+    assert not page.isVisible()  # heard while another page was shown, without Quick
+    assert (form.tt_min.value(), form.tt_max.value()) == (now["target_threads"],) * 2
+    memories = {name for name, box in form.memories.items() if box.isChecked()}
+    assert memories == {now["draft_memory"]}
+    assert (form.d_min.value(), form.d_max.value()) == (1, 4)  # swept: the user's, kept
+    assert form.tokens.value() == 32
+    # A command writes this computer's settings; the user has widened the target's
+    # threads meanwhile: the draft's follow, the widened range stays.
+    window.show_page("tune")
+    form.tt_min.setValue(1)
+    form.tt_max.setValue(2)
+    update_desktop(draft, "config_cpu.json", {"thread_num": 1})
+    qtbot.waitUntil(lambda: (form.dt_min.value(), form.dt_max.value()) == (1, 1))
+    assert (form.tt_min.value(), form.tt_max.value()) == (1, 2)
+    assert form.current_plan().draft_threads == (recipe_defaults(target, draft)["draft_threads"],)
 
 
 def test_capped_and_over_core_thread_counts_are_said_on_the_form(
