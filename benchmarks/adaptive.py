@@ -88,21 +88,33 @@ class Config:
         runs = self.runs if half is None else self.runs[half::2]
         return sum(n for n, _ in runs) / sum(took for _, took in runs)
 
-    def round(self, tokens: int) -> tuple[int, float]:
-        produced, seconds = 0, 0.0
-        for prompt in PROMPTS:
-            self.session.reset()
-            request = Generate(
-                prompt=prompt,
-                max_tokens=tokens,
-                mode=self.mode,
-                ignore_stop=True,
-                drafting=self.drafting,
-            )
-            stats = self.session.generate(request, lambda event: None, lambda: False).stats
-            produced += stats.tokens - stats.first_tokens
-            seconds += stats.decode_seconds
-        return produced, seconds
+    def decode(self, prompt: str, tokens: int) -> tuple[int, float]:
+        """Decode tokens and seconds of one prompt's reply."""
+        self.session.reset()
+        request = Generate(
+            prompt=prompt,
+            max_tokens=tokens,
+            mode=self.mode,
+            ignore_stop=True,
+            drafting=self.drafting,
+        )
+        stats = self.session.generate(request, lambda event: None, lambda: False).stats
+        return stats.tokens - stats.first_tokens, stats.decode_seconds
+
+
+def run_round(configs: list[Config], tokens: int, r: int) -> None:
+    """Round `r`: each prompt decoded by every configuration in turn, the order reversed
+    prompt by prompt, so the configurations run side by side in time: a burst of another
+    process's load lands on several of them, not on one configuration's whole round."""
+    produced = {c.name: 0 for c in configs}
+    seconds = {c.name: 0.0 for c in configs}
+    for i, prompt in enumerate(PROMPTS):
+        for config in configs if (r * len(PROMPTS) + i) % 2 == 0 else reversed(configs):
+            n, took = config.decode(prompt, tokens)
+            produced[config.name] += n
+            seconds[config.name] += took
+    for config in configs:
+        config.runs.append((produced[config.name], seconds[config.name]))
 
 
 def _configs(target: Path, draft: Path, longest: int) -> list[Config]:
@@ -123,15 +135,15 @@ def bench_pair(
     target: Path, draft: Path, longest: int, rounds: int, tokens: int, seconds: float
 ) -> dict[str, Any]:
     configs = _configs(target, draft, longest)
+    run_round(configs, tokens, 0)  # warm-up; the adaptive controller learns here too
     for config in configs:
-        config.round(tokens)  # warm-up; the adaptive controller learns here too
+        config.runs.clear()
     r = 0
     # At least `rounds` rounds, and until each configuration decoded `seconds`: a
     # fixture pair decodes a round in 40 ms, where a probe of adaptive drafting every
     # 2,000 tokens falls in one round of five or none, and a hiccup weighs a lot.
     while r < rounds or r % 2 or min(c.seconds for c in configs) < seconds:
-        for config in configs if r % 2 == 0 else reversed(configs):
-            config.runs.append(config.round(tokens))
+        run_round(configs, tokens, r)
         r += 1
     rates = {c.name: c.rate() for c in configs}
     # The best fixed length is chosen on the even rounds and compared on the odd ones:

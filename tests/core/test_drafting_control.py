@@ -4,6 +4,7 @@ known exactly (seconds are given, not measured, so nothing here depends on the m
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import random
 from collections import Counter
@@ -20,17 +21,18 @@ from app.core.measure.drafting_control import (
     MAX_GAP,
     PLAIN_EVERY,
     PROBE_SHARE,
+    START_PLAIN,
     WINDOW,
     DraftingControl,
 )
 from app.core.measure.step_times import RoundMeasure
 
-# Rounds until the first check decides: three plain (the first is MNN's clone), one
+# Rounds until the first check decides: START_PLAIN plain (the first is MNN's clone), one
 # drafted (its first draft forward and verify shape are clones too: not judged), then
-# pairs of a plain round and a speculative one: a dozen to stand aside, six to find that
-# it pays.
-FIRST_TRIAL = 4 + 2 * ASIDE_PAIRS
-FIRST_CLEAR = 4 + 2 * CLEAR_PAIRS
+# pairs of a plain round and a speculative one: ASIDE_PAIRS to stand aside, CLEAR_PAIRS
+# to find that it pays.
+FIRST_TRIAL = START_PLAIN + 1 + 2 * ASIDE_PAIRS
+FIRST_CLEAR = START_PLAIN + 1 + 2 * CLEAR_PAIRS
 
 
 def quiet(seconds: float) -> float:
@@ -148,10 +150,13 @@ def test_a_draft_that_is_always_right_drafts_to_the_cap_and_stays() -> None:
     # first is MNN's clone, not counted), the first check's half, then one every
     # PLAIN_EVERY rounds until drafting surely pays (from the first check on here: 3.5x
     # plain), then every PLAIN_EVERY_SURE.
-    # (A round that explores a shorter length is a new shape, not judged: one pair more.)
-    first = pair.lengths.index(4) + 2 * (CLEAR_PAIRS + 1) + 1
-    assert pair.lengths[:4] == [0, 0, 0, 4] and pair.lengths[4:first:2] == [0] * (CLEAR_PAIRS + 1)
-    assert 0 not in pair.lengths[first:]
+    plain = [i for i, k in enumerate(pair.lengths) if k == 0]
+    assert plain[:START_PLAIN] == list(range(START_PLAIN))
+    # The check's plain halves, every other round (one pair more when a round explored
+    # a shorter length: a new shape, not judged); then none until PLAIN_EVERY_SURE.
+    halves = plain[START_PLAIN:]
+    assert CLEAR_PAIRS <= len(halves) <= CLEAR_PAIRS + 1
+    assert all(b - a == 2 for a, b in itertools.pairwise(halves))
     assert pair.tokens / pair.seconds > 3.0  # ~5 tokens per 1.4 s against 1 per 1 s plain
 
 
@@ -176,9 +181,9 @@ def test_a_draft_that_never_pays_steps_aside_then_probes_with_growing_gaps() -> 
     assert first.speedup == pytest.approx(1 / 2) and first.pairs == ASIDE_PAIRS
     assert f"{1 / 2:.2f}x plain" in pair.asides[0].describe()
     assert "busy" not in pair.asides[0].describe()  # a quiet computer: not said
-    # The check lost a plain step a pair: stand aside until that is PROBE_SHARE of the
-    # plain steps after it.
-    gap = math.ceil(ASIDE_PAIRS / PROBE_SHARE)
+    # The check lost a plain step a pair, and one more in its first drafted round (MNN's
+    # clone, not judged): stand aside until that is PROBE_SHARE of the plain steps after.
+    gap = math.ceil((ASIDE_PAIRS + 1) / PROBE_SHARE)
     assert pair.asides[0].gap == gap > FIRST_GAP and control.stepped_aside
     pair.run(control, gap)
     assert pair.lengths[-gap:] == [0] * gap  # plain for the whole gap
@@ -310,7 +315,7 @@ def test_plain_rounds_are_frequent_only_while_the_speedup_is_in_doubt() -> None:
     assert not pair.asides
     # Two plain rounds in a row every PLAIN_EVERY (the second on warm caches).
     after = pair.lengths[FIRST_CLEAR:]
-    assert pair.lengths.count(0) == 3 + CLEAR_PAIRS + after.count(0)
+    assert pair.lengths.count(0) == START_PLAIN + CLEAR_PAIRS + after.count(0)
     assert after.count(0) == sum(1 for r in range(FIRST_CLEAR + 1, 301) if r % PLAIN_EVERY < 2)
 
 

@@ -240,7 +240,7 @@ def test_a_judgement_on_a_busy_computer_says_so(
     for module in (work_clock, decoder, drafting):
         monkeypatch.setattr(module, "work_seconds", busy_clock)
     _load(session, fixture_bundle("fast-target"), fixture_bundle("fast-draft"))
-    spec, rounds = _run(session, Mode.SPECULATIVE, 120, drafting=ADAPTIVE)
+    spec, rounds = _run(session, Mode.SPECULATIVE, 300, drafting=ADAPTIVE)
     said = [r.kept_note for r in rounds if r.kept_note]
     # The pair's first check (it pays) is said once, busy and in words.
     assert len(said) == 1 and said[0].startswith("drafting pays: ")

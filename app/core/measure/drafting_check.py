@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 Z95 = 1.96
 CLEAR_PAIRS = 6  # pairs before a check may find that drafting pays
-ASIDE_PAIRS = 10  # pairs before it may find that drafting does not
+ASIDE_PAIRS = 8  # pairs before it may find that drafting does not (a handful is 5)
 MAX_PAIRS = 24  # a check in doubt this long keeps drafting (the two are within noise)
 # The check's plain steps this much slower than this computer's quiet plain step: the
 # computer was busy while it judged (said with the judgement, in words).
@@ -104,6 +104,7 @@ class PairedCheck:
         self._plain: float | None = None  # the pair's plain half, run just now
         self._plain_wall = 0.0
         self._wall = self._work = 0.0  # the judged rounds' seconds by each clock
+        self._skipped: list[tuple[int, float]] = []  # emitted, seconds of rounds not judged
 
     @property
     def wants_plain(self) -> bool:
@@ -124,9 +125,11 @@ class PairedCheck:
             self._work += seconds + (beside if self.paired else 0.0)
         self._plain = None
 
-    def skip(self) -> None:
-        """The round after the plain half is no sample (MNN cloned a module): pair anew."""
+    def skip(self, emitted: int, seconds: float) -> None:
+        """A speculative round that is no sample (MNN cloned a module): pair anew. What
+        it cost still counts in what the check lost."""
         self._plain = None
+        self._skipped.append((emitted, seconds))
 
     def speedup(self) -> Speedup | None:
         n = len(self.pairs)
@@ -163,7 +166,8 @@ class PairedCheck:
         if not self.pairs:
             return 0.0
         plain = sum(p for _, _, p in self.pairs) / len(self.pairs)
-        return sum(s / plain - e for e, s, _ in self.pairs)
+        rounds = [(e, s) for e, s, _ in self.pairs] + self._skipped
+        return sum(s / plain - e for e, s in rounds)
 
     def busy(self, quiet_plain: float | None) -> float:
         """How much slower the check's rounds ran than on a quiet computer (1: as

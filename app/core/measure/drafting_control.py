@@ -63,6 +63,9 @@ PLAIN_EVERY = 64  # a plain round among this many keeps the plain time currentâ€
 PLAIN_EVERY_SURE, SURE = 1024, 1.3
 JUDGE_ROUNDS = 6  # the first speculative rounds, which draft the recommended length
 WINDOW = 24  # the latest speculative rounds the watch weighs
+# Plain rounds a pair starts with: the first is MNN's clone, the others measure the plain
+# step that speculative rounds are judged against where they are not paired.
+START_PLAIN = 5
 QUIET_KEPT = 64  # the latest plain rounds this computer's quiet plain step is read from
 # Plain tokens a stand-aside lasts at first and at most: an aside must end within a
 # chat's reply or two, so a judgement made in a burst is tried again soon.
@@ -153,11 +156,11 @@ class DraftingControl:
         every = PLAIN_EVERY_SURE if self._sure else PLAIN_EVERY
         if self._check is not None and self._check.wants_plain:
             return 0  # a check's plain half
-        if self._rounds <= 3 or (
+        if self._rounds <= START_PLAIN or (
             (self._check is None or not self.paired) and self._rounds % every < 2
         ):
             # The plain step's time, now and then: two steps in a row, the second on warm
-            # caches (three at first: a first step after the prompt is MNN's clone).
+            # caches (START_PLAIN at first: a first step after the prompt is MNN's clone).
             return 0
         # Before anything is measured, rounds draft `start_length` whatever it weighs;
         # now and then one drafts a length whose verify cost is not known (or is old).
@@ -261,7 +264,7 @@ class DraftingControl:
             self._at_accepted[i] += right
         if self._check is not None:
             if cloned:
-                self._check.skip()
+                self._check.skip(m.emitted, cycle)
                 return None
             self._check.speculative(m.emitted, cycle, m.wall, self._plain_step())
             return self._checked_now()
