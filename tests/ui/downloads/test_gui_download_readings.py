@@ -50,7 +50,7 @@ def test_an_installed_pack_shows_the_library_s_role_and_family(
     assert _catalog_cells(window) == ("unknown", "unknown")  # the name's guess
     page.start_download(REPO)
     model = page.queue_model
-    qtbot.waitUntil(lambda: model.rowCount() and model.status(0).state == DONE, timeout=20_000)
+    qtbot.waitUntil(lambda: model.rowCount() > 0 and model.status(0).state == DONE, timeout=20_000)
     shown = _library_cells(window, "Tiny-Target-MNN")
     assert shown == ("either", "qwen3 (inferred)")
     qtbot.waitUntil(lambda: _catalog_cells(window) == shown, timeout=10_000)
