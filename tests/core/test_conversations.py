@@ -10,6 +10,7 @@ import pytest
 
 from app.core.measure.conversations import (
     TITLE_LENGTH,
+    Conversation,
     ConversationDeleted,
     ConversationError,
     ConversationStore,
@@ -126,3 +127,28 @@ def test_a_deleted_conversation_is_never_written_again(tmp_path: Path) -> None:
     with pytest.raises(ConversationDeleted):
         other.save(listed.with_messages(listed.messages + _messages("Late")))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_title_given_in_another_window_outlives_a_save_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file this store wrote last is not read back before its next save (a long
+    chat's reading cost the window tens of ms at each reply's end); one another window
+    wrote since is, and its title is kept."""
+    here, there = ConversationStore(tmp_path), ConversationStore(tmp_path)
+    read_back: list[Path] = []
+    reader = here.read
+
+    def read(path: Path) -> Conversation:
+        read_back.append(path)
+        return reader(path)
+
+    monkeypatch.setattr(here, "read", read)
+    mine = here.save(new_conversation(TARGET, DRAFT).with_messages(_messages("Mine")))
+    mine = here.save(mine.with_messages(mine.messages + _messages("Again")))
+    assert read_back == []
+    there.rename(mine.id, "Named there")
+    saved = here.save(mine.with_messages(mine.messages + _messages("Later")))
+    assert read_back == [here.path(mine.id)]
+    assert saved.title == "Named there" and len(saved.messages) == 6
+    assert here.read(here.path(mine.id)) == saved

@@ -28,7 +28,18 @@ class TypedJsonError(ValueError):
     """A JSON value that does not fit the type it is read as."""
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def to_json(value: Any) -> Any:
+    # Plain values, tuples and lists first, by their exact type: a saved chat's reply
+    # is thousands of (text, from draft) pairs, and asking each for a to_json method
+    # took 15 ms at 3,000 tokens (2 ms so). Subclasses (str enums) go the long way.
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple or kind is list:
+        return [to_json(v) for v in value]
     if hasattr(value, "to_json"):
         return value.to_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
