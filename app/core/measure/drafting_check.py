@@ -75,11 +75,11 @@ class Judgement:
         how = (
             "each speculative round was compared with the plain round run just before it"
             if self.found.paired
-            else "rounds were judged by the CPU time they took, to which other work adds none"
+            else "rounds were judged by the CPU time they took, which other programs do not add to"
         )
         busy = (
             f"; this computer was busy while it was judged (its steps took "
-            f"{self.busy:.1f}x as long as on a quiet computer), so {how}"
+            f"{self.busy:.1f}x as long as when quiet), so {how}"
             if self.disturbed
             else ""
         )

@@ -82,7 +82,7 @@ class ChatReplies:
             if r.note:  # adaptive drafting stepped aside: said while the reply streams
                 self.page.say(f"Plain for now: {r.note}.")
             elif r.kept_note:  # a judgement on a busy computer: said, as an aside is
-                self.page.say(f"Drafting on: {r.kept_note}.")
+                self.page.say(f"{r.kept_note[:1].upper()}{r.kept_note[1:]}.")
 
     def _on_finished(self, event: Done) -> None:
         page = self.page

@@ -63,7 +63,7 @@ def test_judgements_are_said_as_the_reply_streams(
     kept = (
         "drafting pays: 1.88x plain (1.70-2.05, 95 %, 6 speculative rounds by the CPU time "
         "they took); this computer was busy while it was judged (its steps took 2.5x as "
-        "long as on a quiet computer), so rounds were judged by the CPU time they took"
+        "long as when quiet), so rounds were judged by the CPU time they took"
     )
     aside = "drafting did not pay: 0.50x plain; decoding plain for 333 tokens"
     with chat_window(qtbot, bundle_copy, PAIR) as window:
@@ -72,7 +72,7 @@ def test_judgements_are_said_as_the_reply_streams(
         event = rounds_event(0.1, [1] * 3, [(3, 2, 2)])
         busy = replace(event, rounds=(replace(event.rounds[0], kept_note=kept),))
         page.bridge.rounds.emit(busy)
-        assert page.chat_note.text() == f"Drafting on: {kept}."
+        assert page.chat_note.text() == f"D{kept[1:]}."
         stood = replace(event, rounds=(replace(event.rounds[0], note=aside),))
         page.bridge.rounds.emit(stood)
         assert page.chat_note.text() == f"Plain for now: {aside}."
