@@ -420,7 +420,7 @@ def test_a_long_burst_makes_the_watch_doubt_and_a_check_in_pairs_clears_it() -> 
     kept = pair.kept[0]
     assert kept.found.low >= 1.0 and kept.found.pairs == CLEAR_PAIRS
     assert kept.describe().startswith("drafting pays: 1.88x plain")
-    assert "its steps took 3.0x as long as on a quiet computer" in kept.describe()
+    assert "its steps took 3.0x as long as when quiet" in kept.describe()
 
 
 def test_a_busy_judgement_says_so_in_words() -> None:
@@ -430,7 +430,7 @@ def test_a_busy_judgement_says_so_in_words() -> None:
     pair.load = lambda t: 1.6
     pair.run(control, 2 * MAX_GAP)
     busy = [a for a in pair.asides if a.disturbed]
-    assert busy and "its steps took 1.6x as long as on a quiet computer" in busy[-1].describe()
+    assert busy and "its steps took 1.6x as long as when quiet" in busy[-1].describe()
     assert "decoding plain for" in busy[-1].describe()
     assert not pair.asides[0].disturbed
 
@@ -442,7 +442,7 @@ def test_with_cpu_time_a_burst_decides_nothing_and_is_still_said() -> None:
     control = DraftingControl(2, paired=False)
     pair.run(control, FIRST_CLEAR)
     assert [k.found.speedup for k in pair.kept] == [pytest.approx(3 / 1.6)]
-    assert "its steps took 2.5x as long as on a quiet computer" in pair.kept[0].describe()
+    assert "its steps took 2.5x as long as when quiet" in pair.kept[0].describe()
     pair.run(control, 3000)
     assert not pair.asides and len(pair.kept) == 1  # the watch never doubted again
 
