@@ -303,7 +303,10 @@ def _scripted_sweep(bundle_copy: Copy, warm: float = 0.0) -> tuple[_TimedEngine,
 def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> None:
     """Four settings of five rounds each (their intervals never narrow), then the two
     leaders measured again: the estimate holds to the real time left all the way, where
-    pairs done over pairs planned said "54 s" at 8 % of a 175 s sweep and "25 s" at 61 %."""
+    pairs done over pairs planned said "54 s" at 8 % of a 175 s sweep and "25 s" at 61 %.
+    While the first pass runs it foresees more leaders than this sweep ends with (two of
+    its first two lead), so it may run ahead, never behind: a shortfall is what makes the
+    time left rise."""
     engine, end = _scripted_sweep(bundle_copy)
     assert end.state == DONE and end.run is not None
     assert [bool(r.summary.get("remeasured")) for r in end.run.results] == [
@@ -318,7 +321,7 @@ def test_time_left_follows_the_plan_not_the_pair_count(bundle_copy: Copy) -> Non
     assert len(checked) > 50
     for at, eta in checked:
         left = total - at
-        assert abs(eta - left) <= 0.2 * left + 5.0, (at, eta, left)
+        assert -0.2 * left - 5.0 <= eta - left <= 0.3 * left + 5.0, (at, eta, left)
 
 
 def test_the_bar_never_ends_before_the_work_and_agrees_with_the_time_left(
@@ -365,7 +368,8 @@ def test_a_figure_once_the_first_setting_is_warm_and_the_bar_never_goes_back(
     total = end.elapsed
     for s in shown:
         assert s.eta_seconds is not None
-        assert abs(s.eta_seconds - (total - s.elapsed)) <= 0.2 * (total - s.elapsed) + 5.0
+        left = total - s.elapsed
+        assert -0.2 * left - 5.0 <= s.eta_seconds - left <= 0.3 * left + 5.0
 
 
 def test_time_left_reads_in_one_short_line() -> None:

@@ -15,6 +15,7 @@ from app.core.measure.tune_eta import (
     ShownEstimate,
     SweepClock,
     SweepProgress,
+    expected_leaders,
     expected_pairs,
     pair_seconds,
     seconds_left,
@@ -150,3 +151,31 @@ def test_more_work_found_late_is_shown_rising_gently_then_in_full() -> None:
     assert after.seconds_left(82.0) < 40.0  # a part of the way, not 118 s at once
     settled = seen[len(range(2, 81, 2)) + 15]  # 30 s later
     assert settled.total == pytest.approx(200.0, rel=0.05)
+
+
+def test_an_estimate_that_grows_slowly_is_not_shown_rising_at_every_report() -> None:
+    """A busy machine's estimate growing 1 % a report (100 s to 130 s): the time left
+    shown rose a little at every report, a clock running backwards; now it counts down
+    until the gap passes a tenth, catches up, and counts down again."""
+    steps = [(float(t), 100.0 * 1.01**t - t) for t in range(1, 27)]
+    seen = _shown(steps)
+    _moves_forward(steps, seen)
+    lefts = [s.seconds_left(t) or 0.0 for (t, _), s in zip(steps, seen, strict=True)]
+    rises = sum(1 for a, b in itertools.pairwise(lefts) if b > a)
+    assert rises <= len(steps) // 5  # a catch-up now and then, not one at every report
+    last_total = seen[-1].total
+    assert last_total is not None
+    assert last_total == pytest.approx(100.0 * 1.01**26, rel=RISE_LIMIT)  # not left behind
+
+
+def test_the_leaders_to_measure_again_are_foreseen_from_those_finished() -> None:
+    """Five settings of which the two finished both lead: halfway between the two and all
+    five foreseen (a fast pair's Quick settings all tied, and the estimate grew at each),
+    so the estimate counts four re-measures now rather than rise by them later."""
+    clock = SweepClock(5).started(0.0).paired(5.0, 1).started(10.0).paired(15.0, 2)
+    clock = clock.started(20.0)
+    assert expected_leaders(clock) == 4
+    assert expected_leaders(SweepClock(5).started(0.0)) == 2  # nothing finished yet
+    one_of_three = SweepClock(5, (0.0, 10.0, 20.0, 30.0), leaders=1)
+    assert expected_leaders(one_of_three) == 2
+    assert expected_leaders(SweepClock(1).started(0.0)) == 0  # nothing to tell apart

@@ -16,9 +16,11 @@ ready`), and a stage's first pair is timed from the end of its setup. A sweep on
 the load in it.
 
 What is shown (`ShownEstimate`) moves forward: the share done never goes back, and the
-estimate of the whole sweep falls quickly towards a lower figure but rises only a part
-of the way at a time, never more than a tenth of itself at once (the time left once
-read "about 5 s", then "20 s", then three more minutes).
+estimate of the whole sweep falls quickly towards a lower figure but starts to rise
+only when a new one exceeds it by more than a tenth, then catches up with it, never by
+more than a tenth of itself at once (the time left once read
+"about 5 s", then "20 s", then three more minutes; a rise at every report of a slowly
+growing estimate read as a clock running backwards on a busy machine).
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from dataclasses import dataclass, replace
 
 from app.core.measure.tune_plan import SweepPlan
 
-# Leaders expected to be re-measured before the first pass says how many: a sweep
-# re-measures whenever two or more lead, which a noisy machine makes common; assuming
-# they will be lets the estimate fall when they are not, rather than jump up at the end.
+# The fewest leaders expected to be re-measured before the first pass says how many: a
+# sweep re-measures whenever two or more lead, which a noisy machine makes common;
+# assuming they will be lets the estimate fall when they are not, rather than jump up
+# at the end (expected_leaders foresees more from the settings finished).
 ASSUMED_LEADERS = 2
 
 
@@ -136,12 +139,26 @@ def planned_stage_seconds(plan: SweepPlan, pair: float, setup: float) -> float:
     return setup + planned_rounds(plan, pair) * max(len(plan.prompts), 1) * pair
 
 
+def expected_leaders(clock: SweepClock) -> int:
+    """The leaders the first pass will end with: halfway between those leading now and
+    as many of all its settings as lead among those finished (a quiet fast pair's five
+    Quick settings all tie, and counting only those leading so far grew the estimate at
+    every setting, 130 s into a 250 s sweep still; a later setting often outruns the
+    earlier ones, so the share alone foresees too many), at least ASSUMED_LEADERS; none
+    for a sweep of one setting."""
+    if clock.settings < 2:
+        return 0
+    finished = len(clock.stage_starts) - 1
+    share = clock.leaders * clock.settings / finished if finished > 0 else clock.leaders
+    foreseen = math.ceil((clock.leaders + share) / 2)
+    return min(max(foreseen, ASSUMED_LEADERS), clock.settings)
+
+
 def _stages_after(clock: SweepClock) -> int:
     """The stages not begun yet: the settings left, then the leaders re-measured (before
-    the first pass says how many, as many as lead now, at least ASSUMED_LEADERS)."""
+    the first pass says how many, as expected_leaders foresees them)."""
     if clock.remeasures is None:
-        leaders = max(clock.leaders, ASSUMED_LEADERS) if clock.settings > 1 else 0
-        after = clock.settings - len(clock.stage_starts) + leaders
+        after = clock.settings - len(clock.stage_starts) + expected_leaders(clock)
     else:
         after = clock.settings + clock.remeasures - len(clock.stage_starts)
     return max(after, 0)
@@ -195,9 +212,10 @@ def seconds_left(plan: SweepPlan, clock: SweepClock, now: float) -> float | None
 
 
 # How the shown estimate of the whole sweep follows a new one: down, half the way at
-# once; up, a quarter of the way, and never more than a tenth of itself at once.
+# once; up, only once it is a tenth more than itself, then all the way, but never more
+# than a tenth of itself at once.
 FALL_SHARE = 0.5
-RISE_SHARE = 0.25
+RISE_BAND = 0.1
 RISE_LIMIT = 0.1
 # The share the bar shows at most before the sweep has ended (it ends at 100 %).
 MOST_SHOWN = 0.99
@@ -210,24 +228,29 @@ class ShownEstimate:
 
     total: float | None = None
     share: float = 0.0
+    rising: bool = False  # catching up with a higher estimate (until it is reached)
 
     def next(self, elapsed: float, left: float | None) -> ShownEstimate:
         """The shown estimate after a new one: `left` seconds left at `elapsed` (None:
         not known; the share still moves with the time spent against the last total)."""
-        total = self.total
+        total, rising = self.total, self.rising
         if left is not None:
             new = elapsed + max(left, 0.0)
             if total is None:
                 total = new
-            elif new < total:
+            elif new <= total:
                 total += FALL_SHARE * (new - total)
-            else:
-                total += min(RISE_SHARE * (new - total), RISE_LIMIT * total)
+                rising = False
+            elif rising or new > total * (1 + RISE_BAND):
+                gap = new - total
+                step = min(gap, RISE_LIMIT * total)
+                total += step
+                rising = step < gap  # until it has caught up
         if total is None:
             return self
         total = max(total, elapsed)  # never less time than already spent
         share = min(elapsed / total, MOST_SHOWN) if total > 0 else 0.0
-        return ShownEstimate(total, max(self.share, share))
+        return ShownEstimate(total, max(self.share, share), rising)
 
     def seconds_left(self, elapsed: float) -> float | None:
         return None if self.total is None else max(self.total - elapsed, 0.0)
