@@ -99,9 +99,10 @@ def test_the_first_cancel_stops_a_real_sweep_mid_generation(bundle_copy: Copy) -
     queue = tune_queue()
     try:
         queue.submit(job)
-        end = queue.wait(job, timeout=600)
+        queue.wait(job, timeout=600)
     finally:
         queue.shutdown()
+    end = job.status()
     assert end.state == CANCELLED and end.run is not None and end.run.cancelled
     ((logged, cancelling, message),) = at_cancel
     assert cancelling and message == CANCELLING

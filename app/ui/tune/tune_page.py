@@ -181,9 +181,9 @@ class TunePage(QWidget):
         target, draft = self.selection.target, self.selection.draft
         self.form.read_recipe(target)
         if target is not None and draft is not None:
-            self.form.show_threads(thread_counts(target, draft))
-            # Unreadable now: the recipes say so where they are edited.
+            # Unreadable now (a pack being deleted): the recipes say so where edited.
             with contextlib.suppress(OSError, DraftDeckError):
+                self.form.show_threads(thread_counts(target, draft))
                 self.form.follow_recipe(recipe_defaults(target, draft))
         if not self._running():
             self._show_planned_sampling()

@@ -7,7 +7,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.measure.remeasure import disturbance
-from app.ui.tune.tune_results_model import DISTURBED_NOTE, ResultsModel
+from app.ui.tune.tune_cells import DISTURBED_NOTE
+from app.ui.tune.tune_results_model import ResultsModel
 from tests.helpers.tune_results import paired_result, setting_result
 
 TIP = Qt.ItemDataRole.ToolTipRole
