@@ -52,7 +52,7 @@ class UpliftChart(QWidget):
         self.plot.getAxis("bottom").setTickSpacing(1, 1)  # draft lengths are whole numbers
         self.plot.setLabel("left", "uplift over plain decoding", units="x")
         # Below the plot, not over it: inside, it covered points and their bars.
-        self.legend = pg.LegendItem(colCount=2)
+        self.legend = pg.LegendItem(colCount=1)  # two columns of such names: 531 px wide
         self.canvas.addItem(self.legend, row=1, col=0)
         self.key = pg.LabelItem(KEY, size="8pt")
         self.canvas.addItem(self.key, row=2, col=0)

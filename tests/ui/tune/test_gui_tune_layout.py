@@ -135,6 +135,9 @@ def test_target_thread_variants_are_told_apart(qtbot: QtBot) -> None:
     colours = [item.opts["pen"].color().name() for item in (one, two, star)]
     assert colours[0] != colours[1] and colours[1] == colours[2]
     assert [item.opts["symbol"] for item in (one, two, star)] == ["o", "s", "star"]
+    # The legend stacks its names: in two columns they made the chart 531 px at least
+    # and the window 1067 px wide, past the 1024 it must fit.
+    assert chart.canvas.minimumWidth() <= 360
 
 
 def test_mid_sweep_the_plans_lengths_stay_in_view(qtbot: QtBot) -> None:
