@@ -138,10 +138,15 @@ class ConversationPanel(QWidget):
     def _not_listed(self, error: Exception) -> None:
         self.say(f"Could not list the conversations: {error}")
 
-    def changed(self, listing: Listing, problem: str = "") -> None:
-        """Show what this window just wrote; a listing read before it is read again."""
+    def changed(self, listing: Listing, problem: str = "", current: str | None = None) -> None:
+        """Show what this window just wrote, marking `current` as the conversation in
+        the transcript if given (the list filled once: a save at a reply's end filled it
+        twice, each time with every saved conversation); a listing read before it is read
+        again."""
         self.listing = listing
         self.problem = problem
+        if current is not None:
+            self._mark(current)
         self.show_listing()
         if background.is_running(self, LISTING):
             self.refresh()
@@ -180,9 +185,12 @@ class ConversationPanel(QWidget):
 
     def select(self, conversation_id: str) -> None:
         """Mark the conversation in the transcript."""
+        self._mark(conversation_id)
+        self.show_listing()
+
+    def _mark(self, conversation_id: str) -> None:
         self.current_id = conversation_id
         self.list.setCurrentRow(-1)  # the old selection gives way
-        self.show_listing()
 
     def conversation_at(self, item: QListWidgetItem | None) -> Conversation | None:
         wanted = item.data(ID_ROLE) if item is not None else None
@@ -298,9 +306,8 @@ class Conversations:
         except (OSError, FileError, ConversationError) as exc:
             self.panel.changed(self.panel.listing, f"Could not save this conversation: {exc}")
             return
-        self.panel.current_id = self.current.id
-        self.panel.changed(self.panel.listing.with_saved(self.current), self.notice)
-        self.panel.select(self.current.id)
+        listing = self.panel.listing.with_saved(self.current)
+        self.panel.changed(listing, self.notice, current=self.current.id)
 
     @property
     def drop_oldest(self) -> bool:

@@ -72,6 +72,13 @@ def test_a_reply_is_saved_and_reopens(window: MainWindow, qtbot: QtBot) -> None:
     page.panel.list.itemClicked.emit(page.panel.list.item(0))
     assert [m.text for m in page.transcript.messages] == ["Tell me about lighthouses.", reply]
     assert reply in page.transcript.toPlainText()
+    # A save fills the list once, its conversation marked (a reply's end filled it
+    # twice, with every saved conversation each time, on the GUI thread).
+    fills: list[int] = []
+    page.panel.list.model().modelReset.connect(lambda: fills.append(1))
+    page.conversations.save(page.transcript.messages)
+    assert len(fills) == 1
+    assert page.panel.list.currentItem().text() == "Tell me about lighthouses."
     send(qtbot, window, "And fog?")  # goes on in the same conversation
     (again,) = _store().list().conversations
     assert again.id == saved.id and len(again.messages) == 4
