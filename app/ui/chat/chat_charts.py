@@ -5,7 +5,6 @@ plots are redrawn by a timer at about 10 Hz, never per token."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,8 @@ from app.core.measure.metrics import acceptance_by_position, count_positions
 from app.engine.protocol import Mode, Round, Rounds
 from app.ui.base.chart_colours import paint_plot
 from app.ui.base.scheme import colours, scheme
-from app.ui.chat.chart_ring import Ring
+from app.ui.chat.chart_ring import Before, Ring, add_tallies
+from app.ui.chat.chart_time import time_window
 from app.ui.chat.chart_words import (
     ACCEPTANCE_TIP,
     ASIDE_TIP,
@@ -43,28 +43,6 @@ PLOT_WIDTH = 240  # px a plot needs for its axes and title to read well
 SAVED_HEADROOM = 1.15  # a reopened chat's speed axis: its top above the fastest dot
 
 
-def _add_tallies(into: list[int], counts: object) -> None:
-    """Add a saved reply's per-position counts (grown as needed; anything else skipped)."""
-    if not isinstance(counts, list):
-        return
-    into += [0] * (len(counts) - len(into))
-    for index, count in enumerate(counts):
-        if isinstance(count, int):
-            into[index] += count
-
-
-@dataclass(frozen=True)
-class _Before:
-    """The charts' state before a reply: where its time began, the tallies by draft
-    position, the rolling rounds and the plain reference speed."""
-
-    offset: float
-    reached: list[int]
-    accepted: list[int]
-    recent: list[Round]
-    reference: float | None
-
-
 class ChatCharts(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,9 +63,10 @@ class ChatCharts(QWidget):
         self._last_elapsed = 0.0
         self._dirty = [False] * 4
         self._turn = 0
+        self._time = (0.0, 1.0)  # the time axis shown (seconds)
         self._drafting = True  # the reply being drawn is speculative
         # What stood before the last reply began, so Regenerate can take it away.
-        self._before_last = _Before(0.0, [], [], [], None)
+        self._before_last = Before(0.0, [], [], [], None)
 
         # Short titles and words on the plots, the rest in tooltips: four plots share
         # about 400 px at 1024 px, and a clipped title helps nobody.
@@ -195,7 +174,7 @@ class ChatCharts(QWidget):
         )
 
     def _remember_before(self) -> None:
-        self._before_last = _Before(
+        self._before_last = Before(
             self._offset,
             list(self.position_reached),
             list(self.position_accepted),
@@ -285,8 +264,8 @@ class ChatCharts(QWidget):
                 self.acceptance.append(self._offset, float(stats["acceptance"]))
             if stats.get("mean_accepted_length"):
                 self.accepted_length.append(self._offset, float(stats["mean_accepted_length"]))
-            _add_tallies(self.position_reached, stats.get("position_reached"))
-            _add_tallies(self.position_accepted, stats.get("position_accepted"))
+            add_tallies(self.position_reached, stats.get("position_reached"))
+            add_tallies(self.position_accepted, stats.get("position_accepted"))
         self.position_accepted += [0] * (len(self.position_reached) - len(self.position_accepted))
         self.redraw()
         # One dot per reply, no curve: auto-range zoomed onto one dot (326.8-327.4 tok/s)
@@ -307,16 +286,16 @@ class ChatCharts(QWidget):
         self._recent = []
         self._batches = []
         self._offset = self._last_elapsed = 0.0
-        self._before_last = _Before(0.0, [], [], [], self.reference_tok_s)
+        self._before_last = Before(0.0, [], [], [], self.reference_tok_s)
         self.redraw()  # empty now: the auto-range below must not fit the old curves
         self._reset_axes()
 
     def _reset_axes(self) -> None:
         """The axes of an empty chat: the old chat's time span and speeds would stay on
         screen until enough new data pushed them out (a new pair looked like the old)."""
+        self._time = (0.0, 1.0)
         for plot in (self.speed_plot, self.acceptance_plot, self.length_plot):
-            plot.setXRange(0, 1, padding=0)
-            plot.enableAutoRange(x=True)
+            plot.setXRange(*self._time, padding=0)
         self.speed_plot.setYRange(0, 1, padding=0)
         self.speed_plot.enableAutoRange(y=True)
 
@@ -348,7 +327,19 @@ class ChatCharts(QWidget):
         if not any(self._dirty):
             self.timer.stop()  # an idle chart costs no wake-ups
 
+    def _fit_time(self, plot: pg.PlotWidget) -> None:
+        """The plot's time axis, shared by the charts: it moves only when the data
+        leaves it (chart_time.py), not at every redraw."""
+        spans = [(ring.x[0], ring.x[ring.count - 1]) for ring in self._rings() if ring.count]
+        if spans:
+            first, last = min(s[0] for s in spans), max(s[1] for s in spans)
+            self._time = time_window(self._time, float(first), float(last))
+        if tuple(plot.viewRange()[0]) != self._time:
+            plot.setXRange(*self._time, padding=0)
+
     def _draw(self, part: int) -> None:
+        if part < 3:
+            self._fit_time(self.plots()[part])
         if part == 0:
             self.speed_curve.setData(*self.speed.data())
             self.reply_dots.setData(*self.reply_speed.data())
